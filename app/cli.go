@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"corral/app/client"
+	"corral/core/audit"
+)
+
+// dial connects to the running daemon: CORRAL_URL, else the config's
+// listen address; CORRAL_KEY, else the owner token.
+func dial(ctx context.Context) (*client.Client, error) {
+	base := os.Getenv("CORRAL_URL")
+	key := os.Getenv("CORRAL_KEY")
+	if base == "" || key == "" {
+		files, cfg, err := loadConfig("")
+		if err != nil {
+			return nil, err
+		}
+		if base == "" {
+			host, port, _ := net.SplitHostPort(cfg.Server.Listen)
+			if host == "" || host == "0.0.0.0" || host == "::" {
+				host = "127.0.0.1"
+			}
+			base = "http://" + net.JoinHostPort(host, port)
+		}
+		if key == "" {
+			b, err := os.ReadFile(files.OwnerToken)
+			if err != nil {
+				return nil, fmt.Errorf("no CORRAL_KEY and no owner token (%w)", err)
+			}
+			key = strings.TrimSpace(string(b))
+		}
+	}
+	c, err := client.Dial(ctx, base, key)
+	if err != nil {
+		return nil, fmt.Errorf("%w (is the daemon running? start it with `corral serve`)", err)
+	}
+	return c, nil
+}
+
+func runCall(args []string) error {
+	if len(args) < 1 || len(args) > 2 {
+		return errors.New("usage: corral call METHOD ['{json params}']")
+	}
+	var params any
+	if len(args) == 2 {
+		if !json.Valid([]byte(args[1])) {
+			return errors.New("the parameters are not valid JSON")
+		}
+		params = json.RawMessage(args[1])
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := c.Call(ctx, args[0], params)
+	if err != nil {
+		var re *client.Error
+		if errors.As(err, &re) && re.Data.Kind != "" {
+			return fmt.Errorf("%s (%s)", re.Message, re.Data.Kind)
+		}
+		return err
+	}
+	out, err := json.MarshalIndent(raw, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Println(string(out))
+	return nil
+}
+
+func runAudit(args []string) error {
+	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
+	follow := fs.Bool("follow", false, "keep printing new events")
+	p := map[string]*string{}
+	for _, k := range []string{"client", "user", "op", "decision", "text", "since", "until"} {
+		p[k] = fs.String(k, "", "filter by "+k)
+	}
+	limit := fs.Int("limit", 50, "how many events to print")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	params := map[string]any{"limit": *limit}
+	for k, v := range p {
+		if *v != "" {
+			params[k] = *v
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tCLIENT\tUSER\tOP\tDECISION\tBY\tTARGET\tERROR")
+	row := func(e audit.Event) {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format(time.DateTime),
+			e.Client, e.User, e.Op, e.Decision, e.DecidedBy, clip(e.Target, 60), clip(e.Error, 60))
+	}
+	if *follow {
+		if _, err := c.Call(ctx, "audit.subscribe", nil); err != nil {
+			return err
+		}
+	}
+	var page audit.Page
+	if err := c.CallInto(ctx, "audit.query", params, &page); err != nil {
+		return err
+	}
+	for i := len(page.Events) - 1; i >= 0; i-- { // oldest first, like a log
+		row(page.Events[i])
+	}
+	tw.Flush()
+	if !*follow {
+		return nil
+	}
+	for {
+		select {
+		case n, ok := <-c.Notifications():
+			if !ok {
+				return errors.New("the daemon closed the connection")
+			}
+			var m struct {
+				Event audit.Event `json:"event"`
+			}
+			if n.Method != "audit.event" || json.Unmarshal(n.Params, &m) != nil || !matches(m.Event, params) {
+				continue
+			}
+			row(m.Event)
+			tw.Flush()
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// matches applies the exact-match filters to followed events.
+func matches(e audit.Event, p map[string]any) bool {
+	for k, want := range map[string]string{"client": e.Client, "user": e.User, "op": e.Op, "decision": string(e.Decision)} {
+		if v, ok := p[k]; ok && v != want {
+			return false
+		}
+	}
+	if t, ok := p["text"].(string); ok && !strings.Contains(e.Target, t) && !strings.Contains(e.Detail, t) {
+		return false
+	}
+	return true
+}
+
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		return s[:n-1] + "…"
+	}
+	return s
+}

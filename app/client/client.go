@@ -1,0 +1,188 @@
+// Package client is a small JSON-RPC client for Corral's /ws endpoint,
+// used by the command line (corral call, corral audit) and by tests.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/gorilla/websocket"
+)
+
+// Error is a JSON-RPC error answered by the server.
+type Error struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    struct {
+		Kind string `json:"kind"`
+		Path string `json:"path"`
+	} `json:"data"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Notification is a server-sent notification.
+type Notification struct {
+	Method string
+	Params json.RawMessage
+}
+
+// Client is one connection. Calls may be made concurrently.
+type Client struct {
+	ws     *websocket.Conn
+	wmu    sync.Mutex
+	mu     sync.Mutex
+	nextID int64
+	wait   map[string]chan reply
+	notes  chan Notification
+	done   chan struct{}
+	err    error
+}
+
+type reply struct {
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+}
+
+// Dial connects to base (http://HOST:PORT) with a bearer key. Notifications
+// are delivered on Notifications(); a full buffer drops the oldest reader's
+// notifications rather than blocking replies.
+func Dial(ctx context.Context, base, key string) (*Client, error) {
+	u := strings.TrimRight(base, "/")
+	switch {
+	case strings.HasPrefix(u, "http://"):
+		u = "ws://" + strings.TrimPrefix(u, "http://")
+	case strings.HasPrefix(u, "https://"):
+		u = "wss://" + strings.TrimPrefix(u, "https://")
+	default:
+		return nil, fmt.Errorf("%q is not an http:// or https:// URL", base)
+	}
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+key)
+	d := websocket.Dialer{ReadBufferSize: 64 << 10, WriteBufferSize: 64 << 10}
+	ws, resp, err := d.DialContext(ctx, u+"/ws", h)
+	if err != nil {
+		if resp != nil {
+			return nil, fmt.Errorf("connect to %s: %s", base, resp.Status)
+		}
+		return nil, fmt.Errorf("connect to %s: %w", base, err)
+	}
+	ws.SetReadLimit(1 << 30)
+	c := &Client{ws: ws, wait: map[string]chan reply{}, notes: make(chan Notification, 1024), done: make(chan struct{})}
+	go c.readLoop()
+	return c, nil
+}
+
+// Notifications delivers server notifications in order.
+func (c *Client) Notifications() <-chan Notification { return c.notes }
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	c.wmu.Lock()
+	c.ws.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""))
+	c.wmu.Unlock()
+	return c.ws.Close()
+}
+
+// Done is closed when the connection ends.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+func (c *Client) readLoop() {
+	defer close(c.done)
+	defer close(c.notes)
+	for {
+		_, data, err := c.ws.ReadMessage()
+		if err != nil {
+			c.mu.Lock()
+			c.err = err
+			for id, ch := range c.wait {
+				close(ch)
+				delete(c.wait, id)
+			}
+			c.mu.Unlock()
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+			reply
+		}
+		if json.Unmarshal(data, &msg) != nil {
+			continue
+		}
+		if msg.Method != "" && msg.ID == nil {
+			select {
+			case c.notes <- Notification{Method: msg.Method, Params: msg.Params}:
+			default: // nobody reads notifications fast enough: drop
+			}
+			continue
+		}
+		c.mu.Lock()
+		ch, ok := c.wait[string(msg.ID)]
+		delete(c.wait, string(msg.ID))
+		c.mu.Unlock()
+		if ok {
+			ch <- msg.reply
+		}
+	}
+}
+
+// Call sends one request and waits for its answer. A JSON-RPC error is
+// returned as *Error.
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return nil, c.err
+	}
+	c.nextID++
+	id := strconv.FormatInt(c.nextID, 10)
+	ch := make(chan reply, 1)
+	c.wait[id] = ch
+	c.mu.Unlock()
+	req := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	c.wmu.Lock()
+	err = c.ws.WriteMessage(websocket.TextMessage, b)
+	c.wmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case r, ok := <-ch:
+		if !ok {
+			return nil, errors.New("connection closed before the answer came")
+		}
+		if r.Error != nil {
+			return nil, r.Error
+		}
+		return r.Result, nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		delete(c.wait, id)
+		c.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// CallInto is Call decoding the result into v.
+func (c *Client) CallInto(ctx context.Context, method string, params, v any) error {
+	raw, err := c.Call(ctx, method, params)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}

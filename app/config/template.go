@@ -1,0 +1,52 @@
+package config
+
+// defaultTemplate is written as config.toml on first start. Its
+// placeholders are the user id, the user's name, the agent key and the
+// user id again.
+const defaultTemplate = `# Corral configuration. Every key is shown with its default value;
+# uncomment a line to change it. PROTOCOL.md section 2 describes them all.
+
+[server]
+# listen = "127.0.0.1:8765"      # --listen overrides
+# public_url = ""                # empty: http://<listen address>
+# lan = false                    # true: also accept paired devices from the LAN
+# max_message_bytes = 16777216
+
+[sandbox]
+# base = ""                      # empty: the "sandbox" folder beside corral.db
+# shared_dir = "share"
+# output_dir = "output"
+# strict = true                  # no answer / nobody to ask: deny
+# approval_timeout = "2m"
+
+# Extra host folders agents may use without asking:
+# [[sandbox.roots]]
+# path = "~/Documents/agent-inbox"
+# access = "read"                # "read" or "readwrite"
+
+[links]
+# expiry = "24h"                 # default link lifetime
+# max_expiry = "8760h"           # the longest a caller may ask for
+# save_result_max_kb = 500
+
+[exec]
+# enabled = true
+# ask = false                    # true: each new command needs the owner's approval
+# timeout = "2m"
+# max_output_kb = 1024
+
+[audit]
+# retention = "2160h"
+
+[[users]]
+id = %q
+name = %q
+
+# The agent on this computer. Give it this key as CORRAL_KEY (or as
+# "Authorization: Bearer <key>" on ws://127.0.0.1:8765/ws).
+[[clients]]
+name = "local-agent"
+key = %q
+user = %q
+act_for = []
+`

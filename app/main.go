@@ -1,0 +1,52 @@
+// Command corral keeps AI agents in a fenced yard on a home computer.
+// See README.md and PROTOCOL.md section 3 for the command line.
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+const usage = `usage: corral [command]
+
+  (none)                 the tray app; headless when there is no display
+  serve [--headless] [--config FILE] [--listen ADDR]
+                         run the daemon
+  call METHOD [JSON]     one JSON-RPC call to the running daemon
+  audit [--follow] [--client N] [--user ID] [--op OP] [--decision D] [--text T] [--limit N]
+                         print audit events as a table
+  version                print the version
+`
+
+func main() {
+	args := os.Args[1:]
+	cmd := ""
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "":
+		err = runTray(args)
+	case "serve":
+		err = runServe(args)
+	case "call":
+		err = runCall(args)
+	case "audit":
+		err = runAudit(args)
+	case "version", "--version":
+		fmt.Println("corral", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "corral: unknown command %q\n\n%s", cmd, usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corral:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,203 @@
+// Package rpc parses and builds JSON-RPC 2.0 messages as Corral speaks
+// them (PROTOCOL.md sections 5, 7 and 10): one request or notification per
+// frame, batches refused, named parameters only, and errors carrying a kind
+// and a polite sentence.
+//
+// Parse never panics and never allocates more than a small multiple of the
+// frame it is given; the frame size is bounded by the transport.
+package rpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"corral/core/errs"
+)
+
+// JSON-RPC error codes.
+const (
+	CodeParse          = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeServer         = -32000
+)
+
+// Request is a parsed request or notification.
+type Request struct {
+	ID     json.RawMessage // nil for a notification; otherwise a string, number or null
+	Method string
+	Params json.RawMessage // nil when absent or null; otherwise an object
+}
+
+// IsNotification reports whether no answer is expected.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Error is a JSON-RPC error object.
+type Error struct {
+	Code    int        `json:"code"`
+	Message string     `json:"message"`
+	Data    *ErrorData `json:"data,omitempty"`
+}
+
+// ErrorData carries Corral's error kind and the path concerned.
+type ErrorData struct {
+	Kind string `json:"kind"`
+	Path string `json:"path,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+var nullID = json.RawMessage("null")
+
+// Parse reads one frame. On failure it returns the error to answer and the
+// id to answer it with (null when the id could not be read).
+func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
+	if !utf8.Valid(frame) || !json.Valid(frame) {
+		return nil, nullID, &Error{Code: CodeParse, Message: "The message is not valid UTF-8 JSON."}
+	}
+	trimmed := bytes.TrimLeft(frame, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Batches are not supported: send one request per message."}
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(frame, &env); err != nil || env == nil {
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "A request must be a JSON object."}
+	}
+	req := &Request{}
+	id, hasID := env["id"]
+	if hasID {
+		switch {
+		case bytes.Equal(id, nullID):
+		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+			if len(id) > 256 {
+				return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "The request id is too long."}
+			}
+		default:
+			return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "The request id must be a string, a number or null."}
+		}
+		req.ID = id
+	}
+	answerID := req.ID
+	if answerID == nil {
+		answerID = nullID
+	}
+	var version string
+	if v, ok := env["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+		return nil, answerID, &Error{Code: CodeInvalidRequest, Message: `The request must have "jsonrpc": "2.0".`}
+	}
+	m, ok := env["method"]
+	if !ok || json.Unmarshal(m, &req.Method) != nil || req.Method == "" {
+		return nil, answerID, &Error{Code: CodeInvalidRequest, Message: "The request must name a method as a string."}
+	}
+	if p, ok := env["params"]; ok && !bytes.Equal(p, nullID) {
+		if p[0] != '{' {
+			return nil, answerID, &Error{Code: CodeInvalidParams, Message: "params must be an object of named parameters.", Data: &ErrorData{Kind: string(errs.InvalidParams)}}
+		}
+		req.Params = p
+	}
+	return req, answerID, nil
+}
+
+// DecodeParams decodes named parameters into v, refusing unknown names
+// and wrong types with an invalid_params error that says which.
+func DecodeParams(params json.RawMessage, v any) error {
+	if len(params) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &te):
+		return errs.New(errs.InvalidParams, "", "Parameter %q must be %s.", te.Field, article(te.Type.Kind().String()))
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return errs.New(errs.InvalidParams, "", "Unknown parameter %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
+	default:
+		return errs.New(errs.InvalidParams, "", "The parameters could not be read: %s.", err)
+	}
+}
+
+func article(kind string) string {
+	switch kind {
+	case "int", "int64", "int32", "uint", "uint64", "float64":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "string":
+		return "a string"
+	case "struct", "map":
+		return "an object"
+	case "slice":
+		return "a list"
+	}
+	return "of another type"
+}
+
+// FromError turns any error into the JSON-RPC error answered for it.
+func FromError(err error) *Error {
+	var re *Error
+	if errors.As(err, &re) {
+		return re
+	}
+	e := errs.As(err)
+	code := CodeServer
+	if e.Kind == errs.InvalidParams {
+		code = CodeInvalidParams
+	}
+	return &Error{Code: code, Message: e.Msg, Data: &ErrorData{Kind: string(e.Kind), Path: e.Path}}
+}
+
+// MethodNotFound is the error for an unknown method.
+func MethodNotFound(name string) *Error {
+	if len(name) > 64 {
+		name = name[:64]
+	}
+	return &Error{Code: CodeMethodNotFound, Message: fmt.Sprintf("There is no method named %q.", strings.ToValidUTF8(name, ""))}
+}
+
+type response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  any             `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// Result encodes a successful response.
+func Result(id json.RawMessage, result any) ([]byte, error) {
+	if result == nil {
+		result = struct{}{}
+	}
+	return json.Marshal(response{JSONRPC: "2.0", ID: id, Result: result})
+}
+
+// Fail encodes an error response.
+func Fail(id json.RawMessage, e *Error) []byte {
+	if id == nil {
+		id = nullID
+	}
+	b, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Error: e})
+	if err != nil { // cannot happen for these types; answer something valid
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error."}}`)
+	}
+	return b
+}
+
+type notification struct {
+	JSONRPC string `json:"jsonrpc"`
+	Method  string `json:"method"`
+	Params  any    `json:"params"`
+}
+
+// Notify encodes a notification.
+func Notify(method string, params any) ([]byte, error) {
+	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+}

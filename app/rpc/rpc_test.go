@@ -1,0 +1,115 @@
+package rpc
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"corral/core/errs"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		frame  string
+		code   int // 0: valid
+		method string
+		notify bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"file.read","params":{"path":"a"}}`, 0, "file.read", false},
+		{`{"jsonrpc":"2.0","method":"x"}`, 0, "x", true},
+		{`{"jsonrpc":"2.0","id":null,"method":"x"}`, 0, "x", false},
+		{`{"jsonrpc":"2.0","id":"abc","method":"x","params":null}`, 0, "x", false},
+		{`  {"jsonrpc":"2.0","id":-1.5e3,"method":"x"}`, 0, "x", false},
+		{``, CodeParse, "", false},
+		{`{"jsonrpc":"2.0"`, CodeParse, "", false},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}", CodeParse, "", false},
+		{` [1]`, CodeInvalidRequest, "", false},
+		{`null`, CodeInvalidRequest, "", false},
+		{`42`, CodeInvalidRequest, "", false},
+		{`{"id":1,"method":"x"}`, CodeInvalidRequest, "", false},
+		{`{"jsonrpc":"2.0","id":true,"method":"x"}`, CodeInvalidRequest, "", false},
+		{`{"jsonrpc":"2.0","id":[1],"method":"x"}`, CodeInvalidRequest, "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":""}`, CodeInvalidRequest, "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}`, CodeInvalidParams, "", false},
+		{`{"jsonrpc":"2.0","id":1,"method":"x","params":"p"}`, CodeInvalidParams, "", false},
+		{`{"jsonrpc":"2.0","id":"` + strings.Repeat("i", 300) + `","method":"x"}`, CodeInvalidRequest, "", false},
+	} {
+		req, id, err := Parse([]byte(tc.frame))
+		if tc.code != 0 {
+			if err == nil || err.Code != tc.code {
+				t.Errorf("%.60q: got %v, want code %d", tc.frame, err, tc.code)
+			}
+			if id == nil {
+				t.Errorf("%.60q: nil answer id", tc.frame)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%.60q: %v", tc.frame, err)
+			continue
+		}
+		if req.Method != tc.method || req.IsNotification() != tc.notify {
+			t.Errorf("%.60q: got %+v", tc.frame, req)
+		}
+	}
+}
+
+func TestDecodeParams(t *testing.T) {
+	var v struct {
+		Path  string `json:"path"`
+		Limit int    `json:"limit"`
+	}
+	if err := DecodeParams(json.RawMessage(`{"path":"a","limit":3}`), &v); err != nil || v.Path != "a" || v.Limit != 3 {
+		t.Fatalf("%v %+v", err, v)
+	}
+	for _, p := range []string{`{"pth":"a"}`, `{"limit":"3"}`, `{"limit":1.5}`, `{"path":null,"x":1}`} {
+		err := DecodeParams(json.RawMessage(p), &v)
+		if errs.KindOf(err) != errs.InvalidParams {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+}
+
+func TestFromError(t *testing.T) {
+	e := FromError(errs.New(errs.NotFound, "a.txt", "That file was not found: a.txt."))
+	if e.Code != CodeServer || e.Data.Kind != "not_found" || e.Data.Path != "a.txt" {
+		t.Errorf("%+v", e)
+	}
+	if e := FromError(errs.New(errs.InvalidParams, "", "x")); e.Code != CodeInvalidParams {
+		t.Errorf("%+v", e)
+	}
+	if e := FromError(json.Unmarshal([]byte("x"), new(int))); e.Data.Kind != "io" || strings.Contains(e.Message, "json") {
+		t.Errorf("foreign errors must not leak their text: %+v", e)
+	}
+}
+
+// FuzzParse: no frame panics Parse, every failure has a valid JSON answer,
+// and every success names a method and an object (or no) params.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"file.read","params":{"path":"a"}}`,
+		`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","method":"x"}`, `{`, "\x00", `{"id":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		req, id, err := Parse(frame)
+		if err != nil {
+			out := Fail(id, err)
+			if !json.Valid(out) || !utf8.Valid(out) {
+				t.Fatalf("invalid answer %q", out)
+			}
+			return
+		}
+		if req.Method == "" {
+			t.Fatal("empty method accepted")
+		}
+		if req.Params != nil && req.Params[0] != '{' {
+			t.Fatalf("params %q accepted", req.Params)
+		}
+		if _, err := Result(id, map[string]string{"ok": "yes"}); err != nil {
+			t.Fatalf("result with id %q: %v", id, err)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"corral/core/sandbox"
+)
+
+// identity resolves bearer keys and session cookies to callers.
+type identity struct {
+	owner   [32]byte // SHA-256 of the owner token
+	clients []clientKey
+}
+
+type clientKey struct {
+	hash   [32]byte
+	caller sandbox.Caller
+}
+
+// fromBearer returns the caller a bearer token names. Every candidate is
+// compared in constant time, so timing tells nothing about which was close.
+func (id *identity) fromBearer(token string) (sandbox.Caller, bool) {
+	h := sha256.Sum256([]byte(token))
+	var found sandbox.Caller
+	ok := 0
+	if subtle.ConstantTimeCompare(h[:], id.owner[:]) == 1 {
+		found, ok = ownerCaller, 1
+	}
+	for _, c := range id.clients {
+		if subtle.ConstantTimeCompare(h[:], c.hash[:]) == 1 {
+			found, ok = c.caller, 1
+		}
+	}
+	return found, ok == 1
+}
+
+var ownerCaller = sandbox.Caller{Client: "owner", Owner: true}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", false
+	}
+	return strings.TrimSpace(tok), true
+}
+
+// hosts is the allowlist of Host header names the server answers to: it
+// stops DNS-rebinding pages from talking to us under a foreign name.
+type hosts struct {
+	names map[string]bool
+}
+
+func newHosts(listen, publicURL string) hosts {
+	h := hosts{names: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}}
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" && host != "0.0.0.0" && host != "::" {
+		h.names[strings.ToLower(host)] = true
+	}
+	if u, err := url.Parse(publicURL); err == nil && u.Hostname() != "" {
+		h.names[strings.ToLower(u.Hostname())] = true
+	}
+	return h
+}
+
+func (h hosts) allowed(hostHeader string) bool {
+	host := hostHeader
+	if hh, _, err := net.SplitHostPort(hostHeader); err == nil {
+		host = hh
+	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	return host != "" && h.names[strings.ToLower(host)]
+}
+
+// sameOrigin reports whether a present Origin header is exactly the
+// server's own origin as the request addressed it, or the public URL's.
+func sameOrigin(r *http.Request, publicURL string) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if origin == "http://"+r.Host || (r.TLS != nil && origin == "https://"+r.Host) {
+		return true
+	}
+	if publicURL != "" {
+		if u, err := url.Parse(publicURL); err == nil && origin == u.Scheme+"://"+u.Host {
+			return true
+		}
+	}
+	return false
+}
+
+// logins holds one-time login codes and the browser sessions they open.
+type logins struct {
+	mu       sync.Mutex
+	now      func() time.Time
+	codes    map[string]time.Time // code → expiry
+	sessions map[string]time.Time // SHA-256 of session id → expiry
+}
+
+const (
+	loginCodeTTL = 2 * time.Minute
+	sessionTTL   = 12 * time.Hour
+	cookieName   = "corral_session"
+)
+
+func newLogins(now func() time.Time) *logins {
+	return &logins{now: now, codes: map[string]time.Time{}, sessions: map[string]time.Time{}}
+}
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// newCode returns a fresh one-time login code and its expiry.
+func (l *logins) newCode() (string, time.Time) {
+	code := randomString(24)
+	exp := l.now().Add(loginCodeTTL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.gc()
+	l.codes[code] = exp
+	return code, exp
+}
+
+// redeem spends a code and returns a new session id.
+func (l *logins) redeem(code string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	exp, ok := l.codes[code]
+	if !ok {
+		return "", false
+	}
+	delete(l.codes, code)
+	if !l.now().Before(exp) {
+		return "", false
+	}
+	sid := randomString(32)
+	h := sha256.Sum256([]byte(sid))
+	l.sessions[string(h[:])] = l.now().Add(sessionTTL)
+	return sid, true
+}
+
+func (l *logins) valid(sid string) bool {
+	h := sha256.Sum256([]byte(sid))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	exp, ok := l.sessions[string(h[:])]
+	return ok && l.now().Before(exp)
+}
+
+func (l *logins) end(sid string) {
+	h := sha256.Sum256([]byte(sid))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.sessions, string(h[:]))
+}
+
+func (l *logins) gc() {
+	now := l.now()
+	for k, exp := range l.codes {
+		if !now.Before(exp) {
+			delete(l.codes, k)
+		}
+	}
+	for k, exp := range l.sessions {
+		if !now.Before(exp) {
+			delete(l.sessions, k)
+		}
+	}
+}

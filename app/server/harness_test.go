@@ -1,0 +1,179 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"corral/app/client"
+	"corral/app/config"
+	"corral/core/sandbox"
+	"corral/store"
+)
+
+const (
+	ownerToken   = "owner-token-0123456789abcdef"
+	aliceKey     = "alice-key-0123456789abcdef"
+	bobKey       = "bob-key-0123456789abcdef01"
+	companionKey = "companion-key-0123456789ab"
+	multiKey     = "multi-key-0123456789abcdef"
+)
+
+const testConfig = `
+[server]
+listen = "127.0.0.1:0"
+max_message_bytes = 65536
+
+[[users]]
+id = "alice"
+[[users]]
+id = "bob"
+
+[[clients]]
+name = "alice-agent"
+key = "` + aliceKey + `"
+user = "alice"
+
+[[clients]]
+name = "bob-agent"
+key = "` + bobKey + `"
+user = "bob"
+
+[[clients]]
+name = "companion-app"
+key = "` + companionKey + `"
+user = "companion"
+
+[[clients]]
+name = "multi-agent"
+key = "` + multiKey + `"
+user = "default"
+act_for = ["alice", "companion"]
+`
+
+// harness is a real server on a loopback port with a real SQLite store.
+type harness struct {
+	t      testing.TB
+	dir    string
+	base   string // sandbox base
+	url    string
+	srv    *Server
+	store  *store.Store
+	box    *sandbox.Sandbox
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func start(t testing.TB, extra string) *harness {
+	t.Helper()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "sandbox")
+	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(testConfig+extra), dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if testing.Verbose() {
+		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	st, err := store.Open(filepath.Join(dir, "corral.db"), store.Options{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log})
+	ln, err := srv.Listen("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, dir: dir, base: base, url: srv.LocalURL(), srv: srv, store: st, box: box, cancel: cancel, done: make(chan error, 1)}
+	go func() { h.done <- srv.Serve(ctx, ln, 5*time.Second) }()
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.cancel = nil
+	if err := <-h.done; err != nil && err != http.ErrServerClosed {
+		h.t.Errorf("serve: %v", err)
+	}
+	h.box.Close()
+	if err := h.store.Close(); err != nil {
+		h.t.Errorf("close store: %v", err)
+	}
+}
+
+func (h *harness) dial(key string) *client.Client {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, h.url, key)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// call makes a call that must succeed and decodes its result.
+func rpcCall[T any](t *testing.T, c *client.Client, method string, params any) T {
+	t.Helper()
+	var v T
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.CallInto(ctx, method, params, &v); err != nil {
+		t.Fatalf("%s %v: %v", method, params, err)
+	}
+	return v
+}
+
+// callErr makes a call that must fail and returns its error.
+func callErr(t *testing.T, c *client.Client, method string, params any) *client.Error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := c.Call(ctx, method, params)
+	if err == nil {
+		t.Fatalf("%s %v: succeeded with %s, want an error", method, params, raw)
+	}
+	ce, ok := err.(*client.Error)
+	if !ok {
+		t.Fatalf("%s %v: %v (not a JSON-RPC error)", method, params, err)
+	}
+	return ce
+}
+
+// hostFile writes a file on the host, outside any API, for planting.
+func (h *harness) hostFile(rel, content string) string {
+	h.t.Helper()
+	p := filepath.Join(h.dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+func m(kv ...any) map[string]any {
+	out := map[string]any{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[fmt.Sprint(kv[i])] = kv[i+1]
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"corral/app/rpc"
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+// call is one JSON-RPC call in progress.
+type call struct {
+	conn   *conn
+	caller sandbox.Caller
+	id     json.RawMessage
+	params json.RawMessage
+}
+
+type method struct {
+	owner bool // owner-only: clients get forbidden
+	fn    func(ctx context.Context, c *call) (any, error)
+}
+
+// handle adapts a typed facade method to the method table.
+func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
+	return func(ctx context.Context, c *call) (any, error) {
+		var a A
+		if err := rpc.DecodeParams(c.params, &a); err != nil {
+			return nil, err
+		}
+		return f(ctx, c.caller, a)
+	}
+}
+
+func (s *Server) methodTable() map[string]method {
+	b := s.box
+	return map[string]method{
+		"session.info":    {fn: s.sessionInfo},
+		"file.read":       {fn: handle(b.Read)},
+		"file.write":      {fn: handle(b.Write)},
+		"file.edit":       {fn: handle(b.Edit)},
+		"file.delete":     {fn: handle(b.Delete)},
+		"file.move":       {fn: handle(b.Move)},
+		"file.stat":       {fn: handle(b.Stat)},
+		"folder.list":     {fn: handle(b.List)},
+		"file.find":       {fn: handle(b.Find)},
+		"file.grep":       {fn: handle(b.Grep)},
+		"session.login":   {owner: true, fn: s.sessionLogin},
+		"audit.query":     {owner: true, fn: s.auditQuery},
+		"audit.stats":     {owner: true, fn: s.auditStats},
+		"audit.subscribe": {owner: true, fn: s.auditSubscribe},
+	}
+}
+
+type contextOnly struct {
+	Context *sandbox.Context `json:"context"`
+}
+
+type rootInfo struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}
+
+type execInfo struct {
+	Available bool   `json:"available"`
+	Sandbox   string `json:"sandbox"`
+}
+
+type sessionInfo struct {
+	Role      string     `json:"role"`
+	Client    string     `json:"client"`
+	Scope     string     `json:"scope"`
+	User      string     `json:"user"`
+	SharedDir string     `json:"shared_dir"`
+	OutputDir string     `json:"output_dir"`
+	Roots     []rootInfo `json:"roots"`
+	Exec      execInfo   `json:"exec"`
+}
+
+func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
+	var a contextOnly
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	scope, err := s.box.ScopeFor(c.caller, a.Context)
+	if err != nil {
+		return nil, err
+	}
+	info := sessionInfo{
+		Role: "client", Client: c.caller.Client, Scope: scope, User: c.caller.User,
+		SharedDir: s.cfg.Sandbox.SharedDir, OutputDir: s.cfg.Sandbox.OutputDir,
+		Roots: []rootInfo{},
+	}
+	if c.caller.Owner {
+		info.Role, info.User = "owner", sandbox.ScopeDefault
+	}
+	for _, r := range s.cfg.Sandbox.Roots {
+		info.Roots = append(info.Roots, rootInfo{Path: r.Path, Access: r.Access})
+	}
+	return info, nil
+}
+
+func (s *Server) sessionLogin(ctx context.Context, c *call) (any, error) {
+	u, exp := s.LoginURL()
+	return map[string]any{"url": u, "expiresAt": exp.UTC().Format(time.RFC3339)}, nil
+}
+
+type auditFilter struct {
+	Since    string `json:"since"`
+	Until    string `json:"until"`
+	Client   string `json:"client"`
+	User     string `json:"user"`
+	Op       string `json:"op"`
+	Decision string `json:"decision"`
+	Text     string `json:"text"`
+	Cursor   string `json:"cursor"`
+	Limit    int    `json:"limit"`
+	Bucket   string `json:"bucket"`
+}
+
+func (a auditFilter) filter() (audit.Filter, error) {
+	f := audit.Filter{Client: a.Client, User: a.User, Op: a.Op, Decision: audit.Decision(a.Decision), Text: a.Text, Cursor: a.Cursor, Limit: a.Limit}
+	var err error
+	if a.Since != "" {
+		if f.Since, err = time.Parse(time.RFC3339, a.Since); err != nil {
+			return f, errs.New(errs.InvalidParams, "", "since must be an RFC 3339 time such as 2026-01-02T15:04:05Z.")
+		}
+	}
+	if a.Until != "" {
+		if f.Until, err = time.Parse(time.RFC3339, a.Until); err != nil {
+			return f, errs.New(errs.InvalidParams, "", "until must be an RFC 3339 time such as 2026-01-02T15:04:05Z.")
+		}
+	}
+	switch f.Decision {
+	case "", audit.Allow, audit.Deny, audit.Error:
+	default:
+		return f, errs.New(errs.InvalidParams, "", `decision must be "allow", "deny" or "error".`)
+	}
+	if a.Limit < 0 {
+		return f, errs.New(errs.InvalidParams, "", "limit must not be negative.")
+	}
+	return f, nil
+}
+
+func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
+	var a auditFilter
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	if a.Bucket != "" {
+		return nil, errs.New(errs.InvalidParams, "", "Unknown parameter \"bucket\" (it belongs to audit.stats).")
+	}
+	f, err := a.filter()
+	if err != nil {
+		return nil, err
+	}
+	page, err := s.audit.Query(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if page.Events == nil {
+		page.Events = []audit.Event{}
+	}
+	return page, nil
+}
+
+func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
+	var a auditFilter
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	f, err := a.filter()
+	if err != nil {
+		return nil, err
+	}
+	var bucket time.Duration
+	switch a.Bucket {
+	case "hour", "":
+		bucket = time.Hour
+	case "day":
+		bucket = 24 * time.Hour
+	default:
+		return nil, errs.New(errs.InvalidParams, "", `bucket must be "hour" or "day".`)
+	}
+	b, err := s.audit.Stats(ctx, f, bucket)
+	if err != nil {
+		return nil, err
+	}
+	if b == nil {
+		b = []audit.Bucket{}
+	}
+	return map[string]any{"buckets": b}, nil
+}
+
+// auditSubscribe streams committed events to the connection until it ends.
+func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
+	events, cancel := s.audit.Subscribe()
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					return // fell behind: the store dropped us
+				}
+				if !c.conn.notify("audit.event", map[string]any{"event": ev}) {
+					return
+				}
+			case <-c.conn.done:
+				return
+			}
+		}
+	}()
+	return map[string]any{"subscribed": true}, nil
+}

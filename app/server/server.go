@@ -1,0 +1,295 @@
+// Package server is Corral's HTTP side: /healthz, the WebSocket JSON-RPC
+// endpoint /ws, the login route, and the method table that maps JSON-RPC
+// calls onto core's sandbox facade.
+//
+// Every route checks the Host header against an allowlist; /ws also checks
+// that a present Origin is the server's own, and authenticates with a
+// bearer key or the owner's session cookie before upgrading. No input
+// closes the server; a panic in a handler is logged and answered as io.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"corral/app/config"
+	"corral/core/audit"
+	"corral/core/sandbox"
+)
+
+// AuditLog is what the server needs of the store: reading and following
+// the audit log.
+type AuditLog interface {
+	audit.Reader
+	audit.Subscriber
+}
+
+// Options are the server's dependencies.
+type Options struct {
+	Config     *config.Config
+	Sandbox    *sandbox.Sandbox
+	Audit      AuditLog
+	OwnerToken string
+	Logger     *slog.Logger
+	Clock      func() time.Time // nil: time.Now
+}
+
+// Server serves Corral's HTTP routes.
+type Server struct {
+	cfg     *config.Config
+	box     *sandbox.Sandbox
+	audit   AuditLog
+	log     *slog.Logger
+	now     func() time.Time
+	id      identity
+	hosts   hosts
+	logins  *logins
+	methods map[string]method
+	http    *http.Server
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	closed bool
+	addr   string // the address actually listened on
+}
+
+// New builds a server from its options.
+func New(o Options) *Server {
+	s := &Server{
+		cfg:   o.Config,
+		box:   o.Sandbox,
+		audit: o.Audit,
+		log:   o.Logger,
+		now:   o.Clock,
+		conns: map[*conn]struct{}{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.logins = newLogins(s.now)
+	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
+	for _, c := range o.Config.Clients {
+		s.id.clients = append(s.id.clients, clientKey{
+			hash:   c.KeyHash(),
+			caller: sandbox.Caller{Client: c.Name, User: c.User, ActFor: c.ActFor},
+		})
+	}
+	s.hosts = newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
+	s.methods = s.methodTable()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /ws", s.serveWS)
+	mux.HandleFunc("GET /login", s.login)
+	mux.HandleFunc("POST /logout", s.logout)
+	mux.HandleFunc("GET /{$}", s.home)
+	s.http = &http.Server{
+		Handler:           s.guard(mux),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	return s
+}
+
+// guard applies the checks every route shares: the Host allowlist and
+// security headers, and a recover so a panic never takes the server down.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.log.Error("panic in handler", "path", r.URL.Path, "err", fmt.Sprint(v))
+				http.Error(w, "Internal error.", http.StatusInternalServerError)
+			}
+		}()
+		if !s.hosts.allowed(r.Host) {
+			http.Error(w, "This server does not answer to that host name.", http.StatusForbidden)
+			return
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Listen opens the listening socket on addr (the config's listen address
+// when empty).
+func (s *Server) Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = s.cfg.Server.Listen
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.addr = ln.Addr().String()
+	s.mu.Unlock()
+	// The listening host is a name we answer to, too.
+	if host, _, err := net.SplitHostPort(s.addr); err == nil {
+		s.hosts.names[host] = true
+	}
+	return ln, nil
+}
+
+// BaseURL is where the server can be reached: public_url, else the
+// listening address.
+func (s *Server) BaseURL() string {
+	if s.cfg.Server.PublicURL != "" {
+		return s.cfg.Server.PublicURL
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "http://" + s.addr
+}
+
+// LocalURL is the loopback URL of the listening socket.
+func (s *Server) LocalURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return "http://" + s.addr
+}
+
+// LoginURL returns a fresh one-time dashboard login.
+func (s *Server) LoginURL() (string, time.Time) {
+	code, exp := s.logins.newCode()
+	return s.LocalURL() + "/login?code=" + code, exp
+}
+
+// Serve serves on ln until ctx is done, then shuts down gracefully:
+// in-flight calls are drained (up to drain) before connections close.
+func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	defer cancel()
+	err := s.http.Shutdown(sctx) // stops accepting; waits for plain HTTP requests
+	s.closeConns(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = nil
+	}
+	return err
+}
+
+// closeConns drains and closes every WebSocket connection.
+func (s *Server) closeConns(ctx context.Context) {
+	s.mu.Lock()
+	s.closed = true
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() { c.shutdown(ctx) })
+	}
+	wg.Wait()
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
+
+// Connections reports how many WebSocket connections are open.
+func (s *Server) Connections() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}` + "\n"))
+}
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	sid, ok := s.logins.redeem(r.URL.Query().Get("code"))
+	if !ok {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusForbidden)
+		pageTmpl.Execute(w, page{Title: "Login link used or expired", Body: "This login link was already used or has expired. Run “corral open” or choose Open dashboard in the tray for a fresh one."})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{
+		Name: cookieName, Value: sid, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds()),
+	})
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r, s.cfg.Server.PublicURL) {
+		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+		return
+	}
+	if c, err := r.Cookie(cookieName); err == nil {
+		s.logins.end(c.Value)
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// session reports whether the request carries a valid owner session.
+func (s *Server) session(r *http.Request) bool {
+	c, err := r.Cookie(cookieName)
+	return err == nil && s.logins.valid(c.Value)
+}
+
+func (s *Server) home(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	w.Header().Set("Cache-Control", "no-store")
+	if !s.session(r) {
+		w.WriteHeader(http.StatusUnauthorized)
+		pageTmpl.Execute(w, page{Title: "Corral", Body: "To open the dashboard, run “corral open” on this computer, choose Open dashboard in the Corral tray menu, or use the link printed when Corral started."})
+		return
+	}
+	pageTmpl.Execute(w, page{Title: "Corral", Body: "You are signed in. The dashboard talks to this server over /ws.", SignedIn: true})
+}
+
+type page struct {
+	Title, Body string
+	SignedIn    bool
+}
+
+var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title></head>
+<body><main><h1>{{.Title}}</h1><p>{{.Body}}</p>
+{{if .SignedIn}}<form method="post" action="/logout"><button type="submit">Sign out</button></form>{{end}}
+</main></body></html>
+`))

@@ -1,0 +1,542 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"corral/core/audit"
+	"corral/core/fsbox"
+)
+
+func TestHealthzAndHostCheck(t *testing.T) {
+	h := start(t, "")
+	for _, tc := range []struct {
+		host string
+		want int
+	}{
+		{"", http.StatusOK}, // the URL's own host
+		{"localhost:1234", http.StatusOK},
+		{"[::1]:80", http.StatusOK},
+		{"evil.example:80", http.StatusForbidden},
+		{"127.0.0.1.nip.io", http.StatusForbidden},
+		{"localhost.", http.StatusForbidden},
+	} {
+		req, _ := http.NewRequest("GET", h.url+"/healthz", nil)
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body map[string]string
+		json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("Host %q: status %d, want %d", tc.host, resp.StatusCode, tc.want)
+		}
+		if tc.want == 200 && body["status"] != "ok" {
+			t.Errorf("Host %q: body %v", tc.host, body)
+		}
+	}
+}
+
+func TestUpgradeRefusals(t *testing.T) {
+	h := start(t, "")
+	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
+	cases := []struct {
+		name   string
+		header http.Header
+		query  string
+		want   int
+	}{
+		{"no auth", http.Header{}, "", 401},
+		{"wrong key", http.Header{"Authorization": {"Bearer nope-nope-nope-nope"}}, "", 401},
+		{"basic auth", http.Header{"Authorization": {"Basic " + aliceKey}}, "", 401},
+		{"key in query", http.Header{}, "?token=" + aliceKey + "&key=" + aliceKey, 401},
+		{"foreign origin", http.Header{"Authorization": {"Bearer " + aliceKey}, "Origin": {"http://evil.example"}}, "", 403},
+		{"null origin", http.Header{"Authorization": {"Bearer " + aliceKey}, "Origin": {"null"}}, "", 403},
+		{"other loopback origin", http.Header{"Authorization": {"Bearer " + aliceKey}, "Origin": {"http://localhost:1"}}, "", 403},
+		{"foreign host", http.Header{"Authorization": {"Bearer " + aliceKey}, "Host": {"evil.example"}}, "", 403},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := websocket.Dialer{}
+			hdr := tc.header.Clone()
+			if host := hdr.Get("Host"); host != "" {
+				hdr.Del("Host")
+				d.NetDialContext = nil
+				// gorilla takes the Host from the URL; dial the real
+				// address while asking for the foreign name.
+				req, _ := http.NewRequest("GET", h.url+"/ws", nil)
+				req.Host = host
+				for k, v := range hdr {
+					req.Header[k] = v
+				}
+				req.Header.Set("Connection", "Upgrade")
+				req.Header.Set("Upgrade", "websocket")
+				req.Header.Set("Sec-WebSocket-Version", "13")
+				req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != tc.want {
+					t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
+				}
+				return
+			}
+			c, resp, err := d.Dial(ws+tc.query, hdr)
+			if err == nil {
+				c.Close()
+				t.Fatal("upgrade succeeded")
+			}
+			if resp == nil || resp.StatusCode != tc.want {
+				t.Fatalf("got %v, want status %d", resp, tc.want)
+			}
+		})
+	}
+	// The dashboard's own origin is accepted.
+	d := websocket.Dialer{}
+	c, _, err := d.Dial(ws, http.Header{"Authorization": {"Bearer " + aliceKey}, "Origin": {h.url}})
+	if err != nil {
+		t.Fatalf("same-origin upgrade: %v", err)
+	}
+	c.Close()
+}
+
+func TestFileRoundTrip(t *testing.T) {
+	h := start(t, "")
+	c := h.dial(aliceKey)
+
+	w := rpcCall[map[string]any](t, c, "file.write", m("path", "notes/todo.txt", "content", "one\ntwo\nthree\n"))
+	if w["path"] != "notes/todo.txt" || w["bytes"].(float64) != 14 {
+		t.Fatalf("write: %v", w)
+	}
+	r := rpcCall[map[string]any](t, c, "file.read", m("path", "notes/todo.txt", "offset", 2, "limit", 1))
+	if r["content"] != "two\n" && r["content"] != "two" {
+		t.Errorf("read content %q", r["content"])
+	}
+	if r["totalLines"].(float64) != 3 || r["truncated"] != true || r["truncatedBy"] != "lines" {
+		t.Errorf("read fields: %v", r)
+	}
+	rpcCall[map[string]any](t, c, "file.write", m("path", "notes/todo.txt", "content", "four\n", "append", true))
+	e := rpcCall[map[string]any](t, c, "file.edit", m("path", "notes/todo.txt", "old_text", "two", "new_text", "2"))
+	if e["replacements"].(float64) != 1 {
+		t.Errorf("edit: %v", e)
+	}
+	host, _ := os.ReadFile(filepath.Join(h.base, "alice", "notes", "todo.txt"))
+	if string(host) != "one\n2\nthree\nfour\n" {
+		t.Errorf("file on disk: %q", host)
+	}
+	ce := callErr(t, c, "file.edit", m("path", "notes/todo.txt", "old_text", "nothing like this", "new_text", "x"))
+	if ce.Data.Kind != "conflict" {
+		t.Errorf("edit without match: %+v", ce)
+	}
+
+	st := rpcCall[fsbox.Info](t, c, "file.stat", m("path", "notes/todo.txt"))
+	if st.Type != "file" || st.Size != 17 || st.Path != "notes/todo.txt" {
+		t.Errorf("stat: %+v", st)
+	}
+	rpcCall[map[string]any](t, c, "file.write", m("path", "share/docs/shared.md", "content", "# hello\nTODO: share\n"))
+	list := rpcCall[struct {
+		Path    string       `json:"path"`
+		Entries []fsbox.Info `json:"entries"`
+	}](t, c, "folder.list", m("path", "share", "depth", 2))
+	var names []string
+	for _, e := range list.Entries {
+		names = append(names, e.Path)
+	}
+	if strings.Join(names, ",") != "share/docs,share/docs/shared.md" {
+		t.Errorf("list share: %v", names)
+	}
+	root := rpcCall[struct {
+		Entries []fsbox.Info `json:"entries"`
+	}](t, c, "folder.list", nil)
+	if len(root.Entries) == 0 || root.Entries[0].Path == "" {
+		t.Errorf("list root: %+v", root)
+	}
+	for _, e := range root.Entries {
+		if strings.Contains(e.Path, h.base) {
+			t.Errorf("host path leaked: %s", e.Path)
+		}
+	}
+
+	find := rpcCall[struct{ Matches []string }](t, c, "file.find", m("pattern", "**/*.txt"))
+	if strings.Join(find.Matches, ",") != "notes/todo.txt" {
+		t.Errorf("find: %v", find.Matches)
+	}
+	grep := rpcCall[struct{ Matches []fsbox.Match }](t, c, "file.grep", m("pattern", "TODO", "path", "share"))
+	if len(grep.Matches) != 1 || grep.Matches[0].Path != "share/docs/shared.md" || grep.Matches[0].Line != 2 {
+		t.Errorf("grep: %+v", grep.Matches)
+	}
+
+	mv := rpcCall[map[string]any](t, c, "file.move", m("from", "notes/todo.txt", "to", "output/todo.txt"))
+	if mv["to"] != "output/todo.txt" {
+		t.Errorf("move: %v", mv)
+	}
+	ce = callErr(t, c, "file.read", m("path", "notes/todo.txt"))
+	if ce.Data.Kind != "not_found" || !strings.Contains(ce.Message, "notes/todo.txt") || strings.Contains(ce.Message, h.base) {
+		t.Errorf("read moved file: %+v", ce)
+	}
+	rpcCall[map[string]any](t, c, "file.delete", m("path", "output/todo.txt"))
+	rpcCall[any](t, c, "file.write", m("path", "notes/keep.txt", "content", "k"))
+	ce = callErr(t, c, "file.delete", m("path", "notes"))
+	if ce.Data.Kind != "conflict" {
+		t.Errorf("delete folder without recursive: %+v", ce)
+	}
+}
+
+func TestScopeIsolation(t *testing.T) {
+	h := start(t, "")
+	alice, bob, comp, multi := h.dial(aliceKey), h.dial(bobKey), h.dial(companionKey), h.dial(multiKey)
+	rpcCall[any](t, alice, "file.write", m("path", "secret.txt", "content", "alice's secret"))
+	rpcCall[any](t, comp, "file.write", m("path", "secret.txt", "content", "companion's secret"))
+
+	for _, p := range []string{"secret.txt", "../alice/secret.txt", "share/../../alice/secret.txt", "/" + filepath.Join(h.base, "alice", "secret.txt")} {
+		ce := callErr(t, bob, "file.read", m("path", p))
+		if strings.Contains(ce.Message, "alice's secret") || (ce.Data.Kind != "denied" && ce.Data.Kind != "not_found") {
+			t.Errorf("bob read %q: %+v", p, ce)
+		}
+	}
+	// bob may not pick alice's scope through a context.
+	ce := callErr(t, bob, "file.read", m("path", "secret.txt", "context", m("user_id", "alice")))
+	if ce.Data.Kind != "forbidden" {
+		t.Errorf("bob acting for alice: %+v", ce)
+	}
+	// multi-agent may act for alice and the companion, not bob.
+	r := rpcCall[map[string]any](t, multi, "file.read", m("path", "secret.txt", "context", m("user_id", "alice")))
+	if r["content"] != "alice's secret" {
+		t.Errorf("multi as alice: %v", r)
+	}
+	r = rpcCall[map[string]any](t, multi, "file.read", m("path", "secret.txt", "context", m("channel_name", "CompanioN")))
+	if r["content"] != "companion's secret" {
+		t.Errorf("multi as companion: %v", r)
+	}
+	ce = callErr(t, multi, "file.read", m("path", "secret.txt", "context", m("user_id", "bob")))
+	if ce.Data.Kind != "forbidden" {
+		t.Errorf("multi as bob: %+v", ce)
+	}
+	// An unknown user id with no companion field selects default, which
+	// multi-agent owns.
+	ce = callErr(t, multi, "file.read", m("path", "secret.txt", "context", m("user_id", "mallory")))
+	if ce.Data.Kind != "not_found" {
+		t.Errorf("multi as default: %+v", ce)
+	}
+	info := rpcCall[map[string]any](t, multi, "session.info", m("context", m("app_id", "companion")))
+	if info["scope"] != "companion" || info["role"] != "client" {
+		t.Errorf("session.info: %v", info)
+	}
+	// Everyone shares share/.
+	rpcCall[any](t, bob, "file.write", m("path", "Share/from-bob.txt", "content", "hi"))
+	r = rpcCall[map[string]any](t, alice, "file.read", m("path", "share/from-bob.txt"))
+	if r["content"] != "hi" {
+		t.Errorf("share: %v", r)
+	}
+}
+
+func TestOwnerOnlyAndUnknownMethods(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	for _, meth := range []string{"audit.query", "audit.subscribe", "session.login", "audit.stats"} {
+		if ce := callErr(t, alice, meth, nil); ce.Data.Kind != "forbidden" {
+			t.Errorf("%s by a client: %+v", meth, ce)
+		}
+	}
+	if ce := callErr(t, alice, "no.such", nil); ce.Code != -32601 {
+		t.Errorf("unknown method: %+v", ce)
+	}
+	if ce := callErr(t, alice, "file.read", m("path", "x", "offest", 3)); ce.Code != -32602 || !strings.Contains(ce.Message, "offest") {
+		t.Errorf("unknown param: %+v", ce)
+	}
+	if ce := callErr(t, alice, "file.read", m("path", 7)); ce.Code != -32602 {
+		t.Errorf("wrong type: %+v", ce)
+	}
+	owner := h.dial(ownerToken)
+	login := rpcCall[map[string]string](t, owner, "session.login", nil)
+	if !strings.Contains(login["url"], "/login?code=") {
+		t.Fatalf("login: %v", login)
+	}
+	// The code works once.
+	jar := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := jar.Get(login["url"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly || resp.Cookies()[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d %v", resp.StatusCode, resp.Cookies())
+	}
+	cookie := resp.Cookies()[0]
+	resp, _ = jar.Get(login["url"])
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("second use of a login code: %d", resp.StatusCode)
+	}
+	// The cookie opens /ws as the owner.
+	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
+	conn, _, err := websocket.DefaultDialer.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+	if err != nil {
+		t.Fatalf("cookie upgrade: %v", err)
+	}
+	conn.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"session.info"}`))
+	_, msg, _ := conn.ReadMessage()
+	conn.Close()
+	if !strings.Contains(string(msg), `"role":"owner"`) {
+		t.Errorf("cookie session: %s", msg)
+	}
+}
+
+// raw opens a bare WebSocket for frame-level tests.
+func (h *harness) raw(key string) *websocket.Conn {
+	h.t.Helper()
+	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
+	c, _, err := websocket.DefaultDialer.Dial(ws, http.Header{"Authorization": {"Bearer " + key}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func roundTrip(t *testing.T, c *websocket.Conn, kind int, frame string) map[string]any {
+	t.Helper()
+	if err := c.WriteMessage(kind, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, msg, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("after %q: %v", frame, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(msg, &v); err != nil {
+		t.Fatalf("answer %q: %v", msg, err)
+	}
+	return v
+}
+
+func TestMalformedFrames(t *testing.T) {
+	h := start(t, "")
+	c := h.raw(aliceKey)
+	code := func(v map[string]any) float64 {
+		e, _ := v["error"].(map[string]any)
+		if e == nil {
+			return 0
+		}
+		return e["code"].(float64)
+	}
+	for _, tc := range []struct {
+		kind  int
+		frame string
+		code  float64
+		id    any
+	}{
+		{websocket.TextMessage, `{`, -32700, nil},
+		{websocket.TextMessage, "\xff\xfe", -32700, nil},
+		{websocket.TextMessage, `[{"jsonrpc":"2.0","id":1,"method":"session.info"}]`, -32600, nil},
+		{websocket.TextMessage, `[]`, -32600, nil},
+		{websocket.BinaryMessage, `{"jsonrpc":"2.0","id":1,"method":"session.info"}`, -32600, nil},
+		{websocket.TextMessage, `"just a string"`, -32600, nil},
+		{websocket.TextMessage, `{"jsonrpc":"1.0","id":5,"method":"session.info"}`, -32600, 5.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":{"a":1},"method":"session.info"}`, -32600, nil},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":"x","method":7}`, -32600, "x"},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":6,"method":"file.read","params":["a"]}`, -32602, 6.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":7,"method":"file.read","params":{"path":"a\u0000b"}}`, -32000, 7.0},
+	} {
+		v := roundTrip(t, c, tc.kind, tc.frame)
+		if code(v) != tc.code || v["id"] != tc.id {
+			t.Errorf("%q: got %v, want code %v id %v", tc.frame, v, tc.code, tc.id)
+		}
+	}
+	// The connection is still usable.
+	v := roundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"session.info"}`)
+	if v["result"] == nil {
+		t.Fatalf("after malformed frames: %v", v)
+	}
+
+	// An oversized message closes with 1009; the server keeps serving.
+	big := `{"jsonrpc":"2.0","id":1,"method":"file.write","params":{"path":"big","content":"` + strings.Repeat("x", 70000) + `"}}`
+	c.WriteMessage(websocket.TextMessage, []byte(big))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := c.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseMessageTooBig {
+		t.Fatalf("oversized: %v, want close 1009", err)
+	}
+	c2 := h.raw(aliceKey)
+	if v := roundTrip(t, c2, websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"session.info"}`); v["result"] == nil {
+		t.Fatalf("server after 1009: %v", v)
+	}
+}
+
+func TestAuditCompleteAndFiltered(t *testing.T) {
+	h := start(t, "")
+	alice, bob, owner := h.dial(aliceKey), h.dial(bobKey), h.dial(ownerToken)
+	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "x"))
+	rpcCall[any](t, alice, "file.read", m("path", "a.txt"))
+	callErr(t, alice, "file.read", m("path", "/etc/passwd"))
+	callErr(t, bob, "file.read", m("path", "../alice/a.txt"))
+	rpcCall[any](t, bob, "folder.list", nil)
+	callErr(t, bob, "file.stat", m("path", "100%_'\\.txt"))
+
+	type page struct {
+		Events     []audit.Event `json:"events"`
+		NextCursor string        `json:"next_cursor"`
+	}
+	all := rpcCall[page](t, owner, "audit.query", nil)
+	if len(all.Events) != 6 {
+		t.Fatalf("events: %d, want 6: %+v", len(all.Events), all.Events)
+	}
+	if all.Events[0].Op != "file.stat" || all.Events[5].Op != "file.write" {
+		t.Errorf("order: newest first wanted, got %s … %s", all.Events[0].Op, all.Events[5].Op)
+	}
+	outside := all.Events[3]
+	if outside.Target != "/etc/passwd" || outside.Decision != audit.Deny || outside.Client != "alice-agent" || outside.User != "alice" {
+		t.Errorf("outside read event: %+v", outside)
+	}
+	for _, tc := range []struct {
+		params map[string]any
+		want   int
+	}{
+		{m("client", "bob-agent"), 3},
+		{m("user", "alice"), 3},
+		{m("op", "file.read"), 3},
+		{m("decision", "deny"), 2},
+		{m("decision", "allow"), 3},
+		{m("text", "100%_'\\"), 1},
+		{m("text", "%"), 1},
+		{m("client", "bob-agent", "decision", "deny"), 1},
+		{m("until", "2000-01-01T00:00:00Z"), 0},
+	} {
+		got := rpcCall[page](t, owner, "audit.query", tc.params)
+		if len(got.Events) != tc.want {
+			t.Errorf("filter %v: %d events, want %d", tc.params, len(got.Events), tc.want)
+		}
+	}
+	// Pagination walks everything once.
+	seen := map[int64]bool{}
+	cursor := ""
+	for i := 0; i < 10; i++ {
+		p := rpcCall[page](t, owner, "audit.query", m("limit", 4, "cursor", cursor))
+		for _, e := range p.Events {
+			if seen[e.ID] {
+				t.Fatalf("event %d twice", e.ID)
+			}
+			seen[e.ID] = true
+		}
+		if cursor = p.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 6 {
+		t.Errorf("paged through %d events, want 6", len(seen))
+	}
+	if ce := callErr(t, owner, "audit.query", m("cursor", "garbage")); ce.Code != -32602 {
+		t.Errorf("bad cursor: %+v", ce)
+	}
+}
+
+func TestAuditSubscribe(t *testing.T) {
+	h := start(t, "")
+	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
+	rpcCall[any](t, owner, "audit.subscribe", nil)
+	rpcCall[any](t, alice, "file.write", m("path", "x.txt", "content", "hello"))
+	select {
+	case n := <-owner.Notifications():
+		var p struct{ Event audit.Event }
+		json.Unmarshal(n.Params, &p)
+		if n.Method != "audit.event" || p.Event.Op != "file.write" || p.Event.Target != "x.txt" || p.Event.ID == 0 {
+			t.Errorf("notification: %s %s", n.Method, n.Params)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no audit.event notification")
+	}
+}
+
+// 32 concurrent connections, each making calls in parallel: every call
+// answered, exactly one event per call.
+func TestConcurrentConnectionsAuditCounts(t *testing.T) {
+	h := start(t, "")
+	const conns, calls = 32, 20
+	var wg sync.WaitGroup
+	errc := make(chan error, conns*calls)
+	for i := range conns {
+		key := aliceKey
+		if i%2 == 1 {
+			key = bobKey
+		}
+		c := h.dial(key)
+		wg.Go(func() {
+			var inner sync.WaitGroup
+			for j := range calls {
+				inner.Go(func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					p := m("path", "c/"+strings.Repeat("x", i%5+1)+".txt", "content", "data")
+					if _, err := c.Call(ctx, "file.write", p); err != nil {
+						errc <- err
+					}
+					if _, err := c.Call(ctx, "file.read", m("path", "../nope")); err == nil {
+						errc <- os.ErrInvalid
+					}
+					_ = j
+				})
+			}
+			inner.Wait()
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	owner := h.dial(ownerToken)
+	count := func(p map[string]any) int {
+		n, cursor := 0, ""
+		for {
+			p["limit"], p["cursor"] = 1000, cursor
+			pg := rpcCall[struct {
+				Events     []audit.Event `json:"events"`
+				NextCursor string        `json:"next_cursor"`
+			}](t, owner, "audit.query", p)
+			n += len(pg.Events)
+			if cursor = pg.NextCursor; cursor == "" {
+				return n
+			}
+		}
+	}
+	if n := count(m("op", "file.write")); n != conns*calls {
+		t.Errorf("write events: %d, want %d", n, conns*calls)
+	}
+	if n := count(m("op", "file.read", "decision", "deny")); n != conns*calls {
+		t.Errorf("denied read events: %d, want %d", n, conns*calls)
+	}
+}
+
+func TestShutdownDrainsAndFlushes(t *testing.T) {
+	h := start(t, "")
+	c := h.dial(aliceKey)
+	rpcCall[any](t, c, "file.write", m("path", "before.txt", "content", "x"))
+	h.stop()
+	select {
+	case <-c.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("connection still open after shutdown")
+	}
+	// The store was closed and flushed: reopen the file and count.
+	st := reopen(t, h)
+	p, err := st.Query(context.Background(), audit.Filter{})
+	if err != nil || len(p.Events) != 1 {
+		t.Fatalf("after restart: %v %+v", err, p)
+	}
+}

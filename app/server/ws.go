@@ -1,0 +1,286 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+const (
+	writeWait     = 10 * time.Second
+	pongWait      = 60 * time.Second
+	pingPeriod    = pongWait * 9 / 10
+	maxInFlight   = 64  // concurrent calls per connection; more wait
+	sendQueueSize = 256 // queued outgoing frames before a slow reader is dropped
+)
+
+func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
+	if !sameOrigin(r, s.cfg.Server.PublicURL) {
+		http.Error(w, "Cross-origin WebSocket refused.", http.StatusForbidden)
+		return
+	}
+	caller, ok := s.authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
+		http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
+		return
+	}
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		// Origin was checked above, exactly; gorilla's own check would
+		// accept a missing Origin header, which we allow on purpose for
+		// non-browser agents, and nothing else.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	ws, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // the upgrader has answered
+	}
+	c := &conn{
+		s:      s,
+		ws:     ws,
+		caller: caller,
+		send:   make(chan []byte, sendQueueSize),
+		done:   make(chan struct{}),
+		sem:    make(chan struct{}, maxInFlight),
+	}
+	if !s.track(c) {
+		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "shutting down"), time.Now().Add(time.Second))
+		ws.Close()
+		return
+	}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	go c.writeLoop()
+	c.readLoop()
+}
+
+// authenticate accepts a bearer key (client or owner) or, failing that,
+// the owner's browser session cookie. Tokens in the query string are
+// never looked at.
+func (s *Server) authenticate(r *http.Request) (sandbox.Caller, bool) {
+	if tok, ok := bearer(r); ok {
+		return s.id.fromBearer(tok)
+	}
+	if s.session(r) {
+		return ownerCaller, true
+	}
+	return sandbox.Caller{}, false
+}
+
+// conn is one WebSocket connection: a reader that dispatches each request
+// on its own goroutine (bounded by sem) and a writer that owns all writes.
+type conn struct {
+	s      *Server
+	ws     *websocket.Conn
+	caller sandbox.Caller
+	ctx    context.Context // cancelled when the connection ends
+	cancel context.CancelFunc
+
+	send      chan []byte
+	done      chan struct{} // closed when the connection is finished
+	doneOnce  sync.Once
+	sem       chan struct{}
+	calls     sync.WaitGroup
+	draining  atomic.Bool // shutting down: let in-flight calls answer
+	goingAway atomic.Bool // close with 1001 instead of 1000
+}
+
+func (c *conn) readLoop() {
+	defer func() {
+		if !c.draining.Load() {
+			c.finish() // the peer left or broke the protocol: stop everything now
+		}
+	}()
+	c.ws.SetReadLimit(c.s.cfg.Server.MaxMessageBytes)
+	c.ws.SetReadDeadline(time.Now().Add(pongWait))
+	c.ws.SetPongHandler(func(string) error {
+		c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		return nil
+	})
+	for {
+		kind, data, err := c.ws.ReadMessage()
+		if err != nil {
+			// gorilla answers an oversized message with close 1009 itself.
+			return
+		}
+		if c.draining.Load() {
+			return
+		}
+		c.ws.SetReadDeadline(time.Now().Add(pongWait))
+		if kind != websocket.TextMessage {
+			c.queue(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: "Send requests as text frames of JSON."}))
+			continue
+		}
+		req, id, perr := rpc.Parse(data)
+		if perr != nil {
+			c.queue(rpc.Fail(id, perr))
+			continue
+		}
+		select {
+		case c.sem <- struct{}{}:
+		case <-c.done:
+			return
+		}
+		c.calls.Add(1)
+		go func() {
+			defer func() { <-c.sem; c.calls.Done() }()
+			c.handle(req)
+		}()
+	}
+}
+
+// handle runs one call and queues its answer.
+func (c *conn) handle(req *rpc.Request) {
+	result, err := c.dispatch(req)
+	if req.IsNotification() {
+		return
+	}
+	if err != nil {
+		c.queue(rpc.Fail(req.ID, rpc.FromError(err)))
+		return
+	}
+	b, merr := rpc.Result(req.ID, result)
+	if merr != nil {
+		c.s.log.Error("encode result", "method", req.Method, "err", merr)
+		c.queue(rpc.Fail(req.ID, rpc.FromError(merr)))
+		return
+	}
+	c.queue(b)
+}
+
+func (c *conn) dispatch(req *rpc.Request) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			c.s.log.Error("panic in method", "method", req.Method, "client", c.caller.Client, "err", fmt.Sprint(v), "stack", string(debug.Stack()))
+			result, err = nil, errs.Wrap(fmt.Errorf("panic: %v", v), errs.IO, "", "Something went wrong inside Corral; the call did not complete.")
+		}
+	}()
+	m, ok := c.s.methods[req.Method]
+	if !ok {
+		return nil, rpc.MethodNotFound(req.Method)
+	}
+	if m.owner && !c.caller.Owner {
+		return nil, errs.New(errs.Forbidden, "", "Only the owner may call %s.", req.Method)
+	}
+	return m.fn(c.ctx, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
+}
+
+// queue hands a frame to the writer. A connection whose reader is too slow
+// to take its frames is dropped rather than slowing the server.
+func (c *conn) queue(b []byte) bool {
+	select {
+	case c.send <- b:
+		return true
+	case <-c.done:
+		return false
+	default:
+	}
+	// The queue is full: wait briefly for a response, then give up.
+	t := time.NewTimer(writeWait)
+	defer t.Stop()
+	select {
+	case c.send <- b:
+		return true
+	case <-c.done:
+		return false
+	case <-t.C:
+		c.s.log.Warn("dropping slow connection", "client", c.caller.Client)
+		c.finish()
+		return false
+	}
+}
+
+func (c *conn) writeLoop() {
+	ping := time.NewTicker(pingPeriod)
+	defer func() {
+		ping.Stop()
+		c.ws.Close()
+	}()
+	for {
+		select {
+		case b := <-c.send:
+			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+				c.finish()
+				return
+			}
+		case <-ping.C:
+			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				c.finish()
+				return
+			}
+		case <-c.done:
+			// Flush what is queued, then say goodbye.
+			for {
+				select {
+				case b := <-c.send:
+					c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+					if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
+						return
+					}
+					continue
+				default:
+				}
+				break
+			}
+			code := websocket.CloseNormalClosure
+			if c.goingAway.Load() {
+				code = websocket.CloseGoingAway
+			}
+			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+			return
+		}
+	}
+}
+
+// finish ends the connection once: the reader stops, subscriptions and
+// pending calls see the context cancelled, and the writer closes.
+func (c *conn) finish() {
+	c.doneOnce.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+		}
+		close(c.done)
+		c.ws.SetReadDeadline(time.Now()) // unblock the reader
+		c.s.untrack(c)
+	})
+}
+
+// shutdown stops reading new requests, waits for in-flight calls (bounded
+// by ctx) so their answers go out, then closes with "going away".
+func (c *conn) shutdown(ctx context.Context) {
+	c.draining.Store(true)
+	c.ws.SetReadDeadline(time.Now())
+	waited := make(chan struct{})
+	go func() { c.calls.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-ctx.Done():
+	}
+	c.goingAway.Store(true)
+	c.finish()
+}
+
+// notify sends a notification; it reports false once the connection is gone.
+func (c *conn) notify(method string, params any) bool {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return true
+	}
+	frame, err := rpc.Notify(method, json.RawMessage(b))
+	if err != nil {
+		return true
+	}
+	return c.queue(frame)
+}

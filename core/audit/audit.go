@@ -1,0 +1,98 @@
+// Package audit defines the audit event, the query filter and the
+// interfaces through which core records and reads them. Storage lives in
+// store/; core only depends on these interfaces.
+//
+// Guarantee: an operation performed through core records exactly one Event,
+// and Sink.Record returns only after that event is durable (committed), so a
+// transport that answers after Record never answers an unaudited call.
+package audit
+
+import (
+	"context"
+	"time"
+)
+
+// Decision is the outcome recorded for an event.
+type Decision string
+
+const (
+	Allow Decision = "allow"
+	Deny  Decision = "deny"
+	Error Decision = "error"
+)
+
+// DecidedBy names what made the decision.
+type DecidedBy string
+
+const (
+	ByScope   DecidedBy = "scope"
+	ByRoot    DecidedBy = "root"
+	ByRule    DecidedBy = "rule"
+	ByOwner   DecidedBy = "owner"
+	ByTimeout DecidedBy = "timeout"
+	ByStrict  DecidedBy = "strict"
+	ByPaused  DecidedBy = "paused"
+)
+
+// Event is one audited operation (PROTOCOL.md section 6, `event`).
+type Event struct {
+	ID         int64     `json:"id"`
+	Time       time.Time `json:"time"`
+	Client     string    `json:"client"`
+	User       string    `json:"user"` // the scope the request acted in
+	Op         string    `json:"op"`
+	Target     string    `json:"target"`
+	Decision   Decision  `json:"decision"`
+	DecidedBy  DecidedBy `json:"decided_by"`
+	Detail     string    `json:"detail"`
+	Bytes      int64     `json:"bytes"`
+	DurationMs int64     `json:"duration_ms"`
+	Error      string    `json:"error"`
+}
+
+// Filter selects events for Query and Stats. Zero fields do not filter.
+type Filter struct {
+	Since    time.Time // inclusive
+	Until    time.Time // exclusive
+	Client   string
+	User     string
+	Op       string
+	Decision Decision
+	Text     string // literal substring of Target or Detail
+	Cursor   string // opaque, from Page.NextCursor
+	Limit    int    // clamped to 1..1000; 0 means 100
+}
+
+// Page is one page of events, newest first.
+type Page struct {
+	Events     []Event `json:"events"`
+	NextCursor string  `json:"next_cursor"` // "" when there are no more
+}
+
+// Bucket counts events of one time bucket by decision.
+type Bucket struct {
+	Start time.Time `json:"start"`
+	Allow int64     `json:"allow"`
+	Deny  int64     `json:"deny"`
+	Error int64     `json:"error"`
+}
+
+// Sink records events. Record blocks until the event is committed and
+// returns its id; it fails only if the event could not be stored.
+type Sink interface {
+	Record(ctx context.Context, e Event) (int64, error)
+}
+
+// Reader answers the owner's questions about the log.
+type Reader interface {
+	Query(ctx context.Context, f Filter) (Page, error)
+	Stats(ctx context.Context, f Filter, bucket time.Duration) ([]Bucket, error)
+}
+
+// Subscribe is implemented by stores that can stream committed events.
+// The returned channel receives every event committed after the call
+// until cancel is called; a subscriber that falls behind loses events
+// rather than slowing the writer (it gets a closed channel).
+type Subscriber interface {
+	Subscribe() (events <-chan Event, cancel func())
+}

@@ -1,0 +1,244 @@
+package fsbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"unicode/utf8"
+
+	"corral/core/errs"
+)
+
+// Truncation causes, the values of ReadResult.TruncatedBy.
+const (
+	ByLines = "lines"
+	ByBytes = "bytes"
+)
+
+// ReadResult is the answer of file.read. Its JSON is exactly PROTOCOL.md's:
+// a text result is {type:"text", path, content, bytes, totalLines,
+// outputLines, truncated, truncatedBy} with truncatedBy null when not
+// truncated; an image result is {type:"image", path, mimeType, bytes, data}
+// with data in base64.
+type ReadResult struct {
+	Type string // "text" or "image"
+	Path string // agent-visible
+	// Bytes is the file's size.
+	Bytes int64
+
+	// Text results. Content holds the returned lines exactly as in the
+	// file, line endings included.
+	Content     string
+	TotalLines  int    // lines in the file; a final newline does not start another
+	OutputLines int    // lines in Content
+	Truncated   bool   // lines after the returned ones remain
+	TruncatedBy string // ByLines, ByBytes, or "" (JSON null) when not truncated
+
+	// Image results.
+	MimeType string
+	Data     []byte
+}
+
+// MarshalJSON writes the shape of PROTOCOL.md for r.Type.
+func (r ReadResult) MarshalJSON() ([]byte, error) {
+	if r.Type == "image" {
+		return json.Marshal(struct {
+			Type     string `json:"type"`
+			Path     string `json:"path"`
+			MimeType string `json:"mimeType"`
+			Bytes    int64  `json:"bytes"`
+			Data     []byte `json:"data"`
+		}{r.Type, r.Path, r.MimeType, r.Bytes, r.Data})
+	}
+	var by *string
+	if r.TruncatedBy != "" {
+		by = &r.TruncatedBy
+	}
+	return json.Marshal(struct {
+		Type        string  `json:"type"`
+		Path        string  `json:"path"`
+		Content     string  `json:"content"`
+		Bytes       int64   `json:"bytes"`
+		TotalLines  int     `json:"totalLines"`
+		OutputLines int     `json:"outputLines"`
+		Truncated   bool    `json:"truncated"`
+		TruncatedBy *string `json:"truncatedBy"`
+	}{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by})
+}
+
+// Read returns a regular file of d: text from line offset (1-based; 0 means
+// 1) for at most limit lines (0: no limit but the caps), capped at
+// MaxReadLines lines and MaxReadBytes bytes; or, for a PNG, JPEG, GIF or
+// WebP image recognised by its content, the whole image. Other binary files
+// (a NUL byte or invalid UTF-8 in the first 8 KiB) answer binary.
+//
+// The file is streamed: only the returned lines are kept in memory, while
+// the rest is read to count totalLines. A single line longer than
+// MaxReadBytes is returned cut at MaxReadBytes (on a UTF-8 boundary) with
+// truncatedBy "bytes". An offset past the last line answers invalid_params.
+func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
+	name, slash, err := d.name(rel)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	v := d.Visible(name)
+	if offset < 0 || limit < 0 {
+		return ReadResult{}, errs.New(errs.InvalidParams, v, "The offset and limit must not be negative.")
+	}
+	if offset == 0 {
+		offset = 1
+	}
+	f, fi, err := d.openRegular(name, slash)
+	if err != nil {
+		return ReadResult{}, err
+	}
+	defer f.Close()
+
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, err := br.Peek(sniffLen)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return ReadResult{}, d.fail(err, name)
+	}
+	if mime := sniffImage(head); mime != "" {
+		if fi.Size() > MaxImageBytes {
+			return ReadResult{}, errs.New(errs.TooLarge, v, "%s is an image of %d bytes; Corral returns images up to %d bytes.", v, fi.Size(), MaxImageBytes)
+		}
+		data, err := io.ReadAll(io.LimitReader(br, MaxImageBytes+1))
+		if err != nil {
+			return ReadResult{}, d.fail(err, name)
+		}
+		if len(data) > MaxImageBytes {
+			return ReadResult{}, errs.New(errs.TooLarge, v, "%s is an image larger than %d bytes.", v, MaxImageBytes)
+		}
+		return ReadResult{Type: "image", Path: v, MimeType: mime, Bytes: int64(len(data)), Data: data}, nil
+	}
+	if isBinary(head, len(head) < sniffLen) {
+		return ReadResult{}, errs.New(errs.Binary, v, "%s is a binary file (not text, and not a PNG, JPEG, GIF or WebP image), so it can't be shown.", v)
+	}
+
+	maxLines := MaxReadLines
+	if limit > 0 && limit < maxLines {
+		maxLines = limit
+	}
+	var (
+		out       bytes.Buffer
+		total     int // lines started so far
+		outLines  int // lines in out
+		atStart   = true
+		emitting  bool // the current line goes to out
+		lineStart int  // offset in out where the current line starts
+		stopped   string
+	)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 {
+			if atStart {
+				atStart = false
+				total++
+				emitting = false
+				if total >= offset && stopped == "" {
+					if outLines >= maxLines {
+						stopped = ByLines
+					} else {
+						emitting = true
+						outLines++
+						lineStart = out.Len()
+					}
+				}
+			}
+			if emitting {
+				if room := MaxReadBytes - out.Len(); len(chunk) <= room {
+					out.Write(chunk)
+				} else if lineStart == 0 {
+					// The first line alone is over the cap: return its start,
+					// without a UTF-8 sequence cut in two (the cut may fall
+					// on the end of an earlier chunk).
+					out.Write(chunk[:room])
+					out.Truncate(len(completeRunes(out.Bytes())))
+					emitting = false
+					stopped = ByBytes
+				} else {
+					// This line does not fit: leave it for the next call.
+					out.Truncate(lineStart)
+					outLines--
+					emitting = false
+					stopped = ByBytes
+				}
+			}
+			if chunk[len(chunk)-1] == '\n' {
+				atStart = true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return ReadResult{}, d.fail(err, name)
+		}
+	}
+	if offset > 1 && offset > total {
+		return ReadResult{}, errs.New(errs.InvalidParams, v, "%s has %d lines, so there is no line %d to start from.", v, total, offset)
+	}
+	return ReadResult{
+		Type:        "text",
+		Path:        v,
+		Content:     out.String(),
+		Bytes:       fi.Size(),
+		TotalLines:  total,
+		OutputLines: outLines,
+		Truncated:   stopped != "",
+		TruncatedBy: stopped,
+	}, nil
+}
+
+// cutUTF8 returns at most n bytes of b, not splitting a UTF-8 sequence.
+func cutUTF8(b []byte, n int) []byte {
+	if n >= len(b) {
+		return b
+	}
+	return completeRunes(b[:n])
+}
+
+// completeRunes drops a UTF-8 sequence cut short at the end of b.
+func completeRunes(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// sniffImage returns the MIME type of the image formats Read returns, from
+// their signatures, or "".
+func sniffImage(b []byte) string {
+	switch {
+	case bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(b, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(b, []byte("GIF87a")), bytes.HasPrefix(b, []byte("GIF89a")):
+		return "image/gif"
+	case len(b) >= 12 && bytes.HasPrefix(b, []byte("RIFF")) && string(b[8:12]) == "WEBP":
+		return "image/webp"
+	}
+	return ""
+}
+
+// isBinary reports whether head, the start of a file, holds a NUL byte or
+// invalid UTF-8. Unless atEOF, a UTF-8 sequence cut by the end of head is
+// not held against it.
+func isBinary(head []byte, atEOF bool) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return true
+	}
+	if !atEOF {
+		head = completeRunes(head)
+	}
+	return !utf8.Valid(head)
+}

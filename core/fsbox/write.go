@@ -1,0 +1,416 @@
+package fsbox
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"syscall"
+
+	"corral/core/errs"
+)
+
+// Write writes data to the file rel of d, creating missing parent folders,
+// and returns the number of bytes written. Without appendMode the file is
+// replaced atomically (temp file and rename); with appendMode the existing
+// regular file is opened with O_APPEND (and created if missing). A path
+// whose last component is a symlink inside the root writes to the link's
+// target. Writing to a folder answers is_directory.
+func (d Dir) Write(rel string, data []byte, appendMode bool) (int64, error) {
+	name, slash, err := d.name(rel)
+	if err != nil {
+		return 0, err
+	}
+	if name == "." {
+		return 0, d.isDir(name)
+	}
+	if slash {
+		fi, err := d.Root.Stat(name + "/")
+		switch {
+		case err == nil && fi.IsDir():
+			return 0, d.isDir(name)
+		case errors.Is(err, fs.ErrNotExist):
+			v := d.Visible(name)
+			return 0, errs.New(errs.InvalidPath, v, "%s/ ends with a slash, which names a folder; leave the slash out to write a file.", v)
+		default:
+			return 0, d.fail(err, name)
+		}
+	}
+	target, err := d.resolveLinks(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.mkdirParent(target, name); err != nil {
+		return 0, err
+	}
+	if appendMode {
+		return d.appendTo(target, name, data)
+	}
+	if err := d.replace(target, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	return int64(len(data)), nil
+}
+
+// mkdirParent creates the parent folders of target. name is the path the
+// agent asked for, used in errors.
+func (d Dir) mkdirParent(target, name string) error {
+	dir := path.Dir(target)
+	if dir == "." {
+		return nil
+	}
+	if err := d.Root.MkdirAll(dir, 0o755); err != nil {
+		if errors.Is(err, syscall.ENOTDIR) || errors.Is(err, fs.ErrExist) {
+			v := d.Visible(name)
+			return errs.Wrap(err, errs.NotDirectory, v, "A folder on the way to %s is a file.", v)
+		}
+		return d.fail(err, name)
+	}
+	return nil
+}
+
+// replace atomically replaces (or creates) the regular file target with
+// what fill writes: a temp file in the same folder, synced, renamed into
+// place, removed on failure. The old file's permission bits are kept.
+func (d Dir) replace(target, name string, fill func(io.Writer) error) error {
+	perm := fs.FileMode(0o644)
+	fi, err := d.Root.Lstat(target)
+	switch {
+	case err == nil && fi.IsDir():
+		return d.isDir(name)
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		// resolveLinks followed every link; one appeared since. Replacing
+		// it would be safe (rename does not follow links) but surprising.
+		return d.fail(syscall.ELOOP, name)
+	case err == nil && !fi.Mode().IsRegular():
+		return d.special(name)
+	case err == nil:
+		perm = fi.Mode().Perm()
+	case !errors.Is(err, fs.ErrNotExist):
+		return d.fail(err, name)
+	}
+	f, tmp, err := d.createTemp(path.Dir(target))
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close() // may already be closed; the error does not matter
+			d.Root.Remove(tmp)
+		}
+	}()
+	if err := fill(f); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Sync(); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Close(); err != nil {
+		return d.fail(err, name)
+	}
+	if err := d.Root.Rename(tmp, target); err != nil {
+		if errors.Is(err, fs.ErrExist) || errors.Is(err, syscall.EISDIR) {
+			return d.isDir(name)
+		}
+		return d.fail(err, name)
+	}
+	ok = true
+	return nil
+}
+
+// appendTo appends data to the regular file target, creating it if missing.
+func (d Dir) appendTo(target, name string, data []byte) (int64, error) {
+	fi, err := d.Root.Stat(target)
+	switch {
+	case err == nil:
+		if err := d.checkRegular(name, fi); err != nil {
+			return 0, err
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return 0, d.fail(err, name)
+	}
+	f, err := d.Root.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
+	if err != nil {
+		return 0, d.fail(err, name)
+	}
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return 0, d.fail(err, name)
+	}
+	if err := d.checkRegular(name, fi); err != nil {
+		return 0, err
+	}
+	n, err := f.Write(data)
+	if err == nil {
+		err = f.Close()
+	}
+	if err != nil {
+		return int64(n), d.fail(err, name)
+	}
+	return int64(n), nil
+}
+
+// Edit replaces oldText with newText in the text file rel of d and returns
+// the number of replacements. Unless replaceAll, oldText must occur exactly
+// once; zero or several occurrences answer conflict. An empty oldText
+// answers invalid_params. The file is written back atomically.
+func (d Dir) Edit(rel, oldText, newText string, replaceAll bool) (int, error) {
+	name, slash, err := d.name(rel)
+	if err != nil {
+		return 0, err
+	}
+	v := d.Visible(name)
+	if oldText == "" {
+		return 0, errs.New(errs.InvalidParams, v, "The text to replace is empty; give the exact text to change.")
+	}
+	if name == "." {
+		return 0, d.isDir(name)
+	}
+	f, fi, err := d.openRegular(name, slash)
+	if err != nil {
+		return 0, err
+	}
+	if fi.Size() > MaxEditBytes {
+		f.Close()
+		return 0, errs.New(errs.TooLarge, v, "%s is %d bytes; Corral edits files up to %d bytes.", v, fi.Size(), MaxEditBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
+	f.Close()
+	if err != nil {
+		return 0, d.fail(err, name)
+	}
+	if len(data) > MaxEditBytes {
+		return 0, errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral edits files up to that size.", v, MaxEditBytes)
+	}
+	if sniffImage(data) != "" || isBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
+		return 0, errs.New(errs.Binary, v, "%s is a binary file, so it can't be edited as text.", v)
+	}
+	content := string(data)
+	n := strings.Count(content, oldText)
+	switch {
+	case n == 0:
+		return 0, errs.New(errs.Conflict, v, "The text to replace was not found in %s.", v)
+	case n > 1 && !replaceAll:
+		return 0, errs.New(errs.Conflict, v, "The text to replace appears %d times in %s; include more of the surrounding text to make it unique, or ask to replace all.", n, v)
+	}
+	if !replaceAll {
+		n = 1
+	}
+	target, err := d.resolveLinks(name)
+	if err != nil {
+		return 0, err
+	}
+	if err := d.replace(target, name, func(w io.Writer) error {
+		_, err := io.WriteString(w, strings.Replace(content, oldText, newText, n))
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Delete removes the file, symlink or folder rel of d. A symlink is removed
+// itself, never its target. A folder that is not empty needs recursive,
+// else conflict; the root itself (".") answers denied.
+func (d Dir) Delete(rel string, recursive bool) error {
+	name, slash, err := d.name(rel)
+	if err != nil {
+		return err
+	}
+	if name == "." {
+		v := d.Visible(name)
+		return errs.New(errs.Denied, v, "%s is the top of its area; Corral will not delete it.", v)
+	}
+	fi, err := d.Root.Lstat(name)
+	if err != nil {
+		return d.fail(err, name)
+	}
+	if slash {
+		if sfi, err := d.Root.Stat(name + "/"); err != nil {
+			return d.fail(err, name)
+		} else if !sfi.IsDir() {
+			return d.notDir(name)
+		}
+	}
+	if fi.IsDir() && recursive {
+		err = d.Root.RemoveAll(name)
+	} else {
+		err = d.Root.Remove(name)
+	}
+	if err != nil {
+		if fi.IsDir() && (errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist)) {
+			v := d.Visible(name)
+			return errs.Wrap(err, errs.Conflict, v, "%s is a folder that is not empty; ask for a recursive delete to remove it with everything in it.", v)
+		}
+		return d.fail(err, name)
+	}
+	return nil
+}
+
+// Move moves from in src to to in dst, creating dst's missing parent
+// folders. Within one folder tree (the same *os.Root, or two roots opened at
+// the same folder) it renames, which also moves folders and symlinks. Across
+// trees a regular file is copied into dst (temp file and rename) and then
+// removed from src; a folder or symlink answers conflict. An existing
+// destination answers exists; moving a root answers denied.
+func Move(src Dir, from string, dst Dir, to string) error {
+	fname, fslash, err := src.name(from)
+	if err != nil {
+		return err
+	}
+	tname, tslash, err := dst.name(to)
+	if err != nil {
+		return err
+	}
+	if fname == "." {
+		v := src.Visible(fname)
+		return errs.New(errs.Denied, v, "%s is the top of its area; Corral will not move it.", v)
+	}
+	fi, err := src.Root.Lstat(fname)
+	if err != nil {
+		return src.fail(err, fname)
+	}
+	if fslash {
+		if sfi, err := src.Root.Stat(fname + "/"); err != nil {
+			return src.fail(err, fname)
+		} else if !sfi.IsDir() {
+			return src.notDir(fname)
+		}
+	}
+	if tslash && !fi.IsDir() {
+		v := dst.Visible(tname)
+		return errs.New(errs.NotDirectory, v, "%s/ ends with a slash, which names a folder, but %s is not a folder.", v, src.Visible(fname))
+	}
+	if err := dst.mustNotExist(tname); err != nil {
+		return err
+	}
+
+	if sameTree(src, dst) {
+		if tname == fname || strings.HasPrefix(tname, fname+"/") {
+			v := src.Visible(fname)
+			return errs.New(errs.Conflict, v, "%s can't be moved into itself.", v)
+		}
+		if err := dst.mkdirParent(tname, tname); err != nil {
+			return err
+		}
+		if err := src.Root.Rename(fname, tname); err != nil {
+			switch {
+			case errors.Is(err, syscall.EINVAL):
+				v := src.Visible(fname)
+				return errs.Wrap(err, errs.Conflict, v, "%s can't be moved into itself.", v)
+			case errors.Is(err, fs.ErrExist), errors.Is(err, syscall.ENOTEMPTY):
+				v := dst.Visible(tname)
+				return errs.Wrap(err, errs.Exists, v, "Something already exists at %s.", v)
+			}
+			return src.fail(err, fname)
+		}
+		return nil
+	}
+
+	switch {
+	case fi.IsDir():
+		v := src.Visible(fname)
+		return errs.New(errs.Conflict, v, "%s is a folder; folders can only be moved within the same area. Move its files one by one.", v)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		v := src.Visible(fname)
+		return errs.New(errs.Conflict, v, "%s is a link; links can only be moved within the same area.", v)
+	}
+	f, sfi, err := src.openRegular(fname, false)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := dst.mkdirParent(tname, tname); err != nil {
+		return err
+	}
+	if err := dst.replaceNew(tname, sfi.Mode().Perm(), f); err != nil {
+		return err
+	}
+	f.Close()
+	if err := src.Root.Remove(fname); err != nil {
+		v := src.Visible(fname)
+		return errs.Wrap(err, errs.IO, v, "%s was copied to %s, but the original could not be removed.", v, dst.Visible(tname))
+	}
+	return nil
+}
+
+// mustNotExist answers exists if anything (even a dangling symlink) is at
+// name.
+func (d Dir) mustNotExist(name string) error {
+	if name == "." {
+		v := d.Visible(name)
+		return errs.New(errs.Exists, v, "%s already exists.", v)
+	}
+	_, err := d.Root.Lstat(name)
+	switch {
+	case err == nil:
+		v := d.Visible(name)
+		return errs.New(errs.Exists, v, "Something already exists at %s.", v)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	}
+	return d.fail(err, name)
+}
+
+// replaceNew copies r into a new file name of d through a temp file; the
+// rename happens only if name still does not exist.
+func (d Dir) replaceNew(name string, perm fs.FileMode, r io.Reader) error {
+	f, tmp, err := d.createTemp(path.Dir(name))
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close() // may already be closed; the error does not matter
+			d.Root.Remove(tmp)
+		}
+	}()
+	if _, err := io.Copy(f, r); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Chmod(perm); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Sync(); err != nil {
+		return d.fail(err, name)
+	}
+	if err := f.Close(); err != nil {
+		return d.fail(err, name)
+	}
+	if err := d.mustNotExist(name); err != nil {
+		return err
+	}
+	if err := d.Root.Rename(tmp, name); err != nil {
+		return d.fail(err, name)
+	}
+	ok = true
+	return nil
+}
+
+// sameTree reports whether a and b are the same folder, so that a rename
+// can move between them.
+func sameTree(a, b Dir) bool {
+	if a.Root == b.Root {
+		return true
+	}
+	ai, err := a.Root.Stat(".")
+	if err != nil {
+		return false
+	}
+	bi, err := b.Root.Stat(".")
+	if err != nil {
+		return false
+	}
+	return os.SameFile(ai, bi)
+}

@@ -1,0 +1,484 @@
+// Package policy decides accesses that cross the fence: it applies the
+// owner's remembered rules and otherwise asks, through the approvals
+// broker, every surface the owner has open (native dialog, browser,
+// companion). It is seed 004's permission callback grown into a broker.
+//
+// Guarantees: the first answer to an approval wins and later answers get
+// an error; identical pending requests (client, scope, access, target)
+// share one approval; no answer by the timeout denies, recorded as
+// "timeout", and never creates a rule; with Strict and no surface
+// subscribed a question is denied at once; while paused every question is
+// denied at once; one-time-only approvals (network, asked commands)
+// accept only allow_once and deny_once and never create a rule; deny rules
+// beat allow rules; rule changes are audited.
+//
+// Not guaranteed: policy does not know scopes or roots — the sandbox
+// facade allows those before it asks — and it trusts the "by" names its
+// callers give for who answered.
+package policy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"sync"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+)
+
+// RuleStore persists "always" rules. Session rules never reach it.
+type RuleStore interface {
+	SaveRule(ctx context.Context, r Rule) error
+	DeleteRule(ctx context.Context, id string) (bool, error)
+	LoadRules(ctx context.Context) ([]Rule, error)
+}
+
+// Approval is a pending question (PROTOCOL.md section 6, `approval`).
+type Approval struct {
+	ID          string    `json:"id"`
+	Client      string    `json:"client"`
+	User        string    `json:"user"`
+	Access      Access    `json:"access"`
+	Target      string    `json:"target"`
+	Reason      string    `json:"reason"`
+	OneTimeOnly bool      `json:"one_time_only"`
+	RequestedAt time.Time `json:"requested_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	Description string    `json:"description"`
+}
+
+// Decisions lists the answers the approval accepts.
+func (a Approval) Decisions() []Decision {
+	if a.OneTimeOnly {
+		return []Decision{AllowOnce, DenyOnce}
+	}
+	return []Decision{AllowOnce, AllowSession, AllowAlways, DenyOnce, DenyAlways}
+}
+
+// Surface is a place where the owner can answer: the Asker side of the
+// broker. Calls come from the broker's goroutines and must not block.
+type Surface interface {
+	ApprovalRequested(a Approval)
+	ApprovalResolved(id string, d Decision, by string)
+}
+
+// Request is an access that needs the owner's decision.
+type Request struct {
+	Client      string
+	Scope       string
+	Access      Access
+	Target      string // absolute host path, or the command line
+	Reason      string // the agent's own words, if any
+	OneTimeOnly bool
+}
+
+// Outcome is the decision on a request.
+type Outcome struct {
+	Allowed  bool
+	By       audit.DecidedBy // rule, owner, timeout, strict or paused
+	Decision Decision        // the owner's answer when By is owner
+	Rule     *Rule           // the rule that decided, or that the answer created
+}
+
+// Config holds the policy's dependencies and settings.
+type Config struct {
+	Rules   RuleStore
+	Audit   audit.Sink
+	Timeout time.Duration // approval_timeout
+	Strict  bool          // no surface subscribed: deny at once
+	Logger  *slog.Logger
+}
+
+// Policy holds the rules and the pending approvals. Safe for concurrent use.
+type Policy struct {
+	cfg Config
+	log *slog.Logger
+
+	mu       sync.Mutex
+	rules    []Rule
+	pending  map[key]*pending
+	byID     map[string]*pending
+	surfaces map[*surfaceReg]struct{}
+	paused   bool
+}
+
+type key struct {
+	client, scope string
+	access        Access
+	target        string
+	once          bool
+}
+
+type pending struct {
+	a       Approval
+	waiters int
+	done    chan struct{} // closed when answered, timed out or withdrawn
+	out     Outcome
+}
+
+type surfaceReg struct{ s Surface }
+
+// New loads the persisted rules and returns the policy.
+func New(ctx context.Context, cfg Config) (*Policy, error) {
+	if cfg.Rules == nil || cfg.Audit == nil {
+		return nil, errors.New("policy: Rules and Audit are required")
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 2 * time.Minute
+	}
+	p := &Policy{cfg: cfg, log: cfg.Logger, pending: map[key]*pending{}, byID: map[string]*pending{}, surfaces: map[*surfaceReg]struct{}{}}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	rules, err := cfg.Rules.LoadRules(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load rules: %w", err)
+	}
+	for i := range rules {
+		rules[i].Description = rules[i].describe()
+	}
+	p.rules = rules
+	return p, nil
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 9)
+	rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// Subscribe adds a surface; it is told about every pending approval at
+// once and about each new one and each answer until cancel is called.
+func (p *Policy) Subscribe(s Surface) (cancel func()) {
+	reg := &surfaceReg{s: s}
+	p.mu.Lock()
+	p.surfaces[reg] = struct{}{}
+	current := p.pendingLocked()
+	p.mu.Unlock()
+	for _, a := range current {
+		s.ApprovalRequested(a)
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			p.mu.Lock()
+			delete(p.surfaces, reg)
+			p.mu.Unlock()
+		})
+	}
+}
+
+func (p *Policy) surfacesLocked() []Surface {
+	out := make([]Surface, 0, len(p.surfaces))
+	for r := range p.surfaces {
+		out = append(out, r.s)
+	}
+	return out
+}
+
+// Pending lists the pending approvals, oldest first.
+func (p *Policy) Pending() []Approval {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pendingLocked()
+}
+
+func (p *Policy) pendingLocked() []Approval {
+	out := make([]Approval, 0, len(p.byID))
+	for _, pd := range p.byID {
+		out = append(out, pd.a)
+	}
+	slices.SortFunc(out, func(a, b Approval) int { return a.RequestedAt.Compare(b.RequestedAt) })
+	return out
+}
+
+// Describe is the one-line question for a request, in plain words.
+func Describe(client string, a Access, target string) string {
+	switch a {
+	case Execute:
+		return fmt.Sprintf("%s wants to run: %s", client, target)
+	case Network:
+		return fmt.Sprintf("%s wants network access for: %s", client, target)
+	}
+	return fmt.Sprintf("%s wants to %s %s", client, a.verb(), target)
+}
+
+// Check decides a request: a matching rule answers; otherwise the owner
+// is asked (unless paused, or strict with nobody to ask) and the call
+// blocks until an answer, the timeout, or ctx ending (which withdraws the
+// caller's interest; the approval is withdrawn when nobody waits).
+func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
+	if !r.Access.valid() {
+		return Outcome{}, fmt.Errorf("policy: unknown access %q", r.Access)
+	}
+	now := time.Now()
+	p.mu.Lock()
+	if !r.OneTimeOnly && r.Access != Network {
+		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
+			p.mu.Unlock()
+			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
+		}
+	}
+	if p.paused {
+		p.mu.Unlock()
+		return Outcome{By: audit.ByPaused}, nil
+	}
+	if p.cfg.Strict && len(p.surfaces) == 0 {
+		p.mu.Unlock()
+		return Outcome{By: audit.ByStrict}, nil
+	}
+	once := r.OneTimeOnly || r.Access == Network
+	k := key{r.Client, r.Scope, r.Access, r.Target, once}
+	pd, shared := p.pending[k]
+	if !shared {
+		pd = &pending{done: make(chan struct{}), a: Approval{
+			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
+			Reason: r.Reason, OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
+			Description: Describe(r.Client, r.Access, r.Target),
+		}}
+		p.pending[k], p.byID[pd.a.ID] = pd, pd
+	}
+	pd.waiters++
+	surfaces := p.surfacesLocked()
+	p.mu.Unlock()
+	if !shared {
+		for _, s := range surfaces {
+			s.ApprovalRequested(pd.a)
+		}
+	}
+
+	timer := time.NewTimer(time.Until(pd.a.ExpiresAt))
+	defer timer.Stop()
+	select {
+	case <-pd.done:
+		return pd.out, nil
+	case <-timer.C:
+		p.finish(pd, Outcome{By: audit.ByTimeout}, DenyOnce, "timeout")
+		<-pd.done
+		return pd.out, nil
+	case <-ctx.Done():
+		p.mu.Lock()
+		pd.waiters--
+		last := pd.waiters == 0
+		p.mu.Unlock()
+		if last {
+			p.finish(pd, Outcome{By: audit.ByOwner}, DenyOnce, "withdrawn")
+		}
+		return Outcome{}, errs.New(errs.Denied, "", "The request was withdrawn before the owner answered.")
+	}
+}
+
+// finish resolves pd once with out; it reports whether this call did.
+func (p *Policy) finish(pd *pending, out Outcome, d Decision, by string) bool {
+	if !p.claim(pd) {
+		return false
+	}
+	p.complete(pd, out, d, by)
+	return true
+}
+
+// claim takes pd out of the pending set; only one caller succeeds.
+func (p *Policy) claim(pd *pending) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, live := p.byID[pd.a.ID]; !live {
+		return false
+	}
+	delete(p.byID, pd.a.ID)
+	for k, v := range p.pending {
+		if v == pd {
+			delete(p.pending, k)
+			break
+		}
+	}
+	return true
+}
+
+// complete wakes pd's waiters with out and tells the surfaces.
+func (p *Policy) complete(pd *pending, out Outcome, d Decision, by string) {
+	pd.out = out
+	close(pd.done)
+	p.mu.Lock()
+	surfaces := p.surfacesLocked()
+	p.mu.Unlock()
+	for _, s := range surfaces {
+		s.ApprovalResolved(pd.a.ID, d, by)
+	}
+}
+
+// Answer is the owner's response to an approval.
+type Answer struct {
+	ID        string
+	Decision  Decision
+	Widen     string        // "folder": the rule covers the target's folder
+	ExpiresIn time.Duration // for *_always: the rule expires after this long (0: never)
+	By        string        // who answered: "owner", "tray", "browser", a device name
+}
+
+// Respond answers a pending approval. The first answer wins; later ones,
+// and answers to unknown ids, are errors.
+func (p *Policy) Respond(ctx context.Context, ans Answer) error {
+	if !ans.Decision.valid() {
+		return errs.New(errs.InvalidParams, "", "decision must be one of allow_once, allow_session, allow_always, deny_once, deny_always.")
+	}
+	if ans.Widen != "" && ans.Widen != "folder" {
+		return errs.New(errs.InvalidParams, "", `widen must be "folder" or left out.`)
+	}
+	if ans.ExpiresIn < 0 || (ans.ExpiresIn > 0 && ans.Decision != AllowAlways && ans.Decision != DenyAlways) {
+		return errs.New(errs.InvalidParams, "", "expires_in goes with allow_always or deny_always only.")
+	}
+	p.mu.Lock()
+	pd, ok := p.byID[ans.ID]
+	p.mu.Unlock()
+	if !ok {
+		return errs.New(errs.NotFound, "", "There is no pending approval %q: it was already answered, withdrawn or timed out.", ans.ID)
+	}
+	a := pd.a
+	if !slices.Contains(a.Decisions(), ans.Decision) {
+		return errs.New(errs.InvalidParams, "", "This request can only be allowed or denied once (%s is not accepted).", ans.Decision)
+	}
+	if ans.Widen == "folder" && (a.Access == Execute || a.Access == Network) {
+		return errs.New(errs.InvalidParams, "", "Only file requests can be widened to their folder.")
+	}
+	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision}
+	var rule *Rule
+	if ans.Decision == AllowSession || ans.Decision == AllowAlways || ans.Decision == DenyAlways {
+		r := Rule{
+			ID: newID("ru_"), Client: a.Client, User: a.User, Access: a.Access, Target: a.Target, Match: Exact,
+			Decision: EffectAllow, Lifetime: Always, Created: time.Now().UTC(), CreatedBy: ans.By,
+		}
+		if ans.Decision == DenyAlways {
+			r.Decision = EffectDeny
+		}
+		if ans.Decision == AllowSession {
+			r.Lifetime = Session
+		}
+		if ans.Widen == "folder" {
+			r.Target, r.Match = path.Dir(a.Target), Prefix
+		}
+		if ans.ExpiresIn > 0 {
+			exp := r.Created.Add(ans.ExpiresIn)
+			r.Expires = &exp
+		}
+		rule = &r
+	}
+	// Claim the approval first so a concurrent answer loses cleanly, then
+	// store the rule before waking the waiters: the next identical request
+	// must see it. If the rule cannot be stored, the answer still holds
+	// for this request and the answerer is told.
+	if !p.claim(pd) {
+		return errs.New(errs.Conflict, "", "Approval %q was answered a moment ago by someone else.", ans.ID)
+	}
+	var err error
+	if rule != nil {
+		if err = p.addRule(ctx, *rule); err == nil {
+			out.Rule = rule
+		}
+	}
+	p.complete(pd, out, ans.Decision, ans.By)
+	return err
+}
+
+// addRule stores (always) or keeps (session) a rule and audits it.
+func (p *Policy) addRule(ctx context.Context, r Rule) error {
+	if err := CheckTarget(r.Access, r.Target); err != nil {
+		return err
+	}
+	r.Description = r.describe()
+	if r.Lifetime == Always {
+		if err := p.cfg.Rules.SaveRule(ctx, r); err != nil {
+			return errs.Wrap(err, errs.IO, "", "Corral could not save the rule.")
+		}
+	}
+	p.mu.Lock()
+	p.rules = append(p.rules, r)
+	p.mu.Unlock()
+	return p.record(ctx, "rule.create", r.User, r.Target, r.Description, r.CreatedBy)
+}
+
+func (p *Policy) record(ctx context.Context, op, scope, target, detail, by string) error {
+	_, err := p.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
+		Time: time.Now().UTC(), Client: by, User: scope, Op: op, Target: target,
+		Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: detail,
+	})
+	if err != nil {
+		return errs.Wrap(err, errs.IO, "", "Corral could not write its audit log.")
+	}
+	return nil
+}
+
+// Rules lists the rules in force (expired ones left out), oldest first.
+func (p *Policy) Rules() []Rule {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Rule, 0, len(p.rules))
+	for _, r := range p.rules {
+		if r.Expires == nil || now.Before(*r.Expires) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Revoke removes a rule.
+func (p *Policy) Revoke(ctx context.Context, id, by string) error {
+	p.mu.Lock()
+	i := slices.IndexFunc(p.rules, func(r Rule) bool { return r.ID == id })
+	if i < 0 {
+		p.mu.Unlock()
+		return errs.New(errs.NotFound, "", "There is no rule %q.", id)
+	}
+	r := p.rules[i]
+	p.rules = slices.Delete(p.rules, i, i+1)
+	p.mu.Unlock()
+	if r.Lifetime == Always {
+		if _, err := p.cfg.Rules.DeleteRule(ctx, id); err != nil {
+			p.mu.Lock()
+			p.rules = append(p.rules, r)
+			p.mu.Unlock()
+			return errs.Wrap(err, errs.IO, "", "Corral could not delete the rule.")
+		}
+	}
+	return p.record(ctx, "rule.revoke", r.User, r.Target, r.Description, by)
+}
+
+// SetPaused pauses or resumes agents: while paused every question is
+// denied at once and pending ones are denied now.
+func (p *Policy) SetPaused(ctx context.Context, paused bool, by string) error {
+	p.mu.Lock()
+	changed := p.paused != paused
+	p.paused = paused
+	var live []*pending
+	if paused {
+		for _, pd := range p.byID {
+			live = append(live, pd)
+		}
+	}
+	p.mu.Unlock()
+	for _, pd := range live {
+		p.finish(pd, Outcome{By: audit.ByPaused}, DenyOnce, "paused")
+	}
+	if !changed {
+		return nil
+	}
+	op := "agents.resume"
+	if paused {
+		op = "agents.pause"
+	}
+	return p.record(ctx, op, "", "", "", by)
+}
+
+// Paused reports whether agents are paused.
+func (p *Policy) Paused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused
+}

@@ -1,0 +1,435 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+)
+
+// memRules is a hand-written RuleStore; store/ tests the SQLite one.
+type memRules struct {
+	mu    sync.Mutex
+	rules map[string]Rule
+	fail  bool
+}
+
+func (m *memRules) SaveRule(_ context.Context, r Rule) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail {
+		return errors.New("disk full")
+	}
+	m.rules[r.ID] = r
+	return nil
+}
+
+func (m *memRules) DeleteRule(_ context.Context, id string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.rules[id]
+	delete(m.rules, id)
+	return ok, nil
+}
+
+func (m *memRules) LoadRules(context.Context) ([]Rule, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Rule
+	for _, r := range m.rules {
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+type memAudit struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (m *memAudit) Record(_ context.Context, e audit.Event) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+	return int64(len(m.events)), nil
+}
+
+func (m *memAudit) ops() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for _, e := range m.events {
+		out = append(out, e.Op)
+	}
+	return out
+}
+
+// surface records what it is told and answers nothing by itself.
+type surface struct {
+	mu        sync.Mutex
+	requested []Approval
+	resolved  []string
+	asked     chan Approval
+}
+
+func newSurface() *surface { return &surface{asked: make(chan Approval, 16)} }
+
+func (s *surface) ApprovalRequested(a Approval) {
+	s.mu.Lock()
+	s.requested = append(s.requested, a)
+	s.mu.Unlock()
+	s.asked <- a
+}
+
+func (s *surface) ApprovalResolved(id string, d Decision, by string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resolved = append(s.resolved, id+" "+string(d)+" "+by)
+}
+
+func newPolicy(t *testing.T, strict bool, rs *memRules) (*Policy, *memAudit) {
+	t.Helper()
+	if rs == nil {
+		rs = &memRules{rules: map[string]Rule{}}
+	}
+	au := &memAudit{}
+	p, err := New(context.Background(), Config{Rules: rs, Audit: au, Timeout: time.Minute, Strict: strict})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, au
+}
+
+var readTax = Request{Client: "alice-agent", Scope: "alice", Access: Read, Target: "/home/me/Documents/tax.pdf", Reason: "summarise"}
+
+// check runs p.Check in a goroutine and returns a channel with its result.
+func check(p *Policy, ctx context.Context, r Request) chan Outcome {
+	ch := make(chan Outcome, 1)
+	go func() {
+		out, err := p.Check(ctx, r)
+		if err != nil {
+			out = Outcome{By: "error"}
+		}
+		ch <- out
+	}()
+	return ch
+}
+
+func TestDecisionTable(t *testing.T) {
+	type step struct {
+		answer  Decision // "" = no answer (timeout)
+		widen   string
+		want    bool
+		wantBy  audit.DecidedBy
+		request *Request
+	}
+	other := readTax
+	other.Target = "/home/me/Documents/other.pdf"
+	otherClient := readTax
+	otherClient.Client = "bob-agent"
+	for _, tc := range []struct {
+		name   string
+		strict bool
+		paused bool
+		noSurf bool
+		steps  []step
+	}{
+		{name: "allow once asks again", steps: []step{{answer: AllowOnce, want: true, wantBy: audit.ByOwner}, {answer: DenyOnce, want: false, wantBy: audit.ByOwner}}},
+		{name: "allow session remembers", steps: []step{{answer: AllowSession, want: true, wantBy: audit.ByOwner}, {want: true, wantBy: audit.ByRule}}},
+		{name: "allow always remembers", steps: []step{{answer: AllowAlways, want: true, wantBy: audit.ByOwner}, {want: true, wantBy: audit.ByRule}}},
+		{name: "deny always remembers", steps: []step{{answer: DenyAlways, want: false, wantBy: audit.ByOwner}, {want: false, wantBy: audit.ByRule}}},
+		{name: "exact rule does not cover a sibling", steps: []step{{answer: AllowAlways, want: true, wantBy: audit.ByOwner}, {request: &other, answer: DenyOnce, want: false, wantBy: audit.ByOwner}}},
+		{name: "folder rule covers a sibling", steps: []step{{answer: AllowAlways, widen: "folder", want: true, wantBy: audit.ByOwner}, {request: &other, want: true, wantBy: audit.ByRule}}},
+		{name: "rule binds the client", steps: []step{{answer: AllowAlways, want: true, wantBy: audit.ByOwner}, {request: &otherClient, answer: DenyOnce, want: false, wantBy: audit.ByOwner}}},
+		{name: "timeout denies and remembers nothing", steps: []step{{want: false, wantBy: audit.ByTimeout}, {answer: AllowOnce, want: true, wantBy: audit.ByOwner}}},
+		{name: "strict without surface", strict: true, noSurf: true, steps: []step{{want: false, wantBy: audit.ByStrict}}},
+		{name: "lenient without surface waits", strict: false, noSurf: true, steps: []step{{want: false, wantBy: audit.ByTimeout}}},
+		{name: "paused", paused: true, steps: []step{{want: false, wantBy: audit.ByPaused}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := newPolicy(t, tc.strict, nil)
+				s := newSurface()
+				if !tc.noSurf {
+					defer p.Subscribe(s)()
+				}
+				if tc.paused {
+					p.SetPaused(context.Background(), true, "owner")
+				}
+				for i, st := range tc.steps {
+					r := readTax
+					if st.request != nil {
+						r = *st.request
+					}
+					start := time.Now()
+					ch := check(p, context.Background(), r)
+					synctest.Wait()
+					if st.answer != "" {
+						a := <-s.asked
+						if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: st.answer, Widen: st.widen, By: "owner"}); err != nil {
+							t.Fatalf("step %d: respond: %v", i, err)
+						}
+					}
+					out := <-ch
+					if st.answer == "" && st.wantBy == audit.ByTimeout && !tc.noSurf {
+						<-s.asked // asked, never answered
+					}
+					if out.Allowed != st.want || out.By != st.wantBy {
+						t.Fatalf("step %d: got allowed=%v by=%s, want %v by %s", i, out.Allowed, out.By, st.want, st.wantBy)
+					}
+					if st.wantBy == audit.ByTimeout && time.Since(start) != time.Minute {
+						t.Errorf("step %d: timed out after %v, want 1m", i, time.Since(start))
+					}
+				}
+				if n := len(p.Pending()); n != 0 {
+					t.Errorf("%d approvals left pending", n)
+				}
+			})
+		})
+	}
+}
+
+func TestSharedApprovalAndFirstAnswerWins(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		var chans []chan Outcome
+		for range 5 {
+			chans = append(chans, check(p, context.Background(), readTax))
+		}
+		synctest.Wait()
+		if n := len(p.Pending()); n != 1 {
+			t.Fatalf("%d pending approvals for identical requests, want 1", n)
+		}
+		a := <-s.asked
+		var wg sync.WaitGroup
+		results := make(chan error, 2)
+		for _, d := range []Decision{AllowOnce, DenyOnce} {
+			wg.Go(func() { results <- p.Respond(context.Background(), Answer{ID: a.ID, Decision: d, By: "owner"}) })
+		}
+		wg.Wait()
+		close(results)
+		var ok, failed int
+		for err := range results {
+			if err == nil {
+				ok++
+			} else {
+				failed++
+			}
+		}
+		if ok != 1 || failed != 1 {
+			t.Fatalf("answers: %d succeeded, %d failed; want 1 and 1", ok, failed)
+		}
+		first := <-chans[0]
+		for _, ch := range chans[1:] {
+			if out := <-ch; out.Allowed != first.Allowed {
+				t.Fatal("waiters of one approval got different answers")
+			}
+		}
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowOnce}); errs.KindOf(err) != errs.NotFound {
+			t.Errorf("late answer: %v", err)
+		}
+		if len(p.Pending()) != 0 {
+			t.Error("approval still pending")
+		}
+	})
+}
+
+func TestOneTimeOnly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		net := Request{Client: "alice-agent", Scope: "alice", Access: Network, Target: "curl https://example.com", OneTimeOnly: true}
+		ch := check(p, context.Background(), net)
+		a := <-s.asked
+		if !a.OneTimeOnly || len(a.Decisions()) != 2 {
+			t.Fatalf("approval: %+v", a)
+		}
+		for _, d := range []Decision{AllowAlways, AllowSession, DenyAlways} {
+			if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: d}); errs.KindOf(err) != errs.InvalidParams {
+				t.Errorf("%s on a one-time approval: %v", d, err)
+			}
+		}
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowOnce}); err != nil {
+			t.Fatal(err)
+		}
+		if out := <-ch; !out.Allowed {
+			t.Fatal("allow_once did not allow")
+		}
+		// Asked again next time: nothing is cached.
+		ch = check(p, context.Background(), net)
+		synctest.Wait()
+		if len(p.Pending()) != 1 {
+			t.Fatal("network request was not asked again")
+		}
+		a = <-s.asked
+		p.Respond(context.Background(), Answer{ID: a.ID, Decision: DenyOnce})
+		if out := <-ch; out.Allowed {
+			t.Fatal("deny_once allowed")
+		}
+		if len(p.Rules()) != 0 {
+			t.Errorf("rules created: %+v", p.Rules())
+		}
+	})
+}
+
+func TestWithdrawOnDisconnect(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		ch1 := check(p, ctx1, readTax)
+		ch2 := check(p, ctx2, readTax)
+		synctest.Wait()
+		cancel1()
+		<-ch1
+		synctest.Wait()
+		if len(p.Pending()) != 1 {
+			t.Fatal("approval withdrawn while another caller still waits")
+		}
+		cancel2()
+		<-ch2
+		synctest.Wait()
+		if len(p.Pending()) != 0 {
+			t.Fatal("approval still pending after every caller left")
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.resolved) != 1 {
+			t.Errorf("surfaces told %v", s.resolved)
+		}
+	})
+}
+
+func TestPauseDeniesPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, au := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		ch := check(p, context.Background(), readTax)
+		synctest.Wait()
+		p.SetPaused(context.Background(), true, "owner")
+		if out := <-ch; out.Allowed || out.By != audit.ByPaused {
+			t.Fatalf("pending request at pause: %+v", out)
+		}
+		p.SetPaused(context.Background(), false, "owner")
+		if got := au.ops(); len(got) != 2 || got[0] != "agents.pause" || got[1] != "agents.resume" {
+			t.Errorf("audit: %v", got)
+		}
+	})
+}
+
+func TestRulesPersistRevokeAndExpire(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := &memRules{rules: map[string]Rule{}}
+		p, au := newPolicy(t, true, rs)
+		s := newSurface()
+		cancel := p.Subscribe(s)
+		ch := check(p, context.Background(), readTax)
+		a := <-s.asked
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways, ExpiresIn: time.Hour, By: "browser"}); err != nil {
+			t.Fatal(err)
+		}
+		<-ch
+		ch = check(p, context.Background(), Request{Client: "alice-agent", Scope: "alice", Access: Write, Target: "/tmp/x"})
+		a = <-s.asked
+		p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowSession, By: "tray"})
+		<-ch
+		cancel()
+		if len(rs.rules) != 1 {
+			t.Fatalf("persisted rules: %d, want only the always one", len(rs.rules))
+		}
+		// A restart keeps the always rule, not the session one.
+		p2, _ := newPolicy(t, true, rs)
+		rules := p2.Rules()
+		if len(rules) != 1 || rules[0].CreatedBy != "browser" || rules[0].Expires == nil || rules[0].Description == "" {
+			t.Fatalf("after restart: %+v", rules)
+		}
+		if out, _ := p2.Check(context.Background(), readTax); !out.Allowed || out.By != audit.ByRule {
+			t.Fatalf("rule after restart: %+v", out)
+		}
+		time.Sleep(time.Hour) // fake time: the rule expires
+		if out, _ := p2.Check(context.Background(), readTax); out.By != audit.ByStrict {
+			t.Fatalf("expired rule still applied: %+v", out)
+		}
+		if err := p.Revoke(context.Background(), rules[0].ID, "owner"); err != nil {
+			t.Fatal(err)
+		}
+		if len(rs.rules) != 0 {
+			t.Error("revoked rule still stored")
+		}
+		if err := p.Revoke(context.Background(), rules[0].ID, "owner"); errs.KindOf(err) != errs.NotFound {
+			t.Errorf("second revoke: %v", err)
+		}
+		if got := au.ops(); len(got) != 3 || got[2] != "rule.revoke" {
+			t.Errorf("audit: %v", got)
+		}
+	})
+}
+
+func TestRuleMatching(t *testing.T) {
+	now := time.Now()
+	rules := []Rule{
+		{ID: "1", Client: "a", User: "u", Access: Read, Target: "/a/b", Match: Prefix, Decision: EffectAllow},
+		{ID: "2", Client: AnyClient, User: "u", Access: Read, Target: "/a/b/secret", Match: Prefix, Decision: EffectDeny},
+		{ID: "3", Client: "a", User: "u", Access: Read, Target: "/", Match: Prefix, Decision: EffectAllow},
+		{ID: "4", Client: "a", User: "u", Access: Write, Target: "/a/b/c.txt", Match: Exact, Decision: EffectAllow},
+		{ID: "5", Client: "a", User: "u", Access: Write, Target: "/a/b", Match: Prefix, Decision: EffectAllow},
+	}
+	for _, tc := range []struct {
+		client string
+		a      Access
+		target string
+		id     string
+	}{
+		{"a", Read, "/a/b", "1"},
+		{"a", Read, "/a/b/x", "1"},
+		{"a", Read, "/a/bc", "3"},         // /a/b never matches /a/bc
+		{"a", Read, "/a/b/secret/k", "2"}, // deny beats allow
+		{"z", Read, "/a/b/secret", "2"},
+		{"a", Read, "/etc", "3"},
+		{"z", Read, "/a/b", ""},
+		{"a", Write, "/a/b/c.txt", "4"}, // exact beats prefix
+		{"a", Write, "/a/b/d.txt", "5"},
+		{"a", Delete, "/a/b/c.txt", ""},
+	} {
+		r, ok := decide(rules, tc.client, "u", tc.a, tc.target, now)
+		if got := map[bool]string{true: r.ID}[ok]; got != tc.id {
+			t.Errorf("%s %s %s: rule %q, want %q", tc.client, tc.a, tc.target, got, tc.id)
+		}
+	}
+	for _, bad := range []string{"", "relative", "/a/../b", "/a/b/", "/a//b", "/a/./b"} {
+		if CheckTarget(Read, bad) == nil {
+			t.Errorf("target %q accepted", bad)
+		}
+	}
+	if CheckTarget(Read, "/") != nil || CheckTarget(Execute, "ls -la ..") != nil {
+		t.Error("good targets refused")
+	}
+}
+
+func TestRuleSaveFailureStillAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := &memRules{rules: map[string]Rule{}, fail: true}
+		p, _ := newPolicy(t, true, rs)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		ch := check(p, context.Background(), readTax)
+		a := <-s.asked
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways}); errs.KindOf(err) != errs.IO {
+			t.Errorf("respond with a failing store: %v", err)
+		}
+		if out := <-ch; !out.Allowed {
+			t.Error("the answer did not hold for the request itself")
+		}
+	})
+}

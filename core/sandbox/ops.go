@@ -1,0 +1,337 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"corral/core/errs"
+	"corral/core/fsbox"
+)
+
+// Limits of the list, find and grep methods.
+const (
+	MaxListEntries = 1000
+	MaxFindMatches = 1000
+	DefaultMatches = 100
+	MaxGrepMatches = 1000
+	maxPattern     = 4096
+)
+
+// ReadArgs are file.read's parameters.
+type ReadArgs struct {
+	Context *Context `json:"context"`
+	Path    string   `json:"path"`
+	Offset  int      `json:"offset"`
+	Limit   int      `json:"limit"`
+}
+
+// Read answers file.read.
+func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadResult, error) {
+	var res fsbox.ReadResult
+	o, err := s.begin(ctx, c, a.Context, "file.read")
+	if err != nil {
+		return res, err
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err == nil {
+		res, err = d.Read(t.Rel, a.Offset, a.Limit)
+		if err == nil {
+			o.ev.Bytes = res.Bytes
+			if res.Type == "text" {
+				o.ev.Detail = fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines)
+			} else {
+				o.ev.Detail = res.MimeType
+			}
+		}
+	}
+	return res, o.end(ctx, err)
+}
+
+// WriteArgs are file.write's parameters.
+type WriteArgs struct {
+	Context  *Context `json:"context"`
+	Path     string   `json:"path"`
+	Content  string   `json:"content"`
+	Append   bool     `json:"append"`
+	Encoding string   `json:"encoding"`
+}
+
+// WriteResult is file.write's answer.
+type WriteResult struct {
+	Path  string `json:"path"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Write answers file.write.
+func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "file.write")
+	if err != nil {
+		return WriteResult{}, err
+	}
+	data := []byte(a.Content)
+	switch a.Encoding {
+	case "", "utf8", "utf-8":
+	case "base64":
+		if data, err = base64.StdEncoding.DecodeString(a.Content); err != nil {
+			o.ev.Target = a.Path
+			return WriteResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "The content is not valid base64."))
+		}
+	default:
+		o.ev.Target = a.Path
+		return WriteResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "encoding must be \"utf8\" or \"base64\"."))
+	}
+	if a.Append {
+		o.ev.Detail = "append"
+	}
+	d, t, err := o.target(a.Path, needWrite)
+	var n int64
+	if err == nil {
+		n, err = d.Write(t.Rel, data, a.Append)
+		o.ev.Bytes = n
+	}
+	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
+}
+
+// EditArgs are file.edit's parameters.
+type EditArgs struct {
+	Context    *Context `json:"context"`
+	Path       string   `json:"path"`
+	OldText    string   `json:"old_text"`
+	NewText    string   `json:"new_text"`
+	ReplaceAll bool     `json:"replace_all"`
+}
+
+// EditResult is file.edit's answer.
+type EditResult struct {
+	Path         string `json:"path"`
+	Replacements int    `json:"replacements"`
+}
+
+// Edit answers file.edit.
+func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "file.edit")
+	if err != nil {
+		return EditResult{}, err
+	}
+	d, t, err := o.target(a.Path, needWrite)
+	var n int
+	if err == nil {
+		n, err = d.Edit(t.Rel, a.OldText, a.NewText, a.ReplaceAll)
+		o.ev.Detail = fmt.Sprintf("%d replacements", n)
+	}
+	return EditResult{Path: t.Visible, Replacements: n}, o.end(ctx, err)
+}
+
+// DeleteArgs are file.delete's parameters.
+type DeleteArgs struct {
+	Context   *Context `json:"context"`
+	Path      string   `json:"path"`
+	Recursive bool     `json:"recursive"`
+}
+
+// PathResult answers methods whose result is just a path.
+type PathResult struct {
+	Path string `json:"path"`
+}
+
+// Delete answers file.delete.
+func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "file.delete")
+	if err != nil {
+		return PathResult{}, err
+	}
+	if a.Recursive {
+		o.ev.Detail = "recursive"
+	}
+	d, t, err := o.target(a.Path, needDelete)
+	if err == nil {
+		err = d.Delete(t.Rel, a.Recursive)
+	}
+	return PathResult{Path: t.Visible}, o.end(ctx, err)
+}
+
+// MoveArgs are file.move's parameters.
+type MoveArgs struct {
+	Context *Context `json:"context"`
+	From    string   `json:"from"`
+	To      string   `json:"to"`
+}
+
+// MoveResult is file.move's answer.
+type MoveResult struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Move answers file.move.
+func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "file.move")
+	if err != nil {
+		return MoveResult{}, err
+	}
+	src, from, err := o.target(a.From, needDelete)
+	if err != nil {
+		return MoveResult{}, o.end(ctx, err)
+	}
+	dst, to, err := o.target(a.To, needWrite)
+	if err == nil {
+		err = fsbox.Move(src, from.Rel, dst, to.Rel)
+	}
+	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
+}
+
+// StatArgs are file.stat's parameters.
+type StatArgs struct {
+	Context *Context `json:"context"`
+	Path    string   `json:"path"`
+}
+
+// Stat answers file.stat.
+func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, error) {
+	var info fsbox.Info
+	o, err := s.begin(ctx, c, a.Context, "file.stat")
+	if err != nil {
+		return info, err
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err == nil {
+		info, err = d.Stat(t.Rel)
+	}
+	return info, o.end(ctx, err)
+}
+
+// ListArgs are folder.list's parameters.
+type ListArgs struct {
+	Context *Context `json:"context"`
+	Path    string   `json:"path"`
+	Depth   int      `json:"depth"`
+}
+
+// ListResult is folder.list's answer.
+type ListResult struct {
+	Path      string       `json:"path"`
+	Entries   []fsbox.Info `json:"entries"`
+	Truncated bool         `json:"truncated"`
+}
+
+// List answers folder.list.
+func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, error) {
+	var res ListResult
+	o, err := s.begin(ctx, c, a.Context, "folder.list")
+	if err != nil {
+		return res, err
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	if a.Depth == 0 {
+		a.Depth = 1
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err == nil {
+		res.Entries, res.Truncated, err = d.List(t.Rel, a.Depth, MaxListEntries)
+		o.ev.Detail = fmt.Sprintf("depth %d, %d entries", a.Depth, len(res.Entries))
+	}
+	res.Path = t.Visible
+	if res.Entries == nil {
+		res.Entries = []fsbox.Info{}
+	}
+	return res, o.end(ctx, err)
+}
+
+// FindArgs are file.find's parameters.
+type FindArgs struct {
+	Context *Context `json:"context"`
+	Pattern string   `json:"pattern"`
+	Path    string   `json:"path"`
+}
+
+// FindResult is file.find's answer.
+type FindResult struct {
+	Matches   []string `json:"matches"`
+	Truncated bool     `json:"truncated"`
+}
+
+// Find answers file.find.
+func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, error) {
+	res := FindResult{Matches: []string{}}
+	o, err := s.begin(ctx, c, a.Context, "file.find")
+	if err != nil {
+		return res, err
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	o.ev.Detail = "pattern " + a.Pattern
+	if a.Pattern == "" || len(a.Pattern) > maxPattern || strings.ContainsRune(a.Pattern, 0) {
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern must be a glob of 1 to %d bytes.", maxPattern))
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err == nil {
+		var m []string
+		m, res.Truncated, err = d.Find(t.Rel, a.Pattern, MaxFindMatches)
+		if m != nil {
+			res.Matches = m
+		}
+	}
+	return res, o.end(ctx, err)
+}
+
+// GrepArgs are file.grep's parameters.
+type GrepArgs struct {
+	Context    *Context `json:"context"`
+	Pattern    string   `json:"pattern"`
+	Path       string   `json:"path"`
+	Glob       string   `json:"glob"`
+	MaxMatches int      `json:"max_matches"`
+}
+
+// GrepResult is file.grep's answer.
+type GrepResult struct {
+	Matches   []fsbox.Match `json:"matches"`
+	Truncated bool          `json:"truncated"`
+}
+
+// Grep answers file.grep.
+func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, error) {
+	res := GrepResult{Matches: []fsbox.Match{}}
+	o, err := s.begin(ctx, c, a.Context, "file.grep")
+	if err != nil {
+		return res, err
+	}
+	if a.Path == "" {
+		a.Path = "."
+	}
+	o.ev.Detail = "pattern " + a.Pattern
+	if len(a.Pattern) > maxPattern || len(a.Glob) > maxPattern {
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern and glob must be at most %d bytes.", maxPattern))
+	}
+	re, rerr := regexp.Compile(a.Pattern)
+	if rerr != nil || a.Pattern == "" {
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern is not a valid regular expression (RE2 syntax)."))
+	}
+	switch {
+	case a.MaxMatches <= 0:
+		a.MaxMatches = DefaultMatches
+	case a.MaxMatches > MaxGrepMatches:
+		a.MaxMatches = MaxGrepMatches
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err == nil {
+		var m []fsbox.Match
+		m, res.Truncated, err = d.Grep(t.Rel, re, a.Glob, a.MaxMatches)
+		if m != nil {
+			res.Matches = m
+		}
+	}
+	return res, o.end(ctx, err)
+}

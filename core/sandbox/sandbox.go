@@ -1,0 +1,243 @@
+// Package sandbox is Corral's facade: the one place where an agent's
+// request becomes a file operation. Every method selects the request's
+// scope, resolves the path (core/paths), decides whether the access is
+// allowed, performs it inside an os.Root (core/fsbox) and records exactly
+// one audit event, committed before the method returns.
+//
+// Guarantees: no method opens a host path that did not come from the
+// layout's scope folders, the shared folder or a configured root; every
+// call that reaches a method is audited, including those denied before any
+// disk access; errors are *errs.Error values whose sentences name only
+// agent-visible paths.
+//
+// Not guaranteed: the facade does not bound how long a file operation on
+// a slow disk takes, and it trusts the Caller it is handed — transports
+// authenticate.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/fsbox"
+	"corral/core/paths"
+)
+
+// Config holds the sandbox's dependencies.
+type Config struct {
+	Layout paths.Layout
+	Users  []string // configured user ids
+	Audit  audit.Sink
+	Clock  func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: slog.Default()
+}
+
+// Sandbox performs agents' file operations. It is safe for concurrent use.
+type Sandbox struct {
+	layout paths.Layout
+	users  map[string]bool
+	audit  audit.Sink
+	now    func() time.Time
+	log    *slog.Logger
+
+	mu    sync.Mutex
+	roots map[string]*os.Root // by host folder
+}
+
+// New returns a Sandbox, creating the sandbox base (mode 0700) if needed.
+func New(cfg Config) (*Sandbox, error) {
+	if cfg.Audit == nil {
+		return nil, errors.New("sandbox: no audit sink")
+	}
+	if err := os.MkdirAll(cfg.Layout.Base, 0o700); err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		layout: cfg.Layout,
+		users:  map[string]bool{},
+		audit:  cfg.Audit,
+		now:    cfg.Clock,
+		log:    cfg.Logger,
+		roots:  map[string]*os.Root{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	for _, u := range cfg.Users {
+		s.users[u] = true
+	}
+	return s, nil
+}
+
+// Close releases the open roots.
+func (s *Sandbox) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, r := range s.roots {
+		r.Close()
+		delete(s.roots, k)
+	}
+	return nil
+}
+
+// Layout returns the path layout the sandbox resolves against.
+func (s *Sandbox) Layout() paths.Layout { return s.layout }
+
+// need is the kind of access an operation needs on a path.
+type need int
+
+const (
+	needRead need = iota
+	needWrite
+	needDelete
+)
+
+// op is one audited operation in progress.
+type op struct {
+	s     *Sandbox
+	ev    audit.Event
+	start time.Time
+	scope string
+}
+
+// begin starts an operation: it selects the scope and, when the caller may
+// not act in it, records the refusal and returns the error.
+func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name string) (*op, error) {
+	o := &op{s: s, start: s.now(), ev: audit.Event{Client: c.Client, Op: name}}
+	scope, err := s.ScopeFor(c, cx)
+	if err != nil {
+		o.ev.User = c.User
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByScope
+		return nil, o.end(ctx, err)
+	}
+	o.scope, o.ev.User = scope, scope
+	return o, nil
+}
+
+// target resolves p in the operation's scope, decides the access and
+// opens the folder the operation runs in. The first target of an
+// operation is its audit target; a second (file.move) goes to the detail.
+func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
+	t, err := o.s.layout.Resolve(o.scope, p)
+	if o.ev.Target == "" {
+		o.ev.Target = p
+		if err == nil {
+			o.ev.Target = t.Visible
+		}
+	} else if err == nil {
+		o.ev.Detail = appendDetail(o.ev.Detail, "to "+t.Visible)
+	}
+	if err != nil {
+		// end() records a refused escape as deny and a malformed path as
+		// an error.
+		o.ev.DecidedBy = audit.ByScope
+		return fsbox.Dir{}, t, err
+	}
+	switch t.Area {
+	case paths.InScope, paths.InShare:
+		o.ev.DecidedBy = audit.ByScope
+	case paths.InRoot:
+		o.ev.DecidedBy = audit.ByRoot
+		if n != needRead && t.Access != paths.ReadWrite {
+			o.ev.Decision = audit.Deny
+			return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s is in a folder agents may only read.", t.Visible)
+		}
+	default:
+		// Nobody to ask yet: outside the fence is refused.
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByStrict
+		return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s is outside the folders agents may use, so Corral refused it.", t.Visible)
+	}
+	o.ev.Decision = audit.Allow
+	r, err := o.s.root(t)
+	if err != nil {
+		return fsbox.Dir{}, t, err
+	}
+	return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
+}
+
+func appendDetail(d, s string) string {
+	if d == "" {
+		return s
+	}
+	return d + "; " + s
+}
+
+// end records the operation's event and returns err, or an io error when
+// the event could not be recorded: no answer goes out unaudited.
+func (o *op) end(ctx context.Context, err error) error {
+	ev := &o.ev
+	ev.Time = o.start.UTC()
+	ev.DurationMs = o.s.now().Sub(o.start).Milliseconds()
+	if err != nil {
+		e := errs.As(err)
+		if e.Err != nil && e.Kind == errs.IO {
+			o.s.log.Error("operation failed", "op", ev.Op, "client", ev.Client, "scope", ev.User, "path", ev.Target, "err", e.Err)
+		}
+		if ev.Decision == "" || ev.Decision == audit.Allow {
+			ev.Decision = audit.Error
+			if e.Kind == errs.Denied || e.Kind == errs.Forbidden {
+				ev.Decision = audit.Deny
+			}
+		}
+		ev.Error = string(e.Kind) + ": " + e.Msg
+	}
+	if _, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev); rerr != nil {
+		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", rerr)
+		return errs.Wrap(rerr, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this operation.")
+	}
+	return err
+}
+
+// root returns the os.Root for a target's folder, creating scope folders,
+// their output folder and the shared folder on first use.
+func (s *Sandbox) root(t paths.Target) (*os.Root, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.roots[t.Dir]; ok {
+		return r, nil
+	}
+	if t.Area == paths.InScope || t.Area == paths.InShare {
+		// t.Dir is Base/<segment>: one level, created without following
+		// anything an agent could have planted (agents cannot write Base).
+		if err := os.Mkdir(t.Dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not create the sandbox folder.")
+		}
+	}
+	r, err := os.OpenRoot(t.Dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, errs.New(errs.NotFound, t.Prefix, "The folder %s does not exist.", t.Prefix)
+		}
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not open the folder.")
+	}
+	if t.Area == paths.InScope {
+		if err := r.Mkdir(s.layout.OutputDir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			s.log.Warn("could not create output folder", "path", filepath.Join(t.Dir, s.layout.OutputDir), "err", err)
+		}
+	}
+	s.roots[t.Dir] = r
+	return r, nil
+}
+
+// ScopeDir returns the host folder of a scope, creating it if needed. It
+// is for the command runner, which mounts the folder as $HOME.
+func (s *Sandbox) ScopeDir(scope string) (string, error) {
+	t, err := s.layout.Resolve(scope, ".")
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.root(t); err != nil {
+		return "", err
+	}
+	return t.Dir, nil
+}

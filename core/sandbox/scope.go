@@ -1,0 +1,81 @@
+package sandbox
+
+import (
+	"slices"
+
+	"corral/core/errs"
+)
+
+// Caller is who sends a request: a configured client or the owner.
+type Caller struct {
+	Client string   // client name; "owner" for the owner
+	User   string   // the client's own scope: a user id, "companion" or "default"
+	ActFor []string // other scopes the client may name in a context ("*": any)
+	Owner  bool     // the owner may act for any scope
+}
+
+// Context is the optional request context of the seeds (PROTOCOL.md
+// section 4). Its fields only select a scope; they are never trusted as
+// identity: the resulting scope must still be one the caller may act for.
+type Context struct {
+	SessionID        string `json:"session_id,omitempty"`
+	UserID           string `json:"user_id,omitempty"`
+	AppID            string `json:"app_id,omitempty"`
+	ChannelName      string `json:"channel_name,omitempty"`
+	ConversationType string `json:"conversation_type,omitempty"`
+}
+
+// Scope names that are not user ids.
+const (
+	ScopeCompanion = "companion"
+	ScopeDefault   = "default"
+)
+
+func (c *Context) empty() bool {
+	return c == nil || (c.SessionID == "" && c.UserID == "" && c.AppID == "" && c.ChannelName == "" && c.ConversationType == "")
+}
+
+// asciiEqualFold compares ASCII case-insensitively; unlike
+// strings.EqualFold it does not fold 'ſ' to 's' or the Kelvin sign to 'k'.
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// ScopeFor selects the scope of a request (PROTOCOL.md section 4) and
+// checks that the caller may act in it.
+func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
+	scope := c.User
+	if c.Owner && scope == "" {
+		scope = ScopeDefault
+	}
+	if !ctx.empty() {
+		switch {
+		case ctx.UserID != "" && s.users[ctx.UserID]:
+			scope = ctx.UserID
+		case slices.ContainsFunc([]string{ctx.SessionID, ctx.UserID, ctx.AppID, ctx.ChannelName, ctx.ConversationType},
+			func(v string) bool { return asciiEqualFold(v, ScopeCompanion) }):
+			scope = ScopeCompanion
+		default:
+			scope = ScopeDefault
+		}
+	}
+	if c.Owner || scope == c.User || slices.Contains(c.ActFor, "*") || slices.Contains(c.ActFor, scope) {
+		return scope, nil
+	}
+	return "", errs.New(errs.Forbidden, "", "This client may not act for %q; ask the owner to add it to act_for in the config.", scope)
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the system packages Corral needs to build, run and test.
+# Idempotent: packages already installed are left alone, and apt is only
+# called when something is missing. Runs apt as root, or through sudo.
+set -euo pipefail
+
+pkgs=(
+  gcc pkg-config            # cgo: go-sqlite3, Fyne
+  libgl1-mesa-dev xorg-dev  # Fyne's GL and X11 headers
+  bubblewrap                # the sandbox for command.run
+  xvfb xauth dbus-x11 xdotool # desktop tests under a virtual display
+  chromium                  # browser tests of the dashboard and /files/out
+  wrk nginx-light           # benchmarks of /files/out against nginx
+  sqlite3 ca-certificates
+)
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"corral/core/audit"
+)
+
+// Benchmarks run only with -bench; ordinary `go test` never builds the big
+// database.
+
+func BenchmarkRecord(b *testing.B) {
+	for _, par := range []int{1, 64, 256, 1024} {
+		b.Run(fmt.Sprintf("producers=%dxGOMAXPROCS", par), func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			e := audit.Event{Client: "claude", User: "alice", Op: "file.read", Target: "share/docs/report.md",
+				Decision: audit.Allow, DecidedBy: audit.ByScope, Bytes: 4096, DurationMs: 2}
+			b.SetParallelism(par)
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := s.Record(b.Context(), e); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// The 1M-event database is cached in os.TempDir under a name carrying the
+// schema version and the generator's version, so later runs skip building.
+const (
+	benchEvents      = 1_000_000
+	benchDataVersion = 1
+)
+
+var (
+	benchEnd  = time.Date(2025, 6, 30, 0, 0, 0, 0, time.UTC)
+	benchSpan = 30 * 24 * time.Hour
+
+	benchOnce sync.Once
+	benchPath string
+	benchErr  error
+)
+
+func bench1M(b *testing.B) *Store {
+	b.Helper()
+	benchOnce.Do(func() {
+		benchPath = filepath.Join(os.TempDir(),
+			fmt.Sprintf("corral-store-bench-1m-s%d-d%d.db", schemaVersion(), benchDataVersion))
+		if _, err := os.Stat(benchPath); err == nil {
+			return
+		}
+		start := time.Now()
+		benchErr = buildBenchDB(benchPath)
+		b.Logf("built %s in %v", benchPath, time.Since(start).Round(time.Millisecond))
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	s, err := Open(benchPath, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	return s
+}
+
+// buildBenchDB writes benchEvents varied events over benchSpan, times
+// following ids with a little jitter as they do when recorded live, in one
+// transaction, then renames the file into place.
+func buildBenchDB(path string) error {
+	tmp := path + ".building"
+	os.Remove(tmp)
+	s, err := Open(tmp, Options{}) // creates the schema
+	if err != nil {
+		return err
+	}
+	if err := s.Close(); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite3", dsn(tmp, nil))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(insertSQL)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(weighted []string) string { return weighted[rng.IntN(len(weighted))] }
+	clients := []string{"claude", "claude", "claude", "claude", "codex", "codex", "codex", "cursor", "cursor", "phone", "aider", "zed", "goose", "ci-bot"}
+	users := []string{"default", "default", "default", "alice", "alice", "bob", "carol", "dave"}
+	ops := []string{"file.read", "file.read", "file.read", "file.read", "file.stat", "file.stat", "folder.list", "folder.list",
+		"file.grep", "file.find", "file.write", "file.write", "file.edit", "command.run", "command.run",
+		"file.delete", "file.move", "link.create", "result.save", "files.out"}
+	step := benchSpan / benchEvents
+	t := benchEnd.Add(-benchSpan)
+	for i := range benchEvents {
+		t = t.Add(step)
+		e := audit.Event{
+			Time:       t.Add(time.Duration(rng.IntN(4000)-2000) * time.Millisecond),
+			Client:     pick(clients),
+			User:       pick(users),
+			Op:         pick(ops),
+			Target:     fmt.Sprintf("share/projects/p%d/src/file%d.go", rng.IntN(50), rng.IntN(2000)),
+			Decision:   audit.Allow,
+			DecidedBy:  audit.ByScope,
+			Bytes:      rng.Int64N(1 << 20),
+			DurationMs: rng.Int64N(500),
+		}
+		switch r := rng.IntN(100); {
+		case r < 7:
+			e.Decision, e.DecidedBy, e.Detail = audit.Deny, audit.ByRule, fmt.Sprintf("denied by rule r%d", rng.IntN(40))
+		case r < 10:
+			e.Decision, e.Error = audit.Error, "no such file or directory"
+		}
+		if e.Op == "command.run" {
+			e.Target, e.Detail = "playground", fmt.Sprintf("go test ./pkg%d/...", rng.IntN(30))
+		}
+		if _, err := stmt.Exec(e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target, string(e.Decision),
+			string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error); err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if _, err := db.Exec("PRAGMA analysis_limit = 1000; ANALYZE; PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func reportMs(b *testing.B) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/1e6/float64(b.N), "ms/op")
+}
+
+func BenchmarkQuery1M(b *testing.B) {
+	s := bench1M(b)
+	day := func(d int) time.Time { return benchEnd.Add(-benchSpan).AddDate(0, 0, d) }
+	cases := []struct {
+		name string
+		f    audit.Filter
+	}{
+		{"unfiltered", audit.Filter{}},
+		{"client", audit.Filter{Client: "zed"}},
+		{"user", audit.Filter{User: "carol"}},
+		{"op", audit.Filter{Op: "link.create"}},
+		{"decision", audit.Filter{Decision: audit.Error}},
+		{"op+decision", audit.Filter{Op: "file.write", Decision: audit.Deny}},
+		{"time_range_day", audit.Filter{Since: day(10), Until: day(11)}},
+		{"time_range_last_day", audit.Filter{Since: day(29)}},
+		{"time_range_wide_old", audit.Filter{Since: day(2), Until: day(20)}},
+		{"client+time_range_day", audit.Filter{Client: "zed", Since: day(10), Until: day(11)}},
+		{"text", audit.Filter{Text: "p7/src/file1"}},
+		{"text+time_range_day", audit.Filter{Text: "pkg3/", Since: day(10), Until: day(11)}},
+		{"text_rare_full_scan", audit.Filter{Text: "no event has this"}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				p, err := s.Query(b.Context(), tc.f)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tc.name != "text_rare_full_scan" && len(p.Events) != 100 {
+					b.Fatalf("%d events, want a full page", len(p.Events))
+				}
+			}
+			reportMs(b)
+		})
+	}
+	b.Run("client_second_page", func(b *testing.B) {
+		f := audit.Filter{Client: "zed"}
+		p, err := s.Query(b.Context(), f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.Cursor = p.NextCursor
+		for b.Loop() {
+			if p, err := s.Query(b.Context(), f); err != nil || len(p.Events) != 100 {
+				b.Fatalf("%d events, %v", len(p.Events), err)
+			}
+		}
+		reportMs(b)
+	})
+}
+
+func BenchmarkStats1M(b *testing.B) {
+	s := bench1M(b)
+	cases := []struct {
+		name string
+		f    audit.Filter
+	}{
+		{"client_30_days", audit.Filter{Client: "zed"}},
+		{"last_7_days", audit.Filter{Since: benchEnd.AddDate(0, 0, -7)}},
+		{"op_last_7_days", audit.Filter{Op: "command.run", Since: benchEnd.AddDate(0, 0, -7)}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Stats(b.Context(), tc.f, 24*time.Hour); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportMs(b)
+		})
+	}
+}

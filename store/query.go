@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+)
+
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+
+	// A time range holding at most this many events (estimated) is always
+	// read through the time index: sorting that many ids stays cheap.
+	smallRange = 50_000
+	// Reading one event through the time index and sorting it costs about
+	// this many events skipped by a newest-first walk.
+	timeIndexCost = 3
+)
+
+// planChoice lets tests force either way of reading a time range, to check
+// both give the same answers.
+type planChoice int
+
+const (
+	planAuto planChoice = iota
+	planTime
+	planIDs
+)
+
+const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error`
+
+// Query returns one page of events matching f, newest first, and a cursor
+// for the next page ("" when there is none). A cursor not made by Query
+// is an invalid_params error.
+func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
+	if s.closed() {
+		return audit.Page{}, ErrClosed
+	}
+	before := int64(math.MaxInt64)
+	if f.Cursor != "" {
+		id, ok := parseCursor(f.Cursor)
+		if !ok {
+			return audit.Page{}, errs.New(errs.InvalidParams, "", "That cursor is not one Corral gave out.")
+		}
+		before = id
+	}
+	limit := clampLimit(f.Limit)
+
+	viaTime, err := s.preferTimeIndex(ctx, f, before)
+	if err != nil {
+		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+	}
+	var q string
+	if viaTime {
+		// Pick the page's ids from the time index (covering for time-only
+		// filters), then fetch those rows.
+		w := where(f, "time_ns", before)
+		q = `SELECT ` + eventColumns + ` FROM audit_events WHERE id IN (
+			SELECT id FROM audit_events INDEXED BY audit_events_time` + w.clause() + `
+			ORDER BY id DESC LIMIT ?) ORDER BY id DESC`
+		w.args = append(w.args, limit+1)
+		return s.page(ctx, q, w.args, limit)
+	}
+	// "+time_ns" keeps SQLite off the time index: walk ids (or a (col, id)
+	// index) downward and stop after one page.
+	w := where(f, "+time_ns", before)
+	q = `SELECT ` + eventColumns + ` FROM audit_events` + w.clause() + ` ORDER BY id DESC LIMIT ?`
+	w.args = append(w.args, limit+1)
+	return s.page(ctx, q, w.args, limit)
+}
+
+func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audit.Page, error) {
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
+	if err != nil {
+		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+	}
+	defer rows.Close()
+	p := audit.Page{Events: make([]audit.Event, 0, min(limit, 128))}
+	for rows.Next() {
+		if len(p.Events) == limit { // the extra row: there is a next page
+			p.NextCursor = formatCursor(p.Events[limit-1].ID)
+			break
+		}
+		var e audit.Event
+		var ns int64
+		if err := rows.Scan(&e.ID, &ns, &e.Client, &e.User, &e.Op, &e.Target, &e.Decision,
+			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error); err != nil {
+			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+		}
+		e.Time = time.Unix(0, ns).UTC()
+		p.Events = append(p.Events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+	}
+	return p, nil
+}
+
+// preferTimeIndex decides how a page with a time range is read: through
+// the time index (cost: every event in the range, sorted by id) or by
+// walking ids downward from the cursor (cost: every newer event outside
+// the range, then one page). It estimates both from the ids of the range's
+// oldest and newest events, found in the time index in O(log n); the
+// estimate is only as good as the assumption that times follow ids, but
+// either way the answer is the same.
+func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int64) (bool, error) {
+	if f.Since.IsZero() && f.Until.IsZero() {
+		return false, nil
+	}
+	switch s.plan {
+	case planTime:
+		return true, nil
+	case planIDs:
+		return false, nil
+	}
+	since, until := int64(math.MinInt64), int64(math.MaxInt64)
+	if !f.Since.IsZero() {
+		since = clampNanos(f.Since)
+	}
+	var lo, hi, top sql.NullInt64
+	var err error
+	if f.Until.IsZero() {
+		err = s.rdb.QueryRowContext(ctx, `SELECT
+			(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
+			(SELECT max(id) FROM audit_events),
+			(SELECT max(id) FROM audit_events)`, since).Scan(&lo, &hi, &top)
+	} else {
+		until = clampNanos(f.Until)
+		err = s.rdb.QueryRowContext(ctx, `SELECT
+			(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
+			(SELECT id FROM audit_events WHERE time_ns < ? ORDER BY time_ns DESC LIMIT 1),
+			(SELECT max(id) FROM audit_events)`, since, until).Scan(&lo, &hi, &top)
+	}
+	if err != nil {
+		return false, err
+	}
+	if !lo.Valid || !hi.Valid || since >= until {
+		return true, nil // nothing in range: the time index says so at once
+	}
+	newest := min(top.Int64, before-1)
+	span := hi.Int64 - lo.Int64 + 1
+	skipped := newest - min(hi.Int64, newest)
+	if min(hi.Int64, newest) < lo.Int64 || span <= smallRange {
+		return true, nil
+	}
+	return span*timeIndexCost < skipped, nil
+}
+
+// Stats counts the events matching f (cursor and limit ignored) per bucket
+// of the given length, split by decision, in ascending order of start.
+// Buckets are aligned to multiples of their length since the Unix epoch,
+// so hours and days start on UTC hours and midnights; empty buckets are
+// left out.
+func (s *Store) Stats(ctx context.Context, f audit.Filter, bucket time.Duration) ([]audit.Bucket, error) {
+	if s.closed() {
+		return nil, ErrClosed
+	}
+	if bucket < time.Minute {
+		return nil, errs.New(errs.InvalidParams, "", "The bucket must be at least a minute long.")
+	}
+	b := bucket.Nanoseconds()
+	w := where(f, "time_ns", math.MaxInt64)
+	q := `SELECT time_ns - (((time_ns % ?) + ?) % ?) AS start,
+		sum(decision = 'allow'), sum(decision = 'deny'), sum(decision = 'error')
+		FROM audit_events` + w.clause() + ` GROUP BY start ORDER BY start`
+	rows, err := s.rdb.QueryContext(ctx, q, append([]any{b, b, b}, w.args...)...)
+	if err != nil {
+		return nil, fmt.Errorf("audit stats: %w", err)
+	}
+	defer rows.Close()
+	out := []audit.Bucket{}
+	for rows.Next() {
+		var start int64
+		var k audit.Bucket
+		if err := rows.Scan(&start, &k.Allow, &k.Deny, &k.Error); err != nil {
+			return nil, fmt.Errorf("audit stats: %w", err)
+		}
+		k.Start = time.Unix(0, start).UTC()
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit stats: %w", err)
+	}
+	return out, nil
+}
+
+// conds is a WHERE clause built from fixed fragments; every value is an
+// argument.
+type conds struct {
+	sql  []string
+	args []any
+}
+
+func (c *conds) add(frag string, args ...any) {
+	c.sql = append(c.sql, frag)
+	c.args = append(c.args, args...)
+}
+
+func (c *conds) clause() string {
+	if len(c.sql) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c.sql, " AND ")
+}
+
+// where turns f into conditions. timeCol is "time_ns", or "+time_ns" to keep
+// SQLite from using the time index; only ids below before are kept.
+func where(f audit.Filter, timeCol string, before int64) conds {
+	var c conds
+	if before != math.MaxInt64 {
+		c.add("id < ?", before)
+	}
+	if !f.Since.IsZero() {
+		c.add(timeCol+" >= ?", clampNanos(f.Since))
+	}
+	if !f.Until.IsZero() {
+		c.add(timeCol+" < ?", clampNanos(f.Until))
+	}
+	if f.Client != "" {
+		c.add("client = ?", f.Client)
+	}
+	if f.User != "" {
+		c.add("user = ?", f.User)
+	}
+	if f.Op != "" {
+		c.add("op = ?", f.Op)
+	}
+	if f.Decision != "" {
+		c.add("decision = ?", string(f.Decision))
+	}
+	if f.Text != "" {
+		// instr matches a literal substring: no LIKE wildcards to escape.
+		c.add("(instr(target, ?) > 0 OR instr(detail, ?) > 0)", f.Text, f.Text)
+	}
+	return c
+}
+
+func clampLimit(n int) int {
+	switch {
+	case n == 0:
+		return defaultLimit
+	case n < 1:
+		return 1
+	case n > maxLimit:
+		return maxLimit
+	}
+	return n
+}
+
+// Cursors are "c1." + base64url(decimal id): opaque to callers, versioned
+// so their format can change.
+const cursorPrefix = "c1."
+
+func formatCursor(id int64) string {
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
+}
+
+func parseCursor(c string) (int64, bool) {
+	rest, ok := strings.CutPrefix(c, cursorPrefix)
+	if !ok {
+		return 0, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(rest)
+	if err != nil {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || id < 1 || formatCursor(id) != c {
+		return 0, false
+	}
+	return id, true
+}

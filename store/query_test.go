@@ -1,0 +1,344 @@
+package store
+
+import (
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+)
+
+// fixture is a small log with every field varied, and its events with ids,
+// oldest first.
+func fixture(t *testing.T, s *Store) []audit.Event {
+	t.Helper()
+	clients := []string{"claude", "codex", "phone"}
+	users := []string{"alice", "bob"}
+	ops := []string{"file.read", "file.write", "command.run", "file.grep"}
+	decisions := []audit.Decision{audit.Allow, audit.Allow, audit.Deny, audit.Allow, audit.Error}
+	texts := []string{
+		"share/docs/report.md", "100% done", "a_b.txt", "abb.txt", "it's here",
+		`C:\path\x`, `back\\slash`, "plain", "50%_off", `quote "double"`,
+	}
+	var evs []audit.Event
+	for i := range 60 {
+		e := audit.Event{
+			Time:      t0.Add(time.Duration(i) * 37 * time.Minute),
+			Client:    clients[i%len(clients)],
+			User:      users[i/7%len(users)],
+			Op:        ops[i%len(ops)],
+			Target:    texts[i%len(texts)],
+			Decision:  decisions[i%len(decisions)],
+			DecidedBy: audit.ByScope,
+			Detail:    []string{"", "why: " + texts[(i+3)%len(texts)]}[i%2],
+			Bytes:     int64(i),
+		}
+		e.ID = record(t, s, e)
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// matches is the reference meaning of audit.Filter.
+func matches(e audit.Event, f audit.Filter) bool {
+	return (f.Since.IsZero() || !e.Time.Before(f.Since)) &&
+		(f.Until.IsZero() || e.Time.Before(f.Until)) &&
+		(f.Client == "" || e.Client == f.Client) &&
+		(f.User == "" || e.User == f.User) &&
+		(f.Op == "" || e.Op == f.Op) &&
+		(f.Decision == "" || e.Decision == f.Decision) &&
+		(f.Text == "" || strings.Contains(e.Target, f.Text) || strings.Contains(e.Detail, f.Text))
+}
+
+func want(evs []audit.Event, f audit.Filter) []int64 {
+	var out []int64
+	for _, e := range slices.Backward(evs) {
+		if matches(e, f) {
+			out = append(out, e.ID)
+		}
+	}
+	return out
+}
+
+var filterCases = []struct {
+	name string
+	f    audit.Filter
+}{
+	{"none", audit.Filter{}},
+	{"since", audit.Filter{Since: t0.Add(10 * time.Hour)}},
+	{"since is inclusive", audit.Filter{Since: t0.Add(37 * time.Minute * 5)}},
+	{"until is exclusive", audit.Filter{Until: t0.Add(37 * time.Minute * 5)}},
+	{"range", audit.Filter{Since: t0.Add(3 * time.Hour), Until: t0.Add(20 * time.Hour)}},
+	{"empty range", audit.Filter{Since: t0.Add(20 * time.Hour), Until: t0.Add(3 * time.Hour)}},
+	{"range after all", audit.Filter{Since: t0.Add(1000 * time.Hour)}},
+	{"range before all", audit.Filter{Until: t0.Add(-time.Hour)}},
+	{"far past and future", audit.Filter{Since: time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), Until: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}},
+	{"client", audit.Filter{Client: "codex"}},
+	{"user", audit.Filter{User: "bob"}},
+	{"op", audit.Filter{Op: "file.write"}},
+	{"decision", audit.Filter{Decision: audit.Deny}},
+	{"text", audit.Filter{Text: "report"}},
+	{"text in detail", audit.Filter{Text: "why: plain"}},
+	{"unknown client", audit.Filter{Client: "nobody"}},
+	{"client is exact", audit.Filter{Client: "code"}},
+	{"op and decision", audit.Filter{Op: "file.read", Decision: audit.Allow}},
+	{"client user range", audit.Filter{Client: "claude", User: "alice", Since: t0.Add(2 * time.Hour), Until: t0.Add(30 * time.Hour)}},
+	{"everything", audit.Filter{Client: "phone", User: "alice", Op: "file.grep", Decision: audit.Allow, Text: ".", Since: t0, Until: t0.Add(40 * time.Hour)}},
+	{"text and range", audit.Filter{Text: "%", Since: t0.Add(time.Hour)}},
+}
+
+// Every filter alone and combined, read both ways a time range can be read.
+func TestQueryFilters(t *testing.T) {
+	t.Parallel()
+	for _, plan := range []planChoice{planAuto, planTime, planIDs} {
+		t.Run(fmt.Sprint("plan", plan), func(t *testing.T) {
+			t.Parallel()
+			s, _ := openTest(t, Options{})
+			s.plan = plan
+			evs := fixture(t, s)
+			for _, tc := range filterCases {
+				for _, limit := range []int{0, 3} {
+					f := tc.f
+					f.Limit = limit
+					got := ids(all(t, s, f))
+					if w := want(evs, tc.f); !slices.Equal(got, w) {
+						t.Errorf("%s (limit %d): ids %v, want %v", tc.name, limit, got, w)
+					}
+				}
+			}
+		})
+	}
+}
+
+// %, _, quotes and backslashes are ordinary characters in a text filter.
+func TestQueryTextIsLiteral(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	for _, target := range []string{"100%", "1000", "a_b", "axb", "it's", "its", `a\b`, `a\\b`, "ab", `"q"`, "ÄÖ"} {
+		record(t, s, audit.Event{Target: target})
+	}
+	record(t, s, audit.Event{Target: "elsewhere", Detail: "detail has 100%"})
+	tests := []struct {
+		text string
+		want []string // targets, newest first
+	}{
+		{"%", []string{"elsewhere", "100%"}},
+		{"0%", []string{"elsewhere", "100%"}},
+		{"_", []string{"a_b"}},
+		{"a_b", []string{"a_b"}},
+		{"'", []string{"it's"}},
+		{"'s", []string{"it's"}},
+		{`\`, []string{`a\\b`, `a\b`}},
+		{`\\`, []string{`a\\b`}},
+		{`a\b`, []string{`a\b`}},
+		{`"`, []string{`"q"`}},
+		{"' OR 1=1 --", nil},
+		{"%%", nil},
+		{"ä", nil}, // case-sensitive
+		{"ÄÖ", []string{"ÄÖ"}},
+	}
+	for _, tc := range tests {
+		var got []string
+		for _, e := range all(t, s, audit.Filter{Text: tc.text}) {
+			got = append(got, e.Target)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("text %q: %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+func TestQueryPagination(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	evs := fixture(t, s)
+	for _, f := range []audit.Filter{
+		{Limit: 7},
+		{Limit: 1},
+		{Limit: 60},
+		{Limit: 59},
+		{Limit: 5, Decision: audit.Allow},
+		{Limit: 4, Since: t0.Add(5 * time.Hour), Until: t0.Add(30 * time.Hour)},
+	} {
+		seen := map[int64]bool{}
+		var got []int64
+		pages := 0
+		for cursor := ""; ; {
+			f.Cursor = cursor
+			p, err := s.Query(t.Context(), f)
+			if err != nil {
+				t.Fatalf("Query(%+v): %v", f, err)
+			}
+			pages++
+			if len(p.Events) > f.Limit || (p.NextCursor != "" && len(p.Events) != f.Limit) {
+				t.Errorf("%+v: page of %d events with next cursor %q", f, len(p.Events), p.NextCursor)
+			}
+			for _, e := range p.Events {
+				if seen[e.ID] {
+					t.Errorf("%+v: id %d on two pages", f, e.ID)
+				}
+				seen[e.ID] = true
+				got = append(got, e.ID)
+			}
+			if p.NextCursor == "" {
+				break
+			}
+			cursor = p.NextCursor
+		}
+		f.Cursor = ""
+		if w := want(evs, f); !slices.Equal(got, w) {
+			t.Errorf("%+v: walked %v, want %v", f, got, w)
+		}
+		if n := len(got); pages != max(1, (n+f.Limit-1)/f.Limit) {
+			t.Errorf("%+v: %d pages for %d events", f, pages, n)
+		}
+	}
+}
+
+// Events recorded while a caller pages do not shift its pages.
+func TestQueryCursorStableUnderInserts(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	evs := fixture(t, s)
+	p, err := s.Query(t.Context(), audit.Filter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, s, audit.Event{Op: "newer"})
+	p2, err := s.Query(t.Context(), audit.Filter{Limit: 10, Cursor: p.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := p2.Events[0].ID, evs[len(evs)-11].ID; got != w {
+		t.Errorf("second page starts at %d, want %d", got, w)
+	}
+}
+
+func TestQueryBadCursor(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	record(t, s, audit.Event{})
+	b64 := base64.RawURLEncoding.EncodeToString
+	for _, c := range []string{
+		"x",
+		"c1.",
+		"c1.!!!",
+		"c2." + b64([]byte("5")),
+		"c1." + b64([]byte("0")),
+		"c1." + b64([]byte("-5")),
+		"c1." + b64([]byte("+5")),
+		"c1." + b64([]byte("05")),
+		"c1." + b64([]byte("5 ")),
+		"c1." + b64([]byte("99999999999999999999999")),
+		"c1." + base64.URLEncoding.EncodeToString([]byte("5")), // padded
+		formatCursor(5) + "=",
+		strings.Repeat("c1.", 10000),
+		"c1.\x00",
+	} {
+		_, err := s.Query(t.Context(), audit.Filter{Cursor: c})
+		if k := errs.KindOf(err); k != errs.InvalidParams {
+			t.Errorf("cursor %.40q: err %v (kind %q), want invalid_params", c, err, k)
+		}
+	}
+	if _, err := s.Query(t.Context(), audit.Filter{Cursor: formatCursor(1 << 62)}); err != nil {
+		t.Errorf("a well-formed cursor past the end: %v", err)
+	}
+}
+
+func TestQueryLimitClamp(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	recordMany(t, s, 1001, func(i int) audit.Event { return audit.Event{Bytes: int64(i)} })
+	for _, tc := range []struct{ limit, want int }{
+		{0, 100}, {-1, 1}, {-1 << 40, 1}, {1, 1}, {999, 999}, {1000, 1000}, {1001, 1000}, {1 << 40, 1000},
+	} {
+		p, err := s.Query(t.Context(), audit.Filter{Limit: tc.limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Events) != tc.want || p.NextCursor == "" {
+			t.Errorf("limit %d: %d events (next %q), want %d and a cursor", tc.limit, len(p.Events), p.NextCursor, tc.want)
+		}
+	}
+}
+
+func TestQueryEmptyIsNotNil(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	p, err := s.Query(t.Context(), audit.Filter{})
+	if err != nil || p.Events == nil || p.NextCursor != "" {
+		t.Errorf("empty Query = %#v, %v; want non-nil empty events, no cursor", p, err)
+	}
+	b, err := s.Stats(t.Context(), audit.Filter{}, time.Hour)
+	if err != nil || b == nil || len(b) != 0 {
+		t.Errorf("empty Stats = %#v, %v; want non-nil empty", b, err)
+	}
+}
+
+func TestStats(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	day := time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC)
+	at := func(d, h, m int) time.Time { return day.AddDate(0, 0, d).Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
+	berlin := time.FixedZone("CEST", 2*3600)
+	for _, e := range []audit.Event{
+		{Time: at(0, 0, 0), Decision: audit.Allow, Client: "a"},
+		{Time: at(0, 0, 59), Decision: audit.Deny, Client: "a"},
+		{Time: at(0, 1, 0), Decision: audit.Allow, Client: "b"},
+		{Time: at(0, 23, 59).In(berlin), Decision: audit.Error, Client: "a"}, // UTC day 0, Berlin day 1
+		{Time: at(1, 0, 0), Decision: audit.Allow, Client: "a"},
+		{Time: at(3, 12, 0), Decision: audit.Deny, Client: "b"},
+		{Time: at(-1, 23, 0), Decision: audit.Allow, Client: "a"},
+	} {
+		record(t, s, e)
+	}
+	type b = audit.Bucket
+	tests := []struct {
+		name   string
+		f      audit.Filter
+		bucket time.Duration
+		want   []audit.Bucket
+	}{
+		{"hours", audit.Filter{}, time.Hour, []b{
+			{Start: at(-1, 23, 0), Allow: 1},
+			{Start: at(0, 0, 0), Allow: 1, Deny: 1},
+			{Start: at(0, 1, 0), Allow: 1},
+			{Start: at(0, 23, 0), Error: 1},
+			{Start: at(1, 0, 0), Allow: 1},
+			{Start: at(3, 12, 0), Deny: 1},
+		}},
+		{"days", audit.Filter{}, 24 * time.Hour, []b{
+			{Start: at(-1, 0, 0), Allow: 1},
+			{Start: at(0, 0, 0), Allow: 2, Deny: 1, Error: 1},
+			{Start: at(1, 0, 0), Allow: 1},
+			{Start: at(3, 0, 0), Deny: 1},
+		}},
+		{"days filtered", audit.Filter{Client: "a", Since: at(0, 0, 30), Until: at(1, 0, 0), Cursor: "ignored", Limit: 1}, 24 * time.Hour, []b{
+			{Start: at(0, 0, 0), Deny: 1, Error: 1},
+		}},
+		{"nothing", audit.Filter{Client: "nobody"}, time.Hour, []b{}},
+	}
+	for _, tc := range tests {
+		got, err := s.Stats(t.Context(), tc.f, tc.bucket)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, tc.want)
+		}
+		for _, k := range got {
+			if k.Start.Location() != time.UTC {
+				t.Errorf("%s: start %v not UTC", tc.name, k.Start)
+			}
+		}
+	}
+	for _, bad := range []time.Duration{0, -time.Hour, time.Second} {
+		if _, err := s.Stats(t.Context(), audit.Filter{}, bad); errs.KindOf(err) != errs.InvalidParams {
+			t.Errorf("bucket %v: %v, want invalid_params", bad, err)
+		}
+	}
+}

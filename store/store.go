@@ -1,0 +1,330 @@
+// Package store keeps Corral's data in one SQLite file (WAL mode) and
+// implements core's storage interfaces; today that is the audit log
+// (audit.Sink, audit.Reader, audit.Subscriber).
+//
+// Guaranteed:
+//   - Record returns only after the event's transaction has committed, with
+//     the event's id. Ids grow in commit order and are never reused, even
+//     after Prune.
+//   - All writes go through one goroutine, which commits whatever is queued
+//     (up to Options.MaxBatch events) in one transaction. Close commits
+//     everything already queued before it returns; Record after Close
+//     returns ErrClosed.
+//   - Query pages are newest first (by id) and use keyset cursors, so events
+//     recorded or pruned while a caller pages never repeat or shift pages.
+//   - A subscriber receives every event committed after Subscribe returned,
+//     in commit order, or has its channel closed if it falls behind.
+//   - Every value reaches SQL as a parameter; a text filter matches a literal
+//     substring (% _ ' \ are ordinary characters).
+//
+// Not guaranteed:
+//   - Durability across power loss or an OS crash: synchronous=NORMAL in WAL
+//     mode keeps committed events across a crash of Corral itself, but the
+//     last transactions before a power cut may be lost.
+//   - Speed of every query. Filters on client, user, op or decision and
+//     time ranges use indexes; a text filter scans rows until it has a page,
+//     so a rare text on a large log reads the whole table. Time ranges are
+//     planned on the assumption that event times roughly follow commit
+//     order; when they do not, answers stay correct but can be slower.
+//   - Ordering between several processes writing the same file; a Store
+//     expects to be the only writer.
+package store
+
+import (
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"corral/core/audit"
+
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+var (
+	_ audit.Sink       = (*Store)(nil)
+	_ audit.Reader     = (*Store)(nil)
+	_ audit.Subscriber = (*Store)(nil)
+)
+
+// ErrClosed is returned by calls made after Close.
+var ErrClosed = errors.New("store is closed")
+
+// Options tune a Store. The zero value is ready to use.
+type Options struct {
+	// Logger receives the few things worth logging (a dropped subscriber, a
+	// failed optimisation at Close). Nil discards them.
+	Logger *slog.Logger
+	// Clock stamps events recorded with a zero Time. Nil means time.Now.
+	Clock func() time.Time
+	// MaxBatch caps the events committed in one transaction. 0 means 2048.
+	MaxBatch int
+	// QueueSize is how many events may wait for the writer before Record
+	// blocks. 0 means 4096.
+	QueueSize int
+	// SubscriberBuffer is each subscriber's channel capacity; a subscriber
+	// whose buffer is full is dropped. 0 means 1024.
+	SubscriberBuffer int
+	// BusyTimeout is how long SQLite waits for a lock held by another
+	// connection. 0 means 5s.
+	BusyTimeout time.Duration
+	// Readers caps the connections used by Query and Stats. 0 means 4.
+	Readers int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 2048
+	}
+	if o.QueueSize <= 0 {
+		o.QueueSize = 4096
+	}
+	if o.SubscriberBuffer <= 0 {
+		o.SubscriberBuffer = 1024
+	}
+	if o.BusyTimeout <= 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.Readers <= 0 {
+		o.Readers = 4
+	}
+	return o
+}
+
+// Store is an open database. Its methods are safe for concurrent use.
+type Store struct {
+	opts Options
+	wdb  *sql.DB // one connection, used only by the writer goroutine
+	rdb  *sql.DB // query_only connections for Query and Stats
+	ins  *sql.Stmt
+
+	queue   chan *recordReq
+	prunes  chan *pruneReq
+	quit    chan struct{} // closed by Close: stop taking work
+	stopped chan struct{} // closed by the writer when it has flushed and exited
+
+	closeOnce sync.Once
+	closeErr  error
+
+	subMu      sync.Mutex
+	subs       map[*subscriber]struct{}
+	subsClosed bool
+
+	plan planChoice // planAuto except in tests
+}
+
+// Open opens or creates the database at path, applies any migrations it
+// lacks and starts the writer. The caller must Close the Store.
+func Open(path string, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{
+		opts:    opts,
+		queue:   make(chan *recordReq, opts.QueueSize),
+		prunes:  make(chan *pruneReq),
+		quit:    make(chan struct{}),
+		stopped: make(chan struct{}),
+		subs:    make(map[*subscriber]struct{}),
+	}
+	if err := s.open(abs); err != nil {
+		s.closeDBs()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	go s.run()
+	return s, nil
+}
+
+func (s *Store) open(path string) error {
+	busy := strconv.FormatInt(s.opts.BusyTimeout.Milliseconds(), 10)
+	var err error
+	s.wdb, err = sql.Open("sqlite3", dsn(path, url.Values{
+		"_journal_mode": {"WAL"},
+		"_synchronous":  {"NORMAL"},
+		"_busy_timeout": {busy},
+		"_foreign_keys": {"1"},
+		"_txlock":       {"immediate"},
+		"_cache_size":   {"-16384"}, // KiB
+	}))
+	if err != nil {
+		return err
+	}
+	s.wdb.SetMaxOpenConns(1)
+	s.wdb.SetConnMaxLifetime(0)
+	s.wdb.SetConnMaxIdleTime(0)
+	if err := migrate(s.wdb); err != nil {
+		return err
+	}
+	// Refresh planner statistics when they are missing or stale; cheap
+	// thanks to analysis_limit.
+	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
+		return fmt.Errorf("optimize: %w", err)
+	}
+	if s.ins, err = s.wdb.Prepare(insertSQL); err != nil {
+		return fmt.Errorf("prepare insert: %w", err)
+	}
+
+	s.rdb, err = sql.Open("sqlite3", dsn(path, url.Values{
+		"_busy_timeout": {busy},
+		"_foreign_keys": {"1"},
+		"_query_only":   {"1"},
+		"_cache_size":   {"-16384"},
+	}))
+	if err != nil {
+		return err
+	}
+	s.rdb.SetMaxOpenConns(s.opts.Readers)
+	s.rdb.SetMaxIdleConns(s.opts.Readers)
+	return s.rdb.Ping()
+}
+
+// dsn builds a go-sqlite3 URI for path; escaping the path keeps '?', '#'
+// and '%' in file names from being read as URI syntax.
+func dsn(path string, params url.Values) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params.Encode()
+}
+
+// Close stops taking new work, commits every event already queued, closes
+// subscriber channels and the database. Calling it again returns the first
+// call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.quit)
+		<-s.stopped
+		s.closeSubscribers()
+		if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
+			s.opts.Logger.Warn("audit store: optimize at close", "err", err)
+		}
+		if err := s.closeDBs(); err != nil {
+			s.closeErr = fmt.Errorf("close store: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+func (s *Store) closeDBs() error {
+	var errList []error
+	if s.ins != nil {
+		errList = append(errList, s.ins.Close())
+	}
+	if s.rdb != nil {
+		errList = append(errList, s.rdb.Close())
+	}
+	if s.wdb != nil {
+		errList = append(errList, s.wdb.Close())
+	}
+	return errors.Join(errList...)
+}
+
+// closed reports whether Close has begun.
+func (s *Store) closed() bool {
+	select {
+	case <-s.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations returns the embedded migrations in order. Their file names
+// are NNN_name.sql, numbered from 001 without gaps.
+func migrations() ([]migration, error) {
+	names, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for i, name := range names { // fs.Glob returns names sorted
+		base := filepath.Base(name)
+		num, _, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v != i+1 {
+			return nil, fmt.Errorf("migration %s: want number %03d", base, i+1)
+		}
+		body, err := migrationFiles.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(body)})
+	}
+	return ms, nil
+}
+
+// schemaVersion is the user_version a fully migrated database has.
+func schemaVersion() int {
+	ms, _ := migrations()
+	return len(ms)
+}
+
+// migrate applies, each in its own transaction, the migrations newer than
+// the database's user_version, and refuses a database from a newer Corral.
+func migrate(db *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if err := apply(db, m, len(ms)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func apply(db *sql.DB, m migration, latest int) (err error) {
+	tx, err := db.Begin() // BEGIN IMMEDIATE (_txlock): concurrent openers wait here
+	if err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	var have int
+	if err := tx.QueryRow("PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if have > latest {
+		return fmt.Errorf("database schema version %d is newer than this Corral's %d", have, latest)
+	}
+	if have >= m.version {
+		return tx.Rollback()
+	}
+	if _, err := tx.Exec(m.sql); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	// PRAGMA takes no parameters; m.version is our own integer.
+	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migration %s: %w", m.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"corral/core/audit"
+)
+
+const insertSQL = `INSERT INTO audit_events
+	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// pruneChunk is how many events one Prune transaction deletes, so the
+// writer is never held for long and Records interleave with a big prune.
+const pruneChunk = 5000
+
+// The times Record can store: Unix nanoseconds fit an int64 only in
+// 1677–2262.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+type result struct {
+	id  int64
+	err error
+}
+
+type recordReq struct {
+	ev   audit.Event
+	done chan result // buffered 1: the writer never blocks answering
+}
+
+type pruneReq struct {
+	before int64
+	done   chan result // id holds the number of rows deleted
+}
+
+// Record stores e and returns its id once its transaction has committed.
+// A zero e.Time is stamped with Options.Clock; e.ID is ignored. If ctx ends
+// before the event is queued it is not stored; if it ends while the commit
+// is pending, Record returns ctx's error and the event may still be stored.
+func (s *Store) Record(ctx context.Context, e audit.Event) (int64, error) {
+	if e.Time.IsZero() {
+		e.Time = s.opts.Clock()
+	}
+	if e.Time.Before(minTime) || e.Time.After(maxTime) {
+		return 0, fmt.Errorf("record audit event: time %s out of range", e.Time.UTC().Format(time.RFC3339))
+	}
+	e.Time = time.Unix(0, e.Time.UnixNano()).UTC() // as Query will return it
+	if s.closed() {
+		return 0, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("record audit event: %w", err)
+	}
+	r := &recordReq{ev: e, done: make(chan result, 1)}
+	select {
+	case s.queue <- r:
+	case <-s.quit:
+		return 0, ErrClosed
+	case <-ctx.Done():
+		return 0, fmt.Errorf("record audit event: %w", ctx.Err())
+	}
+	select {
+	case res := <-r.done:
+		return res.id, res.err
+	case <-s.stopped:
+		// The writer has flushed and gone; it answered r unless r slipped
+		// into the queue after its last look.
+		select {
+		case res := <-r.done:
+			return res.id, res.err
+		default:
+			return 0, ErrClosed
+		}
+	case <-ctx.Done():
+		return 0, fmt.Errorf("record audit event: %w", ctx.Err())
+	}
+}
+
+// Prune deletes the events whose time is before `before`, a chunk per
+// transaction, and returns how many it deleted. Records queued meanwhile
+// are committed between chunks. If ctx ends, Prune stops after the current
+// chunk and returns the count so far with ctx's error.
+func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
+	cutoff := clampNanos(before)
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, fmt.Errorf("prune audit events: %w", err)
+		}
+		p := &pruneReq{before: cutoff, done: make(chan result, 1)}
+		select {
+		case s.prunes <- p: // unbuffered: the writer has taken it and will answer
+		case <-s.quit:
+			return total, ErrClosed
+		case <-ctx.Done():
+			return total, fmt.Errorf("prune audit events: %w", ctx.Err())
+		}
+		res := <-p.done
+		total += res.id
+		if res.err != nil {
+			return total, res.err
+		}
+		if res.id < pruneChunk {
+			return total, nil
+		}
+	}
+}
+
+// run is the writer goroutine: the only user of wdb after Open.
+func (s *Store) run() {
+	defer close(s.stopped)
+	batch := make([]*recordReq, 0, s.opts.MaxBatch)
+	for {
+		select {
+		case r := <-s.queue:
+			batch = s.gather(append(batch[:0], r))
+			s.commit(batch)
+		case p := <-s.prunes:
+			p.done <- s.deleteChunk(p.before)
+		case <-s.quit:
+			for {
+				batch = s.gather(batch[:0])
+				if len(batch) == 0 {
+					return
+				}
+				s.commit(batch)
+			}
+		}
+	}
+}
+
+// gather adds whatever is already queued to batch, up to MaxBatch, without
+// waiting.
+func (s *Store) gather(batch []*recordReq) []*recordReq {
+	for len(batch) < s.opts.MaxBatch {
+		select {
+		case r := <-s.queue:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit stores batch in one transaction, hands the committed events to
+// subscribers and then answers every Record waiting on the batch.
+func (s *Store) commit(batch []*recordReq) {
+	err := s.insert(batch)
+	if err == nil {
+		s.publish(batch)
+	} else {
+		err = fmt.Errorf("record audit event: %w", err)
+	}
+	for _, r := range batch {
+		r.done <- result{id: r.ev.ID, err: err}
+	}
+}
+
+func (s *Store) insert(batch []*recordReq) (err error) {
+	tx, err := s.wdb.Begin()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			for _, r := range batch {
+				r.ev.ID = 0
+			}
+		}
+	}()
+	stmt := tx.Stmt(s.ins)
+	for _, r := range batch {
+		e := &r.ev
+		res, err := stmt.Exec(e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
+			string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error)
+		if err != nil {
+			return err
+		}
+		if e.ID, err = res.LastInsertId(); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *Store) deleteChunk(before int64) result {
+	res, err := s.wdb.Exec(`DELETE FROM audit_events WHERE id IN
+		(SELECT id FROM audit_events WHERE time_ns < ? LIMIT ?)`, before, pruneChunk)
+	if err != nil {
+		return result{err: fmt.Errorf("prune audit events: %w", err)}
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return result{err: fmt.Errorf("prune audit events: %w", err)}
+	}
+	return result{id: n}
+}
+
+// clampNanos converts t to Unix nanoseconds, saturating outside the range
+// an int64 can hold, so filters far in the past or future still work.
+func clampNanos(t time.Time) int64 {
+	switch {
+	case t.Before(minTime):
+		return math.MinInt64
+	case t.After(maxTime):
+		return math.MaxInt64
+	}
+	return t.UnixNano()
+}
