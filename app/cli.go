@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -174,4 +175,104 @@ func clip(s string, n int) string {
 		return s[:n-1] + "…"
 	}
 	return s
+}
+
+// callOnce dials the daemon, makes one call and decodes its result.
+func callOnce(method string, params, v any) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.CallInto(ctx, method, params, v); err != nil {
+		var re *client.Error
+		if errors.As(err, &re) && re.Data.Kind != "" {
+			return fmt.Errorf("%s (%s)", re.Message, re.Data.Kind)
+		}
+		return err
+	}
+	return nil
+}
+
+func runLink(args []string) error {
+	fs := flag.NewFlagSet("link", flag.ContinueOnError)
+	user := fs.String("user", "", "the user (scope) whose folder holds PATH: a user id, companion or default")
+	expires := fs.String("expires", "", "how long the link works, e.g. 1h or 7d (default: [links] expiry)")
+	// Accept flags after PATH too: corral link output/r.md --user alice.
+	var path string
+	rest := args
+	for len(rest) > 0 {
+		if err := fs.Parse(rest); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		if path != "" {
+			return errors.New("usage: corral link PATH --user ID [--expires 1h]")
+		}
+		path, rest = fs.Arg(0), fs.Args()[1:]
+	}
+	if path == "" || *user == "" {
+		return errors.New("usage: corral link PATH --user ID [--expires 1h]")
+	}
+	params := map[string]any{"path": path, "context": map[string]string{"user_id": *user}}
+	if *expires != "" {
+		params["expires_in"] = *expires
+	}
+	var res struct {
+		URL string `json:"url"`
+	}
+	if err := callOnce("link.create", params, &res); err != nil {
+		return err
+	}
+	fmt.Println(res.URL)
+	return nil
+}
+
+func runLinks(args []string) error {
+	if len(args) != 1 || args[0] != "rotate" {
+		return errors.New("usage: corral links rotate")
+	}
+	var res map[string]any
+	if err := callOnce("links.rotate", nil, &res); err != nil {
+		return err
+	}
+	fmt.Println("corral: new link key; every earlier link has stopped working")
+	return nil
+}
+
+func runOpen(args []string) error {
+	fs := flag.NewFlagSet("open", flag.ContinueOnError)
+	printOnly := fs.Bool("print", false, "print the URL instead of opening a browser")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var res struct {
+		URL string `json:"url"`
+	}
+	if err := callOnce("session.login", nil, &res); err != nil {
+		return err
+	}
+	if *printOnly {
+		fmt.Println(res.URL)
+		return nil
+	}
+	if err := openBrowser(res.URL); err != nil {
+		fmt.Println(res.URL)
+		return fmt.Errorf("could not start a browser (%v); open the URL above yourself", err)
+	}
+	return nil
+}
+
+// openBrowser opens url in the desktop's default browser.
+func openBrowser(url string) error {
+	for _, cmd := range []string{"xdg-open", "open"} {
+		if p, err := exec.LookPath(cmd); err == nil {
+			return exec.Command(p, url).Start()
+		}
+	}
+	return errors.New("no xdg-open")
 }

@@ -15,6 +15,10 @@ const usage = `usage: corral [command]
   (none)                 the tray app; headless when there is no display
   serve [--headless] [--config FILE] [--listen ADDR]
                          run the daemon
+  open [--print]         open the dashboard with a fresh one-time login
+  link PATH --user ID [--expires 1h]
+                         print a signed link to a file or folder
+  links rotate           new signing key: every earlier link stops working
   call METHOD [JSON]     one JSON-RPC call to the running daemon
   audit [--follow] [--client N] [--user ID] [--op OP] [--decision D] [--text T] [--limit N]
                          print audit events as a table
@@ -37,6 +41,12 @@ func main() {
 		err = runCall(args)
 	case "audit":
 		err = runAudit(args)
+	case "open":
+		err = runOpen(args)
+	case "link":
+		err = runLink(args)
+	case "links":
+		err = runLinks(args)
 	case "version", "--version":
 		fmt.Println("corral", version)
 	case "help", "-h", "--help":

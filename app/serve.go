@@ -13,6 +13,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/server"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
 )
@@ -63,7 +64,8 @@ func openDaemon(f serveFlags, log *slog.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := config.EnsureSecret(files.Secret); err != nil {
+	secret, err := config.EnsureSecret(files.Secret)
+	if err != nil {
 		return nil, err
 	}
 	owner, err := config.EnsureOwnerToken(files.OwnerToken)
@@ -77,13 +79,32 @@ func openDaemon(f serveFlags, log *slog.Logger) (*daemon, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
+	pol, err := policy.New(context.Background(), policy.Config{
+		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log,
+	})
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
 	home, _ := os.UserHomeDir()
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Logger: log})
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log})
+	if err == nil {
+		err = box.SetLinks(sandbox.LinkConfig{
+			Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+		})
+	}
 	if err != nil {
 		st.Close()
 		return nil, fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}
-	srv := server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log})
+	rotate := func(ctx context.Context, by string) error {
+		fresh, err := config.RotateSecret(files.Secret)
+		if err != nil {
+			return err
+		}
+		return box.RotateLinks(ctx, fresh, by)
+	}
+	srv := server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate})
 	return &daemon{files: files, cfg: cfg, store: st, box: box, server: srv, log: log}, nil
 }
 

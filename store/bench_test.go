@@ -37,6 +37,10 @@ func BenchmarkRecord(b *testing.B) {
 				}
 			})
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric(float64(DebugEvents.Load())/float64(DebugBatches.Load()), "batch")
+			b.ReportMetric(float64(DebugNs.Load())/float64(DebugBatches.Load())/1000, "us/commit")
+			b.ReportMetric(float64(DebugCommitNs.Load())/float64(DebugBatches.Load())/1000, "us/COMMIT")
+			DebugCommitNs.Store(0); DebugBatches.Store(0); DebugEvents.Store(0); DebugNs.Store(0)
 		})
 	}
 }

@@ -236,6 +236,9 @@ func where(f audit.Filter, timeCol string, before int64) conds {
 	}
 	if f.Decision != "" {
 		c.add("decision = ?", string(f.Decision))
+		if f.Decision != audit.Allow {
+			c.add("decision <> 'allow'") // lets SQLite use the partial index
+		}
 	}
 	if f.Text != "" {
 		// instr matches a literal substring: no LIKE wildcards to escape.

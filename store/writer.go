@@ -4,14 +4,23 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync/atomic"
 	"time"
 
 	"corral/core/audit"
 )
 
-const insertSQL = `INSERT INTO audit_events
+const (
+	insertSQL = `INSERT INTO audit_events
 	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	// insertRows is how many events one multi-row INSERT stores; a batch
+	// is written insertRows at a time, then one by one.
+	insertRows = 32
+)
 
 // pruneChunk is how many events one Prune transaction deletes, so the
 // writer is never held for long and Records interleave with a big prune.
@@ -116,10 +125,19 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*recordReq, 0, s.opts.MaxBatch)
+	last := 0 // size of the previous batch
 	for {
 		select {
 		case r := <-s.queue:
 			batch = s.gather(append(batch[:0], r))
+			// Under load, producers that the last commit answered are about
+			// to queue again: yield a few times to let them, so a busy
+			// writer commits big batches instead of many small ones.
+			for i := 0; i < 4 && len(batch) < last; i++ {
+				runtime.Gosched()
+				batch = s.gather(batch)
+			}
+			last = len(batch)
 			s.commit(batch)
 		case p := <-s.prunes:
 			p.done <- s.deleteChunk(p.before)
@@ -151,7 +169,13 @@ func (s *Store) gather(batch []*recordReq) []*recordReq {
 
 // commit stores batch in one transaction, hands the committed events to
 // subscribers and then answers every Record waiting on the batch.
+var DebugCommitNs, DebugBatches, DebugEvents, DebugNs atomic.Int64
+
 func (s *Store) commit(batch []*recordReq) {
+	DebugBatches.Add(1)
+	DebugEvents.Add(int64(len(batch)))
+	st := time.Now()
+	defer func() { DebugNs.Add(int64(time.Since(st))) }()
 	err := s.insert(batch)
 	if err == nil {
 		s.publish(batch)
@@ -176,18 +200,37 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 			}
 		}
 	}()
-	stmt := tx.Stmt(s.ins)
-	for _, r := range batch {
-		e := &r.ev
-		res, err := stmt.Exec(e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
-			string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error)
+	many, one := tx.Stmt(s.insMany), tx.Stmt(s.insOne)
+	for rest := batch; len(rest) > 0; {
+		n, stmt := insertRows, many
+		if len(rest) < insertRows {
+			n, stmt = 1, one
+		}
+		args := s.args[:0]
+		for _, r := range rest[:n] {
+			e := &r.ev
+			args = append(args, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
+				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error)
+		}
+		s.args = args
+		res, err := stmt.Exec(args...)
 		if err != nil {
 			return err
 		}
-		if e.ID, err = res.LastInsertId(); err != nil {
+		last, err := res.LastInsertId()
+		if err != nil {
 			return err
 		}
+		// The rows of one statement get consecutive ids: AUTOINCREMENT
+		// gives each row the largest id so far plus one, and this
+		// goroutine is the only writer.
+		for i, r := range rest[:n] {
+			r.ev.ID = last - int64(n-1-i)
+		}
+		rest = rest[n:]
 	}
+	st2 := time.Now()
+	defer func() { DebugCommitNs.Add(int64(time.Since(st2))) }()
 	return tx.Commit()
 }
 

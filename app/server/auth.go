@@ -43,7 +43,10 @@ func (id *identity) fromBearer(token string) (sandbox.Caller, bool) {
 	return found, ok == 1
 }
 
-var ownerCaller = sandbox.Caller{Client: "owner", Owner: true}
+var (
+	ownerCaller   = sandbox.Caller{Client: "owner", Owner: true}
+	browserCaller = sandbox.Caller{Client: "browser", Owner: true} // the owner, signed in to the dashboard
+)
 
 func bearer(r *http.Request) (string, bool) {
 	h := r.Header.Get("Authorization")

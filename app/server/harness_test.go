@@ -8,11 +8,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"corral/app/client"
 	"corral/app/config"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
 )
@@ -72,7 +74,17 @@ type harness struct {
 
 func start(t testing.TB, extra string) *harness {
 	t.Helper()
-	dir := t.TempDir()
+	return startIn(t, t.TempDir(), extra)
+}
+
+// clock is the harness's adjustable time: real time plus an offset.
+var clockOffset atomic.Int64
+
+func testNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) }
+
+// startIn starts a server whose files live in dir (reused across restarts).
+func startIn(t testing.TB, dir, extra string) *harness {
+	t.Helper()
 	base := filepath.Join(dir, "sandbox")
 	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(testConfig+extra), dir, base)
 	if err != nil {
@@ -86,11 +98,30 @@ func start(t testing.TB, extra string) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Logger: log})
+	pol, err := policy.New(context.Background(), policy.Config{Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log})
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := config.EnsureSecret(filepath.Join(dir, "secret.key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := sandbox.LinkConfig{Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB}
+	if err := box.SetLinks(lc); err != nil {
+		t.Fatal(err)
+	}
+	rotate := func(ctx context.Context, by string) error {
+		fresh, err := config.RotateSecret(filepath.Join(dir, "secret.key"))
+		if err != nil {
+			return err
+		}
+		return box.RotateLinks(ctx, fresh, by)
+	}
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate})
 	ln, err := srv.Listen("")
 	if err != nil {
 		t.Fatal(err)

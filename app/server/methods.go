@@ -52,6 +52,18 @@ func (s *Server) methodTable() map[string]method {
 		"audit.query":     {owner: true, fn: s.auditQuery},
 		"audit.stats":     {owner: true, fn: s.auditStats},
 		"audit.subscribe": {owner: true, fn: s.auditSubscribe},
+
+		"approval.list":      {owner: true, fn: s.approvalList},
+		"approval.respond":   {owner: true, fn: s.approvalRespond},
+		"approval.subscribe": {owner: true, fn: s.approvalSubscribe},
+		"rule.list":          {owner: true, fn: s.ruleList},
+		"rule.revoke":        {owner: true, fn: s.ruleRevoke},
+		"agents.pause":       {owner: true, fn: s.setPaused(true)},
+		"agents.resume":      {owner: true, fn: s.setPaused(false)},
+
+		"link.create":  {fn: s.linkCreate},
+		"result.save":  {fn: s.resultSave},
+		"links.rotate": {owner: true, fn: s.linksRotate},
 	}
 }
 
@@ -78,6 +90,7 @@ type sessionInfo struct {
 	OutputDir string     `json:"output_dir"`
 	Roots     []rootInfo `json:"roots"`
 	Exec      execInfo   `json:"exec"`
+	Paused    bool       `json:"paused"`
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
@@ -96,6 +109,9 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	if c.caller.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
+	}
+	if p := s.box.Policy(); p != nil {
+		info.Paused = p.Paused()
 	}
 	for _, r := range s.cfg.Sandbox.Roots {
 		info.Roots = append(info.Roots, rootInfo{Path: r.Path, Access: r.Access})
@@ -197,6 +213,9 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 
 // auditSubscribe streams committed events to the connection until it ends.
 func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
+	if !c.conn.subscribeOnce("audit") {
+		return map[string]any{"subscribed": true}, nil
+	}
 	events, cancel := s.audit.Subscribe()
 	go func() {
 		defer cancel()

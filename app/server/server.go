@@ -39,7 +39,11 @@ type Options struct {
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
-	Clock      func() time.Time // nil: time.Now
+	Clock      func() time.Time  // nil: time.Now
+	OnPause    func(paused bool) // optional: told when agents are paused or resumed
+	// RotateLinks replaces the link-signing key (links.rotate); by names
+	// who asked, for the audit log.
+	RotateLinks func(ctx context.Context, by string) error
 }
 
 // Server serves Corral's HTTP routes.
@@ -54,6 +58,8 @@ type Server struct {
 	logins  *logins
 	methods map[string]method
 	http    *http.Server
+	onPause func(bool)
+	rotate  func(context.Context, string) error
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -64,12 +70,14 @@ type Server struct {
 // New builds a server from its options.
 func New(o Options) *Server {
 	s := &Server{
-		cfg:   o.Config,
-		box:   o.Sandbox,
-		audit: o.Audit,
-		log:   o.Logger,
-		now:   o.Clock,
-		conns: map[*conn]struct{}{},
+		cfg:     o.Config,
+		box:     o.Sandbox,
+		audit:   o.Audit,
+		log:     o.Logger,
+		now:     o.Clock,
+		conns:   map[*conn]struct{}{},
+		onPause: o.OnPause,
+		rotate:  o.RotateLinks,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -91,6 +99,7 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /login", s.login)
+	mux.HandleFunc("GET /files/out", s.filesOut)
 	mux.HandleFunc("POST /logout", s.logout)
 	mux.HandleFunc("GET /{$}", s.home)
 	s.http = &http.Server{

@@ -73,7 +73,7 @@ func (s *Server) authenticate(r *http.Request) (sandbox.Caller, bool) {
 		return s.id.fromBearer(tok)
 	}
 	if s.session(r) {
-		return ownerCaller, true
+		return browserCaller, true
 	}
 	return sandbox.Caller{}, false
 }
@@ -92,8 +92,10 @@ type conn struct {
 	doneOnce  sync.Once
 	sem       chan struct{}
 	calls     sync.WaitGroup
-	draining  atomic.Bool // shutting down: let in-flight calls answer
-	goingAway atomic.Bool // close with 1001 instead of 1000
+	subsMu    sync.Mutex
+	subs      map[string]bool // subscriptions made on this connection
+	draining  atomic.Bool     // shutting down: let in-flight calls answer
+	goingAway atomic.Bool     // close with 1001 instead of 1000
 }
 
 func (c *conn) readLoop() {
@@ -283,4 +285,19 @@ func (c *conn) notify(method string, params any) bool {
 		return true
 	}
 	return c.queue(frame)
+}
+
+// subscribeOnce reports whether this is the connection's first
+// subscription to topic; a second one would duplicate every notification.
+func (c *conn) subscribeOnce(topic string) bool {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	if c.subs[topic] {
+		return false
+	}
+	if c.subs == nil {
+		c.subs = map[string]bool{}
+	}
+	c.subs[topic] = true
+	return true
 }

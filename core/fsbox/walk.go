@@ -21,6 +21,9 @@ import (
 // stops with truncated set.
 const MaxGrepTotalBytes = 256 << 20
 
+// walkLimit is MaxWalkEntries, lowered by tests.
+var walkLimit = MaxWalkEntries
+
 // Info describes a file, folder or symlink.
 type Info struct {
 	Name     string    `json:"name"`
@@ -325,7 +328,7 @@ func (d Dir) walk(start string, maxDepth int, descend func(string) bool, visit v
 	if err != nil {
 		return false, err
 	}
-	w := &walker{d: d, maxDepth: maxDepth, descend: descend, visit: visit, budget: MaxWalkEntries, seen: map[fileID]bool{}}
+	w := &walker{d: d, maxDepth: maxDepth, descend: descend, visit: visit, budget: walkLimit, seen: map[fileID]bool{}}
 	w.dir(f, start, ".", 1)
 	return w.truncated, nil
 }

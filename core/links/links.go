@@ -160,7 +160,7 @@ func (s *Signer) Verify(token, path string, now time.Time, maxLife time.Duration
 }
 
 // ancestors returns path and each folder above it, component-wise:
-// "a/b/c" → "a/b/c", "a/b", "a". At most 256 are returned.
+// "a/b/c" → "a/b/c", "a/b", "a", "." (the scope root). At most 257.
 func ancestors(path string) []string {
 	out := []string{path}
 	for i := len(path) - 1; i > 0 && len(out) < 256; i-- {
@@ -168,8 +168,12 @@ func ancestors(path string) []string {
 			out = append(out, path[:i])
 		}
 	}
-	if strings.HasPrefix(path, "/") && len(out) < 256 && path != "/" {
+	switch {
+	case path == "/" || path == "." || len(out) >= 256:
+	case strings.HasPrefix(path, "/"):
 		out = append(out, "/")
+	default:
+		out = append(out, ".") // a scope's own root
 	}
 	return out
 }

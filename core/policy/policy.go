@@ -284,7 +284,9 @@ func (p *Policy) finish(pd *pending, out Outcome, d Decision, by string) bool {
 	return true
 }
 
-// claim takes pd out of the pending set; only one caller succeeds.
+// claim takes pd's id out of the pending set so that only one answer
+// wins. Until complete, identical requests still join pd: they get the
+// same answer as the ones already waiting.
 func (p *Policy) claim(pd *pending) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -292,20 +294,20 @@ func (p *Policy) claim(pd *pending) bool {
 		return false
 	}
 	delete(p.byID, pd.a.ID)
+	return true
+}
+
+// complete wakes pd's waiters with out and tells the surfaces.
+func (p *Policy) complete(pd *pending, out Outcome, d Decision, by string) {
+	p.mu.Lock()
 	for k, v := range p.pending {
 		if v == pd {
 			delete(p.pending, k)
 			break
 		}
 	}
-	return true
-}
-
-// complete wakes pd's waiters with out and tells the surfaces.
-func (p *Policy) complete(pd *pending, out Outcome, d Decision, by string) {
 	pd.out = out
 	close(pd.done)
-	p.mu.Lock()
 	surfaces := p.surfacesLocked()
 	p.mu.Unlock()
 	for _, s := range surfaces {

@@ -23,6 +23,7 @@ const (
 // ReadArgs are file.read's parameters.
 type ReadArgs struct {
 	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path    string   `json:"path"`
 	Offset  int      `json:"offset"`
 	Limit   int      `json:"limit"`
@@ -31,7 +32,7 @@ type ReadArgs struct {
 // Read answers file.read.
 func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadResult, error) {
 	var res fsbox.ReadResult
-	o, err := s.begin(ctx, c, a.Context, "file.read")
+	o, err := s.begin(ctx, c, a.Context, "file.read", a.Reason)
 	if err != nil {
 		return res, err
 	}
@@ -44,9 +45,9 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 		if err == nil {
 			o.ev.Bytes = res.Bytes
 			if res.Type == "text" {
-				o.ev.Detail = fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines)
+				o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines))
 			} else {
-				o.ev.Detail = res.MimeType
+				o.ev.Detail = appendDetail(o.ev.Detail, res.MimeType)
 			}
 		}
 	}
@@ -56,6 +57,7 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 // WriteArgs are file.write's parameters.
 type WriteArgs struct {
 	Context  *Context `json:"context"`
+	Reason   string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path     string   `json:"path"`
 	Content  string   `json:"content"`
 	Append   bool     `json:"append"`
@@ -70,7 +72,7 @@ type WriteResult struct {
 
 // Write answers file.write.
 func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.write")
+	o, err := s.begin(ctx, c, a.Context, "file.write", a.Reason)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -87,7 +89,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 		return WriteResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "encoding must be \"utf8\" or \"base64\"."))
 	}
 	if a.Append {
-		o.ev.Detail = "append"
+		o.ev.Detail = appendDetail(o.ev.Detail, "append")
 	}
 	d, t, err := o.target(a.Path, needWrite)
 	var n int64
@@ -101,6 +103,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 // EditArgs are file.edit's parameters.
 type EditArgs struct {
 	Context    *Context `json:"context"`
+	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path       string   `json:"path"`
 	OldText    string   `json:"old_text"`
 	NewText    string   `json:"new_text"`
@@ -115,7 +118,7 @@ type EditResult struct {
 
 // Edit answers file.edit.
 func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.edit")
+	o, err := s.begin(ctx, c, a.Context, "file.edit", a.Reason)
 	if err != nil {
 		return EditResult{}, err
 	}
@@ -123,7 +126,7 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 	var n int
 	if err == nil {
 		n, err = d.Edit(t.Rel, a.OldText, a.NewText, a.ReplaceAll)
-		o.ev.Detail = fmt.Sprintf("%d replacements", n)
+		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d replacements", n))
 	}
 	return EditResult{Path: t.Visible, Replacements: n}, o.end(ctx, err)
 }
@@ -131,6 +134,7 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 // DeleteArgs are file.delete's parameters.
 type DeleteArgs struct {
 	Context   *Context `json:"context"`
+	Reason    string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path      string   `json:"path"`
 	Recursive bool     `json:"recursive"`
 }
@@ -142,12 +146,12 @@ type PathResult struct {
 
 // Delete answers file.delete.
 func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.delete")
+	o, err := s.begin(ctx, c, a.Context, "file.delete", a.Reason)
 	if err != nil {
 		return PathResult{}, err
 	}
 	if a.Recursive {
-		o.ev.Detail = "recursive"
+		o.ev.Detail = appendDetail(o.ev.Detail, "recursive")
 	}
 	d, t, err := o.target(a.Path, needDelete)
 	if err == nil {
@@ -159,6 +163,7 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 // MoveArgs are file.move's parameters.
 type MoveArgs struct {
 	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	From    string   `json:"from"`
 	To      string   `json:"to"`
 }
@@ -171,7 +176,7 @@ type MoveResult struct {
 
 // Move answers file.move.
 func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.move")
+	o, err := s.begin(ctx, c, a.Context, "file.move", a.Reason)
 	if err != nil {
 		return MoveResult{}, err
 	}
@@ -189,13 +194,14 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 // StatArgs are file.stat's parameters.
 type StatArgs struct {
 	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path    string   `json:"path"`
 }
 
 // Stat answers file.stat.
 func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, error) {
 	var info fsbox.Info
-	o, err := s.begin(ctx, c, a.Context, "file.stat")
+	o, err := s.begin(ctx, c, a.Context, "file.stat", a.Reason)
 	if err != nil {
 		return info, err
 	}
@@ -209,6 +215,7 @@ func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, e
 // ListArgs are folder.list's parameters.
 type ListArgs struct {
 	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Path    string   `json:"path"`
 	Depth   int      `json:"depth"`
 }
@@ -223,7 +230,7 @@ type ListResult struct {
 // List answers folder.list.
 func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, error) {
 	var res ListResult
-	o, err := s.begin(ctx, c, a.Context, "folder.list")
+	o, err := s.begin(ctx, c, a.Context, "folder.list", a.Reason)
 	if err != nil {
 		return res, err
 	}
@@ -236,7 +243,7 @@ func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, e
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
 		res.Entries, res.Truncated, err = d.List(t.Rel, a.Depth, MaxListEntries)
-		o.ev.Detail = fmt.Sprintf("depth %d, %d entries", a.Depth, len(res.Entries))
+		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("depth %d, %d entries", a.Depth, len(res.Entries)))
 	}
 	res.Path = t.Visible
 	if res.Entries == nil {
@@ -248,6 +255,7 @@ func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, e
 // FindArgs are file.find's parameters.
 type FindArgs struct {
 	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Pattern string   `json:"pattern"`
 	Path    string   `json:"path"`
 }
@@ -261,14 +269,14 @@ type FindResult struct {
 // Find answers file.find.
 func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, error) {
 	res := FindResult{Matches: []string{}}
-	o, err := s.begin(ctx, c, a.Context, "file.find")
+	o, err := s.begin(ctx, c, a.Context, "file.find", a.Reason)
 	if err != nil {
 		return res, err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
-	o.ev.Detail = "pattern " + a.Pattern
+	o.ev.Detail = appendDetail(o.ev.Detail, "pattern "+a.Pattern)
 	if a.Pattern == "" || len(a.Pattern) > maxPattern || strings.ContainsRune(a.Pattern, 0) {
 		o.ev.Target = a.Path
 		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern must be a glob of 1 to %d bytes.", maxPattern))
@@ -287,6 +295,7 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 // GrepArgs are file.grep's parameters.
 type GrepArgs struct {
 	Context    *Context `json:"context"`
+	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
 	Pattern    string   `json:"pattern"`
 	Path       string   `json:"path"`
 	Glob       string   `json:"glob"`
@@ -302,14 +311,14 @@ type GrepResult struct {
 // Grep answers file.grep.
 func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, error) {
 	res := GrepResult{Matches: []fsbox.Match{}}
-	o, err := s.begin(ctx, c, a.Context, "file.grep")
+	o, err := s.begin(ctx, c, a.Context, "file.grep", a.Reason)
 	if err != nil {
 		return res, err
 	}
 	if a.Path == "" {
 		a.Path = "."
 	}
-	o.ev.Detail = "pattern " + a.Pattern
+	o.ev.Detail = appendDetail(o.ev.Detail, "pattern "+a.Pattern)
 	if len(a.Pattern) > maxPattern || len(a.Glob) > maxPattern {
 		o.ev.Target = a.Path
 		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern and glob must be at most %d bytes.", maxPattern))

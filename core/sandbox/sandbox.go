@@ -27,7 +27,9 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/paths"
+	"corral/core/policy"
 )
 
 // Config holds the sandbox's dependencies.
@@ -35,6 +37,7 @@ type Config struct {
 	Layout paths.Layout
 	Users  []string // configured user ids
 	Audit  audit.Sink
+	Policy *policy.Policy   // nil: nothing outside the fence is ever allowed
 	Clock  func() time.Time // nil: time.Now
 	Logger *slog.Logger     // nil: slog.Default()
 }
@@ -44,11 +47,14 @@ type Sandbox struct {
 	layout paths.Layout
 	users  map[string]bool
 	audit  audit.Sink
+	policy *policy.Policy
 	now    func() time.Time
 	log    *slog.Logger
 
-	mu    sync.Mutex
-	roots map[string]*os.Root // by host folder
+	mu      sync.Mutex
+	roots   map[string]*os.Root // by host folder
+	links   *links.Signer
+	linkCfg LinkConfig
 }
 
 // New returns a Sandbox, creating the sandbox base (mode 0700) if needed.
@@ -63,6 +69,7 @@ func New(cfg Config) (*Sandbox, error) {
 		layout: cfg.Layout,
 		users:  map[string]bool{},
 		audit:  cfg.Audit,
+		policy: cfg.Policy,
 		now:    cfg.Clock,
 		log:    cfg.Logger,
 		roots:  map[string]*os.Root{},
@@ -93,27 +100,33 @@ func (s *Sandbox) Close() error {
 // Layout returns the path layout the sandbox resolves against.
 func (s *Sandbox) Layout() paths.Layout { return s.layout }
 
+// Policy returns the policy the sandbox asks, or nil.
+func (s *Sandbox) Policy() *policy.Policy { return s.policy }
+
 // need is the kind of access an operation needs on a path.
-type need int
+type need = policy.Access
 
 const (
-	needRead need = iota
-	needWrite
-	needDelete
+	needRead   = policy.Read
+	needWrite  = policy.Write
+	needDelete = policy.Delete
 )
 
 // op is one audited operation in progress.
 type op struct {
-	s     *Sandbox
-	ev    audit.Event
-	start time.Time
-	scope string
+	s      *Sandbox
+	ctx    context.Context
+	ev     audit.Event
+	start  time.Time
+	scope  string
+	reason string     // the agent's reason, shown when the owner is asked
+	closer []*os.Root // roots opened for this operation only
 }
 
 // begin starts an operation: it selects the scope and, when the caller may
 // not act in it, records the refusal and returns the error.
-func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name string) (*op, error) {
-	o := &op{s: s, start: s.now(), ev: audit.Event{Client: c.Client, Op: name}}
+func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason string) (*op, error) {
+	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: name}, reason: reason}
 	scope, err := s.ScopeFor(c, cx)
 	if err != nil {
 		o.ev.User = c.User
@@ -143,19 +156,24 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		o.ev.DecidedBy = audit.ByScope
 		return fsbox.Dir{}, t, err
 	}
-	switch t.Area {
-	case paths.InScope, paths.InShare:
+	switch {
+	case t.Area == paths.InScope || t.Area == paths.InShare:
 		o.ev.DecidedBy = audit.ByScope
-	case paths.InRoot:
+	case t.Area == paths.InRoot && (n == needRead || t.Access == paths.ReadWrite):
 		o.ev.DecidedBy = audit.ByRoot
-		if n != needRead && t.Access != paths.ReadWrite {
-			o.ev.Decision = audit.Deny
-			return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s is in a folder agents may only read.", t.Visible)
-		}
 	default:
-		// Nobody to ask yet: outside the fence is refused.
-		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByStrict
-		return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s is outside the folders agents may use, so Corral refused it.", t.Visible)
+		// Outside the fence, or more than the root allows: the policy's
+		// rules answer, or the owner does.
+		if err := o.ask(t, n); err != nil {
+			return fsbox.Dir{}, t, err
+		}
+		r, err := os.OpenRoot(t.Dir)
+		if err != nil {
+			return fsbox.Dir{}, t, hostOpenError(err, t)
+		}
+		o.closer = append(o.closer, r)
+		o.ev.Decision = audit.Allow
+		return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
 	}
 	o.ev.Decision = audit.Allow
 	r, err := o.s.root(t)
@@ -163,6 +181,56 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		return fsbox.Dir{}, t, err
 	}
 	return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
+}
+
+// ask puts an access across the fence to the policy and records how it
+// was decided; it returns a denied error unless the access is allowed.
+func (o *op) ask(t paths.Target, n need) error {
+	o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByStrict
+	if o.s.policy == nil {
+		return errs.New(errs.Denied, t.Visible, "%s is outside the folders agents may use, so Corral refused it.", t.Visible)
+	}
+	out, err := o.s.policy.Check(o.ctx, policy.Request{
+		Client: o.ev.Client, Scope: o.scope, Access: n, Target: t.Host, Reason: o.reason,
+	})
+	if err != nil {
+		return err
+	}
+	o.ev.DecidedBy = out.By
+	if out.Decision != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, "owner answered "+string(out.Decision))
+	}
+	if out.Rule != nil {
+		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
+	}
+	if !out.Allowed {
+		return errs.New(errs.Denied, t.Visible, "%s", deniedSentence(t.Visible, out.By))
+	}
+	return nil
+}
+
+func deniedSentence(p string, by audit.DecidedBy) string {
+	switch by {
+	case audit.ByTimeout:
+		return "The owner did not answer in time, so access to " + p + " was denied."
+	case audit.ByPaused:
+		return "Agents are paused by the owner, so access to " + p + " was denied."
+	case audit.ByStrict:
+		return "Nobody is there to approve access to " + p + ", so Corral refused it."
+	case audit.ByRule:
+		return "The owner's rules deny access to " + p + "."
+	}
+	return "The owner denied access to " + p + "."
+}
+
+func hostOpenError(err error, t paths.Target) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return errs.New(errs.NotFound, t.Visible, "The folder holding %s does not exist.", t.Visible)
+	}
+	if errors.Is(err, os.ErrPermission) {
+		return errs.New(errs.Denied, t.Visible, "Corral itself may not open the folder holding %s.", t.Visible)
+	}
+	return errs.Wrap(err, errs.IO, t.Visible, "Corral could not open the folder holding %s.", t.Visible)
 }
 
 func appendDetail(d, s string) string {
@@ -175,6 +243,9 @@ func appendDetail(d, s string) string {
 // end records the operation's event and returns err, or an io error when
 // the event could not be recorded: no answer goes out unaudited.
 func (o *op) end(ctx context.Context, err error) error {
+	for _, r := range o.closer {
+		r.Close()
+	}
 	ev := &o.ev
 	ev.Time = o.start.UTC()
 	ev.DurationMs = o.s.now().Sub(o.start).Milliseconds()

@@ -1,0 +1,181 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"corral/app/config"
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/policy"
+)
+
+// parseExpiresIn reads an expires_in parameter: a number of seconds or a
+// duration string ("1h", "7d"). Absent: 0.
+func parseExpiresIn(raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	bad := errs.New(errs.InvalidParams, "", `expires_in must be a number of seconds or a duration such as "1h" or "7d".`)
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		d, err := config.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return 0, bad
+		}
+		return d, nil
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || n <= 0 || n > int64(100*365*24*time.Hour/time.Second) {
+		return 0, bad
+	}
+	return time.Duration(n) * time.Second, nil
+}
+
+func (s *Server) policy() (*policy.Policy, error) {
+	p := s.box.Policy()
+	if p == nil {
+		return nil, errs.New(errs.Unavailable, "", "Approvals are not enabled in this Corral.")
+	}
+	return p, nil
+}
+
+func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	p, err := s.policy()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"pending": p.Pending()}, nil
+}
+
+func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		ID        string          `json:"id"`
+		Decision  string          `json:"decision"`
+		Widen     string          `json:"widen"`
+		ExpiresIn json.RawMessage `json:"expires_in"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	exp, err := parseExpiresIn(a.ExpiresIn)
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.policy()
+	if err != nil {
+		return nil, err
+	}
+	err = p.Respond(ctx, policy.Answer{ID: a.ID, Decision: policy.Decision(a.Decision), Widen: a.Widen, ExpiresIn: exp, By: c.caller.Client})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": a.ID, "decision": a.Decision}, nil
+}
+
+// connSurface forwards the broker's news to one connection, in order,
+// without ever blocking the broker: a connection that cannot keep up is
+// dropped.
+type connSurface struct {
+	conn *conn
+	ch   chan []byte
+}
+
+func (cs *connSurface) send(method string, params any) {
+	b, err := rpc.Notify(method, params)
+	if err != nil {
+		return
+	}
+	select {
+	case cs.ch <- b:
+	default:
+		cs.conn.s.log.Warn("dropping connection that does not read its approvals", "client", cs.conn.caller.Client)
+		cs.conn.finish()
+	}
+}
+
+func (cs *connSurface) ApprovalRequested(a policy.Approval) {
+	cs.send("approval.requested", map[string]any{"approval": a})
+}
+
+func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {
+	cs.send("approval.resolved", map[string]any{"id": id, "decision": d, "by": by})
+}
+
+func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
+	p, err := s.policy()
+	if err != nil {
+		return nil, err
+	}
+	if !c.conn.subscribeOnce("approvals") {
+		return map[string]any{"subscribed": true}, nil
+	}
+	cs := &connSurface{conn: c.conn, ch: make(chan []byte, 256)}
+	cancel := p.Subscribe(cs)
+	go func() {
+		defer cancel()
+		for {
+			select {
+			case b := <-cs.ch:
+				if !c.conn.queue(b) {
+					return
+				}
+			case <-c.conn.done:
+				return
+			}
+		}
+	}()
+	return map[string]any{"subscribed": true}, nil
+}
+
+func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	p, err := s.policy()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"rules": p.Rules()}, nil
+}
+
+func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	p, err := s.policy()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Revoke(ctx, a.ID, c.caller.Client); err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": a.ID}, nil
+}
+
+func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error) {
+	return func(ctx context.Context, c *call) (any, error) {
+		if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+			return nil, err
+		}
+		p, err := s.policy()
+		if err != nil {
+			return nil, err
+		}
+		if err := p.SetPaused(ctx, paused, c.caller.Client); err != nil {
+			return nil, err
+		}
+		if s.onPause != nil {
+			s.onPause(paused)
+		}
+		return map[string]any{"paused": paused}, nil
+	}
+}

@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"corral/app/client"
+	"corral/core/audit"
+	"corral/core/policy"
+)
+
+// owner subscribes to approvals and returns the next requested one.
+type ownerView struct {
+	t *testing.T
+	c *client.Client
+}
+
+func (h *harness) owner(t *testing.T) ownerView {
+	c := h.dial(ownerToken)
+	rpcCall[any](t, c, "approval.subscribe", nil)
+	return ownerView{t, c}
+}
+
+func (o ownerView) next(method string) json.RawMessage {
+	o.t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case n := <-o.c.Notifications():
+			if n.Method == method {
+				return n.Params
+			}
+		case <-timeout:
+			o.t.Fatalf("no %s notification", method)
+		}
+	}
+}
+
+func (o ownerView) requested() policy.Approval {
+	var p struct{ Approval policy.Approval }
+	json.Unmarshal(o.next("approval.requested"), &p)
+	return p.Approval
+}
+
+// async makes a call in the background.
+func async(c *client.Client, method string, params any) chan error {
+	ch := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_, err := c.Call(ctx, method, params)
+		ch <- err
+	}()
+	return ch
+}
+
+func TestApprovalFlow(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside", "tax.pdf")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	os.WriteFile(outside, []byte("tax data"), 0o644)
+
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+
+	// allow_once lets exactly one read through.
+	done := async(alice, "file.read", m("path", outside, "reason", "summarise my taxes"))
+	a := own.requested()
+	if a.Access != policy.Read || a.Target != outside || a.Client != "alice-agent" || a.User != "alice" || a.Reason != "summarise my taxes" || a.OneTimeOnly || a.Description == "" {
+		t.Fatalf("approval: %+v", a)
+	}
+	pending := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil)
+	if len(pending.Pending) != 1 || pending.Pending[0].ID != a.ID {
+		t.Fatalf("approval.list: %+v", pending)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
+	if err := <-done; err != nil {
+		t.Fatalf("read after allow_once: %v", err)
+	}
+	if ce := callErr(t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once")); ce.Data.Kind != "not_found" {
+		t.Errorf("second answer: %+v", ce)
+	}
+	// Asked again next time; deny_always denies now and from then on.
+	done = async(alice, "file.read", m("path", outside))
+	a = own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_always"))
+	if err := <-done; err == nil || err.(*client.Error).Data.Kind != "denied" {
+		t.Fatalf("after deny_always: %v", err)
+	}
+	ce := callErr(t, alice, "file.read", m("path", outside))
+	if ce.Data.Kind != "denied" {
+		t.Errorf("rule deny: %+v", ce)
+	}
+	rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	if len(rules.Rules) != 1 || rules.Rules[0].Decision != policy.EffectDeny {
+		t.Fatalf("rules: %+v", rules)
+	}
+	rpcCall[any](t, own.c, "rule.revoke", m("id", rules.Rules[0].ID))
+
+	// allow_always for the folder survives a restart.
+	done = async(alice, "file.read", m("path", outside))
+	a = own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_always", "widen", "folder", "expires_in", "7d"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	h.stop()
+	h = startIn(t, dir, "")
+	alice = h.dial(aliceKey)
+	r := rpcCall[map[string]any](t, alice, "file.read", m("path", filepath.Join(filepath.Dir(outside), "tax.pdf")))
+	if r["content"] != "tax data" {
+		t.Fatalf("after restart: %v", r)
+	}
+	own = h.owner(t)
+	rules = rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	if len(rules.Rules) != 1 || rules.Rules[0].Match != policy.Prefix || rules.Rules[0].Target != filepath.Dir(outside) || rules.Rules[0].Expires == nil {
+		t.Fatalf("rules after restart: %+v", rules)
+	}
+	// Revoking makes it ask again.
+	rpcCall[any](t, own.c, "rule.revoke", m("id", rules.Rules[0].ID))
+	done = async(alice, "file.read", m("path", outside))
+	a = own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+	<-done
+
+	// The audit log, kept across the restart, tells how each was decided.
+	type page struct{ Events []audit.Event }
+	ev := rpcCall[page](t, own.c, "audit.query", m("op", "file.read"))
+	var got []string
+	for _, e := range ev.Events {
+		got = append(got, string(e.Decision)+"/"+string(e.DecidedBy))
+	}
+	want := []string{"deny/owner", "allow/rule", "allow/owner", "deny/rule", "deny/owner", "allow/owner"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("read events, newest first:\n got %v\nwant %v", got, want)
+	}
+	if !strings.Contains(ev.Events[5].Detail, "owner answered allow_once") {
+		t.Errorf("detail of the first read: %q", ev.Events[5].Detail)
+	}
+	changes := rpcCall[page](t, own.c, "audit.query", m("op", "rule.revoke"))
+	if len(changes.Events) != 2 {
+		t.Errorf("rule.revoke events: %d, want 2", len(changes.Events))
+	}
+}
+
+func TestApprovalTimeoutStrictAndPause(t *testing.T) {
+	h := start(t, "[sandbox]\napproval_timeout = \"1s\"\n")
+	alice := h.dial(aliceKey)
+	// Strict, nobody subscribed: denied at once.
+	ce := callErr(t, alice, "file.read", m("path", "/etc/hostname"))
+	if ce.Data.Kind != "denied" {
+		t.Fatalf("strict: %+v", ce)
+	}
+	own := h.owner(t)
+	start := time.Now()
+	ce = callErr(t, alice, "file.read", m("path", "/etc/hostname"))
+	if ce.Data.Kind != "denied" || time.Since(start) < time.Second {
+		t.Fatalf("timeout: %+v after %v", ce, time.Since(start))
+	}
+	own.requested()
+	var res struct{ ID, Decision, By string }
+	json.Unmarshal(own.next("approval.resolved"), &res)
+	if res.By != "timeout" {
+		t.Errorf("resolved: %+v", res)
+	}
+	rpcCall[any](t, own.c, "agents.pause", nil)
+	info := rpcCall[map[string]any](t, alice, "session.info", nil)
+	if info["paused"] != true {
+		t.Errorf("session.info while paused: %v", info)
+	}
+	callErr(t, alice, "file.read", m("path", "/etc/hostname"))
+	rpcCall[any](t, own.c, "agents.resume", nil)
+
+	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.read"))
+	want := []audit.DecidedBy{audit.ByPaused, audit.ByTimeout, audit.ByStrict}
+	if len(ev.Events) != 3 {
+		t.Fatalf("events: %+v", ev.Events)
+	}
+	for i, e := range ev.Events {
+		if e.DecidedBy != want[i] || e.Decision != audit.Deny {
+			t.Errorf("event %d: %s/%s, want deny by %s", i, e.Decision, e.DecidedBy, want[i])
+		}
+	}
+	if rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil); len(rules.Rules) != 0 {
+		t.Errorf("timeout created rules: %+v", rules)
+	}
+}
+
+func TestConcurrentIdenticalRequestsShareOneApproval(t *testing.T) {
+	h := start(t, "")
+	own := h.owner(t)
+	const n = 8
+	var wg sync.WaitGroup
+	errc := make(chan error, n)
+	for range n {
+		c := h.dial(aliceKey)
+		wg.Go(func() { errc <- <-async(c, "file.stat", m("path", "/etc/hostname")) })
+	}
+	a := own.requested()
+	// allow_session: requests that joined get the answer, later ones the rule.
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_session"))
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Errorf("request: %v", err)
+		}
+	}
+	if p := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil); len(p.Pending) != 0 {
+		t.Errorf("left pending: %+v", p.Pending)
+	}
+	select {
+	case n := <-own.c.Notifications():
+		if n.Method == "approval.requested" {
+			t.Errorf("a second approval was asked: %s", n.Params)
+		}
+	default:
+	}
+	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.stat"))
+	if len(ev.Events) != n {
+		t.Errorf("file.stat events: %d, want %d", len(ev.Events), n)
+	}
+}
+
+func TestClientsCannotAnswer(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	for _, meth := range []string{"approval.list", "approval.respond", "approval.subscribe", "rule.list", "rule.revoke", "agents.pause", "agents.resume", "links.rotate"} {
+		if ce := callErr(t, alice, meth, nil); ce.Data.Kind != "forbidden" {
+			t.Errorf("%s: %+v", meth, ce)
+		}
+	}
+}

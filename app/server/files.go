@@ -1,0 +1,187 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+// maxRenderedMarkdown bounds a .md file rendered with ?view=1.
+const maxRenderedMarkdown = 4 << 20
+
+// filesOut serves GET /files/out?path=P&token=T (PROTOCOL.md section 8).
+// Every answer carries CSP sandbox, so a page an agent wrote runs with an
+// opaque origin: it cannot read the dashboard's cookie or open /ws with it.
+func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "private, no-cache")
+	forbidden := func() { plain(w, http.StatusForbidden, "This link is not valid. Ask for a new one.") }
+
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		forbidden()
+		return
+	}
+	for k, v := range q {
+		if (k != "path" && k != "token" && k != "view") || len(v) != 1 {
+			forbidden() // duplicate or unknown parameters: never guess which one counts
+			return
+		}
+	}
+	p, token := q.Get("path"), q.Get("token")
+	if p == "" || token == "" {
+		forbidden()
+		return
+	}
+	sv, err := s.box.OpenLink(r.Context(), token, p, sandbox.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+	switch {
+	case errors.Is(err, sandbox.ErrBadLink):
+		forbidden()
+		return
+	case errs.KindOf(err) == errs.NotFound || errs.KindOf(err) == errs.NotDirectory:
+		plain(w, http.StatusNotFound, "Nothing is there any more.")
+		return
+	case errs.KindOf(err) == errs.Denied:
+		forbidden()
+		return
+	case err != nil:
+		s.log.Error("files.out", "path", p, "err", err)
+		plain(w, http.StatusInternalServerError, "Corral could not open this file.")
+		return
+	}
+	if sv.File == nil {
+		s.listing(w, r, p, sv)
+		return
+	}
+	defer sv.File.Close()
+	if q.Get("view") == "1" && strings.HasSuffix(strings.ToLower(p), ".md") {
+		s.renderMarkdown(w, p, sv)
+		return
+	}
+	if strings.HasSuffix(strings.ToLower(p), ".md") {
+		h.Set("Content-Type", "text/markdown; charset=utf-8")
+	}
+	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, sv.File)
+}
+
+func plain(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Del("Last-Modified")
+	w.WriteHeader(code)
+	io.WriteString(w, msg+"\n")
+}
+
+var md = goldmark.New(goldmark.WithExtensions(extension.GFM)) // raw HTML is not rendered (goldmark's default)
+
+func (s *Server) renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served) {
+	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
+	if err != nil {
+		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
+		return
+	}
+	if len(src) > maxRenderedMarkdown {
+		plain(w, http.StatusRequestEntityTooLarge, "This Markdown file is too large to show rendered; open it without view=1.")
+		return
+	}
+	var body bytes.Buffer
+	if err := md.Convert(src, &body); err != nil {
+		plain(w, http.StatusInternalServerError, "Corral could not render this file.")
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	viewTmpl.Execute(w, struct {
+		Title string
+		Body  template.HTML
+	}{path.Base(p), template.HTML(body.String())}) // goldmark escapes raw HTML
+}
+
+type listingEntry struct {
+	Name, URL, Size, Modified string
+	Dir                       bool
+}
+
+type crumb struct{ Name, URL string }
+
+func (s *Server) listing(w http.ResponseWriter, r *http.Request, p string, sv sandbox.Served) {
+	page := struct {
+		Title   string
+		Crumbs  []crumb
+		Entries []listingEntry
+		Expires string
+	}{Title: p, Expires: sv.Claims.Expires.Local().Format("2 Jan 2006 15:04")}
+	for _, c := range sv.Crumbs {
+		page.Crumbs = append(page.Crumbs, crumb{Name: path.Base(c.Path), URL: "/files/out?" + c.Query()})
+	}
+	for i, e := range sv.Entries {
+		le := listingEntry{Name: e.Name, URL: "/files/out?" + sv.Links[i].Query(), Modified: e.Modified.Local().Format(time.DateTime), Dir: e.Type == "dir"}
+		if e.Type == "file" {
+			le.Size = humanSize(e.Size)
+		}
+		if le.Dir {
+			le.Name += "/"
+		}
+		page.Entries = append(page.Entries, le)
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	listingTmpl.Execute(w, page)
+}
+
+func humanSize(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, unit := float64(n)/1024, 0
+	for v >= 1024 && unit < 4 {
+		v, unit = v/1024, unit+1
+	}
+	return fmt.Sprintf("%.1f %cB", v, "KMGTP"[unit])
+}
+
+const pageStyle = `<style>
+:root { color-scheme: light dark; }
+body { font: 16px/1.5 system-ui, sans-serif; max-width: 50rem; margin: 0 auto; padding: 1.5rem 1rem 3rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid color-mix(in srgb, currentColor 15%, transparent); }
+td.size, th.size { text-align: right; white-space: nowrap; }
+nav { margin-bottom: 1rem; color: color-mix(in srgb, currentColor 70%, transparent); }
+footer { margin-top: 2rem; font-size: .85em; color: color-mix(in srgb, currentColor 60%, transparent); }
+pre { overflow-x: auto; } img { max-width: 100%; }
+</style>`
+
+var listingTmpl = template.Must(template.New("listing").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>` + pageStyle + `</head>
+<body>
+<nav aria-label="Breadcrumbs">{{range .Crumbs}}<a href="{{.URL}}">{{.Name}}</a> / {{end}}<strong>{{.Title}}</strong></nav>
+<table>
+<thead><tr><th>Name</th><th class="size">Size</th><th>Modified</th></tr></thead>
+<tbody>
+{{range .Entries}}<tr><td><a href="{{.URL}}">{{.Name}}</a></td><td class="size">{{.Size}}</td><td>{{.Modified}}</td></tr>
+{{else}}<tr><td colspan="3">This folder is empty.</td></tr>
+{{end}}</tbody>
+</table>
+<footer>Shared through Corral. This link works until {{.Expires}}.</footer>
+</body></html>
+`))
+
+var viewTmpl = template.Must(template.New("view").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>` + pageStyle + `</head>
+<body><main>{{.Body}}</main></body></html>
+`))

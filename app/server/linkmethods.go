@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+// URL returns the full URL of a link on this server.
+func (s *Server) URL(l sandbox.Link) string {
+	return s.BaseURL() + "/files/out?" + l.Query()
+}
+
+func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Context   *sandbox.Context `json:"context"`
+		Path      string           `json:"path"`
+		ExpiresIn json.RawMessage  `json:"expires_in"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	life, err := parseExpiresIn(a.ExpiresIn)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: a.Context, Path: a.Path, ExpiresIn: life})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"url": s.URL(l), "path": l.Path, "expiresAt": l.Expires.Format(time.RFC3339)}, nil
+}
+
+func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
+	var a sandbox.ResultArgs
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	res, err := s.box.SaveResult(ctx, c.caller, a)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"path": res.Link.Path, "url": s.URL(res.Link), "expiresAt": res.Link.Expires.Format(time.RFC3339)}
+	if a.Format == "markdown" || a.Format == "" {
+		out["content"] = res.Content
+	}
+	return out, nil
+}
+
+func (s *Server) linksRotate(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	if s.rotate == nil {
+		return nil, errs.New(errs.Unavailable, "", "Links cannot be rotated in this Corral.")
+	}
+	if err := s.rotate(ctx, c.caller.Client); err != nil {
+		return nil, err
+	}
+	return map[string]any{"rotated": true}, nil
+}

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func get(t *testing.T, rawURL string, hdr ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", rawURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func checkSecurityHeaders(t *testing.T, resp *http.Response) {
+	t.Helper()
+	for k, v := range map[string]string{"Content-Security-Policy": "sandbox", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+		if got := resp.Header.Get(k); got != v {
+			t.Errorf("%s: %q, want %q (status %d)", k, got, v, resp.StatusCode)
+		}
+	}
+}
+
+func TestResultSaveAndServe(t *testing.T) {
+	h := start(t, "[links]\nsave_result_max_kb = 4\n")
+	alice := h.dial(aliceKey)
+	md := "# Weekly summary\n\n<script>alert(1)</script>\n\n- one\n- two\n"
+	res := rpcCall[map[string]string](t, alice, "result.save", m("title", "Weekly", "content", md, "format", "markdown"))
+	if res["content"] != md || !strings.HasPrefix(res["path"], "output/report_") || !strings.HasSuffix(res["path"], ".md") {
+		t.Fatalf("result.save: %v", res)
+	}
+	if !strings.HasPrefix(res["url"], h.url+"/files/out?path=output/report_") {
+		t.Fatalf("url: %s", res["url"])
+	}
+	resp, body := get(t, res["url"])
+	if resp.StatusCode != 200 || body != md || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") || resp.Header.Get("Last-Modified") == "" {
+		t.Fatalf("GET report: %d %q %v", resp.StatusCode, body, resp.Header)
+	}
+	checkSecurityHeaders(t, resp)
+	resp, body = get(t, res["url"], "Range", "bytes=2-7")
+	if resp.StatusCode != 206 || body != "Weekly" {
+		t.Errorf("range: %d %q", resp.StatusCode, body)
+	}
+	resp, body = get(t, res["url"]+"&view=1")
+	if resp.StatusCode != 200 || !strings.Contains(body, "<h1>Weekly summary</h1>") || strings.Contains(body, "<script>") || !strings.Contains(body, "<li>two</li>") {
+		t.Errorf("view=1: %d %s", resp.StatusCode, body)
+	}
+	checkSecurityHeaders(t, resp)
+
+	frag := rpcCall[map[string]any](t, alice, "result.save", m("title", "Table <b>", "content", "<table><tr><td>1</td></tr></table>", "format", "html"))
+	if _, has := frag["content"]; has {
+		t.Errorf("html result returned content: %v", frag)
+	}
+	resp, body = get(t, frag["url"].(string))
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(body, "<title>Table &lt;b&gt;</title>") || !strings.Contains(body, "<td>1</td>") || !strings.Contains(body, "prefers-color-scheme: dark") {
+		t.Errorf("html fragment page: %d %s", resp.StatusCode, body)
+	}
+	checkSecurityHeaders(t, resp)
+	full := "<!DOCTYPE html><html><head><title>Mine</title></head><body>x</body></html>"
+	doc := rpcCall[map[string]any](t, alice, "result.save", m("title", "ignored", "content", full, "format", "html"))
+	if _, body = get(t, doc["url"].(string)); body != full {
+		t.Errorf("full document changed: %q", body)
+	}
+	if ce := callErr(t, alice, "result.save", m("title", "big", "content", strings.Repeat("x", 5000), "format", "markdown")); ce.Data.Kind != "too_large" {
+		t.Errorf("oversized report: %+v", ce)
+	}
+}
+
+func TestLinkTampering(t *testing.T) {
+	h := start(t, "")
+	t.Cleanup(func() { clockOffset.Store(0) })
+	alice, bob := h.dial(aliceKey), h.dial(bobKey)
+	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "alice's file"))
+	rpcCall[any](t, alice, "file.write", m("path", "output/b.txt", "content", "another"))
+	rpcCall[any](t, bob, "file.write", m("path", "output/a.txt", "content", "bob's file"))
+	link := rpcCall[map[string]string](t, alice, "link.create", m("path", "output/a.txt"))["url"]
+	bobLink := rpcCall[map[string]string](t, bob, "link.create", m("path", "output/a.txt"))["url"]
+	short := rpcCall[map[string]string](t, alice, "link.create", m("path", "output/a.txt", "expires_in", 1))["url"]
+	if resp, body := get(t, link); resp.StatusCode != 200 || body != "alice's file" {
+		t.Fatalf("good link: %d %q", resp.StatusCode, body)
+	}
+	u, _ := url.Parse(link)
+	q := u.Query()
+	tok := q.Get("token")
+	bobTok := func() string { bu, _ := url.Parse(bobLink); return bu.Query().Get("token") }()
+	base := h.url + "/files/out?"
+	flip := func(s string, i int) string { b := []byte(s); b[i] ^= 1; return string(b) }
+	bad := map[string]string{
+		"changed path":        base + "path=output/b.txt&token=" + tok,
+		"changed path char":   base + "path=output/a.txu&token=" + tok,
+		"changed token char":  base + "path=output/a.txt&token=" + flip(tok, len(tok)/2),
+		"token last char":     base + "path=output/a.txt&token=" + flip(tok, len(tok)-1),
+		"truncated token":     base + "path=output/a.txt&token=" + tok[:len(tok)-3],
+		"bob's token":         base + "path=output/b.txt&token=" + bobTok,
+		"other scope path":    base + "path=../bob/output/a.txt&token=" + tok,
+		"non-canonical path":  base + "path=output//a.txt&token=" + tok,
+		"dot path":            base + "path=./output/a.txt&token=" + tok,
+		"duplicate path":      base + "path=output/a.txt&path=output/b.txt&token=" + tok,
+		"duplicate token":     base + "path=output/a.txt&token=" + tok + "&token=" + tok,
+		"no token":            base + "path=output/a.txt",
+		"token in other name": base + "path=output/a.txt&t=" + tok,
+		"empty":               base,
+	}
+	for name, u := range bad {
+		resp, body := get(t, u)
+		if resp.StatusCode != 403 {
+			t.Errorf("%s: status %d %q", name, resp.StatusCode, body)
+		}
+		if strings.Contains(body, "file") && strings.Contains(body, "alice") {
+			t.Errorf("%s: body leaks %q", name, body)
+		}
+		checkSecurityHeaders(t, resp)
+	}
+	if _, body := get(t, base+"path=output/a.txt&token="+bobTok); body != "bob's file" {
+		t.Errorf("bob's token opened %q", body)
+	}
+	// Expired: a 1 s link checked 2.5 s later (fake clock).
+	if resp, _ := get(t, short); resp.StatusCode != 200 {
+		t.Fatalf("short link before expiry: %d", resp.StatusCode)
+	}
+	clockOffset.Store(int64(2500 * time.Millisecond))
+	if resp, _ := get(t, short); resp.StatusCode != 403 {
+		t.Errorf("expired link: %d", resp.StatusCode)
+	}
+	clockOffset.Store(0)
+	// Missing file: 404.
+	rpcCall[any](t, alice, "file.delete", m("path", "output/a.txt"))
+	if resp, body := get(t, link); resp.StatusCode != 404 || strings.Contains(body, h.base) {
+		t.Errorf("missing file: %d %q", resp.StatusCode, body)
+	} else {
+		checkSecurityHeaders(t, resp)
+	}
+	// Rotation stops every earlier link.
+	if resp, _ := get(t, bobLink); resp.StatusCode != 200 {
+		t.Fatalf("bob's link before rotation: %d", resp.StatusCode)
+	}
+	owner := h.dial(ownerToken)
+	rpcCall[any](t, owner, "links.rotate", nil)
+	if resp, _ := get(t, bobLink); resp.StatusCode != 403 {
+		t.Errorf("link after rotation: %d", resp.StatusCode)
+	}
+	fresh := rpcCall[map[string]string](t, bob, "link.create", m("path", "output/a.txt"))["url"]
+	if resp, _ := get(t, fresh); resp.StatusCode != 200 {
+		t.Errorf("new link after rotation: %d", resp.StatusCode)
+	}
+	if ce := callErr(t, alice, "link.create", m("path", "output/a.txt", "expires_in", "100000h")); ce.Code != -32602 {
+		t.Errorf("expiry beyond max: %+v", ce)
+	}
+	if ce := callErr(t, alice, "link.create", m("path", "/etc/passwd")); ce.Data.Kind != "denied" {
+		t.Errorf("link outside: %+v", ce)
+	}
+}
+
+func TestFolderListing(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	evil := "<img src=x onerror=alert(1)>.txt"
+	rpcCall[any](t, alice, "file.write", m("path", "output/"+evil, "content", "evil name"))
+	rpcCall[any](t, alice, "file.write", m("path", "output/sub/deep.txt", "content", "deep"))
+	link := rpcCall[map[string]string](t, alice, "link.create", m("path", "output"))["url"]
+	resp, body := get(t, link)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("listing: %d %s", resp.StatusCode, body)
+	}
+	checkSecurityHeaders(t, resp)
+	if strings.Contains(body, "<img") || !strings.Contains(body, "&lt;img src=x onerror=alert(1)&gt;.txt") {
+		t.Errorf("listing does not escape the name: %s", body)
+	}
+	// Every entry's link works; the sub folder lists its child.
+	hrefs := hrefsIn(body)
+	if len(hrefs) != 2 {
+		t.Fatalf("links in listing: %v", hrefs)
+	}
+	found := map[string]bool{}
+	for _, href := range hrefs {
+		resp, b := get(t, h.url+href)
+		if resp.StatusCode != 200 {
+			t.Errorf("child %s: %d", href, resp.StatusCode)
+		}
+		found[b] = true
+		if strings.Contains(href, "path=output/sub&") {
+			sub := hrefsIn(b)
+			if len(sub) != 1 { // deep.txt (the sub folder's own token reaches no higher)
+				t.Fatalf("sub listing links: %v\n%s", sub, b)
+			}
+			for _, s := range sub {
+				if r, b2 := get(t, h.url+s); r.StatusCode != 200 || (strings.Contains(s, "deep.txt") && b2 != "deep") {
+					t.Errorf("sub link %s: %d %q", s, r.StatusCode, b2)
+				}
+			}
+		}
+	}
+	if !found["evil name"] {
+		t.Error("the file with the odd name did not open")
+	}
+	// A folder token covers descendants directly, but not siblings.
+	u, _ := url.Parse(link)
+	tok := u.Query().Get("token")
+	if resp, b := get(t, h.url+"/files/out?path=output/sub/deep.txt&token="+tok); resp.StatusCode != 200 || b != "deep" {
+		t.Errorf("descendant through folder token: %d", resp.StatusCode)
+	}
+	// Opened through the output folder's token, the sub folder's listing
+	// has a breadcrumb back up to output.
+	_, b := get(t, h.url+"/files/out?path=output/sub&token="+tok)
+	if crumbs := hrefsIn(b); len(crumbs) != 2 || !strings.Contains(crumbs[0], "path=output&") {
+		t.Errorf("breadcrumbs: %v", crumbs)
+	}
+	rpcCall[any](t, alice, "file.write", m("path", "outputs/x.txt", "content", "sibling"))
+	if resp, _ := get(t, h.url+"/files/out?path=outputs/x.txt&token="+tok); resp.StatusCode != 403 {
+		t.Errorf("sibling prefix through folder token: %d", resp.StatusCode)
+	}
+}
+
+func hrefsIn(body string) []string {
+	var out []string
+	for _, part := range strings.Split(body, `href="`)[1:] {
+		href := part[:strings.IndexByte(part, '"')]
+		out = append(out, strings.ReplaceAll(href, "&amp;", "&"))
+	}
+	return out
+}

@@ -1,0 +1,368 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"corral/core/errs"
+	"corral/core/fsbox"
+	"corral/core/links"
+	"corral/core/paths"
+)
+
+// LinkConfig configures signed links.
+type LinkConfig struct {
+	Secret          []byte        // 32 bytes (secret.key)
+	Expiry          time.Duration // default lifetime
+	MaxExpiry       time.Duration // the longest a caller may ask for
+	SaveResultMaxKB int
+}
+
+// SetLinks installs (or, with a new secret, rotates) the link signer.
+func (s *Sandbox) SetLinks(lc LinkConfig) error {
+	signer, err := links.NewSigner(lc.Secret)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.links, s.linkCfg = signer, lc
+	return nil
+}
+
+func (s *Sandbox) signer() (*links.Signer, LinkConfig, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.links == nil {
+		return nil, LinkConfig{}, errs.New(errs.Unavailable, "", "Links are not enabled in this Corral.")
+	}
+	return s.links, s.linkCfg, nil
+}
+
+// Link is a signed link to a path, without the server's base URL.
+type Link struct {
+	Scope   string
+	Path    string // canonical agent-visible path
+	Folder  bool
+	Token   string
+	Expires time.Time
+}
+
+// Query is the link's query string: path=…&token=….
+func (l Link) Query() string {
+	return "path=" + queryEscape(l.Path) + "&token=" + l.Token
+}
+
+// queryEscape escapes a path for a query value, keeping '/' readable.
+func queryEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.~/", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// sign signs a link for a target in scope (file or folder).
+func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Duration) (Link, error) {
+	signer, lc, err := s.signer()
+	if err != nil {
+		return Link{}, err
+	}
+	if life <= 0 {
+		life = lc.Expiry
+	}
+	if life > lc.MaxExpiry {
+		return Link{}, errs.New(errs.InvalidParams, "", "Links can last at most %s.", lc.MaxExpiry)
+	}
+	exp := s.now().Add(life).Truncate(time.Second)
+	tok := signer.Sign(links.Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp})
+	return Link{Scope: scope, Path: t.Visible, Folder: folder, Token: tok, Expires: exp.UTC()}, nil
+}
+
+// LinkArgs are link.create's parameters.
+type LinkArgs struct {
+	Context   *Context      `json:"context"`
+	Path      string        `json:"path"`
+	ExpiresIn time.Duration `json:"-"` // parsed by the transport
+}
+
+// CreateLink answers link.create: a file or folder in the caller's scope
+// or the shared folder.
+func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, error) {
+	o, err := s.begin(ctx, c, a.Context, "link.create", "")
+	if err != nil {
+		return Link{}, err
+	}
+	if _, lc, serr := s.signer(); serr == nil && a.ExpiresIn > lc.MaxExpiry {
+		o.ev.Target = a.Path
+		return Link{}, o.end(ctx, errs.New(errs.InvalidParams, "", "Links can last at most %s.", lc.MaxExpiry))
+	}
+	// Only the scope and the shared folder: never ask the owner about a
+	// path that could not be linked anyway.
+	if t, rerr := s.layout.Resolve(o.scope, a.Path); rerr == nil && t.Area != paths.InScope && t.Area != paths.InShare {
+		o.ev.Target, o.ev.Decision, o.ev.DecidedBy = t.Visible, "deny", "scope"
+		return Link{}, o.end(ctx, errs.New(errs.Denied, t.Visible, "Links can only point into your own folder or the shared folder."))
+	}
+	d, t, err := o.target(a.Path, needRead)
+	var l Link
+	if err == nil {
+		var info fsbox.Info
+		if info, err = d.Stat(t.Rel); err == nil {
+			if info.Type == "symlink" {
+				err = errs.New(errs.Denied, t.Visible, "A link cannot point at a symbolic link.")
+			} else if l, err = s.sign(o.scope, t, info.Type == "dir", a.ExpiresIn); err == nil {
+				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
+			}
+		}
+	}
+	return l, o.end(ctx, err)
+}
+
+// Served is what a verified link opens: a regular file or a folder.
+type Served struct {
+	File    *os.File     // a regular file, opened; the caller closes it
+	Info    fsbox.Info   // the file or folder
+	Entries []fsbox.Info // a folder's entries, each with Link set
+	Links   []Link       // for a folder: one link per entry, same order
+	Crumbs  []Link       // folder links from the link's own folder down to the parent of path
+	Claims  links.Claims
+}
+
+// Visitor describes who opened a link, for the audit log.
+type Visitor struct {
+	Remote    string
+	UserAgent string
+}
+
+// ErrBadLink is the one error for every token problem: the HTTP answer is
+// a bare 403 that does not say which check failed.
+var ErrBadLink = errors.New("sandbox: bad link")
+
+// OpenLink verifies a link for path and opens what it names. Token
+// problems answer ErrBadLink; a missing file answers a not_found error.
+// Every attempt with a valid token is audited as op "files.out".
+func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Served, error) {
+	signer, lc, err := s.signer()
+	if err != nil {
+		return Served{}, ErrBadLink
+	}
+	claims, err := signer.Verify(token, p, s.now(), lc.MaxExpiry)
+	if err != nil {
+		return Served{}, ErrBadLink
+	}
+	t, err := s.layout.Resolve(claims.Scope, p)
+	if err != nil || t.Visible != p || (t.Area != paths.InScope && t.Area != paths.InShare) {
+		return Served{}, ErrBadLink // the path the MAC covered is not canonical
+	}
+	o := &op{s: s, ctx: ctx, start: s.now(), scope: claims.Scope}
+	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
+	o.ev.Decision, o.ev.DecidedBy = "allow", "scope"
+	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
+	r, err := s.root(t)
+	if err != nil {
+		return Served{}, o.end(ctx, err)
+	}
+	d := fsbox.Dir{Root: r, Prefix: t.Prefix}
+	var sv Served
+	sv.Claims = claims
+	if claims.Folder {
+		for cp := claims.Path; cp != p; {
+			tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: cp, Folder: true, Expires: claims.Expires})
+			sv.Crumbs = append(sv.Crumbs, Link{Scope: claims.Scope, Path: cp, Folder: true, Token: tok, Expires: claims.Expires})
+			rest := strings.TrimPrefix(p, cp+"/")
+			if cp == "." {
+				rest = p
+			}
+			next, _, _ := strings.Cut(rest, "/")
+			if cp == "." {
+				cp = next
+			} else {
+				cp += "/" + next
+			}
+		}
+	}
+	sv.File, sv.Info, err = d.Open(t.Rel)
+	if err == nil {
+		o.ev.Bytes = sv.Info.Size
+	} else if errs.KindOf(err) == errs.IsDirectory {
+		if sv.Info, err = d.Stat(t.Rel + "/"); err == nil {
+			var trunc bool
+			sv.Entries, trunc, err = d.List(t.Rel, 1, 1000)
+			if trunc {
+				o.ev.Detail += "; listing truncated"
+			}
+			for _, e := range sv.Entries {
+				// A child link never outlives the folder's.
+				folder := e.Type == "dir"
+				tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
+				sv.Links = append(sv.Links, Link{Scope: claims.Scope, Path: e.Path, Folder: folder, Token: tok, Expires: claims.Expires})
+			}
+		}
+	}
+	return sv, o.end(ctx, err)
+}
+
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
+}
+
+// ResultArgs are result.save's parameters.
+type ResultArgs struct {
+	Context *Context `json:"context"`
+	Title   string   `json:"title"`
+	Content string   `json:"content"`
+	Format  string   `json:"format"`
+}
+
+// Result is result.save's answer, without the server's base URL.
+type Result struct {
+	Link    Link
+	Content string // markdown only: the content, capped for a chat reply
+}
+
+// maxReturnedMarkdown caps the content result.save hands back.
+const maxReturnedMarkdown = 16 << 10
+
+// SaveResult answers result.save: it writes output/report_<id>.md or
+// .html and links it.
+func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Result, error) {
+	_, lc, err := s.signer()
+	if err != nil {
+		return Result{}, err
+	}
+	o, err := s.begin(ctx, c, a.Context, "result.save", "")
+	if err != nil {
+		return Result{}, err
+	}
+	if a.Format == "" {
+		a.Format = "markdown"
+	}
+	var ext string
+	var body []byte
+	switch a.Format {
+	case "markdown":
+		ext, body = ".md", []byte(a.Content)
+	case "html":
+		ext = ".html"
+		body, err = htmlPage(a.Title, a.Content)
+	default:
+		err = errs.New(errs.InvalidParams, "", `format must be "markdown" or "html".`)
+	}
+	if err == nil && len(body) > lc.SaveResultMaxKB<<10 {
+		err = errs.New(errs.TooLarge, "", "The report is %d KB; reports can be at most %d KB.", (len(body)+1023)>>10, lc.SaveResultMaxKB)
+	}
+	if err != nil {
+		o.ev.Target = s.layout.OutputDir
+		return Result{}, o.end(ctx, err)
+	}
+	name := s.layout.OutputDir + "/report_" + reportID(s.now()) + ext
+	o.ev.Detail = a.Format + ": " + clip(a.Title, 200)
+	d, t, err := o.target(name, needWrite)
+	var res Result
+	if err == nil {
+		o.ev.Bytes, err = d.Write(t.Rel, body, false)
+	}
+	if err == nil {
+		res.Link, err = s.sign(o.scope, t, false, 0)
+	}
+	if err == nil && a.Format == "markdown" {
+		res.Content = a.Content
+		if len(res.Content) > maxReturnedMarkdown {
+			res.Content = clip(res.Content, maxReturnedMarkdown) + "\n\n…(truncated; open the link for the full report)"
+		}
+	}
+	return res, o.end(ctx, err)
+}
+
+func reportID(now time.Time) string {
+	b := make([]byte, 3)
+	rand.Read(b)
+	return now.UTC().Format("20060102_150405") + "_" + hex.EncodeToString(b)
+}
+
+var fullDocument = regexp.MustCompile(`(?is)^\s*(<!--.*?-->\s*)*(<!doctype\s+html|<html[\s>])`)
+
+// htmlPage stores a full document as is and wraps a fragment in a clean,
+// readable page. Served pages always carry CSP sandbox, so a document's
+// scripts cannot act as the dashboard.
+func htmlPage(title, content string) ([]byte, error) {
+	if fullDocument.MatchString(content) {
+		return []byte(content), nil
+	}
+	if title == "" {
+		title = "Report"
+	}
+	var b bytes.Buffer
+	err := pageTemplate.Execute(&b, struct {
+		Title string
+		Body  template.HTML
+	}{title, template.HTML(content)}) // the agent's fragment, shown as it wrote it
+	return b.Bytes(), err
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title>
+<style>
+:root { color-scheme: light dark; --fg: #1d1d1f; --bg: #fdfdfc; --muted: #6e6e73; --rule: #e3e3e0; --accent: #0b5cad; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e8e8e6; --bg: #151516; --muted: #a1a1a6; --rule: #333336; --accent: #6cb2ff; } }
+html { background: var(--bg); color: var(--fg); }
+body { font: 17px/1.6 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; max-width: 46rem; margin: 0 auto; padding: 2.5rem 1.25rem 4rem; }
+h1 { font-size: 1.9rem; line-height: 1.25; margin: 0 0 1.5rem; }
+h2, h3 { line-height: 1.3; margin-top: 2rem; }
+a { color: var(--accent); }
+table { border-collapse: collapse; width: 100%; margin: 1rem 0; font-size: .95em; }
+th, td { border-bottom: 1px solid var(--rule); padding: .45rem .6rem; text-align: left; vertical-align: top; }
+pre, code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .9em; }
+pre { overflow-x: auto; padding: 1rem; border: 1px solid var(--rule); border-radius: 6px; }
+img { max-width: 100%; height: auto; }
+blockquote { margin: 1rem 0; padding-left: 1rem; border-left: 3px solid var(--rule); color: var(--muted); }
+footer { margin-top: 3rem; color: var(--muted); font-size: .85em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<main>
+{{.Body}}
+</main>
+<footer>Saved by an agent through Corral.</footer>
+</body>
+</html>
+`))
+
+// RotateLinks replaces the signing key with secret, so every earlier link
+// stops working, and records who did it.
+func (s *Sandbox) RotateLinks(ctx context.Context, secret []byte, by string) error {
+	s.mu.Lock()
+	lc := s.linkCfg
+	s.mu.Unlock()
+	lc.Secret = secret
+	o := &op{s: s, ctx: ctx, start: s.now()}
+	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", "allow", "owner"
+	o.ev.Detail = "every earlier link stops working"
+	return o.end(ctx, s.SetLinks(lc))
+}
