@@ -1,0 +1,146 @@
+// Package daemon wires Corral together: config, secrets, the SQLite store,
+// the policy, the sandbox facade and the HTTP server. `corral serve`, the
+// tray app and end-to-end tests all start Corral through it.
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"corral/app/config"
+	"corral/app/server"
+	"corral/core/policy"
+	"corral/core/sandbox"
+	"corral/store"
+)
+
+// Daemon is a wired, not yet listening Corral.
+type Daemon struct {
+	Files  config.Files
+	Config *config.Config
+	Store  *store.Store
+	Policy *policy.Policy
+	Box    *sandbox.Sandbox
+	Server *server.Server
+	Log    *slog.Logger
+}
+
+// Options choose where Corral's files are and how it logs.
+type Options struct {
+	Files  config.Files // from config.Locate, possibly with Config overridden
+	Home   string       // the owner's home ("~" in config); "" = os.UserHomeDir
+	Logger *slog.Logger
+}
+
+// Open loads the config (writing the default when missing), makes the
+// secrets, opens the database and wires every part.
+func Open(o Options) (*Daemon, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	home := o.Home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	files := o.Files
+	cfg, err := config.Load(files.Config, home, files.Sandbox)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := config.EnsureSecret(files.Secret)
+	if err != nil {
+		return nil, err
+	}
+	owner, err := config.EnsureOwnerToken(files.OwnerToken)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(files.DB), 0o700); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(files.DB, store.Options{Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
+	}
+	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log}
+	if err := d.wire(home, secret, owner); err != nil {
+		st.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Daemon) wire(home string, secret []byte, owner string) error {
+	cfg, st, log := d.Config, d.Store, d.Log
+	pol, err := policy.New(context.Background(), policy.Config{
+		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log})
+	if err != nil {
+		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
+	}
+	err = box.SetLinks(sandbox.LinkConfig{
+		Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+	})
+	if err != nil {
+		return err
+	}
+	rotate := func(ctx context.Context, by string) error {
+		fresh, err := config.RotateSecret(d.Files.Secret)
+		if err != nil {
+			return err
+		}
+		return box.RotateLinks(ctx, fresh, by)
+	}
+	d.Policy, d.Box = pol, box
+	d.Server = server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate})
+	return nil
+}
+
+// Close releases everything; the audit writer is flushed.
+func (d *Daemon) Close() error {
+	d.Box.Close()
+	return d.Store.Close()
+}
+
+// prune applies the audit retention now and then daily until ctx ends.
+func (d *Daemon) prune(ctx context.Context) {
+	for {
+		before := time.Now().Add(-d.Config.Audit.Retention.D())
+		if n, err := d.Store.Prune(ctx, before); err != nil {
+			if ctx.Err() == nil {
+				d.Log.Error("audit retention", "err", err)
+			}
+		} else if n > 0 {
+			d.Log.Info("audit retention", "deleted", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(24 * time.Hour):
+		}
+	}
+}
+
+// Run listens on listen (the config's address when empty), calls ready
+// with the server once it accepts connections, and serves until ctx ends;
+// then it drains in-flight calls for up to 10 s.
+func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Server)) error {
+	ln, err := d.Server.Listen(listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	go d.prune(ctx)
+	if ready != nil {
+		ready(d.Server)
+	}
+	return d.Server.Serve(ctx, ln, 10*time.Second)
+}
