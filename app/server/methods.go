@@ -91,6 +91,7 @@ type sessionInfo struct {
 	Roots     []rootInfo `json:"roots"`
 	Exec      execInfo   `json:"exec"`
 	Paused    bool       `json:"paused"`
+	Scopes    []string   `json:"scopes,omitempty"` // owner only: every scope it may browse
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
@@ -109,6 +110,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	if c.caller.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
+		info.Scopes = append(s.cfg.UserIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
