@@ -19,6 +19,8 @@ const usage = `usage: corral [command]
   link PATH --user ID [--expires 1h]
                          print a signed link to a file or folder
   links rotate           new signing key: every earlier link stops working
+  mcp                    MCP over stdio, forwarding to the running daemon
+                         (CORRAL_URL, CORRAL_KEY)
   call METHOD [JSON]     one JSON-RPC call to the running daemon
   audit [--follow] [--client N] [--user ID] [--op OP] [--decision D] [--text T] [--limit N]
                          print audit events as a table
@@ -37,6 +39,8 @@ func main() {
 		err = runTray(args)
 	case "serve":
 		err = runServe(args)
+	case "mcp":
+		err = runMCP(args)
 	case "call":
 		err = runCall(args)
 	case "audit":

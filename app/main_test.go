@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,52 +11,86 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// buildCorral builds the real binary once per test run.
-func buildCorral(t *testing.T) string {
+// running is a `corral serve --headless` process in a fresh CORRAL_HOME.
+type running struct {
+	bin, home, url, agentKey, ownerKey string
+	env                                []string
+	cmd                                *exec.Cmd
+	stderr                             *strings.Builder
+	lines                              []string
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// startServe builds the binary (once) and starts the daemon as a new user
+// would, with no config: it writes its own.
+func startServe(t *testing.T) *running {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "corral")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "corral-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "corral")
+		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return bin
+	r := &running{bin: builtBin, home: t.TempDir(), stderr: &strings.Builder{}}
+	r.env = append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak")
+	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
+	r.cmd.Env = r.env
+	stdout, _ := r.cmd.StdoutPipe()
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.cmd.Process.Kill(); r.cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	for len(r.lines) < 2 && lines.Scan() {
+		r.lines = append(r.lines, lines.Text())
+	}
+	if len(r.lines) < 2 {
+		t.Fatalf("start-up lines: %v\nstderr: %s", r.lines, r.stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+	m := regexp.MustCompile(`^corral: listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(r.lines[0])
+	if m == nil {
+		t.Fatalf("start-up line: %q", r.lines[0])
+	}
+	r.url = m[1]
+	cfg, _ := os.ReadFile(filepath.Join(r.home, "config.toml"))
+	key := regexp.MustCompile(`(?m)^key = "([^"]+)"`).FindSubmatch(cfg)
+	if key == nil {
+		t.Fatalf("no agent key in the default config:\n%s", cfg)
+	}
+	owner, _ := os.ReadFile(filepath.Join(r.home, "owner.token"))
+	r.agentKey, r.ownerKey = string(key[1]), strings.TrimSpace(string(owner))
+	return r
 }
 
 // TestServeHeadlessEndToEnd starts `corral serve --headless` in a fresh
 // CORRAL_HOME, as a new user would, and drives it with `corral call`.
 func TestServeHeadlessEndToEnd(t *testing.T) {
-	bin := buildCorral(t)
-	home := t.TempDir()
-	env := append(os.Environ(), "CORRAL_HOME="+home, "SECRET_OF_THE_DAEMON=do-not-leak")
-	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = env
-	stdout, _ := cmd.StdoutPipe()
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	r := startServe(t)
+	bin, home, env, url, cmd, stderr := r.bin, r.home, r.env, r.url, r.cmd, r.stderr
+	if !regexp.MustCompile(`^corral: dashboard http://127\.0\.0\.1:\d+/login\?code=[A-Za-z0-9_-]{20,}$`).MatchString(r.lines[1]) {
+		t.Fatalf("start-up lines: %q", r.lines)
 	}
-	defer cmd.Process.Kill()
-	lines := bufio.NewScanner(stdout)
-	var got []string
-	for len(got) < 2 && lines.Scan() {
-		got = append(got, lines.Text())
-	}
-	if len(got) < 2 {
-		t.Fatalf("start-up lines: %v\nstderr: %s", got, stderr.String())
-	}
-	listen := regexp.MustCompile(`^corral: listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(got[0])
-	if listen == nil || !regexp.MustCompile(`^corral: dashboard http://127\.0\.0\.1:\d+/login\?code=[A-Za-z0-9_-]{20,}$`).MatchString(got[1]) {
-		t.Fatalf("start-up lines: %q", got)
-	}
-	go io.Copy(io.Discard, stdout)
-	url := listen[1]
-
 	resp, err := http.Get(url + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("healthz: %v %v", err, resp)
@@ -71,11 +106,7 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 		}
 	}
 	// The default config's agent key works.
-	cfg, _ := os.ReadFile(filepath.Join(home, "config.toml"))
-	key := regexp.MustCompile(`(?m)^key = "([^"]+)"`).FindSubmatch(cfg)
-	if key == nil {
-		t.Fatalf("no agent key in the default config:\n%s", cfg)
-	}
+	key := [][]byte{nil, []byte(r.agentKey)}
 	call := func(key string, args ...string) (string, error) {
 		c := exec.Command(bin, append([]string{"call"}, args...)...)
 		c.Env = append(env, "CORRAL_URL="+url, "CORRAL_KEY="+key)
@@ -90,8 +121,7 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	if err == nil || !strings.Contains(out, "(denied)") {
 		t.Fatalf("escape attempt: %v %s", err, out)
 	}
-	owner, _ := os.ReadFile(filepath.Join(home, "owner.token"))
-	out, err = call(strings.TrimSpace(string(owner)), "audit.query", `{"op":"file.write"}`)
+	out, err = call(r.ownerKey, "audit.query", `{"op":"file.write"}`)
 	var page struct{ Events []map[string]any }
 	if err != nil || json.Unmarshal([]byte(out), &page) != nil || len(page.Events) != 1 {
 		t.Fatalf("audit.query: %v %s", err, out)
@@ -115,7 +145,7 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 }
 
 func TestBadConfigStopsStartup(t *testing.T) {
-	bin := buildCorral(t)
+	bin := startServe(t).bin
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte("[[users]]\nid = \"a b\"\n"), 0o600)
 	cmd := exec.Command(bin, "serve", "--headless")

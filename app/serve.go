@@ -73,7 +73,7 @@ func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
 	if err != nil {
 		return err
 	}
-	d, err := daemon.Open(daemon.Options{Files: files, Logger: newLogger()})
+	d, err := daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
 	if err != nil {
 		return err
 	}

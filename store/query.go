@@ -18,12 +18,9 @@ const (
 	defaultLimit = 100
 	maxLimit     = 1000
 
-	// A time range holding at most this many events (estimated) is always
-	// read through the time index: sorting that many ids stays cheap.
-	smallRange = 50_000
 	// Reading one event through the time index and sorting it costs about
-	// this many events skipped by a newest-first walk.
-	timeIndexCost = 3
+	// as much as passing over this many events in a newest-first walk.
+	timeIndexCost = 4
 )
 
 // planChoice lets tests force either way of reading a time range, to check
@@ -55,27 +52,30 @@ func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	}
 	limit := clampLimit(f.Limit)
 
-	viaTime, err := s.preferTimeIndex(ctx, f, before)
+	viaTime, err := s.preferTimeIndex(ctx, f, before, limit)
 	if err != nil {
 		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 	}
-	var q string
+	q, args := pageQuery(f, before, limit, viaTime)
+	return s.page(ctx, q, args, limit)
+}
+
+// pageQuery builds the SELECT for one page (limit+1 rows, to see whether
+// another page follows) of events below id before.
+func pageQuery(f audit.Filter, before int64, limit int, viaTime bool) (string, []any) {
 	if viaTime {
 		// Pick the page's ids from the time index (covering for time-only
 		// filters), then fetch those rows.
 		w := where(f, "time_ns", before)
-		q = `SELECT ` + eventColumns + ` FROM audit_events WHERE id IN (
+		return `SELECT ` + eventColumns + ` FROM audit_events WHERE id IN (
 			SELECT id FROM audit_events INDEXED BY audit_events_time` + w.clause() + `
-			ORDER BY id DESC LIMIT ?) ORDER BY id DESC`
-		w.args = append(w.args, limit+1)
-		return s.page(ctx, q, w.args, limit)
+			ORDER BY id DESC LIMIT ?) ORDER BY id DESC`, append(w.args, limit+1)
 	}
 	// "+time_ns" keeps SQLite off the time index: walk ids (or a (col, id)
 	// index) downward and stop after one page.
 	w := where(f, "+time_ns", before)
-	q = `SELECT ` + eventColumns + ` FROM audit_events` + w.clause() + ` ORDER BY id DESC LIMIT ?`
-	w.args = append(w.args, limit+1)
-	return s.page(ctx, q, w.args, limit)
+	return `SELECT ` + eventColumns + ` FROM audit_events` + w.clause() + `
+		ORDER BY id DESC LIMIT ?`, append(w.args, limit+1)
 }
 
 func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audit.Page, error) {
@@ -107,12 +107,13 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 
 // preferTimeIndex decides how a page with a time range is read: through
 // the time index (cost: every event in the range, sorted by id) or by
-// walking ids downward from the cursor (cost: every newer event outside
-// the range, then one page). It estimates both from the ids of the range's
-// oldest and newest events, found in the time index in O(log n); the
-// estimate is only as good as the assumption that times follow ids, but
-// either way the answer is the same.
-func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int64) (bool, error) {
+// walking ids downward from the cursor (cost: the newer events outside the
+// range, then events in it until a page matches, or down to the oldest
+// event when too few do). Both costs are estimated from the ids of the
+// range's first and last events, which the time index finds in O(log n).
+// The estimate assumes times roughly follow ids; when they do not, the
+// answer is the same, only slower.
+func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int64, limit int) (bool, error) {
 	if f.Since.IsZero() && f.Until.IsZero() {
 		return false, nil
 	}
@@ -126,33 +127,40 @@ func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int6
 	if !f.Since.IsZero() {
 		since = clampNanos(f.Since)
 	}
-	var lo, hi, top sql.NullInt64
-	var err error
-	if f.Until.IsZero() {
-		err = s.rdb.QueryRowContext(ctx, `SELECT
-			(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
-			(SELECT max(id) FROM audit_events),
-			(SELECT max(id) FROM audit_events)`, since).Scan(&lo, &hi, &top)
-	} else {
+	if !f.Until.IsZero() {
 		until = clampNanos(f.Until)
-		err = s.rdb.QueryRowContext(ctx, `SELECT
-			(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
-			(SELECT id FROM audit_events WHERE time_ns < ? ORDER BY time_ns DESC LIMIT 1),
-			(SELECT max(id) FROM audit_events)`, since, until).Scan(&lo, &hi, &top)
 	}
+	var lo, hi, first, top sql.NullInt64
+	err := s.rdb.QueryRowContext(ctx, `SELECT
+		(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
+		(SELECT id FROM audit_events WHERE time_ns < ? ORDER BY time_ns DESC LIMIT 1),
+		(SELECT min(id) FROM audit_events),
+		(SELECT max(id) FROM audit_events)`, since, until).Scan(&lo, &hi, &first, &top)
 	if err != nil {
 		return false, err
 	}
 	if !lo.Valid || !hi.Valid || since >= until {
-		return true, nil // nothing in range: the time index says so at once
+		return true, nil // the range is empty: the time index says so at once
 	}
 	newest := min(top.Int64, before-1)
-	span := hi.Int64 - lo.Int64 + 1
-	skipped := newest - min(hi.Int64, newest)
-	if min(hi.Int64, newest) < lo.Int64 || span <= smallRange {
+	end := min(hi.Int64, newest) // the range's newest event below the cursor
+	if end < lo.Int64 {
 		return true, nil
 	}
-	return span*timeIndexCost < skipped, nil
+	byTime := (hi.Int64 - lo.Int64 + 1) * timeIndexCost
+
+	inRange := end - lo.Int64 + 1
+	pass := int64(1) // 1 in pass events of the range match the other filters: a guess
+	if f.Client != "" || f.User != "" || f.Op != "" || f.Decision != "" || f.Text != "" {
+		pass = 20
+	}
+	walk := newest - end // newer events passed over first
+	if inRange/pass >= int64(limit) {
+		walk += int64(limit) * pass
+	} else {
+		walk += end - first.Int64 + 1 // too few matches: read to the oldest
+	}
+	return byTime < walk, nil
 }
 
 // Stats counts the events matching f (cursor and limit ignored) per bucket

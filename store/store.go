@@ -6,8 +6,9 @@
 //   - Record returns only after the event's transaction has committed, with
 //     the event's id. Ids grow in commit order and are never reused, even
 //     after Prune.
-//   - All writes go through one goroutine, which commits whatever is queued
-//     (up to Options.MaxBatch events) in one transaction. Close commits
+//   - Audit events are written by one goroutine, which commits whatever is
+//     queued (up to Options.MaxBatch events) in one transaction; Prune runs
+//     on the same goroutine in small chunks, between batches. Close commits
 //     everything already queued before it returns; Record after Close
 //     returns ErrClosed.
 //   - Query pages are newest first (by id) and use keyset cursors, so events
@@ -28,6 +29,8 @@
 //     order; when they do not, answers stay correct but can be slower.
 //   - Ordering between several processes writing the same file; a Store
 //     expects to be the only writer.
+//   - Graceful failure if another program truncates the file: reads go
+//     through a memory map, and a vanished page is a SIGBUS, not an error.
 package store
 
 import (
@@ -110,8 +113,8 @@ func (o Options) withDefaults() Options {
 // Store is an open database. Its methods are safe for concurrent use.
 type Store struct {
 	opts Options
-	wdb  *sql.DB // one connection, used only by the writer goroutine
-	rdb  *sql.DB // query_only connections for Query and Stats
+	wdb  *sql.DB // one connection: the writer goroutine's, lent to other writes between batches
+	rdb  *sql.DB // query_only connections for reads
 	// Used only by the writer goroutine: INSERTs of one and of insertRows
 	// events, and their argument buffer.
 	insOne, insMany *sql.Stmt
@@ -121,6 +124,10 @@ type Store struct {
 	prunes  chan *pruneReq
 	quit    chan struct{} // closed by Close: stop taking work
 	stopped chan struct{} // closed by the writer when it has flushed and exited
+
+	uncheckpointed int           // events committed since the last kick; writer only
+	ckptKick       chan struct{} // cap 1: a checkpoint is due
+	ckptDone       chan struct{} // closed when the checkpointer has exited
 
 	closeOnce sync.Once
 	closeErr  error
@@ -141,18 +148,21 @@ func Open(path string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	s := &Store{
-		opts:    opts,
-		queue:   make(chan *recordReq, opts.QueueSize),
-		prunes:  make(chan *pruneReq),
-		quit:    make(chan struct{}),
-		stopped: make(chan struct{}),
-		subs:    make(map[*subscriber]struct{}),
+		opts:     opts,
+		queue:    make(chan *recordReq, opts.QueueSize),
+		prunes:   make(chan *pruneReq),
+		quit:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		ckptKick: make(chan struct{}, 1),
+		ckptDone: make(chan struct{}),
+		subs:     make(map[*subscriber]struct{}),
 	}
 	if err := s.open(abs); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	go s.run()
+	go s.checkpointer()
 	return s, nil
 }
 
@@ -173,9 +183,10 @@ func (s *Store) open(path string) error {
 	if err := migrate(s.wdb); err != nil {
 		return err
 	}
-	// Refresh planner statistics when they are missing or stale; cheap
-	// thanks to analysis_limit.
-	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
+	// The checkpointer goroutine checkpoints instead of the writer
+	// (checkpoint.go). Refresh planner statistics when they are missing or
+	// stale; cheap thanks to analysis_limit.
+	if _, err := s.wdb.Exec("PRAGMA wal_autocheckpoint = 0; PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
 	if s.insOne, err = s.wdb.Prepare(insertSQL); err != nil {
@@ -234,6 +245,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.quit)
 		<-s.stopped
+		<-s.ckptDone
 		s.closeSubscribers()
 		if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
 			s.opts.Logger.Warn("audit store: optimize at close", "err", err)

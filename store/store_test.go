@@ -102,6 +102,37 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// Many concurrent Records share transactions and multi-row INSERTs; each
+// must get the id of its own event.
+func TestRecordIDsMatchEvents(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	const n = 2000
+	want := make([]int64, n)
+	var wg sync.WaitGroup
+	for w := range 250 {
+		wg.Go(func() {
+			for i := w; i < n; i += 250 {
+				id, err := s.Record(t.Context(), audit.Event{Bytes: int64(i), Target: fmt.Sprint("t", i)})
+				if err != nil {
+					t.Errorf("Record: %v", err)
+				}
+				want[i] = id
+			}
+		})
+	}
+	wg.Wait()
+	got := all(t, s, audit.Filter{Limit: 1000})
+	if len(got) != n {
+		t.Fatalf("%d events, want %d", len(got), n)
+	}
+	for _, e := range got {
+		if i := e.Bytes; want[i] != e.ID || e.Target != fmt.Sprint("t", i) {
+			t.Errorf("event %+v: Record returned id %d for it", e, want[i])
+		}
+	}
+}
+
 func TestRecordRejectsUnstorableTime(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t, Options{})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"corral/core/audit"
@@ -121,7 +120,7 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 	}
 }
 
-// run is the writer goroutine: the only user of wdb after Open.
+// run is the writer goroutine, the only one that writes audit events.
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*recordReq, 0, s.opts.MaxBatch)
@@ -169,16 +168,11 @@ func (s *Store) gather(batch []*recordReq) []*recordReq {
 
 // commit stores batch in one transaction, hands the committed events to
 // subscribers and then answers every Record waiting on the batch.
-var DebugCommitNs, DebugBatches, DebugEvents, DebugNs atomic.Int64
-
 func (s *Store) commit(batch []*recordReq) {
-	DebugBatches.Add(1)
-	DebugEvents.Add(int64(len(batch)))
-	st := time.Now()
-	defer func() { DebugNs.Add(int64(time.Since(st))) }()
 	err := s.insert(batch)
 	if err == nil {
 		s.publish(batch)
+		s.kickCheckpoint(len(batch))
 	} else {
 		err = fmt.Errorf("record audit event: %w", err)
 	}
@@ -229,8 +223,6 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		}
 		rest = rest[n:]
 	}
-	st2 := time.Now()
-	defer func() { DebugCommitNs.Add(int64(time.Since(st2))) }()
 	return tx.Commit()
 }
 

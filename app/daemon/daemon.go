@@ -31,9 +31,10 @@ type Daemon struct {
 
 // Options choose where Corral's files are and how it logs.
 type Options struct {
-	Files  config.Files // from config.Locate, possibly with Config overridden
-	Home   string       // the owner's home ("~" in config); "" = os.UserHomeDir
-	Logger *slog.Logger
+	Files   config.Files // from config.Locate, possibly with Config overridden
+	Home    string       // the owner's home ("~" in config); "" = os.UserHomeDir
+	Logger  *slog.Logger
+	Version string
 }
 
 // Open loads the config (writing the default when missing), makes the
@@ -68,14 +69,14 @@ func Open(o Options) (*Daemon, error) {
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
 	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log}
-	if err := d.wire(home, secret, owner); err != nil {
+	if err := d.wire(home, secret, owner, o.Version); err != nil {
 		st.Close()
 		return nil, err
 	}
 	return d, nil
 }
 
-func (d *Daemon) wire(home string, secret []byte, owner string) error {
+func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	cfg, st, log := d.Config, d.Store, d.Log
 	pol, err := policy.New(context.Background(), policy.Config{
 		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log,
@@ -101,7 +102,7 @@ func (d *Daemon) wire(home string, secret []byte, owner string) error {
 		return box.RotateLinks(ctx, fresh, by)
 	}
 	d.Policy, d.Box = pol, box
-	d.Server = server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate})
+	d.Server = server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version})
 	return nil
 }
 

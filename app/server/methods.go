@@ -20,8 +20,9 @@ type call struct {
 }
 
 type method struct {
-	owner bool // owner-only: clients get forbidden
-	fn    func(ctx context.Context, c *call) (any, error)
+	owner     bool // owner-only: clients get forbidden
+	needsConn bool // streams notifications to a connection
+	fn        func(ctx context.Context, c *call) (any, error)
 }
 
 // handle adapts a typed facade method to the method table.
@@ -51,11 +52,11 @@ func (s *Server) methodTable() map[string]method {
 		"session.login":   {owner: true, fn: s.sessionLogin},
 		"audit.query":     {owner: true, fn: s.auditQuery},
 		"audit.stats":     {owner: true, fn: s.auditStats},
-		"audit.subscribe": {owner: true, fn: s.auditSubscribe},
+		"audit.subscribe": {owner: true, needsConn: true, fn: s.auditSubscribe},
 
 		"approval.list":      {owner: true, fn: s.approvalList},
 		"approval.respond":   {owner: true, fn: s.approvalRespond},
-		"approval.subscribe": {owner: true, fn: s.approvalSubscribe},
+		"approval.subscribe": {owner: true, needsConn: true, fn: s.approvalSubscribe},
 		"rule.list":          {owner: true, fn: s.ruleList},
 		"rule.revoke":        {owner: true, fn: s.ruleRevoke},
 		"agents.pause":       {owner: true, fn: s.setPaused(true)},

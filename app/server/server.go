@@ -44,6 +44,7 @@ type Options struct {
 	// RotateLinks replaces the link-signing key (links.rotate); by names
 	// who asked, for the audit log.
 	RotateLinks func(ctx context.Context, by string) error
+	Version     string // reported to MCP clients
 }
 
 // Server serves Corral's HTTP routes.
@@ -60,6 +61,7 @@ type Server struct {
 	http    *http.Server
 	onPause func(bool)
 	rotate  func(context.Context, string) error
+	version string
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -78,6 +80,7 @@ func New(o Options) *Server {
 		conns:   map[*conn]struct{}{},
 		onPause: o.OnPause,
 		rotate:  o.RotateLinks,
+		version: o.Version,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -100,8 +103,9 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /login", s.login)
 	mux.HandleFunc("GET /files/out", s.filesOut)
+	mux.Handle("/mcp", s.mcpHandler())
 	mux.HandleFunc("POST /logout", s.logout)
-	mux.HandleFunc("GET /{$}", s.home)
+	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)
 	s.http = &http.Server{
 		Handler:           s.guard(mux),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -277,17 +281,6 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 func (s *Server) session(r *http.Request) bool {
 	c, err := r.Cookie(cookieName)
 	return err == nil && s.logins.valid(c.Value)
-}
-
-func (s *Server) home(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
-	w.Header().Set("Cache-Control", "no-store")
-	if !s.session(r) {
-		w.WriteHeader(http.StatusUnauthorized)
-		pageTmpl.Execute(w, page{Title: "Corral", Body: "To open the dashboard, run “corral open” on this computer, choose Open dashboard in the Corral tray menu, or use the link printed when Corral started."})
-		return
-	}
-	pageTmpl.Execute(w, page{Title: "Corral", Body: "You are signed in. The dashboard talks to this server over /ws.", SignedIn: true})
 }
 
 type page struct {

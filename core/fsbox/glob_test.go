@@ -23,7 +23,7 @@ func TestGlob(t *testing.T) {
 		{"a**b", []string{"ab", "axxb"}, []string{"a/b", "ax/yb"}},
 		{"?", []string{"a", "é"}, []string{"ab", "a/b"}},
 		{"[a-c]x", []string{"ax", "cx"}, []string{"dx", "x"}},
-		{"[!a]x", []string{"bx"}, []string{"ax"}},
+		{"[^a]x", []string{"bx"}, []string{"ax"}},
 		{`\*`, []string{"*"}, []string{"a"}},
 		{"./a//b/", []string{"a/b"}, []string{"a"}},
 		{"**/**/x", []string{"x", "a/x", "a/b/x"}, []string{"a"}},

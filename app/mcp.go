@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"corral/app/client"
+	"corral/app/mcp"
+)
+
+// wsBackend forwards MCP tool calls to the daemon over its WebSocket, so
+// the daemon's approvals, audit and tray see them.
+type wsBackend struct{ c *client.Client }
+
+func (b wsBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return b.c.Call(ctx, method, params)
+}
+
+func runMCP(args []string) error {
+	if len(args) != 0 {
+		return errors.New("usage: corral mcp (configure with CORRAL_URL and CORRAL_KEY)")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	c, err := dial(ctx)
+	if err != nil {
+		return fmt.Errorf("Corral is not reachable: %w; start it with `corral` or `corral serve`", err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { // the daemon went away: stop serving tools that cannot work
+		select {
+		case <-c.Done():
+			fmt.Fprintln(os.Stderr, "corral mcp: the connection to Corral closed")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err = mcp.NewServer(wsBackend{c}, version).Run(ctx, &sdk.StdioTransport{})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

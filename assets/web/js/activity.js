@@ -1,0 +1,547 @@
+// The audit log: filters kept in the URL (so a view can be bookmarked and
+// survives a reload), an activity chart from audit.stats, a table paged by
+// keyset cursor as the owner scrolls, a detail dialog per event, a live
+// tail from audit.subscribe, and CSV / JSON Lines export of the filter.
+import {
+  h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
+  decidedByText, scopeName, toast, plural,
+} from './dom.js';
+import { Chart } from './chart.js';
+import { openFile, shareDialog } from './links.js';
+
+const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text'];
+const RANGES = { '1h': 3600e3, '24h': 864e5, '7d': 7 * 864e5, '30d': 30 * 864e5 };
+const HOUR = 3600e3, DAY = 864e5;
+const PAGE = 100;
+// Operations whose target is a path in the event's scope.
+const PATH_OPS = new Set(['file.read', 'file.write', 'file.edit', 'file.stat', 'folder.list', 'file.find', 'file.grep',
+  'file.move', 'result.save', 'link.create', 'files.out']);
+
+const byShort = { scope: 'own folder', root: 'open folder', rule: 'by a rule', owner: 'by you', timeout: 'timed out', strict: 'nobody asked', paused: 'paused' };
+
+function blankFilter() {
+  return Object.fromEntries(KEYS.map((k) => [k, '']));
+}
+
+export class Activity {
+  constructor(app) {
+    this.app = app;
+    this.rpc = app.rpc;
+    this.f = blankFilter();
+    this.bucket = 'hour';
+    this.live = false;
+    this.gen = 0;
+    this.cursor = '';
+    this.loading = false;
+    this.events = new Map(); // id → event, for rows on the page
+    this.loaded = false;
+    this.hash = null;
+    this.clients = new Set();
+
+    this.form = $('#filters');
+    this.tbody = $('#audit-table tbody');
+    this.summary = $('#audit-summary');
+    this.more = $('#load-more');
+    this.end = $('#audit-end');
+    this.emptyEl = $('#audit-empty');
+    this.chartEl = $('#chart');
+    this.chart = new Chart(this.chartEl, $('#chart-readout'), (from, to) => this.pickTime(from, to));
+
+    this.fillOps();
+    this.wire();
+
+    this.rpc.on('audit.event', ({ event }) => this.onEvent(event));
+    this.rpc.addEventListener('open', () => this.connected());
+  }
+
+  // ---------- filters and the URL ----------
+
+  fillOps(extra) {
+    const sel = $('#f-op');
+    const have = new Set($$('option', sel).map((o) => o.value));
+    const ops = Object.keys(opNames);
+    if (extra && !have.has(extra) && !ops.includes(extra)) ops.push(extra);
+    for (const op of ops) {
+      if (have.has(op)) continue;
+      sel.append(h('option', { value: op }, `${opName(op)} (${op})`));
+    }
+  }
+
+  setScopes(scopes) {
+    const sel = $('#f-user');
+    const have = new Set($$('option', sel).map((o) => o.value));
+    for (const sc of scopes) if (!have.has(sc)) sel.append(h('option', { value: sc }, scopeName(sc)));
+    if (this.f.user && !have.has(this.f.user) && !scopes.includes(this.f.user)) sel.append(h('option', { value: this.f.user }, this.f.user));
+    sel.value = this.f.user;
+  }
+
+  addClients(names) {
+    const dl = $('#dl-clients');
+    for (const n of names) {
+      if (!n || this.clients.has(n)) continue;
+      this.clients.add(n);
+      dl.append(h('option', { value: n }));
+    }
+  }
+
+  wire() {
+    let timer = 0;
+    const soon = () => { clearTimeout(timer); timer = setTimeout(() => this.fromForm(), 300); };
+    this.form.addEventListener('submit', (e) => { e.preventDefault(); clearTimeout(timer); this.fromForm(); });
+    $('#f-client').addEventListener('input', soon);
+    $('#f-text').addEventListener('input', soon);
+    $('#f-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); clearTimeout(timer); this.fromForm(); } });
+    $('#f-client').addEventListener('change', () => { clearTimeout(timer); this.fromForm(); });
+    for (const id of ['#f-user', '#f-op', '#f-decision', '#f-since', '#f-until']) {
+      $(id).addEventListener('change', () => this.fromForm());
+    }
+    $('#f-range').addEventListener('change', () => {
+      const custom = $('#f-range').value === 'custom';
+      if (custom && !$('#f-since').value) {
+        $('#f-since').value = localInput(Date.now() - DAY);
+        $('#f-until').value = localInput(Date.now() + 60e3);
+      }
+      this.fromForm();
+      if (custom) $('#f-since').focus();
+    });
+    $('#f-clear').addEventListener('click', () => {
+      this.f = blankFilter();
+      this.toForm();
+      this.apply();
+    });
+    for (const b of $$('[data-bucket]')) {
+      b.addEventListener('click', () => {
+        this.bucket = b.dataset.bucket;
+        this.writeURL();
+        this.reloadChart();
+      });
+    }
+    $('#live').addEventListener('click', () => this.setLive(!this.live));
+
+    // Rows: click, Enter or Space opens the detail.
+    this.tbody.addEventListener('click', (e) => {
+      const tr = e.target.closest('tr[data-id]');
+      if (tr) this.openDetail(Number(tr.dataset.id));
+    });
+    this.tbody.addEventListener('keydown', (e) => {
+      const tr = e.target.closest('tr[data-id]');
+      if (!tr) return;
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openDetail(Number(tr.dataset.id)); }
+      else if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
+      else if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
+    });
+    const dlg = $('#detail');
+    $('#detail-close').addEventListener('click', () => dlg.close());
+    dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
+    dlg.addEventListener('close', () => this.lastRow?.focus());
+
+    this.more.addEventListener('click', () => this.loadMore());
+    new IntersectionObserver((entries) => {
+      if (entries.some((x) => x.isIntersecting)) this.loadMore();
+    }, { rootMargin: '600px 0px' }).observe($('#audit-more'));
+
+    for (const b of $$('[data-export]')) b.addEventListener('click', () => this.export(b.dataset.export));
+    $('#export-cancel').addEventListener('click', () => { this.exportCancel = true; });
+
+    const wrap = $('#filters-wrap');
+    if (matchMedia('(max-width: 640px)').matches) wrap.open = false;
+  }
+
+  fromForm() {
+    const f = blankFilter();
+    for (const k of KEYS) {
+      const el = this.form.elements[k];
+      f[k] = el ? el.value.trim() : '';
+    }
+    if (f.range === 'custom') {
+      f.since = f.since ? isoSeconds(new Date(f.since)) : '';
+      f.until = f.until ? isoSeconds(new Date(f.until)) : '';
+    } else {
+      f.since = f.until = '';
+    }
+    if (KEYS.every((k) => f[k] === this.f[k])) return;
+    this.f = f;
+    this.apply();
+  }
+
+  toForm() {
+    for (const k of KEYS) {
+      const el = this.form.elements[k];
+      if (!el) continue;
+      el.value = (k === 'since' || k === 'until') && this.f[k] ? localInput(this.f[k]) : this.f[k];
+    }
+    const custom = this.f.range === 'custom';
+    for (const el of $$('.custom-range')) el.hidden = !custom;
+    const n = ['client', 'user', 'op', 'decision', 'range', 'text'].filter((k) => this.f[k]).length;
+    const count = $('#filter-count');
+    count.hidden = !n;
+    count.textContent = String(n);
+  }
+
+  params() {
+    const p = new URLSearchParams();
+    for (const k of KEYS) {
+      if (!this.f[k]) continue;
+      if ((k === 'since' || k === 'until') && this.f.range !== 'custom') continue;
+      p.set(k, this.f[k]);
+    }
+    if (this.bucket !== 'hour') p.set('bucket', this.bucket);
+    if (this.live) p.set('live', '1');
+    return p;
+  }
+
+  writeURL() {
+    const q = this.params().toString();
+    this.hash = `#activity${q ? `?${q}` : ''}`;
+    if (location.hash !== this.hash) history.replaceState(null, '', this.hash);
+    this.app.setActivityHash(this.hash);
+  }
+
+  /** show is called by the router with the hash's query. */
+  show(params) {
+    const hash = `#activity${[...params].length ? `?${params}` : ''}`;
+    if (this.loaded && hash === this.hash) return;
+    const f = blankFilter();
+    for (const k of KEYS) f[k] = params.get(k) || '';
+    if (f.range && f.range !== 'custom' && !RANGES[f.range]) f.range = '';
+    if (f.decision && !decisionNames[f.decision]) f.decision = '';
+    this.f = f;
+    this.bucket = params.get('bucket') === 'day' ? 'day' : 'hour';
+    this.setLive(params.get('live') === '1', false);
+    if (f.op) this.fillOps(f.op);
+    if (f.user) this.setScopes([]);
+    this.toForm();
+    this.apply();
+  }
+
+  apply() {
+    this.toForm();
+    this.writeURL();
+    this.reload();
+  }
+
+  /** serverFilter turns the form into audit.query parameters, fixing "last N" to now. */
+  serverFilter(now) {
+    const f = this.f;
+    const q = {};
+    for (const k of ['client', 'user', 'op', 'decision', 'text']) if (f[k]) q[k] = f[k];
+    if (RANGES[f.range]) q.since = isoSeconds(now - RANGES[f.range]);
+    if (f.range === 'custom') {
+      if (f.since) q.since = f.since;
+      if (f.until) q.until = f.until;
+    }
+    return q;
+  }
+
+  matches(e) {
+    const q = this.query;
+    if (!q) return false;
+    for (const k of ['client', 'user', 'op', 'decision']) if (q[k] && e[k] !== q[k]) return false;
+    if (q.text && !(e.target || '').includes(q.text) && !(e.detail || '').includes(q.text)) return false;
+    const t = new Date(e.time).getTime();
+    if (q.since && t < Date.parse(q.since)) return false;
+    if (q.until && t >= Date.parse(q.until)) return false;
+    return true;
+  }
+
+  pickTime(from, to) {
+    this.f.range = 'custom';
+    this.f.since = isoSeconds(from);
+    this.f.until = isoSeconds(to);
+    if (this.bucket === 'day' && to - from <= DAY) this.bucket = 'hour';
+    this.apply();
+  }
+
+  // ---------- loading ----------
+
+  connected() {
+    this.rpc.call('audit.subscribe').catch(() => {});
+    if (this.loaded) this.reload();
+  }
+
+  async reload() {
+    const gen = ++this.gen;
+    const now = Date.now();
+    this.query = this.serverFilter(now);
+    this.cursor = '';
+    this.loading = true;
+    this.summary.textContent = 'Loading…';
+    this.tbody.setAttribute('aria-busy', 'true');
+    const rows = this.rpc.call('audit.query', { ...this.query, limit: PAGE });
+    const chart = this.loadChart(gen, now);
+    try {
+      const page = await rows;
+      if (gen !== this.gen) return;
+      this.events.clear();
+      this.tbody.replaceChildren(...page.events.map((e) => this.row(e)));
+      this.cursor = page.next_cursor || '';
+      this.loaded = true;
+      this.afterPage();
+      performance.mark('corral:rows');
+    } catch (e) {
+      if (gen !== this.gen) return;
+      this.summary.textContent = e.kind === 'io' ? 'Waiting for the connection…' : e.message;
+    } finally {
+      if (gen === this.gen) {
+        this.loading = false;
+        this.tbody.removeAttribute('aria-busy');
+      }
+    }
+    await chart;
+    if (gen === this.gen) {
+      performance.mark('corral:audit-ready');
+      document.body.dataset.auditReady = String(gen);
+      document.dispatchEvent(new CustomEvent('corral:audit-ready', { detail: gen }));
+    }
+  }
+
+  chartSpan(now) {
+    const q = this.query;
+    let step = this.bucket === 'day' ? DAY : HOUR;
+    let start, end;
+    if (q.since) {
+      start = Date.parse(q.since);
+      end = q.until ? Date.parse(q.until) : now;
+    } else {
+      end = q.until ? Date.parse(q.until) : now;
+      start = end - (step === DAY ? 30 * DAY : 48 * HOUR);
+    }
+    if ((end - start) / step > 24 * 31) step = DAY;
+    let label;
+    if (!q.since && !q.until) label = step === DAY && this.bucket === 'day' ? 'Last 30 days' : 'Last 48 hours';
+    else if (RANGES[this.f.range]) label = $('#f-range').selectedOptions[0]?.textContent || '';
+    else label = `${full(start)} – ${full(end)}`;
+    return { start: Math.floor(start / step) * step, end, step, label };
+  }
+
+  async loadChart(gen, now) {
+    const span = this.chartSpan(now);
+    $('#h-chart').textContent = span.step === DAY ? 'Events per day' : 'Events per hour';
+    $('#chart-span').textContent = span.label;
+    for (const b of $$('[data-bucket]')) b.setAttribute('aria-pressed', String(b.dataset.bucket === (span.step === DAY ? 'day' : 'hour')));
+    const params = { ...this.query, since: isoSeconds(span.start), bucket: span.step === DAY ? 'day' : 'hour' };
+    if (!this.query.until) delete params.until;
+    this.chartEl.classList.add('loading');
+    try {
+      const r = await this.rpc.call('audit.stats', params);
+      if (gen !== this.gen && gen !== -1) return;
+      this.chart.set(r.buckets, span.start, span.end, span.step);
+      performance.mark('corral:chart');
+    } catch (e) {
+      if (e.kind !== 'io') toast(e.message, { kind: 'error' });
+    } finally {
+      this.chartEl.classList.remove('loading');
+    }
+  }
+
+  reloadChart() {
+    this.loadChart(this.gen, Date.now());
+  }
+
+  async loadMore() {
+    if (this.loading || !this.cursor || !this.loaded) return;
+    const gen = this.gen;
+    this.loading = true;
+    this.more.disabled = true;
+    try {
+      const page = await this.rpc.call('audit.query', { ...this.query, cursor: this.cursor, limit: PAGE });
+      if (gen !== this.gen) return;
+      this.tbody.append(...page.events.filter((e) => !this.events.has(e.id)).map((e) => this.row(e)));
+      this.cursor = page.next_cursor || '';
+      this.afterPage();
+    } catch (e) {
+      if (gen === this.gen && e.kind !== 'io') toast(e.message, { kind: 'error' });
+    } finally {
+      if (gen === this.gen) this.loading = false;
+      this.more.disabled = false;
+    }
+    // Still at the bottom (a tall screen): keep filling.
+    requestAnimationFrame(() => {
+      const r = $('#audit-more').getBoundingClientRect();
+      if (this.cursor && r.top < innerHeight + 300 && !$('#view-activity').hidden) this.loadMore();
+    });
+  }
+
+  afterPage() {
+    const n = this.events.size;
+    this.emptyEl.hidden = n > 0;
+    this.more.hidden = !this.cursor;
+    this.end.hidden = !!this.cursor || n === 0;
+    const filtered = Object.keys(this.query).length > 0;
+    this.summary.textContent = n === 0 ? ''
+      : `${this.cursor ? `Showing the newest ${n.toLocaleString()}` : `${plural(n, 'event')}`}${filtered ? ' matching the filters' : ''}${this.cursor ? ' — scroll for more' : ''}.${this.live ? ' Live: new events appear at the top.' : ''}`;
+  }
+
+  row(e) {
+    this.events.set(e.id, e);
+    this.addClients([e.client]);
+    const by = byShort[e.decided_by] || e.decided_by;
+    return h('tr', { tabindex: '0', dataset: { id: String(e.id), decision: e.decision } },
+      h('td', { class: 't-time', title: full(e.time) }, when(e.time)),
+      h('td', { class: 't-client' }, e.client),
+      h('td', { class: 't-user' }, scopeName(e.user)),
+      h('td', { class: 't-op', title: e.op }, opName(e.op)),
+      h('td', { class: 't-target', title: e.target }, e.target || '—'),
+      h('td', { class: 't-result' },
+        h('span', { class: `pill ${e.decision}` }, decisionNames[e.decision] || e.decision),
+        by ? h('span', { class: 't-by' }, by) : null));
+  }
+
+  // ---------- live tail ----------
+
+  setLive(on, write = true) {
+    this.live = on;
+    $('#live').setAttribute('aria-pressed', String(on));
+    if (write) {
+      this.writeURL();
+      this.afterPage();
+      if (on) this.reload(); // start from what is there now
+    }
+  }
+
+  onEvent(e) {
+    if (e.op === 'rule.create' || e.op === 'rule.revoke') this.app.rulesChanged();
+    if (e.op === 'agents.pause' || e.op === 'agents.resume') this.app.refreshInfo();
+    this.addClients([e.client]);
+    if (!this.live || !this.loaded || this.events.has(e.id) || !this.matches(e)) return;
+    const tr = this.row(e);
+    tr.classList.add('fresh');
+    this.tbody.prepend(tr);
+    this.afterPage();
+    clearTimeout(this.chartTimer);
+    this.chartTimer = setTimeout(() => this.loadChart(this.gen, Date.now()), 2000);
+  }
+
+  // ---------- detail ----------
+
+  openDetail(id) {
+    const e = this.events.get(id);
+    if (!e) return;
+    this.lastRow = this.tbody.querySelector(`tr[data-id="${id}"]`);
+    const dlg = $('#detail');
+    $('#detail-title').textContent = `${opName(e.op)} · ${decisionNames[e.decision] || e.decision}`;
+    const by = decidedByText[e.decided_by] || [e.decided_by, ''];
+    const outcome = e.decision === 'allow' ? 'Corral allowed it.' : e.decision === 'deny' ? 'Corral refused it.' : 'It was allowed but did not work.';
+    const fileBox = h('div', { class: 'file-box', 'aria-live': 'polite' });
+    const filterBtn = (label, patch) => {
+      const b = h('button', { type: 'button', class: 'btn small' }, label);
+      b.addEventListener('click', () => {
+        Object.assign(this.f, patch);
+        dlg.close();
+        this.apply();
+      });
+      return b;
+    };
+    const fields = [
+      ['Event number', String(e.id)],
+      ['Time', `${full(e.time)} (${e.time})`],
+      ['Agent', e.client],
+      ['Scope', scopeName(e.user)],
+      ['Action', `${opName(e.op)} (${e.op})`],
+      ['Target', e.target || '—'],
+      ['Decision', decisionNames[e.decision] || e.decision],
+      ['Decided by', `${by[0]} (${e.decided_by})`],
+      ['Detail', e.detail || '—'],
+      ['Size', e.bytes ? `${size(e.bytes)} (${e.bytes.toLocaleString()} bytes)` : '—'],
+      ['Duration', `${e.duration_ms.toLocaleString()} ms`],
+      ['Error', e.error || '—'],
+    ];
+    $('#detail-body').replaceChildren(
+      h('p', { class: 'sentence' }, `${when(e.time)}: `, h('strong', null, e.client), ` — ${opName(e.op).toLowerCase()}`,
+        e.target ? [' ', h('code', null, e.target)] : null, ` in the ${scopeName(e.user)} scope. ${outcome}`),
+      h('div', { class: `decided ${e.decision}` },
+        h('strong', null, `How it was decided: ${by[0]}`), h('span', null, by[1]),
+        e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
+        e.error ? h('div', null, `Error: ${e.error}`) : null),
+      fileBox,
+      h('h3', null, 'Every field'),
+      h('dl', { class: 'fields' }, fields.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
+      h('h3', null, 'Show similar'),
+      h('div', { class: 'detail-actions' },
+        filterBtn('Only this agent', { client: e.client }),
+        filterBtn('Only this action', { op: e.op }),
+        e.target ? filterBtn('Same target', { text: e.target }) : null),
+    );
+    if (!dlg.open) dlg.showModal();
+    this.fileLinks(e, fileBox);
+  }
+
+  /** fileLinks offers to open the event's file when it is still a file in a scope. */
+  async fileLinks(e, box) {
+    const t = e.target || '';
+    if (!PATH_OPS.has(e.op) || !t || t.startsWith('/') || t.startsWith('~') || !e.user) return;
+    box.replaceChildren(h('p', { class: 'muted small' }, 'Checking whether it is still there…'));
+    try {
+      const st = await this.rpc.call('file.stat', { path: t, context: { user_id: e.user } });
+      if (st.type === 'file') {
+        const open = h('button', { type: 'button', class: 'btn primary' }, 'Open file');
+        open.addEventListener('click', () => openFile(this.rpc, e.user, st.path));
+        const share = h('button', { type: 'button', class: 'btn' }, 'Make a link…');
+        share.addEventListener('click', () => shareDialog(this.rpc, e.user, st.path));
+        box.replaceChildren(h('h3', null, 'The file'),
+          h('p', { class: 'muted small' }, `${st.path} · ${size(st.size)} · changed ${full(st.modified)}`),
+          h('div', { class: 'file-actions' }, open, share));
+      } else if (st.type === 'dir') {
+        const browse = h('a', { class: 'btn', href: `#files?${new URLSearchParams({ scope: e.user, path: st.path })}` }, 'Show in Files');
+        browse.addEventListener('click', () => $('#detail').close());
+        box.replaceChildren(h('h3', null, 'The folder'), h('div', { class: 'file-actions' }, browse));
+      } else {
+        box.replaceChildren();
+      }
+    } catch (err) {
+      box.replaceChildren(h('p', { class: 'muted small' }, err.kind === 'not_found' ? 'It is no longer there.' : ''));
+    }
+  }
+
+  // ---------- export ----------
+
+  async export(kind) {
+    $('#export-menu').open = false;
+    if (this.exporting) return;
+    this.exporting = true;
+    this.exportCancel = false;
+    const status = $('#export-status'), text = $('#export-text');
+    status.hidden = false;
+    const q = this.serverFilter(Date.now());
+    const parts = [];
+    const cols = ['id', 'time', 'client', 'user', 'op', 'target', 'decision', 'decided_by', 'detail', 'bytes', 'duration_ms', 'error'];
+    if (kind === 'csv') parts.push(`${cols.join(',')}\r\n`);
+    let n = 0, cursor = '';
+    try {
+      do {
+        const page = await this.rpc.call('audit.query', { ...q, limit: 1000, ...(cursor ? { cursor } : {}) });
+        for (const e of page.events) {
+          parts.push(kind === 'csv' ? `${cols.map((c) => csvCell(e[c])).join(',')}\r\n` : `${JSON.stringify(e)}\n`);
+        }
+        n += page.events.length;
+        cursor = page.next_cursor || '';
+        text.textContent = `Exporting… ${plural(n, 'event')} so far.`;
+      } while (cursor && !this.exportCancel);
+      if (this.exportCancel) {
+        toast('Export cancelled.');
+        return;
+      }
+      const blob = new Blob(parts, { type: kind === 'csv' ? 'text/csv;charset=utf-8' : 'application/x-ndjson' });
+      const url = URL.createObjectURL(blob);
+      const stamp = isoSeconds(Date.now()).replace(/[-:]/g, '').replace('T', '-').replace('Z', '');
+      const a = h('a', { href: url, download: `corral-audit-${stamp}.${kind}` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60e3);
+      toast(`Exported ${plural(n, 'event')}.`);
+    } catch (e) {
+      toast(e.message, { kind: 'error' });
+    } finally {
+      this.exporting = false;
+      status.hidden = true;
+    }
+  }
+}
+
+/** csvCell quotes a value for CSV and defuses spreadsheet formulas an agent could plant. */
+function csvCell(v) {
+  let s = v === null || v === undefined ? '' : String(v);
+  if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}

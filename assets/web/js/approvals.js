@@ -1,0 +1,180 @@
+// Pending approvals: a live list fed by approval.subscribe, answered with
+// approval.respond. An answer from anywhere else (tray, phone, another
+// tab) arrives as approval.resolved and removes the card at once.
+import { h, $, clock, full, toast, accessVerbs, scopeName } from './dom.js';
+
+const decisionsAll = [
+  { d: 'allow_once', label: 'Allow once', cls: 'allow' },
+  { d: 'allow_session', label: 'Allow this session', cls: 'allow-soft' },
+  { d: 'allow_always', label: 'Always allow', cls: 'allow-soft' },
+  { d: 'deny_once', label: 'Deny', cls: 'deny-soft' },
+  { d: 'deny_always', label: 'Always deny', cls: 'deny-soft' },
+];
+
+const saidAs = {
+  allow_once: 'allowed once', allow_session: 'allowed for this session', allow_always: 'always allowed',
+  deny_once: 'denied', deny_always: 'always denied',
+};
+
+const fileAccess = new Set(['read', 'write', 'delete']);
+
+function folderOf(target) {
+  const i = target.lastIndexOf('/');
+  return i <= 0 ? '/' : target.slice(0, i);
+}
+
+export class Approvals {
+  constructor(app) {
+    this.app = app;
+    this.rpc = app.rpc;
+    this.cards = new Map(); // id → {a, el, countdown}
+    this.list = $('#approval-list');
+    this.empty = $('#approvals-empty');
+    this.rpc.on('approval.requested', ({ approval }) => this.add(approval));
+    this.rpc.on('approval.resolved', ({ id, decision, by }) => this.resolved(id, decision, by));
+    this.rpc.addEventListener('open', () => this.sync());
+    setInterval(() => this.tick(), 1000);
+  }
+
+  /** sync subscribes, then reconciles with the server's list. */
+  async sync() {
+    try {
+      await this.rpc.call('approval.subscribe');
+      const { pending } = await this.rpc.call('approval.list');
+      const live = new Set(pending.map((a) => a.id));
+      for (const id of [...this.cards.keys()]) if (!live.has(id)) this.remove(id);
+      for (const a of pending) this.add(a);
+    } catch (e) {
+      if (e.kind !== 'io') toast(e.message, { kind: 'error' });
+    }
+  }
+
+  get count() { return this.cards.size; }
+
+  add(a) {
+    if (this.cards.has(a.id)) return;
+    const card = this.render(a);
+    this.cards.set(a.id, card);
+    // Oldest first: the one that will time out soonest is on top.
+    const after = [...this.cards.values()].filter((c) => c !== card && new Date(c.a.expires_at) > new Date(a.expires_at));
+    if (after.length) this.list.insertBefore(card.el, after.sort((x, y) => new Date(x.a.expires_at) - new Date(y.a.expires_at))[0].el);
+    else this.list.append(card.el);
+    this.tick();
+    this.changed();
+  }
+
+  resolved(id, decision, by) {
+    const c = this.cards.get(id);
+    if (!c) return;
+    this.remove(id);
+    if (!c.mine) {
+      const who = by === 'timeout' ? 'Nobody answered in time' : `Answered ${by ? `on ${by}` : 'elsewhere'}`;
+      toast(`${who}: ${c.a.client} was ${saidAs[decision] || decision}.`);
+    }
+  }
+
+  remove(id) {
+    const c = this.cards.get(id);
+    if (!c) return;
+    c.el.remove();
+    this.cards.delete(id);
+    this.changed();
+  }
+
+  changed() {
+    this.empty.hidden = this.cards.size > 0;
+    this.app.setPending(this.cards.size);
+  }
+
+  tick() {
+    const now = Date.now();
+    for (const c of this.cards.values()) {
+      const total = Math.max(1, new Date(c.a.expires_at) - new Date(c.a.requested_at));
+      const left = new Date(c.a.expires_at) - now;
+      c.fill.style.width = `${Math.max(0, Math.min(100, (left / total) * 100))}%`;
+      c.left.textContent = left > 0 ? `${clock(left / 1000)} left` : 'Time is up';
+      c.countdown.classList.toggle('low', left < 20000);
+      if (left <= 0) for (const b of c.buttons) b.disabled = true;
+    }
+  }
+
+  render(a) {
+    const id = `ap-${a.id}`;
+    const oneTime = !!a.one_time_only;
+    const widenable = !oneTime && fileAccess.has(a.access);
+    const fill = h('div', { class: 'fill' });
+    const left = h('span', { class: 'left' });
+    const countdown = h('div', { class: 'countdown' },
+      h('span', null, 'Time left to answer'),
+      h('div', { class: 'bar', role: 'presentation' }, fill), left);
+
+    const widen = widenable ? h('input', { type: 'checkbox', id: `${id}-widen` }) : null;
+    const expiry = oneTime ? null : h('select', { id: `${id}-exp` },
+      h('option', { value: '' }, 'forever'),
+      h('option', { value: '1h' }, 'for 1 hour'),
+      h('option', { value: '24h' }, 'for 1 day'),
+      h('option', { value: '7d' }, 'for 7 days'),
+      h('option', { value: '30d' }, 'for 30 days'));
+    const options = oneTime
+      ? h('p', { class: 'once-note' }, a.access === 'network'
+        ? 'Network access is asked every time: it can only be allowed or denied once.'
+        : 'This can only be allowed or denied once.')
+      : h('div', { class: 'options' },
+        widen && h('label', { for: widen.id }, widen,
+          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, folderOf(a.target)))),
+        h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
+
+    const buttons = [];
+    const decisions = oneTime ? decisionsAll.filter((x) => x.d === 'allow_once' || x.d === 'deny_once') : decisionsAll;
+    for (const x of decisions) {
+      const b = h('button', { type: 'button', class: `btn ${x.cls}`, dataset: { decision: x.d } }, x.label);
+      b.addEventListener('click', () => this.answer(a, x.d, widen, expiry));
+      buttons.push(b);
+    }
+
+    const verb = accessVerbs[a.access] || a.access;
+    const el = h('article', { class: `approval card ${a.access}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
+      h('h2', { class: 'headline', id: `${id}-h` }, a.description || `${a.client} wants to ${verb} ${a.target}`),
+      h('div', { class: 'who' },
+        h('span', { class: 'chip' }, a.client),
+        h('span', null, 'in'),
+        h('span', { class: 'chip' }, scopeName(a.user)),
+        h('span', null, 'wants to'),
+        h('span', { class: 'chip access' }, verb)),
+      h('div', { class: 'target', title: a.target }, a.target),
+      a.reason ? h('blockquote', { class: 'why' }, h('span', { class: 'why-label' }, 'Why, in the agent’s words'), a.reason) : null,
+      countdown,
+      options,
+      h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, buttons),
+      h('p', { class: 'muted small' }, `Asked ${full(a.requested_at)}`));
+    return { a, el, fill, left, countdown, buttons, mine: false };
+  }
+
+  async answer(a, decision, widen, expiry) {
+    const c = this.cards.get(a.id);
+    if (!c) return;
+    const params = { id: a.id, decision };
+    const remembered = decision === 'allow_session' || decision === 'allow_always' || decision === 'deny_always';
+    if (remembered && widen?.checked) params.widen = 'folder';
+    if ((decision === 'allow_always' || decision === 'deny_always') && expiry?.value) params.expires_in = expiry.value;
+    c.el.classList.add('answering');
+    for (const b of c.buttons) b.disabled = true;
+    c.mine = true;
+    try {
+      await this.rpc.call('approval.respond', params);
+      this.remove(a.id);
+      toast(`${a.client} was ${saidAs[decision]}.`);
+      if (remembered) this.app.rulesChanged();
+    } catch (e) {
+      c.mine = false;
+      if (e.kind === 'not_found' || e.kind === 'conflict') {
+        this.remove(a.id);
+        toast(e.message);
+        return;
+      }
+      toast(e.message, { kind: 'error' });
+      c.el.classList.remove('answering');
+      for (const b of c.buttons) b.disabled = false;
+    }
+  }
+}

@@ -1,0 +1,221 @@
+// Small DOM and formatting helpers. Every string from the server goes into
+// the page as text (textContent or an attribute value), never as markup;
+// the page's Trusted Types policy would refuse innerHTML anyway.
+
+/** h builds an element: h('a', {href, class, onclick}, 'text', child…). */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  add(el, children);
+  return el;
+}
+
+const SVGNS = 'http://www.w3.org/2000/svg';
+
+/** s builds an SVG element. */
+export function s(tag, attrs, ...children) {
+  const el = document.createElementNS(SVGNS, tag);
+  setAttrs(el, attrs);
+  add(el, children);
+  return el;
+}
+
+function setAttrs(el, attrs) {
+  if (!attrs) return;
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') el.setAttribute('class', v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+}
+
+function add(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+}
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+/** icon returns a small inline SVG from a path list. */
+export function icon(...paths) {
+  return s('svg', { viewBox: '0 0 24 24', 'aria-hidden': 'true' }, paths.map((d) => s('path', { d })));
+}
+
+export const icons = {
+  file: () => icon('M6 3h8l4 4v14H6z', 'M14 3v4h4'),
+  folder: () => icon('M3 7a2 2 0 012-2h4l2 2h8a2 2 0 012 2v8a2 2 0 01-2 2H5a2 2 0 01-2-2z'),
+  star: () => icon('M12 3l2.6 5.6 6 .7-4.5 4.1 1.2 6L12 16.5 6.7 19.4l1.2-6L3.4 9.3l6-.7z'),
+  share: () => icon('M4 12v7h16v-7', 'M12 3v12', 'M7 8l5-5 5 5'),
+  link: () => icon('M10 14a4 4 0 005.7 0l3-3a4 4 0 00-5.7-5.7l-1 1', 'M14 10a4 4 0 00-5.7 0l-3 3a4 4 0 005.7 5.7l1-1'),
+  open: () => icon('M14 4h6v6', 'M20 4l-9 9', 'M18 14v5a1 1 0 01-1 1H5a1 1 0 01-1-1V7a1 1 0 011-1h5'),
+  user: () => icon('M12 12a4 4 0 100-8 4 4 0 000 8z', 'M4 21a8 8 0 0116 0'),
+  phone: () => icon('M8 2h8a1 1 0 011 1v18a1 1 0 01-1 1H8a1 1 0 01-1-1V3a1 1 0 011-1z', 'M11 18h2'),
+  home: () => icon('M3 11l9-7 9 7', 'M5 10v10h14V10'),
+};
+
+// ---------- time and size ----------
+
+const pad = (n) => String(n).padStart(2, '0');
+
+/** when formats an event time for the table: time today, weekday this week, date otherwise. */
+export function when(iso, now = new Date()) {
+  const d = new Date(iso);
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const sameDay = d.toDateString() === now.toDateString();
+  if (sameDay) return `Today ${hm}`;
+  const age = now - d;
+  if (age >= 0 && age < 6 * 864e5) return `${d.toLocaleDateString(undefined, { weekday: 'short' })} ${hm}`;
+  return `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric' })} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** full is a complete local date and time. */
+export function full(iso) {
+  const d = new Date(iso);
+  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+}
+
+/** ago says how long ago (or how far ahead) a time is, in words. */
+export function ago(iso, now = Date.now()) {
+  const ms = new Date(iso).getTime() - now;
+  const past = ms < 0;
+  const sec = Math.abs(ms) / 1000;
+  let text;
+  if (sec < 45) text = 'a moment';
+  else if (sec < 90 * 60) text = plural(Math.round(sec / 60), 'minute');
+  else if (sec < 36 * 3600) text = plural(Math.round(sec / 3600), 'hour');
+  else if (sec < 60 * 86400) text = plural(Math.round(sec / 86400), 'day');
+  else text = plural(Math.round(sec / (30 * 86400)), 'month');
+  if (text === 'a moment') return past ? 'just now' : 'in a moment';
+  return past ? `${text} ago` : `in ${text}`;
+}
+
+export function plural(n, word) {
+  return `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** clock formats seconds as m:ss or h:mm:ss. */
+export function clock(sec) {
+  sec = Math.max(0, Math.round(sec));
+  const hh = Math.floor(sec / 3600), mm = Math.floor((sec % 3600) / 60), ss = sec % 60;
+  return hh ? `${hh}:${pad(mm)}:${pad(ss)}` : `${mm}:${pad(ss)}`;
+}
+
+export function size(n) {
+  if (n === null || n === undefined) return '';
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024, i = 0;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
+}
+
+/** isoSeconds is an RFC 3339 UTC time without fractions. */
+export function isoSeconds(d) {
+  return new Date(d).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** localInput formats a time for <input type=datetime-local>. */
+export function localInput(iso) {
+  const d = new Date(iso);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+// ---------- words for Corral's vocabulary ----------
+
+export const opNames = {
+  'file.read': 'Read a file',
+  'file.write': 'Wrote a file',
+  'file.edit': 'Edited a file',
+  'file.delete': 'Deleted',
+  'file.move': 'Moved',
+  'file.stat': 'Looked at a file',
+  'folder.list': 'Listed a folder',
+  'file.find': 'Found files',
+  'file.grep': 'Searched in files',
+  'command.run': 'Ran a command',
+  'command.cancel': 'Stopped a command',
+  'result.save': 'Saved a report',
+  'link.create': 'Made a link',
+  'files.out': 'Link opened',
+  'links.rotate': 'Reset all links',
+  'rule.create': 'Rule added',
+  'rule.revoke': 'Rule revoked',
+  'agents.pause': 'Paused agents',
+  'agents.resume': 'Resumed agents',
+};
+
+export const opName = (op) => opNames[op] || op;
+
+export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed' };
+
+export const decidedByText = {
+  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use (or it tried to leave them, which is always refused).'],
+  root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.'],
+  rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.'],
+  owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.'],
+  timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.'],
+  strict: ['Nobody was there to ask', 'Strict mode: with no tray, dashboard or phone open to ask, the request was denied at once.'],
+  paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.'],
+};
+
+export const accessVerbs = {
+  read: 'read', write: 'change', delete: 'delete', execute: 'run', network: 'use the network for',
+};
+
+export function scopeName(scope) {
+  if (scope === 'default') return 'Default';
+  if (scope === 'companion') return 'Companion';
+  return scope || '—';
+}
+
+// ---------- toasts ----------
+
+/** toast shows a short message for a few seconds. */
+export function toast(message, { kind = 'info', action, timeout = 5000 } = {}) {
+  const box = document.getElementById('toasts');
+  if (!box) return;
+  const el = h('div', { class: `toast ${kind}`, role: kind === 'error' ? 'alert' : 'status' }, h('span', null, message));
+  if (action) el.append(action);
+  box.append(el);
+  setTimeout(() => el.remove(), timeout);
+  while (box.children.length > 4) box.firstElementChild.remove();
+}
+
+/** safeURL accepts only http(s) URLs, so nothing the server relays can become javascript:. */
+export function safeURL(u) {
+  try {
+    const x = new URL(u, location.href);
+    return x.protocol === 'http:' || x.protocol === 'https:' ? x.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** confirmButton makes a destructive button ask for a second click. */
+export function confirmButton(btn, label, action) {
+  const plain = btn.textContent;
+  let timer = 0;
+  btn.addEventListener('click', async () => {
+    if (!btn.classList.contains('confirming')) {
+      btn.classList.add('confirming');
+      btn.textContent = label;
+      timer = setTimeout(() => { btn.classList.remove('confirming'); btn.textContent = plain; }, 4000);
+      return;
+    }
+    clearTimeout(timer);
+    btn.disabled = true;
+    try {
+      await action();
+    } finally {
+      btn.disabled = false;
+      btn.classList.remove('confirming');
+      btn.textContent = plain;
+    }
+  });
+}

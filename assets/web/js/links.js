@@ -1,0 +1,94 @@
+// Opening and sharing files through fresh signed links (PROTOCOL.md
+// section 8). The dashboard never serves file bytes itself: it asks for a
+// short link and lets the browser open /files/out, whose pages are
+// sandboxed and cannot act as the dashboard.
+import { h, $, toast, safeURL, full, ago } from './dom.js';
+
+/** scopeContext is the context that makes the owner act in a scope. */
+export const scopeContext = (scope) => ({ user_id: scope });
+
+function openURL(url) {
+  const a = h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+}
+
+/** openFile asks for a fresh link and opens it in a new tab. */
+export async function openFile(rpc, scope, path) {
+  try {
+    const r = await rpc.call('link.create', { path, expires_in: '1h', context: scopeContext(scope) });
+    const url = safeURL(r.url);
+    if (!url) throw new Error('Corral answered a link this page will not open.');
+    openURL(url);
+  } catch (e) {
+    toast(e.message, { kind: 'error' });
+  }
+}
+
+async function copyText(text, input) {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      return true;
+    }
+  } catch { /* fall back below */ }
+  if (input) {
+    input.focus();
+    input.select();
+    try { return document.execCommand('copy'); } catch { return false; }
+  }
+  return false;
+}
+
+/** shareDialog lets the owner make a link to copy, with an expiry. */
+export function shareDialog(rpc, scope, path, kind = 'file') {
+  const dlg = $('#share');
+  const body = $('#share-body');
+  $('#share-title').textContent = kind === 'dir' ? 'Share this folder' : 'Share this file';
+  const expiry = h('select', { id: 'share-expiry' },
+    h('option', { value: '1h' }, '1 hour'),
+    h('option', { value: '24h', selected: true }, '1 day'),
+    h('option', { value: '7d' }, '7 days'),
+    h('option', { value: '30d' }, '30 days'));
+  const result = h('div', { class: 'share-result', 'aria-live': 'polite' });
+  const make = h('button', { type: 'button', class: 'btn primary' }, 'Create link');
+  make.addEventListener('click', async () => {
+    make.disabled = true;
+    result.replaceChildren(h('p', { class: 'muted' }, 'Making a link…'));
+    try {
+      const r = await rpc.call('link.create', { path, expires_in: expiry.value, context: scopeContext(scope) });
+      const url = safeURL(r.url);
+      if (!url) throw new Error('Corral answered a link this page will not open.');
+      const input = h('input', { type: 'text', readonly: true, value: url, 'aria-label': 'Link', id: 'share-url' });
+      const copy = h('button', { type: 'button', class: 'btn' }, 'Copy');
+      copy.addEventListener('click', async () => {
+        const ok = await copyText(url, input);
+        toast(ok ? 'Link copied.' : 'Select the link and copy it.');
+      });
+      result.replaceChildren(
+        h('div', { class: 'linkbox' }, input, copy),
+        h('p', { class: 'muted small' }, `Anyone with this link can open it until ${full(r.expiresAt)} (${ago(r.expiresAt)}). `,
+          h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, 'Open it')),
+      );
+      input.select();
+    } catch (e) {
+      result.replaceChildren(h('p', { class: 'muted' }, e.message));
+    } finally {
+      make.disabled = false;
+    }
+  });
+  body.replaceChildren(
+    h('p', null, h('code', null, path)),
+    h('div', { class: 'field' }, h('label', { for: 'share-expiry' }, 'Link works for'), expiry),
+    h('div', { class: 'detail-actions' }, make),
+    result,
+  );
+  if (!dlg.open) dlg.showModal();
+}
+
+export function initShare() {
+  const dlg = $('#share');
+  $('#share-close').addEventListener('click', () => dlg.close());
+  dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
+}

@@ -1,0 +1,408 @@
+// Package execbox runs an agent's shell command inside a bubblewrap sandbox
+// (PROTOCOL.md section 6, command.run). Nothing here ever runs a command
+// outside bubblewrap: where bubblewrap is missing or cannot create its
+// namespaces, Run answers errs.Unavailable.
+//
+// # What a command sees
+//
+//   - $HOME is the scope folder, bound read-write at /corral/<user> (a fixed
+//     path, not the host path, so that pwd never names a host path and no
+//     [[sandbox.roots]] entry can land inside $HOME). The shared folder is
+//     bound read-write at /share, and $HOME/share is a symbolic link to /share
+//     that Run creates on the host side when it is missing. playground/ is a
+//     plain folder of the scope, created when missing; it is not a mount.
+//   - Spec.Mounts appear at their own host paths, read-only unless ReadWrite.
+//   - A read-only system view: /usr and whichever of /bin, /sbin, /lib,
+//     /lib32, /lib64, /libx32 exist (symbolic links into /usr are recreated
+//     as links), and a curated /etc holding only the entries programs need
+//     (dynamic linker cache, certificates, name resolution, alternatives,
+//     time zone, locale and MIME tables, os-release …) plus a generated
+//     passwd and group naming only the scope's user. The owner's real
+//     /etc/passwd, /etc/shadow and the rest of /etc are absent.
+//   - A private /proc, a minimal /dev, and size-limited tmpfs at /tmp and
+//     /dev/shm. The root of the sandbox and /dev are read-only.
+//   - Absent: the owner's home, Corral's config, database and secrets (they
+//     are simply never bound, and a Mount at, inside or around a path in
+//     Options.Hidden is refused), every other scope, /run (D-Bus, Wayland and
+//     X11 sockets), /sys, /var, /home, /root, /mnt, /media, /opt, /srv
+//     (except the empty parent folders leading to a Mount's path).
+//
+// # What is guaranteed
+//
+//   - bubblewrap with new user (where possible), PID, network, IPC, UTS and
+//     cgroup namespaces, a new session (no TIOCSTI into the owner's
+//     terminal), --die-with-parent, every capability dropped, nested user
+//     namespaces disabled where the kernel allows, and --clearenv: the
+//     environment is PATH, HOME, LANG, TERM and Spec.Env, nothing from the
+//     daemon.
+//   - Without Spec.Network the only network interface is lo (a loopback
+//     of the sandbox's own); with it the host's network namespace is shared.
+//   - The command runs as /bin/sh -c -- COMMAND after bubblewrap's "--", so
+//     no part of it is ever read as a bubblewrap or shell option.
+//   - No mount point is ever created inside a folder an agent can write:
+//     every mount point lives in the sandbox's own tmpfs, mounts never nest
+//     inside one another, and Mounts may not overlap the system view, /proc,
+//     /dev, /share or /corral (only /tmp, fresh in every run, may hold
+//     them). Host paths are checked absolute and clean, and Mounts are
+//     checked, with symbolic links resolved, not to overlap the scope, the
+//     shared folder or Options.Hidden.
+//   - At the timeout or when ctx is cancelled the whole tree is killed at
+//     once with SIGKILL (the PID namespace's init and bubblewrap itself);
+//     when the command exits, everything it left running in the background
+//     dies with the PID namespace. No process outlives Run.
+//   - Resource limits are set on the sandbox's init before it starts the
+//     command (bubblewrap waits on --block-fd until they are in place):
+//     RLIMIT_FSIZE, RLIMIT_DATA, RLIMIT_NOFILE, RLIMIT_CORE=0, optional
+//     RLIMIT_AS, and a process limit. As a normal user the process limit is
+//     RLIMIT_NPROC, which Linux 5.14 and later count per user namespace, so
+//     it counts only the sandbox's own processes (on older kernels it counts
+//     all of the owner's processes, and the owner's current count is added).
+//     As root RLIMIT_NPROC does not apply at all; there the process limit is
+//     a pids cgroup (v2 when the pids controller is delegated to Corral's
+//     cgroup, else v1), one per run. Runner.ProcessLimit says which is in
+//     force.
+//
+// # What is not guaranteed
+//
+//   - The sandbox shares the kernel: a kernel or bubblewrap bug is an escape.
+//   - CPU time is bounded only by the timeout; disk use in read-write folders
+//     is bounded per file (RLIMIT_FSIZE), not in total; memory only per
+//     process (RLIMIT_DATA) and per tmpfs.
+//   - As root without a writable pids cgroup there is no process limit other
+//     than the timeout (NewRunner logs a warning).
+//   - With Spec.Network the command reaches everything the host reaches:
+//     the LAN, the internet, services on the host's loopback (Corral's own
+//     server included, which still asks for a key) and abstract-namespace
+//     Unix sockets such as X11's @/tmp/.X11-unix.
+//   - The sandbox can read some facts about the host: kernel version, CPU and
+//     memory figures, and in /proc/self/mountinfo the host paths of the
+//     folders bound into it (the scope folder's included).
+//   - bubblewrap reports a command killed by signal N as exit code 128+N, the
+//     same as a command that calls exit 128+N; Run reads every such code as
+//     the signal (as shells do).
+//   - Output is returned as raw bytes; it is cut at Spec.MaxOutput, and only
+//     there does Run avoid splitting a UTF-8 sequence.
+package execbox
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"corral/core/errs"
+)
+
+// Mount is a [[sandbox.roots]] entry, mounted at its own host path.
+type Mount struct {
+	Host      string // absolute, clean host path; also the path inside the sandbox
+	ReadWrite bool
+}
+
+// Spec is one command to run.
+type Spec struct {
+	Command    string            // run as /bin/sh -c -- Command
+	ScopeDir   string            // host folder of the scope; $HOME (/corral/<User>) inside
+	ShareDir   string            // host shared folder; /share inside ("" = none)
+	ShareLink  string            // name of the link in $HOME to /share; "" = "share"
+	WorkingDir string            // relative to $HOME ("playground" = $HOME/playground), "~/…", or absolute inside $HOME, /share or a Mount; "" = $HOME
+	Mounts     []Mount           // [[sandbox.roots]] entries
+	Network    bool              // true only when the owner approved this one run
+	Env        map[string]string // added to PATH, HOME, LANG, TERM
+	Stdin      []byte            // fed, then closed; empty = /dev/null
+	Timeout    time.Duration     // 0 = Options.Timeout
+	MaxOutput  int               // bytes kept per stream; 0 = Options.MaxOutput
+	// OnOutput, if set, receives output as it arrives, in order per stream,
+	// before Run returns. Calls are never concurrent. A chunk never ends in
+	// the middle of a UTF-8 sequence unless the program's output does.
+	OnOutput func(stream string, data []byte)
+	User     string // scope name: the passwd entry and $HOME's last element; "" = "agent"
+}
+
+// Result is what a command did.
+type Result struct {
+	ExitCode  int    // 128+N when killed by signal N
+	Signal    string // "SIGKILL", "SIGXFSZ" …, or "" after a normal exit
+	Stdout    string
+	Stderr    string
+	Truncated bool // some output was dropped at MaxOutput
+	TimedOut  bool // killed at Spec.Timeout
+	Cancelled bool // killed because ctx was cancelled (command.cancel)
+	Duration  time.Duration
+}
+
+// Limits bound what one command may use. A zero field takes its default;
+// a negative one removes the limit.
+type Limits struct {
+	Procs        int   // processes and threads (RLIMIT_NPROC or pids.max); default 1024
+	FileSize     int64 // largest file written, in bytes (RLIMIT_FSIZE); default 1 GiB
+	Memory       int64 // data segment per process, in bytes (RLIMIT_DATA); default 4 GiB
+	AddressSpace int64 // address space per process, in bytes (RLIMIT_AS); default none
+	OpenFiles    int   // open files per process (RLIMIT_NOFILE); default 4096
+	TmpSize      int64 // size of /tmp and of /dev/shm, in bytes; default 512 MiB
+}
+
+// Options configure a Runner.
+type Options struct {
+	Bwrap  string   // path to bwrap; "" = look up "bwrap" in PATH
+	Limits Limits   // resource limits for every command
+	Hidden []string // host paths never to show: Corral's config and data folders, the sandbox base
+	// Etc lists extra entries of /etc to show read-only (names or globs
+	// relative to /etc, such as "java-*"), on top of the curated list.
+	Etc       []string
+	Timeout   time.Duration // default timeout; 0 = 2 minutes
+	MaxOutput int           // default bytes kept per stream; 0 = 1 MiB
+	Logger    *slog.Logger  // nil = discard
+}
+
+// Runner runs commands in sandboxes. It is created once and is safe for
+// concurrent use.
+type Runner struct {
+	bwrap     string
+	version   string
+	ok        bool
+	why       string
+	log       *slog.Logger
+	limits    Limits
+	hidden    []string
+	sysArgs   []string // system view: /usr, /bin …, /etc entries
+	nsArgs    []string // namespace flags found to work
+	timeout   time.Duration
+	maxOutput int
+	uid, gid  int
+	procs     procLimit
+}
+
+const (
+	defaultTimeout   = 2 * time.Minute
+	defaultMaxOutput = 1 << 20
+	smokeTimeout     = 20 * time.Second
+)
+
+// NewRunner finds bubblewrap, checks once that it can create a sandbox, and
+// returns a Runner. A missing or broken bubblewrap is not an error: the
+// Runner then reports it through Available and Run answers errs.Unavailable.
+// The error is for invalid Options only.
+func NewRunner(opts Options) (*Runner, error) {
+	r := &Runner{
+		log:       opts.Logger,
+		limits:    opts.Limits.withDefaults(),
+		timeout:   opts.Timeout,
+		maxOutput: opts.MaxOutput,
+		uid:       os.Getuid(),
+		gid:       os.Getgid(),
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.timeout <= 0 {
+		r.timeout = defaultTimeout
+	}
+	if r.maxOutput <= 0 {
+		r.maxOutput = defaultMaxOutput
+	}
+	for _, h := range opts.Hidden {
+		if !isCleanAbs(h) {
+			return nil, fmt.Errorf("execbox: hidden path %q is not absolute and clean", h)
+		}
+		r.hidden = append(r.hidden, resolve(h))
+	}
+	sys, err := systemView(opts.Etc)
+	if err != nil {
+		return nil, err
+	}
+	r.sysArgs = sys
+
+	r.bwrap = opts.Bwrap
+	if r.bwrap == "" {
+		p, err := exec.LookPath("bwrap")
+		if err != nil {
+			r.why = "Commands are unavailable: bubblewrap is not installed. Install the 'bubblewrap' package (sudo apt install bubblewrap) and restart Corral."
+			r.log.Warn("execbox: bubblewrap not found", "err", err)
+			return r, nil
+		}
+		r.bwrap = p
+	}
+	if !filepath.IsAbs(r.bwrap) {
+		p, err := filepath.Abs(r.bwrap)
+		if err != nil {
+			return nil, fmt.Errorf("execbox: bwrap path: %w", err)
+		}
+		r.bwrap = p
+	}
+	if err := r.probe(); err != nil {
+		r.log.Warn("execbox: commands unavailable", "err", err, "path", r.bwrap)
+		return r, nil
+	}
+	r.ok = true
+	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.describe(r.limits.Procs))
+	if r.uid == 0 && r.procs.cgroup == nil && r.limits.Procs > 0 {
+		r.log.Warn("execbox: running as root without a writable pids cgroup: commands have no process limit (RLIMIT_NPROC does not apply to root)")
+	}
+	return r, nil
+}
+
+// probe runs bwrap --version and a smoke test, choosing the namespace flags.
+func (r *Runner) probe() error {
+	out, err := runQuiet(r.bwrap, "--version")
+	if err != nil {
+		r.why = fmt.Sprintf("Commands are unavailable: bubblewrap at %s does not run. Reinstall the 'bubblewrap' package (sudo apt install --reinstall bubblewrap) and restart Corral.", r.bwrap)
+		return fmt.Errorf("bwrap --version: %w: %s", err, out)
+	}
+	r.version = strings.TrimSpace(firstLine(out))
+	if !strings.HasPrefix(r.version, "bubblewrap ") {
+		r.version = "bubblewrap " + r.version
+	}
+
+	r.procs = findProcLimit(r.uid, r.log)
+	// Prefer a user namespace with nested user namespaces disabled; fall
+	// back to plain --unshare-all where the kernel refuses either.
+	candidates := [][]string{
+		{"--unshare-all", "--unshare-user", "--disable-userns"},
+		{"--unshare-all"},
+	}
+	var last error
+	for _, ns := range candidates {
+		r.nsArgs = ns
+		last = r.smoke()
+		if last == nil {
+			return nil
+		}
+		r.log.Debug("execbox: smoke test failed", "err", last, "flags", strings.Join(ns, " "))
+	}
+	r.nsArgs = nil
+	r.why = "Commands are unavailable: bubblewrap is installed but cannot create a sandbox on this computer. Allow unprivileged user namespaces (on Debian: sudo sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later: an AppArmor profile that lets bwrap use them) and restart Corral."
+	return last
+}
+
+// smoke runs `true` in a sandbox with the full system view, through the same
+// path as Run (limits and cgroup included).
+func (r *Runner) smoke() error {
+	argv := append([]string{r.bwrap}, r.baseArgs(false, "/")...)
+	argv = append(argv, "--remount-ro", "/", "--chdir", "/", "--", "/bin/sh", "-c", "--", "exit 0")
+	p := &plan{argv: argv, files: r.identity("agent"), timeout: smokeTimeout, maxOutput: 4096}
+	// NewRunner has no context of its own; the smoke test is bounded by smokeTimeout.
+	res, err := r.exec(context.Background(), p)
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 || res.Signal != "" {
+		return fmt.Errorf("smoke test exited %d %s: %s", res.ExitCode, res.Signal, strings.TrimSpace(res.Stderr))
+	}
+	return nil
+}
+
+// Available reports whether commands can run, bubblewrap's version
+// ("bubblewrap 0.8.0"), and otherwise a sentence telling the owner what to
+// install or change.
+func (r *Runner) Available() (ok bool, version string, why string) {
+	return r.ok, r.version, r.why
+}
+
+// ProcessLimit describes how the process limit is enforced, for logs and
+// diagnostics: a pids cgroup, RLIMIT_NPROC, or none.
+func (r *Runner) ProcessLimit() string { return r.procs.describe(r.limits.Procs) }
+
+// Run runs s.Command in a fresh sandbox and waits for it. Cancelling ctx
+// (command.cancel) kills the whole tree at once and returns what was
+// captured with Cancelled set. Errors are *errs.Error: Unavailable when
+// bubblewrap cannot run, InvalidParams, Denied or TooLarge for a bad Spec,
+// IO when the sandbox could not be set up; a command that fails, times out
+// or is killed is a Result, not an error.
+func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
+	if !r.ok {
+		return Result{}, errs.New(errs.Unavailable, "", "%s", r.why)
+	}
+	p, err := r.plan(s, true)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, errs.Wrap(err, errs.IO, "", "The command was cancelled before it started.")
+	}
+	return r.exec(ctx, p)
+}
+
+// Argv returns the bwrap argv Run would execute for s, without touching the
+// scope folder. The command expects /etc/passwd and /etc/group contents on
+// file descriptors 3 and 4, writes its --info-fd JSON to 5 and waits on
+// --block-fd 6.
+func (r *Runner) Argv(s Spec) ([]string, error) {
+	if r.bwrap == "" {
+		return nil, errs.New(errs.Unavailable, "", "%s", r.why)
+	}
+	p, err := r.plan(s, false)
+	if err != nil {
+		return nil, err
+	}
+	return p.argv, nil
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Procs == 0 {
+		l.Procs = 1024
+	}
+	if l.FileSize == 0 {
+		l.FileSize = 1 << 30
+	}
+	if l.Memory == 0 {
+		l.Memory = 4 << 30
+	}
+	if l.OpenFiles == 0 {
+		l.OpenFiles = 4096
+	}
+	if l.TmpSize == 0 {
+		l.TmpSize = 512 << 20
+	}
+	return l
+}
+
+// runQuiet runs a short helper command with an empty environment and a
+// bounded run time, returning its combined output.
+func runQuiet(name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Env = []string{}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	t := time.AfterFunc(smokeTimeout, func() { _ = cmd.Process.Kill() })
+	defer t.Stop()
+	err := cmd.Wait()
+	return out.String(), err
+}
+
+func firstLine(s string) string {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	if sc.Scan() {
+		return sc.Text()
+	}
+	return ""
+}
+
+// isCleanAbs reports whether p is an absolute, clean path without NUL.
+func isCleanAbs(p string) bool {
+	return p != "" && filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
+}
+
+// resolve returns p with symbolic links resolved, or p itself when it does
+// not exist (yet).
+func resolve(p string) string {
+	if q, err := filepath.EvalSymlinks(p); err == nil {
+		return q
+	}
+	return p
+}
+
+// within reports whether a is b or lies inside b.
+func within(a, b string) bool {
+	return a == b || b == "/" || strings.HasPrefix(a, b+"/")
+}

@@ -1,0 +1,887 @@
+package execbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"corral/core/errs"
+)
+
+// These tests run real bubblewrap. They fail when it is missing, except
+// under -short, where they skip saying why.
+
+func newRunner(t testing.TB, opts Options) *Runner {
+	t.Helper()
+	if testing.Short() {
+		if _, err := exec.LookPath("bwrap"); err != nil {
+			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
+		}
+	}
+	r, err := NewRunner(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, why := r.Available(); !ok {
+		t.Fatalf("sandbox unavailable: %s", why)
+	}
+	return r
+}
+
+// box is a temporary Corral home: corral/config.toml and secret.key next to
+// the sandbox base, which holds scope alice (the one under test), scope bob
+// and the shared folder; plus a folder outside everything.
+type box struct {
+	corral, base, scope, other, share, outside string
+}
+
+func newBox(t testing.TB) box {
+	t.Helper()
+	d := t.TempDir()
+	b := box{
+		corral:  filepath.Join(d, "corral"),
+		outside: filepath.Join(d, "outside"),
+	}
+	b.base = filepath.Join(b.corral, "sandbox")
+	b.scope = filepath.Join(b.base, "alice")
+	b.other = filepath.Join(b.base, "bob")
+	b.share = filepath.Join(b.base, "share")
+	for _, p := range []string{b.scope, b.other, b.share, b.outside} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
+
+func (b box) spec(cmd string) Spec {
+	return Spec{Command: cmd, ScopeDir: b.scope, ShareDir: b.share, User: "alice", Timeout: 30 * time.Second}
+}
+
+func (b box) opts() Options { return Options{Hidden: []string{b.corral}} }
+
+func run(t testing.TB, r *Runner, s Spec) Result {
+	t.Helper()
+	res, err := r.Run(t.Context(), s)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", s.Command, err)
+	}
+	return res
+}
+
+func wantKind(t testing.TB, err error, k errs.Kind) *errs.Error {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", k)
+	}
+	e := errs.As(err)
+	if e.Kind != k {
+		t.Fatalf("got %s (%v), want %s", e.Kind, err, k)
+	}
+	return e
+}
+
+func writeFile(t testing.TB, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEchoAndExitCodes(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	cases := []struct {
+		cmd            string
+		stdout, stderr string
+		code           int
+		signal         string
+	}{
+		{cmd: "echo hello", stdout: "hello\n"},
+		{cmd: "exit 3", code: 3},
+		{cmd: "false", code: 1},
+		{cmd: "echo oops >&2; exit 1", stderr: "oops\n", code: 1},
+		{cmd: "printf 'a b'; printf 'c' >&2", stdout: "a b", stderr: "c"},
+		{cmd: "kill -TERM $$", code: 143, signal: "SIGTERM"},
+		{cmd: "kill -KILL $$", code: 137, signal: "SIGKILL"},
+	}
+	for _, c := range cases {
+		t.Run(c.cmd, func(t *testing.T) {
+			res := run(t, r, b.spec(c.cmd))
+			if res.Stdout != c.stdout || res.Stderr != c.stderr || res.ExitCode != c.code || res.Signal != c.signal {
+				t.Errorf("got stdout %q stderr %q code %d signal %q; want %q %q %d %q",
+					res.Stdout, res.Stderr, res.ExitCode, res.Signal, c.stdout, c.stderr, c.code, c.signal)
+			}
+			if res.TimedOut || res.Cancelled || res.Truncated {
+				t.Errorf("unexpected flags: %+v", res)
+			}
+		})
+	}
+}
+
+func TestHomeAndIdentity(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	res := run(t, r, b.spec(`echo "$HOME"; pwd; id -un; cat /etc/passwd; hostname`))
+	lines := strings.Split(res.Stdout, "\n")
+	if len(lines) < 4 || lines[0] != "/corral/alice" || lines[1] != "/corral/alice" || lines[2] != "alice" {
+		t.Fatalf("got %q (stderr %q)", res.Stdout, res.Stderr)
+	}
+	want := fmt.Sprintf("alice:x:%d:%d:alice:/corral/alice:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n", os.Getuid(), os.Getgid())
+	if got := strings.Join(lines[3:len(lines)-2], "\n") + "\n"; got != want {
+		t.Errorf("passwd %q, want %q", got, want)
+	}
+	if lines[len(lines)-2] != "corral" {
+		t.Errorf("hostname: %q", res.Stdout)
+	}
+}
+
+func TestFilesAndShare(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	res := run(t, r, b.spec(`echo data > made.txt && echo p > playground/p.txt && echo s > /share/s.txt && cat share/s.txt && readlink share && ls -d /share playground`))
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	if res.Stdout != "s\n/share\n/share\nplayground\n" {
+		t.Errorf("stdout %q", res.Stdout)
+	}
+	for p, want := range map[string]string{
+		filepath.Join(b.scope, "made.txt"):         "data\n",
+		filepath.Join(b.scope, "playground/p.txt"): "p\n",
+		filepath.Join(b.share, "s.txt"):            "s\n",
+	} {
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q %v", p, got, err)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(b.scope, "playground"))
+	if err != nil || !fi.IsDir() {
+		t.Errorf("playground on host: %v", err)
+	}
+}
+
+func TestShareLinkRepaired(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	link := filepath.Join(b.scope, "share")
+	if err := os.Symlink("/etc", link); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r, b.spec("true"))
+	if got, _ := os.Readlink(link); got != "/share" {
+		t.Errorf("link points to %q", got)
+	}
+
+	// A real folder by that name is the scope's own: left alone.
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(link, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(link, "mine"), "x")
+	run(t, r, b.spec("true"))
+	if _, err := os.Stat(filepath.Join(link, "mine")); err != nil {
+		t.Errorf("own folder touched: %v", err)
+	}
+}
+
+func TestWorkingDir(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	if err := os.MkdirAll(filepath.Join(b.scope, "playground", "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(b.share, "docs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(b.scope, "file.txt"), "x")
+
+	valid := map[string]string{
+		"":                          "/corral/alice",
+		".":                         "/corral/alice",
+		"~":                         "/corral/alice",
+		"playground":                "/corral/alice/playground",
+		"playground/":               "/corral/alice/playground",
+		"playground/sub":            "/corral/alice/playground/sub",
+		"playground/sub/..":         "/corral/alice/playground",
+		"~/playground":              "/corral/alice/playground",
+		"/corral/alice/playground":  "/corral/alice/playground",
+		"share/docs":                "/corral/alice/share/docs",
+		"/corral/alice/share/docs":  "/corral/alice/share/docs",
+		"share":                     "/corral/alice/share",
+		"/share/docs":               "/share/docs",
+		"/corral/alice/../alice":    "/corral/alice",
+		"./playground/./sub/../sub": "/corral/alice/playground/sub",
+	}
+	for wd, want := range valid {
+		t.Run("valid "+wd, func(t *testing.T) {
+			s := b.spec("pwd")
+			s.WorkingDir = wd
+			res := run(t, r, s)
+			if strings.TrimSpace(res.Stdout) != want {
+				t.Errorf("pwd %q (stderr %q), want %q", res.Stdout, res.Stderr, want)
+			}
+		})
+	}
+	bad := []struct {
+		wd   string
+		kind errs.Kind
+		msg  string
+	}{
+		{"nope", errs.InvalidParams, "Working directory does not exist: nope"},
+		{"playground/nope", errs.InvalidParams, "Working directory does not exist: playground/nope"},
+		{"file.txt/x", errs.InvalidParams, "Working directory does not exist: file.txt/x"},
+		{"file.txt", errs.InvalidParams, "Working directory is not a folder: file.txt"},
+		{"share/nope", errs.InvalidParams, "Working directory does not exist: share/nope"},
+		{"/corral/alice/share/nope", errs.InvalidParams, "Working directory does not exist: /corral/alice/share/nope"},
+		{"/share/nope", errs.InvalidParams, "Working directory does not exist: /share/nope"},
+		{"/share/..", errs.Denied, ""},
+		{"..", errs.Denied, ""},
+		{"../bob", errs.Denied, ""},
+		{"playground/../../bob", errs.Denied, ""},
+		{"~/../bob", errs.Denied, ""},
+		{"/etc", errs.Denied, ""},
+		{"/corral/bob", errs.Denied, ""},
+		{"/corral", errs.Denied, ""},
+		{b.other, errs.Denied, ""},
+		{"/", errs.Denied, ""},
+		{"a\x00b", errs.InvalidParams, ""},
+	}
+	for _, c := range bad {
+		t.Run("bad "+c.wd, func(t *testing.T) {
+			s := b.spec("pwd")
+			s.WorkingDir = c.wd
+			_, err := r.Run(t.Context(), s)
+			e := wantKind(t, err, c.kind)
+			if c.msg != "" && e.Msg != c.msg {
+				t.Errorf("message %q, want %q", e.Msg, c.msg)
+			}
+		})
+	}
+}
+
+// TestNothingOutsideVisible plants markers in Corral's own folder next to
+// the base, in another scope under the same base, in a folder outside, and
+// in the real home of this process, and looks for them from inside.
+func TestNothingOutsideVisible(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	tag := strconv.FormatUint(rand.Uint64(), 36)
+	content := "MARKER-" + tag
+	// The pattern searched for must not itself appear in a command line
+	// the search could read (/proc/*/cmdline).
+	pattern := "MARK[E]R-" + tag
+
+	realHome, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	places := []string{
+		filepath.Join(b.corral, "marker_corral_"+tag),
+		filepath.Join(b.corral, "config.toml"),
+		filepath.Join(b.other, "marker_bob_"+tag),
+		filepath.Join(b.outside, "marker_outside_"+tag),
+		filepath.Join(realHome, "marker_realhome_"+tag),
+	}
+	for _, p := range places {
+		writeFile(t, p, content+"\n")
+		t.Cleanup(func() { os.Remove(p) })
+	}
+
+	for _, p := range places {
+		res := run(t, r, b.spec("cat "+p))
+		if strings.Contains(res.Stdout, content) || res.ExitCode == 0 {
+			t.Errorf("cat %s: exit %d, %q", p, res.ExitCode, res.Stdout)
+		}
+	}
+
+	find := b.spec("find / -name 'marker*' 2>/dev/null; echo done")
+	find.Timeout = 60 * time.Second
+	res := run(t, r, find)
+	if res.TimedOut || !strings.HasSuffix(res.Stdout, "done\n") {
+		t.Errorf("find did not finish: %+v", res)
+	}
+	if strings.Contains(res.Stdout, tag) {
+		t.Errorf("find saw a marker:\n%s", res.Stdout)
+	}
+
+	// grep the whole tree except /usr (gigabytes, read-only, the host's
+	// own) and /proc (the sandbox's own processes); bounded by the timeout.
+	grep := b.spec("grep -rl --exclude-dir=usr --exclude-dir=proc '" + pattern + "' / 2>/dev/null; echo done")
+	grep.Timeout = 90 * time.Second
+	res = run(t, r, grep)
+	if res.TimedOut || !strings.HasSuffix(res.Stdout, "done\n") {
+		t.Errorf("grep did not finish: %+v", res)
+	}
+	if res.Stdout != "done\n" {
+		t.Errorf("grep found markers:\n%s", res.Stdout)
+	}
+
+	// Scattered checks on what must be absent.
+	res = run(t, r, b.spec("ls /run /sys /home /root /var /corral/bob "+realHome+" "+b.base+" 2>&1; ls /corral"))
+	if strings.TrimSpace(lastLine(res.Stdout)) != "alice" {
+		t.Errorf("ls /corral: %q", res.Stdout)
+	}
+	if strings.Count(res.Stdout, "No such file or directory") < 6 {
+		t.Errorf("some of /run /sys /home /root /var /corral/bob are present:\n%s", res.Stdout)
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
+}
+
+func TestProcShowsOnlySandbox(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	res := run(t, r, b.spec("cat /proc/[0-9]*/comm"))
+	names := strings.Fields(res.Stdout)
+	if len(names) == 0 || len(names) > 3 {
+		t.Fatalf("processes visible: %q (stderr %q)", names, res.Stderr)
+	}
+	for _, n := range names {
+		if !slices.Contains([]string{"bwrap", "sh", "cat"}, n) {
+			t.Errorf("unexpected process %q in /proc", n)
+		}
+	}
+}
+
+func TestDescriptorsNotInherited(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	// A descriptor this process holds without close-on-exec, as a daemon
+	// may inherit one from whatever started it.
+	f, err := os.Open("/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	res := run(t, r, b.spec("ls /proc/self/fd"))
+	if got := strings.Fields(res.Stdout); !slices.Equal(got, []string{"0", "1", "2", "3"}) {
+		t.Errorf("descriptors inside: %v", got)
+	}
+}
+
+func TestNetwork(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+
+	res := run(t, r, b.spec("tail -n +3 /proc/net/dev | cut -d: -f1"))
+	if got := strings.Fields(res.Stdout); !slices.Equal(got, []string{"lo"}) {
+		t.Errorf("interfaces without network: %q", got)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			data, _ := io.ReadAll(c)
+			c.Close()
+			got <- string(data)
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf("bash -c 'echo hi > /dev/tcp/127.0.0.1/%d'", port)
+
+	res = run(t, r, b.spec(connect))
+	if res.ExitCode == 0 {
+		t.Errorf("connect to the host's loopback succeeded without network: %+v", res)
+	}
+	select {
+	case s := <-got:
+		t.Errorf("listener received %q without network", s)
+	case <-time.After(200 * time.Millisecond):
+	}
+
+	s := b.spec(connect)
+	s.Network = true
+	res = run(t, r, s)
+	if res.ExitCode != 0 {
+		t.Fatalf("connect with network failed: %+v", res)
+	}
+	select {
+	case s := <-got:
+		if s != "hi\n" {
+			t.Errorf("listener received %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("listener received nothing with network")
+	}
+}
+
+func TestSystemReadOnly(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	for _, cmd := range []string{
+		"touch /usr/x", "touch /etc/x", "echo x >> /etc/passwd", "touch /x", "mkdir /corral/bob",
+		"touch /dev/x", "rm -f /etc/hosts", "ln -s / /share2",
+	} {
+		res := run(t, r, b.spec(cmd))
+		if res.ExitCode == 0 || !strings.Contains(res.Stderr, "Read-only file system") {
+			t.Errorf("%s: exit %d, stderr %q", cmd, res.ExitCode, res.Stderr)
+		}
+	}
+	// /tmp and /dev/shm are private and writable.
+	res := run(t, r, b.spec("echo t > /tmp/t && cat /tmp/t && echo s > /dev/shm/s && cat /dev/shm/s && echo x > /dev/null"))
+	if res.Stdout != "t\ns\n" {
+		t.Errorf("tmp: %+v", res)
+	}
+}
+
+// sleeper returns a sleep argument unique to this test and a check that no
+// process with it is left on the host.
+func sleeper(t *testing.T) (arg string, gone func() bool) {
+	arg = fmt.Sprintf("%d.%06d", 1000+rand.IntN(1000), rand.IntN(1000000))
+	needle := []byte("sleep\x00" + arg + "\x00")
+	return arg, func() bool {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			found := false
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				if _, err := strconv.Atoi(e.Name()); err != nil {
+					continue
+				}
+				c, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+				if bytes.Contains(c, needle) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return true
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+func TestTimeoutKillsTree(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	arg, gone := sleeper(t)
+	s := b.spec("sleep " + arg + " & echo started; sleep 30")
+	s.Timeout = time.Second
+	res := run(t, r, s)
+	if !res.TimedOut || res.Signal != "SIGKILL" || res.ExitCode != 137 || res.Cancelled {
+		t.Errorf("result %+v", res)
+	}
+	if res.Duration > 10*time.Second {
+		t.Errorf("took %v", res.Duration)
+	}
+	if res.Stdout != "started\n" {
+		t.Errorf("output before the kill lost: %q", res.Stdout)
+	}
+	if !gone() {
+		t.Error("background process survived the timeout")
+	}
+}
+
+func TestBackgroundDiesOnExit(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	arg, gone := sleeper(t)
+	start := time.Now()
+	res := run(t, r, b.spec("sleep "+arg+" & echo started"))
+	if res.ExitCode != 0 || res.Stdout != "started\n" || time.Since(start) > 10*time.Second {
+		t.Errorf("result %+v after %v", res, time.Since(start))
+	}
+	if !gone() {
+		t.Error("background process outlived the command")
+	}
+}
+
+func TestCancelKillsTree(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	arg, gone := sleeper(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	s := b.spec("sleep " + arg + " & echo started; sleep 30")
+	s.OnOutput = func(string, []byte) { cancel() } // cancel once it is running
+	res, err := r.Run(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.TimedOut || res.Signal != "SIGKILL" || res.Duration > 10*time.Second {
+		t.Errorf("result %+v", res)
+	}
+	if !gone() {
+		t.Error("background process survived cancellation")
+	}
+}
+
+func TestOutputTruncated(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	s := b.spec("head -c 5000000 /dev/zero | tr '\\0' a; echo tail >&2")
+	s.MaxOutput = 1 << 20
+	res := run(t, r, s)
+	if len(res.Stdout) != 1<<20 || !res.Truncated || strings.Trim(res.Stdout, "a") != "" {
+		t.Errorf("stdout %d bytes, truncated %v", len(res.Stdout), res.Truncated)
+	}
+	if res.Stderr != "tail\n" || res.ExitCode != 0 {
+		t.Errorf("stderr %q exit %d", res.Stderr, res.ExitCode)
+	}
+
+	// A cut never splits a UTF-8 sequence.
+	s = b.spec("printf 'aé%.0s' $(seq 100)")
+	s.MaxOutput = 5
+	res = run(t, r, s)
+	if res.Stdout != "aéa" || !res.Truncated {
+		t.Errorf("utf-8 cut: %q", res.Stdout)
+	}
+}
+
+func TestStreaming(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	type chunk struct {
+		stream, data string
+		at           time.Time
+	}
+	var mu sync.Mutex
+	var chunks []chunk
+	s := b.spec("echo first; echo err1 >&2; sleep 1; echo second; printf 'caf\\303'; sleep 0.2; printf '\\251\\n'")
+	s.OnOutput = func(stream string, data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		chunks = append(chunks, chunk{stream, string(data), time.Now()})
+	}
+	res := run(t, r, s)
+	returned := time.Now()
+	mu.Lock()
+	defer mu.Unlock()
+	var out, errOut strings.Builder
+	for _, c := range chunks {
+		if c.stream == "stdout" {
+			out.WriteString(c.data)
+		} else {
+			errOut.WriteString(c.data)
+		}
+		if strings.HasSuffix(c.data, "\303") {
+			t.Errorf("chunk ends inside a UTF-8 sequence: %q", c.data)
+		}
+	}
+	if out.String() != res.Stdout || errOut.String() != res.Stderr || res.Stdout != "first\nsecond\ncafé\n" {
+		t.Errorf("streamed %q / %q, result %q / %q", out.String(), errOut.String(), res.Stdout, res.Stderr)
+	}
+	i := slices.IndexFunc(chunks, func(c chunk) bool { return c.stream == "stdout" })
+	if i < 0 || chunks[i].data != "first\n" || returned.Sub(chunks[i].at) < 800*time.Millisecond {
+		t.Errorf("first chunk did not arrive before the command finished: %+v", chunks)
+	}
+}
+
+func TestStdin(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	s := b.spec("cat; echo end")
+	s.Stdin = []byte("hello\n")
+	if res := run(t, r, s); res.Stdout != "hello\nend\n" {
+		t.Errorf("with stdin: %q", res.Stdout)
+	}
+	s.Stdin = nil
+	if res := run(t, r, s); res.Stdout != "end\n" {
+		t.Errorf("without stdin: %q", res.Stdout)
+	}
+	s = b.spec("true") // stdin larger than a pipe buffer, never read
+	s.Stdin = bytes.Repeat([]byte("x"), 1<<20)
+	if res := run(t, r, s); res.ExitCode != 0 {
+		t.Errorf("unread stdin: %+v", res)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	t.Setenv("CORRAL_TEST_SECRET", "hunter2-secret")
+	s := b.spec("env")
+	s.Env = map[string]string{"FOO": "bar baz", "LANG": "C", "OPT": "--bind"}
+	res := run(t, r, s)
+	if strings.Contains(res.Stdout, "hunter2") || strings.Contains(res.Stdout, "CORRAL_TEST_SECRET") {
+		t.Errorf("daemon environment leaked:\n%s", res.Stdout)
+	}
+	var names []string
+	for _, l := range strings.Split(strings.TrimSpace(res.Stdout), "\n") {
+		k, _, _ := strings.Cut(l, "=")
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	if want := []string{"FOO", "HOME", "LANG", "OPT", "PATH", "PWD", "TERM"}; !slices.Equal(names, want) {
+		t.Errorf("environment %v, want %v", names, want)
+	}
+	if !strings.Contains(res.Stdout, "FOO=bar baz\n") || !strings.Contains(res.Stdout, "LANG=C\n") || !strings.Contains(res.Stdout, "OPT=--bind\n") {
+		t.Errorf("env: %s", res.Stdout)
+	}
+
+	for _, bad := range []map[string]string{
+		{"HOME": "/"}, {"1X": "a"}, {"A-B": "a"}, {"": "a"}, {"A=B": "a"}, {"X": "a\x00b"}, {"--bind": "/"},
+	} {
+		s := b.spec("env")
+		s.Env = bad
+		_, err := r.Run(t.Context(), s)
+		wantKind(t, err, errs.InvalidParams)
+	}
+}
+
+func TestProcessLimit(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.Limits.Procs = 64
+	r := newRunner(t, opts)
+	t.Log("process limit:", r.ProcessLimit())
+	if os.Getuid() == 0 && r.procs.cgroup == nil {
+		t.Fatal("running as root without a writable pids cgroup: no process limit can be enforced here")
+	}
+	s := b.spec("i=0; while [ $i -lt 500 ]; do sleep 20 & i=$((i+1)); echo $i > count; done; echo finished")
+	s.Timeout = 60 * time.Second
+	res := run(t, r, s)
+	n, _ := os.ReadFile(filepath.Join(b.scope, "count"))
+	count, _ := strconv.Atoi(strings.TrimSpace(string(n)))
+	if res.TimedOut || strings.Contains(res.Stdout, "finished") || count >= 500 || count > 64 {
+		t.Errorf("fork loop not stopped: count %d, %+v", count, res)
+	}
+	if !strings.Contains(strings.ToLower(res.Stderr), "fork") {
+		t.Errorf("stderr does not mention fork: %q", res.Stderr)
+	}
+}
+
+func TestFileSizeLimit(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.Limits.FileSize = 16 << 20
+	r := newRunner(t, opts)
+	res := run(t, r, b.spec("head -c 2G /dev/zero > big"))
+	if res.Signal != "SIGXFSZ" || res.ExitCode != 128+25 {
+		t.Errorf("result %+v", res)
+	}
+	fi, err := os.Stat(filepath.Join(b.scope, "big"))
+	if err != nil || fi.Size() > 16<<20 {
+		t.Errorf("big: %v %v", fi.Size(), err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.Limits.Memory = 64 << 20
+	r := newRunner(t, opts)
+	res := run(t, r, b.spec(`x=$(head -c 300000000 /dev/zero | tr '\0' a); echo ${#x}`))
+	if res.ExitCode == 0 || strings.Contains(res.Stdout, "300000000") {
+		t.Errorf("memory not limited: %+v", res)
+	}
+}
+
+func TestCommandNeverAnOption(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	for _, cmd := range []string{"--version", "-x", "--bind / /x", "--", "-c id", "--help"} {
+		res := run(t, r, b.spec(cmd))
+		if res.ExitCode != 127 || strings.Contains(res.Stdout+res.Stderr, "bubblewrap") || strings.Contains(res.Stdout, "uid=") {
+			t.Errorf("%q: %+v", cmd, res)
+		}
+	}
+	for _, cmd := range []string{"", "  ", "a\x00b"} {
+		_, err := r.Run(t.Context(), b.spec(cmd))
+		wantKind(t, err, errs.InvalidParams)
+	}
+	_, err := r.Run(t.Context(), b.spec(strings.Repeat("x", 200<<10)))
+	wantKind(t, err, errs.TooLarge)
+}
+
+func TestMounts(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	ro := filepath.Join(b.outside, "ro")
+	rw := filepath.Join(b.outside, "rw")
+	for _, d := range []string{ro, rw} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(ro, "in.txt"), "readable\n")
+	s := b.spec(fmt.Sprintf("cat %s/in.txt; touch %s/new 2>&1; echo w > %s/out.txt; ls %s", ro, ro, rw, b.outside))
+	s.Mounts = []Mount{{Host: ro}, {Host: rw, ReadWrite: true}, {Host: filepath.Join(b.outside, "missing")}}
+	res := run(t, r, s)
+	if !strings.HasPrefix(res.Stdout, "readable\n") || !strings.Contains(res.Stdout, "Read-only file system") {
+		t.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	if got, _ := os.ReadFile(filepath.Join(rw, "out.txt")); string(got) != "w\n" {
+		t.Errorf("rw mount not written: %q", got)
+	}
+	if !strings.HasSuffix(res.Stdout, "ro\nrw\n") {
+		t.Errorf("parent of mounts shows more than the mounts: %q", res.Stdout)
+	}
+
+	bad := []string{
+		"/", "relative", b.outside + "/../outside", "/usr", "/usr/share", "/etc", "/etc/ssl", "/proc", "/dev", "/tmp",
+		"/share", "/corral", "/corral/alice", "/lib", b.corral, b.base, b.scope, b.other, b.share,
+		filepath.Dir(b.corral), // contains Corral's own folder
+	}
+	for _, m := range bad {
+		s := b.spec("true")
+		s.Mounts = []Mount{{Host: m}}
+		_, err := r.Run(t.Context(), s)
+		wantKind(t, err, errs.Denied)
+	}
+	// Nested mounts: a mount point would be created inside another mount.
+	s = b.spec("true")
+	s.Mounts = []Mount{{Host: b.outside, ReadWrite: true}, {Host: ro}}
+	_, err := r.Run(t.Context(), s)
+	wantKind(t, err, errs.Denied)
+
+	// A link into Corral's own folder is followed before checking.
+	link := filepath.Join(filepath.Dir(b.outside), "sneaky")
+	if err := os.Symlink(b.base, link); err != nil {
+		t.Fatal(err)
+	}
+	s = b.spec("true")
+	s.Mounts = []Mount{{Host: link}}
+	_, err = r.Run(t.Context(), s)
+	wantKind(t, err, errs.Denied)
+}
+
+func TestArgv(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	s := b.spec("-x; echo hi")
+	argv, err := r.Argv(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(strings.Join(argv, " "))
+	tail := argv[len(argv)-5:]
+	if !slices.Equal(tail, []string{"--", "/bin/sh", "-c", "--", "-x; echo hi"}) {
+		t.Errorf("tail %q", tail)
+	}
+	if slices.Index(argv, "--") != len(argv)-5 {
+		t.Error("a -- before the command")
+	}
+	for _, f := range []string{"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"} {
+		if !slices.Contains(argv, f) {
+			t.Errorf("missing %s", f)
+		}
+	}
+	if slices.Contains(argv, "--share-net") {
+		t.Error("--share-net without Network")
+	}
+	s.Network = true
+	argv, _ = r.Argv(s)
+	if !slices.Contains(argv, "--share-net") {
+		t.Error("no --share-net with Network")
+	}
+	if _, err := os.Stat(filepath.Join(b.scope, "playground")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("Argv touched the scope folder")
+	}
+}
+
+func TestUnavailable(t *testing.T) {
+	b := newBox(t)
+	r, err := NewRunner(Options{Bwrap: filepath.Join(b.outside, "no-bwrap")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, why := r.Available(); ok || why == "" {
+		t.Errorf("available with a missing bwrap: %q", why)
+	}
+	_, err = r.Run(t.Context(), b.spec("true"))
+	wantKind(t, err, errs.Unavailable)
+
+	t.Setenv("PATH", b.outside)
+	r, err = NewRunner(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _, why := r.Available()
+	if ok || !strings.Contains(why, "bubblewrap is not installed") || !strings.Contains(why, "apt install bubblewrap") {
+		t.Errorf("ok %v why %q", ok, why)
+	}
+	_, err = r.Run(t.Context(), b.spec("true"))
+	if e := wantKind(t, err, errs.Unavailable); e.Msg != why {
+		t.Errorf("message %q", e.Msg)
+	}
+}
+
+func TestAvailableVersion(t *testing.T) {
+	r := newRunner(t, Options{})
+	ok, v, why := r.Available()
+	if !ok || !strings.HasPrefix(v, "bubblewrap ") || why != "" {
+		t.Errorf("%v %q %q", ok, v, why)
+	}
+}
+
+func TestCompleteUTF8(t *testing.T) {
+	for in, want := range map[string]int{
+		"":              0,
+		"abc":           3,
+		"é":             2,
+		"a\xc3":         1,
+		"a\xe2\x82":     1,
+		"a\xe2\x82\xac": 4,
+		"\xf0\x9f\x98":  0,
+		"\xff":          1,
+		"a\x80":         2,
+	} {
+		if got := completeUTF8([]byte(in)); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestCgroupDir(t *testing.T) {
+	mountinfo := strings.Join([]string{
+		"30 25 0:26 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids",
+		"31 25 0:27 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory",
+		"32 25 0:28 /docker/abc /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate",
+	}, "\n")
+	cases := []struct {
+		fstype, opt, path, want string
+		ok                      bool
+	}{
+		{"cgroup", "pids", "/", "/sys/fs/cgroup/pids", true},
+		{"cgroup", "pids", "/user.slice", "/sys/fs/cgroup/pids/user.slice", true},
+		{"cgroup", "cpu", "/", "", false},
+		{"cgroup2", "", "/docker/abc/svc", "/sys/fs/cgroup/unified/svc", true},
+		{"cgroup2", "", "/elsewhere", "", false},
+	}
+	for _, c := range cases {
+		got, ok := cgroupDir(mountinfo, c.fstype, c.opt, c.path)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s %s %s: %q %v, want %q %v", c.fstype, c.opt, c.path, got, ok, c.want, c.ok)
+		}
+	}
+}

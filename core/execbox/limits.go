@@ -1,0 +1,338 @@
+package execbox
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// procLimit is how the number of processes in a sandbox is bounded.
+//
+// RLIMIT_NPROC is checked against the real user's count of tasks. Since
+// Linux 5.14 that count is kept per user namespace, and bubblewrap gives
+// each sandbox its own, so the limit counts only the sandbox's tasks. Before
+// 5.14 it counts every task of the owner, so the owner's current count is
+// added to the limit. The kernel never applies RLIMIT_NPROC to root (uid 0
+// of the initial user namespace), so as root a pids cgroup is used instead
+// when one can be created.
+type procLimit struct {
+	root   bool
+	perNS  bool        // RLIMIT_NPROC counted per user namespace
+	cgroup *pidsCgroup // as root only; nil when none is writable
+}
+
+func findProcLimit(uid int, log *slog.Logger) procLimit {
+	p := procLimit{root: uid == 0, perNS: kernelAtLeast(5, 14)}
+	if p.root {
+		cg, err := findPidsCgroup()
+		if err != nil {
+			log.Debug("execbox: no pids cgroup", "err", err)
+		} else {
+			p.cgroup = cg
+		}
+	}
+	return p
+}
+
+func (p procLimit) describe(n int) string {
+	switch {
+	case n < 0:
+		return "none (disabled)"
+	case p.cgroup != nil && p.cgroup.v2:
+		return fmt.Sprintf("pids cgroup v2 under %s (pids.max=%d)", p.cgroup.parent, n)
+	case p.cgroup != nil:
+		return fmt.Sprintf("pids cgroup v1 under %s (pids.max=%d)", p.cgroup.parent, n)
+	case p.root:
+		return "none (root, no writable pids cgroup; RLIMIT_NPROC does not apply to root)"
+	case p.perNS:
+		return fmt.Sprintf("RLIMIT_NPROC=%d, counted per sandbox", n)
+	default:
+		return fmt.Sprintf("RLIMIT_NPROC=%d on top of the owner's own processes (kernel before 5.14)", n)
+	}
+}
+
+type rlimit struct {
+	resource int
+	value    uint64
+}
+
+// rlimits returns the limits to set on the sandbox's init.
+func (r *Runner) rlimits() []rlimit {
+	l := r.limits
+	out := []rlimit{{unix.RLIMIT_CORE, 0}}
+	if l.Procs > 0 {
+		n := uint64(l.Procs)
+		if !r.procs.root && !r.procs.perNS {
+			n += uint64(countTasks(r.uid))
+		}
+		out = append(out, rlimit{unix.RLIMIT_NPROC, n})
+	}
+	if l.FileSize > 0 {
+		out = append(out, rlimit{unix.RLIMIT_FSIZE, uint64(l.FileSize)})
+	}
+	if l.Memory > 0 {
+		out = append(out, rlimit{unix.RLIMIT_DATA, uint64(l.Memory)})
+	}
+	if l.AddressSpace > 0 {
+		out = append(out, rlimit{unix.RLIMIT_AS, uint64(l.AddressSpace)})
+	}
+	if l.OpenFiles > 0 {
+		out = append(out, rlimit{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)})
+	}
+	return out
+}
+
+// applyRlimits sets soft and hard limits on pid (the sandbox's init, still
+// blocked before it starts the command), so nothing inside can raise them.
+func applyRlimits(pid int, ls []rlimit) error {
+	for _, l := range ls {
+		v := unix.Rlimit{Cur: l.value, Max: l.value}
+		if err := unix.Prlimit(pid, l.resource, &v, nil); err != nil {
+			return fmt.Errorf("prlimit %d on %d: %w", l.resource, pid, err)
+		}
+	}
+	return nil
+}
+
+// kernelAtLeast reports whether the running kernel is at least major.minor.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		return false
+	}
+	rel := unix.ByteSliceToString(u.Release[:])
+	parts := strings.SplitN(rel, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	ma, err1 := strconv.Atoi(parts[0])
+	mi, err2 := strconv.Atoi(strings.TrimFunc(parts[1], func(r rune) bool { return r < '0' || r > '9' }))
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return ma > major || (ma == major && mi >= minor)
+}
+
+// countTasks counts the tasks (threads) whose real user is uid.
+func countTasks(uid int) int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := strconv.Itoa(uid)
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue
+		}
+		var realUID string
+		threads := 1
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "Uid:"); ok {
+				if f := strings.Fields(v); len(f) > 0 {
+					realUID = f[0]
+				}
+			} else if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+				if t, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+					threads = t
+				}
+			}
+		}
+		if realUID == want {
+			n += threads
+		}
+	}
+	return n
+}
+
+// pidsCgroup makes one child cgroup with pids.max per run.
+type pidsCgroup struct {
+	parent string // folder in which the per-run cgroups are created
+	v2     bool
+	seq    atomic.Uint64
+}
+
+// findPidsCgroup finds the pids controller of this process's own cgroup and
+// checks that a child cgroup can be made there: v2 when pids is enabled for
+// its children, else v1.
+func findPidsCgroup() (*pidsCgroup, error) {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	mounts, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	var v1Path, v2Path string
+	haveV1, haveV2 := false, false
+	for _, line := range strings.Split(strings.TrimSpace(string(self)), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2Path, haveV2 = f[2], true
+			continue
+		}
+		for _, c := range strings.Split(f[1], ",") {
+			if c == "pids" {
+				v1Path, haveV1 = f[2], true
+			}
+		}
+	}
+	var tried []string
+	if haveV2 {
+		if dir, ok := cgroupDir(string(mounts), "cgroup2", "", v2Path); ok {
+			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+			if hasWord(string(ctl), "pids") {
+				cg := &pidsCgroup{parent: dir, v2: true}
+				err := cg.probe()
+				if err == nil {
+					cg.sweep()
+					return cg, nil
+				}
+				tried = append(tried, err.Error())
+			} else {
+				tried = append(tried, "cgroup v2 "+dir+": pids not enabled for child cgroups")
+			}
+		}
+	}
+	if haveV1 {
+		if dir, ok := cgroupDir(string(mounts), "cgroup", "pids", v1Path); ok {
+			cg := &pidsCgroup{parent: dir}
+			err := cg.probe()
+			if err == nil {
+				cg.sweep()
+				return cg, nil
+			}
+			tried = append(tried, err.Error())
+		}
+	}
+	if len(tried) == 0 {
+		return nil, errors.New("no pids cgroup found")
+	}
+	return nil, errors.New(strings.Join(tried, "; "))
+}
+
+// cgroupDir finds the mount of the given cgroup type (with option opt for
+// v1) and returns the folder of cgroup path p in it.
+func cgroupDir(mountinfo, fstype, opt, p string) (string, bool) {
+	for _, line := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(line, " - ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(pre)
+		g := strings.Fields(post)
+		if len(f) < 5 || len(g) < 3 || g[0] != fstype {
+			continue
+		}
+		if opt != "" && !hasOpt(g[2], opt) {
+			continue
+		}
+		root, mp := f[3], f[4]
+		rel := p
+		if root != "/" {
+			if !within(p, root) {
+				continue
+			}
+			rel = strings.TrimPrefix(p, root)
+		}
+		return filepath.Join(mp, rel), true
+	}
+	return "", false
+}
+
+func hasOpt(opts, want string) bool {
+	for _, o := range strings.Split(opts, ",") {
+		if o == want {
+			return true
+		}
+	}
+	return false
+}
+
+func hasWord(s, want string) bool {
+	for _, w := range strings.Fields(s) {
+		if w == want {
+			return true
+		}
+	}
+	return false
+}
+
+// sweep removes empty cgroups left by earlier Corral processes that are
+// gone (a crash skips the per-run cleanup).
+func (c *pidsCgroup) sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(c.parent, "corral-*-*"))
+	for _, d := range dirs {
+		f := strings.SplitN(filepath.Base(d), "-", 3)
+		pid, err := strconv.Atoi(f[1])
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + f[1]); err == nil {
+			continue
+		}
+		_ = unix.Rmdir(d) // fails harmlessly while tasks remain
+	}
+}
+
+func (c *pidsCgroup) probe() error {
+	dir, err := c.create(1)
+	if err != nil {
+		return err
+	}
+	return removeCgroup(dir)
+}
+
+// create makes a fresh child cgroup allowing max tasks.
+func (c *pidsCgroup) create(max int) (string, error) {
+	dir := filepath.Join(c.parent, fmt.Sprintf("corral-%d-%d", os.Getpid(), c.seq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create cgroup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		_ = removeCgroup(dir)
+		return "", fmt.Errorf("set pids.max: %w", err)
+	}
+	return dir, nil
+}
+
+// addToCgroup moves pid into the cgroup at dir.
+func addToCgroup(dir string, pid int) error {
+	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
+}
+
+// removeCgroup removes an emptied cgroup, waiting briefly for the last
+// tasks to leave it.
+func removeCgroup(dir string) error {
+	var err error
+	for range 100 {
+		if err = unix.Rmdir(dir); err == nil || err == unix.ENOENT {
+			return nil
+		}
+		if err != unix.EBUSY {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}

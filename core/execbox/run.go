@@ -1,0 +1,395 @@
+package execbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"corral/core/errs"
+)
+
+const (
+	setupFailed = "The sandbox could not be set up, so the command did not run."
+	// drainWait bounds how long Run waits for output after bwrap exits; the
+	// PID namespace is gone by then, so the pipes close at once in practice.
+	drainWait = 5 * time.Second
+)
+
+var errNoChildPid = errors.New("bwrap exited before creating the sandbox")
+
+// sandbox tracks one running bwrap so it can be killed without racing the
+// reaping of its process (a reaped pid or process group may be reused).
+type sandbox struct {
+	mu     sync.Mutex
+	pgid   int  // bwrap's process group (bwrap, and the sandbox's init until it starts a new session)
+	child  int  // the sandbox's init, outside pid; 0 until known
+	pidfd  int  // pidfd of child, -1 when none
+	exited bool // bwrap has exited (it is a zombie or reaped): its pgid may not be signalled
+	killed bool
+}
+
+func (b *sandbox) setChild(pid int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.child = pid
+	if fd, err := unix.PidfdOpen(pid, 0); err == nil {
+		b.pidfd = fd
+	}
+}
+
+// kill sends SIGKILL to the sandbox's init (which takes the whole PID
+// namespace with it) and to bwrap's process group.
+func (b *sandbox) kill() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.killed = true
+	if b.pidfd >= 0 {
+		_ = unix.PidfdSendSignal(b.pidfd, unix.SIGKILL, nil, 0)
+	} else if b.child > 0 && !b.exited {
+		_ = unix.Kill(b.child, unix.SIGKILL)
+	}
+	if !b.exited {
+		_ = unix.Kill(-b.pgid, unix.SIGKILL)
+	}
+}
+
+func (b *sandbox) markExited() {
+	b.mu.Lock()
+	b.exited = true
+	b.mu.Unlock()
+}
+
+func (b *sandbox) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pidfd >= 0 {
+		_ = unix.Close(b.pidfd)
+		b.pidfd = -1
+	}
+}
+
+func (b *sandbox) wasKilled() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.killed
+}
+
+// exec runs a planned bwrap: it starts it, applies the limits while the
+// sandbox waits on --block-fd, lets it go, collects output and reports.
+func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
+	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+
+	var cgDir string
+	if r.procs.cgroup != nil && r.limits.Procs > 0 {
+		cgDir, err = r.procs.cgroup.create(r.limits.Procs)
+		if err != nil {
+			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+		}
+		defer func() {
+			if err := removeCgroup(cgDir); err != nil {
+				r.log.Warn("execbox: cgroup left behind", "err", err)
+			}
+		}()
+	}
+
+	// Six pipes: passwd, group, --info-fd, --block-fd, stdout, stderr.
+	var held []*os.File // every end we hold; closed on return
+	defer func() {
+		for _, f := range held {
+			_ = f.Close()
+		}
+	}()
+	var pipes [6][2]*os.File
+	for i := range pipes {
+		rd, wr, perr := os.Pipe()
+		if perr != nil {
+			return Result{}, errs.Wrap(perr, errs.IO, "", setupFailed)
+		}
+		held = append(held, rd, wr)
+		pipes[i] = [2]*os.File{rd, wr}
+	}
+	passwdR, groupR := pipes[0][0], pipes[1][0]
+	infoR, infoW := pipes[2][0], pipes[2][1]
+	blockR, blockW := pipes[3][0], pipes[3][1]
+	outR, outW := pipes[4][0], pipes[4][1]
+	errR, errW := pipes[5][0], pipes[5][1]
+	for i, data := range p.files {
+		if err := writeAndClose(pipes[i][1], data); err != nil {
+			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+		}
+	}
+
+	sealFDs()
+	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	if len(p.stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(p.stdin)
+	}
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.ExtraFiles = []*os.File{passwdR, groupR, infoW, blockR} // fds 3, 4, 5, 6
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = drainWait
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, syscall.E2BIG) {
+			return Result{}, errs.Wrap(err, errs.TooLarge, "", "The command and its environment are too large to start.")
+		}
+		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+	}
+	started := time.Now()
+	for _, f := range []*os.File{passwdR, groupR, infoW, blockR, outW, errW} {
+		_ = f.Close()
+	}
+
+	box := &sandbox{pgid: cmd.Process.Pid, pidfd: -1}
+	defer box.close()
+
+	// Output readers.
+	var emit func(string, []byte)
+	if p.onOutput != nil {
+		var mu sync.Mutex
+		emit = func(stream string, b []byte) {
+			mu.Lock()
+			defer mu.Unlock()
+			p.onOutput(stream, b)
+		}
+	}
+	stdout := &capture{name: "stdout", limit: p.maxOutput, emit: emit}
+	stderr := &capture{name: "stderr", limit: p.maxOutput, emit: emit}
+	var readers sync.WaitGroup
+	readers.Go(func() { stdout.readFrom(outR) })
+	readers.Go(func() { stderr.readFrom(errR) })
+
+	// Waiter: notes bwrap's exit before reaping it, so kill never signals
+	// a process group that may already be reused.
+	waited := make(chan error, 1)
+	go func() {
+		var si unix.Siginfo
+		for {
+			if err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &si, unix.WEXITED|unix.WNOWAIT, nil); err != unix.EINTR {
+				break
+			}
+		}
+		box.markExited()
+		waited <- cmd.Wait()
+	}()
+
+	// Attach: learn the sandbox's init from --info-fd, set its limits and
+	// cgroup while it waits on --block-fd, then let it run.
+	type info struct {
+		pid int
+		err error
+	}
+	infoCh := make(chan info, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(infoR, 1<<16))
+		var v struct {
+			ChildPid int `json:"child-pid"`
+		}
+		if err == nil && len(bytes.TrimSpace(b)) > 0 {
+			err = json.Unmarshal(b, &v)
+		}
+		infoCh <- info{v.ChildPid, err}
+	}()
+	var attachErr error
+	childKnown := false
+	select {
+	case in := <-infoCh:
+		switch {
+		case in.err != nil:
+			attachErr = fmt.Errorf("read bwrap info: %w", in.err)
+		case in.pid <= 0:
+			// bwrap failed before creating the sandbox; its stderr says why.
+		default:
+			childKnown = true
+			box.setChild(in.pid)
+			attachErr = applyRlimits(in.pid, r.rlimits())
+			if attachErr == nil && cgDir != "" {
+				attachErr = addToCgroup(cgDir, in.pid)
+			}
+		}
+		if attachErr != nil {
+			box.kill() // before closing the block pipe: never let it run unlimited
+		} else if childKnown {
+			_, _ = blockW.Write([]byte{1})
+		}
+	case <-runCtx.Done():
+		box.kill()
+	}
+	_ = blockW.Close()
+
+	var waitErr error
+	select {
+	case waitErr = <-waited:
+	case <-runCtx.Done():
+		box.kill()
+		waitErr = <-waited
+	}
+	duration := time.Since(started)
+
+	drained := make(chan struct{})
+	go func() { readers.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainWait):
+		_ = outR.Close()
+		_ = errR.Close()
+		<-drained
+	}
+
+	res = Result{
+		Stdout:    stdout.text(),
+		Stderr:    stderr.text(),
+		Truncated: stdout.truncated || stderr.truncated,
+		Duration:  duration,
+	}
+	if attachErr != nil {
+		return Result{}, errs.Wrap(fmt.Errorf("apply limits: %w", attachErr), errs.IO, "", setupFailed)
+	}
+	if box.wasKilled() {
+		res.ExitCode, res.Signal = 128+int(unix.SIGKILL), "SIGKILL"
+		if ctx.Err() != nil {
+			res.Cancelled = true
+		} else {
+			res.TimedOut = true
+		}
+		return res, nil
+	}
+	if !childKnown {
+		cause := fmt.Errorf("%w: %v: %s", errNoChildPid, waitErr, strings.TrimSpace(res.Stderr))
+		return Result{}, errs.Wrap(cause, errs.IO, "", setupFailed)
+	}
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+	return res, nil
+}
+
+// sealFDs marks every descriptor above stderr close-on-exec. os/exec passes
+// on any descriptor without that flag, so without this whatever the daemon
+// inherited (a terminal, a socket, a pipe from its parent) would reach the
+// sandbox. Descriptors Go itself opens are close-on-exec already.
+func sealFDs() {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			unix.CloseOnExec(fd)
+		}
+	}
+}
+
+func writeAndClose(w *os.File, b []byte) error {
+	_, err := w.Write(b) // small: fits the pipe buffer
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// exitStatus reads bwrap's status. bwrap reports a command killed by signal
+// N as exit code 128+N; such codes are read as that signal.
+func exitStatus(ps *os.ProcessState) (int, string) {
+	if ps == nil {
+		return -1, ""
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok {
+		return ps.ExitCode(), ""
+	}
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), unix.SignalName(ws.Signal())
+	}
+	code := ws.ExitStatus()
+	if code > 128 && code < 128+65 {
+		if name := unix.SignalName(syscall.Signal(code - 128)); name != "" {
+			return code, name
+		}
+	}
+	return code, ""
+}
+
+// capture keeps up to limit bytes of one stream and streams them to emit.
+type capture struct {
+	name      string
+	limit     int
+	emit      func(string, []byte)
+	buf       []byte
+	pending   []byte // the start of a UTF-8 sequence not yet streamed
+	truncated bool
+}
+
+func (c *capture) readFrom(f *os.File) {
+	b := make([]byte, 32*1024)
+	for {
+		n, err := f.Read(b)
+		if n > 0 {
+			c.write(b[:n])
+		}
+		if err != nil {
+			break
+		}
+	}
+	if c.emit != nil && len(c.pending) > 0 && !c.truncated {
+		c.emit(c.name, c.pending)
+	}
+	c.pending = nil
+}
+
+func (c *capture) write(p []byte) {
+	room := c.limit - len(c.buf)
+	if len(p) > room {
+		p = p[:max(room, 0)]
+		c.truncated = true
+	}
+	if len(p) == 0 {
+		return
+	}
+	c.buf = append(c.buf, p...)
+	if c.emit == nil {
+		return
+	}
+	chunk := append(c.pending, p...)
+	cut := completeUTF8(chunk)
+	if cut > 0 {
+		c.emit(c.name, bytes.Clone(chunk[:cut]))
+	}
+	c.pending = bytes.Clone(chunk[cut:])
+}
+
+func (c *capture) text() string {
+	b := c.buf
+	if c.truncated {
+		b = b[:completeUTF8(b)]
+	}
+	return string(b)
+}
+
+// completeUTF8 returns the length of b without a trailing incomplete (but
+// so far valid) UTF-8 sequence.
+func completeUTF8(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			return i
+		}
+	}
+	return len(b)
+}
