@@ -13,6 +13,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/server"
+	"corral/core/execbox"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -94,6 +95,19 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	if err != nil {
 		return err
 	}
+	runner, err := execbox.NewRunner(execbox.Options{
+		Hidden:    []string{filepath.Dir(d.Files.Config), filepath.Dir(d.Files.DB), filepath.Dir(d.Files.Secret), filepath.Dir(d.Files.OwnerToken)},
+		Timeout:   cfg.Exec.Timeout.D(),
+		MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		Logger:    log,
+	})
+	if err != nil {
+		return fmt.Errorf("command sandbox: %w", err)
+	}
+	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
+		log.Warn("commands unavailable", "why", why)
+	}
+	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10})
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(d.Files.Secret)
 		if err != nil {
@@ -102,7 +116,14 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 		return box.RotateLinks(ctx, fresh, by)
 	}
 	d.Policy, d.Box = pol, box
-	d.Server = server.New(server.Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version})
+	d.Server = server.New(server.Options{
+		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version,
+		OnPause: func(paused bool) {
+			if paused {
+				box.StopCommands()
+			}
+		},
+	})
 	return nil
 }
 

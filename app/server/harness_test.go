@@ -14,6 +14,7 @@ import (
 
 	"corral/app/client"
 	"corral/app/config"
+	"corral/core/execbox"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -114,6 +115,11 @@ func startIn(t testing.TB, dir, extra string) *harness {
 	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
+	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10})
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(filepath.Join(dir, "secret.key"))
 		if err != nil {
@@ -121,7 +127,12 @@ func startIn(t testing.TB, dir, extra string) *harness {
 		}
 		return box.RotateLinks(ctx, fresh, by)
 	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate})
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate,
+		OnPause: func(p bool) {
+			if p {
+				box.StopCommands()
+			}
+		}})
 	ln, err := srv.Listen("")
 	if err != nil {
 		t.Fatal(err)

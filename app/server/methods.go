@@ -62,9 +62,15 @@ func (s *Server) methodTable() map[string]method {
 		"agents.pause":       {owner: true, fn: s.setPaused(true)},
 		"agents.resume":      {owner: true, fn: s.setPaused(false)},
 
+		"command.run":    {fn: s.commandRun},
+		"command.cancel": {fn: s.commandCancel},
+		"command.list":   {owner: true, fn: s.commandList},
+
 		"link.create":  {fn: s.linkCreate},
 		"result.save":  {fn: s.resultSave},
 		"links.rotate": {owner: true, fn: s.linksRotate},
+
+		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 	}
 }
 
@@ -78,8 +84,11 @@ type rootInfo struct {
 }
 
 type execInfo struct {
-	Available bool   `json:"available"`
-	Sandbox   string `json:"sandbox"`
+	Available bool     `json:"available"`
+	Sandbox   string   `json:"sandbox"`
+	Why       string   `json:"why,omitempty"`      // when unavailable: what the owner should do
+	Writable  []string `json:"writable,omitempty"` // where commands may write; everything else is read-only
+	Network   string   `json:"network,omitempty"`
 }
 
 type sessionInfo struct {
@@ -115,6 +124,16 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
+	}
+	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = s.box.ExecInfo()
+	if info.Exec.Available {
+		info.Exec.Writable = []string{"$HOME (your folder)", "$HOME/playground", "/share"}
+		for _, r := range s.cfg.Sandbox.Roots {
+			if r.Access == "readwrite" {
+				info.Exec.Writable = append(info.Exec.Writable, r.Path)
+			}
+		}
+		info.Exec.Network = "off unless network=true and the owner allows it for that one run"
 	}
 	for _, r := range s.cfg.Sandbox.Roots {
 		info.Roots = append(info.Roots, rootInfo{Path: r.Path, Access: r.Access})

@@ -55,6 +55,9 @@ type Sandbox struct {
 	roots   map[string]*os.Root // by host folder
 	links   *links.Signer
 	linkCfg LinkConfig
+	exec    ExecConfig
+
+	running runningSet
 }
 
 // New returns a Sandbox, creating the sandbox base (mode 0700) if needed.

@@ -1,0 +1,65 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync/atomic"
+
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+// invokeSeq names commands started outside a connection (MCP over HTTP).
+var invokeSeq atomic.Int64
+
+// requestID is the canonical text of a JSON-RPC id, used to find a
+// command again for command.cancel.
+func requestID(id json.RawMessage) string {
+	var b bytes.Buffer
+	if len(id) == 0 || json.Compact(&b, id) != nil {
+		return "local-" + strconv.FormatInt(invokeSeq.Add(1), 10)
+	}
+	s := b.String()
+	if uq, err := strconv.Unquote(s); err == nil && len(s) > 0 && s[0] == '"' {
+		return uq
+	}
+	return s
+}
+
+func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
+	var a sandbox.RunArgs
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	id := requestID(c.id)
+	var onOutput func(string, []byte)
+	if a.Stream && c.conn != nil {
+		onOutput = func(stream string, data []byte) {
+			c.conn.notify("command.output", map[string]any{"request_id": json.RawMessage(c.id), "stream": stream, "data": string(data)})
+		}
+	}
+	return s.box.Run(ctx, c.caller, a, id, onOutput)
+}
+
+func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		RequestID json.RawMessage `json:"request_id"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	if len(a.RequestID) == 0 {
+		return nil, errs.New(errs.InvalidParams, "", "request_id is required: the id of the command.run call to stop.")
+	}
+	return map[string]any{"cancelled": s.box.CancelCommand(c.caller, requestID(a.RequestID))}, nil
+}
+
+func (s *Server) commandList(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return map[string]any{"running": s.box.Commands()}, nil
+}

@@ -1,0 +1,214 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/sandbox"
+)
+
+func TestCommandRun(t *testing.T) {
+	h := start(t, "[exec]\nmax_output_kb = 64\n")
+	alice := h.dial(aliceKey)
+	info := rpcCall[map[string]any](t, alice, "session.info", nil)
+	ex := info["exec"].(map[string]any)
+	if ex["available"] != true || !strings.HasPrefix(ex["sandbox"].(string), "bubblewrap ") {
+		t.Fatalf("session.info.exec: %v", ex)
+	}
+	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo hello; echo oops >&2; pwd; exit 3"))
+	if r.ExitCode != 3 || !strings.HasPrefix(r.Stdout, "hello\n") || r.Stderr != "oops\n" || r.Signal != nil || r.TimedOut {
+		t.Fatalf("run: %+v", r)
+	}
+	home := strings.TrimSpace(strings.TrimPrefix(r.Stdout, "hello\n"))
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo made by a command > out.txt; ls -d playground share; cd playground && pwd", "working_dir", ""))
+	if !strings.Contains(r.Stdout, "playground\nshare\n") || strings.TrimSpace(strings.Split(r.Stdout, "\n")[2]) != home+"/playground" {
+		t.Fatalf("home layout: %+v", r)
+	}
+	if got := rpcCall[map[string]any](t, alice, "file.read", m("path", "out.txt")); got["content"] != "made by a command\n" {
+		t.Errorf("file written by the command: %v", got)
+	}
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "pwd", "working_dir", "playground"))
+	if strings.TrimSpace(r.Stdout) != home+"/playground" {
+		t.Errorf("working_dir playground: %+v", r)
+	}
+	ce := callErr(t, alice, "command.run", m("command", "pwd", "working_dir", "nope/deeper"))
+	if ce.Code != -32602 || ce.Message != "Working directory does not exist: nope/deeper" {
+		t.Errorf("missing working_dir: %+v", ce)
+	}
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo $SECRET_OF_THE_DAEMON-$EXTRA; cat", "env", m("EXTRA", "given"), "stdin", "fed"))
+	if r.Stdout != "-given\nfed" {
+		t.Errorf("env and stdin: %q", r.Stdout)
+	}
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "head -c 200000 /dev/zero | tr '\\0' x"))
+	if !r.Truncated || len(r.Stdout) != 64<<10 {
+		t.Errorf("truncation: %v %d", r.Truncated, len(r.Stdout))
+	}
+	start := time.Now()
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "sleep 30 & sleep 30", "timeout_ms", 1000))
+	if !r.TimedOut || r.Signal == nil || *r.Signal != "SIGKILL" || time.Since(start) > 10*time.Second {
+		t.Errorf("timeout: %+v after %v", r, time.Since(start))
+	}
+	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "touch /usr/x"))
+	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "Read-only file system") {
+		t.Errorf("write /usr: %+v", r)
+	}
+}
+
+func TestCommandStreamCancelAndList(t *testing.T) {
+	h := start(t, "")
+	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
+	// Streamed output arrives before the result.
+	done := make(chan sandbox.RunResult, 1)
+	go func() {
+		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo one; sleep 1; echo two >&2; sleep 1; echo three", "stream", true))
+	}()
+	var chunks []string
+	deadline := time.After(20 * time.Second)
+	for len(chunks) < 3 {
+		select {
+		case n := <-alice.Notifications():
+			var p struct {
+				RequestID json.RawMessage `json:"request_id"`
+				Stream    string
+				Data      string
+			}
+			json.Unmarshal(n.Params, &p)
+			if n.Method != "command.output" || len(p.RequestID) == 0 {
+				t.Fatalf("notification %s %s", n.Method, n.Params)
+			}
+			chunks = append(chunks, p.Stream+":"+strings.TrimSpace(p.Data))
+		case r := <-done:
+			t.Fatalf("result before all chunks (%v): %+v", chunks, r)
+		case <-deadline:
+			t.Fatal("no output notifications")
+		}
+	}
+	if strings.Join(chunks, ",") != "stdout:one,stderr:two,stdout:three" {
+		t.Errorf("chunks: %v", chunks)
+	}
+	<-done
+
+	// A long command shows in command.list and stops on cancel.
+	ctx := context.Background()
+	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
+	var running struct{ Running []sandbox.Running }
+	for i := 0; i < 100 && len(running.Running) == 0; i++ {
+		running = rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil)
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(running.Running) != 1 || running.Running[0].Client != "alice-agent" || running.Running[0].Command != "sleep 60" {
+		t.Fatalf("command.list: %+v", running)
+	}
+	bob := h.dial(bobKey)
+	if res := rpcCall[map[string]bool](t, bob, "command.cancel", m("request_id", json.RawMessage(running.Running[0].RequestID))); res["cancelled"] {
+		t.Error("bob cancelled alice's command")
+	}
+	if res := rpcCall[map[string]bool](t, owner, "command.cancel", m("request_id", json.RawMessage(running.Running[0].RequestID))); !res["cancelled"] {
+		t.Errorf("owner cancel: %v", res)
+	}
+	// agents.pause stops running commands and refuses new ones.
+	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
+	for i := 0; i < 100 && len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) != 1; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	rpcCall[any](t, owner, "agents.pause", nil)
+	for i := 0; i < 100 && len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) != 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running); n != 0 {
+		t.Errorf("%d commands still running after pause", n)
+	}
+	if ce := callErr(t, alice, "command.run", m("command", "true")); ce.Data.Kind != "denied" {
+		t.Errorf("command while paused: %+v", ce)
+	}
+}
+
+func TestCommandNetworkAskedEveryTime(t *testing.T) {
+	h := start(t, "")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("hello from the host\n"))
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	connect := fmt.Sprintf("cat /proc/net/dev | grep -c : ; exec 3<>/dev/tcp/127.0.0.1/%d 2>/dev/null && echo connected || echo refused", port)
+	connect = "bash -c '" + connect + "'"
+	alice := h.dial(aliceKey)
+	// Without network: only lo, no connection.
+	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", connect))
+	if !strings.Contains(r.Stdout, "refused") || !strings.HasPrefix(r.Stdout, "1\n") {
+		t.Fatalf("no network: %+v", r)
+	}
+	// network: true with nobody to ask (strict): denied, never ran.
+	if ce := callErr(t, alice, "command.run", m("command", connect, "network", true)); ce.Data.Kind != "denied" {
+		t.Fatalf("network without an owner: %+v", ce)
+	}
+	own := h.owner(t)
+	for i, decision := range []string{"allow_once", "deny_once", "allow_once"} {
+		done := async(alice, "command.run", m("command", connect, "network", true, "reason", "fetch a page"))
+		a := own.requested()
+		if a.Access != "network" || !a.OneTimeOnly || a.Target != connect {
+			t.Fatalf("approval %d: %+v", i, a)
+		}
+		if ce := callErr(t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_always")); ce.Code != -32602 {
+			t.Errorf("allow_always on network: %+v", ce)
+		}
+		rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", decision))
+		err := <-done
+		if decision == "deny_once" {
+			if err == nil {
+				t.Errorf("denied network ran")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("allowed network: %v", err)
+		}
+	}
+	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "command.run", "decision", "allow"))
+	if len(ev.Events) < 3 || !strings.Contains(ev.Events[0].Detail, "network allowed") {
+		t.Errorf("audit: %+v", ev.Events)
+	}
+	// The approved run really had the network.
+	done := make(chan sandbox.RunResult, 1)
+	go func() {
+		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", connect, "network", true))
+	}()
+	a := own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
+	if r := <-done; !strings.Contains(r.Stdout, "connected") {
+		t.Errorf("allowed network run: %+v", r)
+	}
+}
+
+func TestExecAsk(t *testing.T) {
+	h := start(t, "[exec]\nask = true\n")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	done := make(chan sandbox.RunResult, 1)
+	go func() { done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo asked")) }()
+	a := own.requested()
+	if a.Access != "execute" || !a.OneTimeOnly || a.Target != "echo asked" {
+		t.Fatalf("approval: %+v", a)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
+	if r := <-done; r.Stdout != "asked\n" {
+		t.Errorf("run: %+v", r)
+	}
+}

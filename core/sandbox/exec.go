@@ -1,0 +1,268 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/execbox"
+	"corral/core/paths"
+	"corral/core/policy"
+)
+
+// ExecConfig configures command.run.
+type ExecConfig struct {
+	Runner    *execbox.Runner // nil: commands unavailable
+	Enabled   bool            // [exec] enabled
+	Ask       bool            // [exec] ask: every command needs a one-time approval
+	Timeout   time.Duration   // default and maximum
+	MaxOutput int             // bytes per stream
+}
+
+// SetExec installs the command runner.
+func (s *Sandbox) SetExec(ec ExecConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exec = ec
+}
+
+// ExecInfo says whether commands can run and under what (session.info).
+func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
+	s.mu.Lock()
+	ec := s.exec
+	s.mu.Unlock()
+	if !ec.Enabled {
+		return false, "", "Commands are turned off in Corral's config ([exec] enabled = false)."
+	}
+	if ec.Runner == nil {
+		return false, "", "Commands are unavailable: Corral has no sandbox runner."
+	}
+	ok, version, why := ec.Runner.Available()
+	return ok, version, why
+}
+
+// RunArgs are command.run's parameters.
+type RunArgs struct {
+	Context    *Context          `json:"context"`
+	Command    string            `json:"command"`
+	WorkingDir string            `json:"working_dir"`
+	Network    bool              `json:"network"`
+	TimeoutMs  int64             `json:"timeout_ms"`
+	Env        map[string]string `json:"env"`
+	Stdin      string            `json:"stdin"`
+	Stream     bool              `json:"stream"`
+	Reason     string            `json:"reason"`
+}
+
+// RunResult is command.run's answer.
+type RunResult struct {
+	ExitCode   int     `json:"exitCode"`
+	Signal     *string `json:"signal"`
+	Stdout     string  `json:"stdout"`
+	Stderr     string  `json:"stderr"`
+	Truncated  bool    `json:"truncated"`
+	TimedOut   bool    `json:"timedOut"`
+	Cancelled  bool    `json:"cancelled,omitempty"`
+	DurationMs int64   `json:"durationMs"`
+}
+
+// Running describes a command in progress (command.list).
+type Running struct {
+	RequestID string    `json:"request_id"`
+	Client    string    `json:"client"`
+	Scope     string    `json:"scope"`
+	Command   string    `json:"command"`
+	Started   time.Time `json:"started"`
+	cancel    context.CancelFunc
+}
+
+// runningSet tracks commands in progress so they can be listed and stopped.
+type runningSet struct {
+	mu   sync.Mutex
+	byID map[*Running]struct{}
+}
+
+func (rs *runningSet) add(r *Running) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.byID == nil {
+		rs.byID = map[*Running]struct{}{}
+	}
+	rs.byID[r] = struct{}{}
+}
+
+func (rs *runningSet) remove(r *Running) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	delete(rs.byID, r)
+}
+
+// Commands lists running commands, oldest first.
+func (s *Sandbox) Commands() []Running {
+	s.running.mu.Lock()
+	defer s.running.mu.Unlock()
+	out := make([]Running, 0, len(s.running.byID))
+	for r := range s.running.byID {
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Running) int { return a.Started.Compare(b.Started) })
+	return out
+}
+
+// CancelCommand stops the caller's command with requestID (the owner may
+// stop anyone's). It reports whether one was running.
+func (s *Sandbox) CancelCommand(c Caller, requestID string) bool {
+	s.running.mu.Lock()
+	defer s.running.mu.Unlock()
+	found := false
+	for r := range s.running.byID {
+		if r.RequestID == requestID && (c.Owner || r.Client == c.Client) {
+			r.cancel()
+			found = true
+		}
+	}
+	return found
+}
+
+// StopCommands stops every running command (agents.pause).
+func (s *Sandbox) StopCommands() int {
+	s.running.mu.Lock()
+	defer s.running.mu.Unlock()
+	for r := range s.running.byID {
+		r.cancel()
+	}
+	return len(s.running.byID)
+}
+
+// Run answers command.run: the command runs under bubblewrap in the
+// scope's folder, after any approvals it needs. requestID names it for
+// command.cancel; onOutput, if set, receives output as it comes.
+func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string, onOutput func(stream string, data []byte)) (RunResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "command.run", a.Reason)
+	if err != nil {
+		return RunResult{}, err
+	}
+	o.ev.Target = clip(a.Command, 2000)
+	res, err := s.run(o, a, requestID, onOutput)
+	return res, o.end(ctx, err)
+}
+
+func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, []byte)) (RunResult, error) {
+	s.mu.Lock()
+	ec := s.exec
+	s.mu.Unlock()
+	o.ev.DecidedBy = audit.ByScope
+	if a.Command == "" {
+		return RunResult{}, errs.New(errs.InvalidParams, "", "command must not be empty.")
+	}
+	if ok, _, why := s.ExecInfo(); !ok {
+		return RunResult{}, errs.New(errs.Unavailable, "", "%s", why)
+	}
+	if a.TimeoutMs < 0 {
+		return RunResult{}, errs.New(errs.InvalidParams, "", "timeout_ms must not be negative.")
+	}
+	timeout := ec.Timeout
+	if a.TimeoutMs > 0 && time.Duration(a.TimeoutMs)*time.Millisecond < timeout {
+		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	if s.policy != nil && s.policy.Paused() {
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
+		return RunResult{}, errs.New(errs.Denied, "", "Agents are paused by the owner, so the command did not run.")
+	}
+	// Asked every time, never remembered: a command when [exec] ask is on,
+	// and network for this one run.
+	if ec.Ask {
+		if err := o.askOnce(policy.Execute, a.Command); err != nil {
+			return RunResult{}, err
+		}
+	}
+	if a.Network {
+		if err := o.askOnce(policy.Network, a.Command); err != nil {
+			return RunResult{}, err
+		}
+		o.ev.Detail = appendDetail(o.ev.Detail, "network allowed for this run")
+	}
+	scopeDir, err := s.ScopeDir(o.scope)
+	if err != nil {
+		return RunResult{}, err
+	}
+	share := paths.Target{Area: paths.InShare, Dir: filepath.Join(s.layout.Base, s.layout.SharedDir)}
+	if _, err := s.root(share); err != nil {
+		return RunResult{}, err
+	}
+	spec := execbox.Spec{
+		Command: a.Command, ScopeDir: scopeDir, ShareDir: share.Dir, ShareLink: s.layout.SharedDir,
+		WorkingDir: a.WorkingDir, Network: a.Network, Env: a.Env, Stdin: []byte(a.Stdin),
+		Timeout: timeout, MaxOutput: ec.MaxOutput, User: o.scope,
+	}
+	if a.Stream {
+		spec.OnOutput = onOutput
+	}
+	for _, r := range s.layout.Roots {
+		spec.Mounts = append(spec.Mounts, execbox.Mount{Host: r.Path, ReadWrite: r.Access == paths.ReadWrite})
+	}
+	rctx, cancel := context.WithCancel(o.ctx)
+	defer cancel()
+	run := &Running{RequestID: requestID, Client: o.ev.Client, Scope: o.scope, Command: clip(a.Command, 500), Started: s.now().UTC(), cancel: cancel}
+	s.running.add(run)
+	defer s.running.remove(run)
+	o.ev.Decision = audit.Allow
+	r, err := ec.Runner.Run(rctx, spec)
+	if err != nil {
+		return RunResult{}, err
+	}
+	res := RunResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, TimedOut: r.TimedOut, Cancelled: r.Cancelled, DurationMs: r.Duration.Milliseconds()}
+	if r.Signal != "" {
+		sig := r.Signal
+		res.Signal = &sig
+	}
+	o.ev.Bytes = int64(len(r.Stdout) + len(r.Stderr))
+	switch {
+	case r.TimedOut:
+		o.ev.Detail = appendDetail(o.ev.Detail, "timed out")
+	case r.Cancelled:
+		o.ev.Detail = appendDetail(o.ev.Detail, "cancelled")
+	case r.Signal != "":
+		o.ev.Detail = appendDetail(o.ev.Detail, "killed by "+r.Signal)
+	default:
+		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
+	}
+	return res, nil
+}
+
+// askOnce asks a one-time-only question; nothing is remembered.
+func (o *op) askOnce(a policy.Access, target string) error {
+	o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByStrict
+	if o.s.policy == nil {
+		return errs.New(errs.Denied, "", "Nobody is there to approve this, so Corral refused it.")
+	}
+	out, err := o.s.policy.Check(o.ctx, policy.Request{Client: o.ev.Client, Scope: o.scope, Access: a, Target: target, Reason: o.reason, OneTimeOnly: true})
+	if err != nil {
+		return err
+	}
+	o.ev.DecidedBy = out.By
+	if out.Decision != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, string(a)+": owner answered "+string(out.Decision))
+	}
+	if !out.Allowed {
+		what := "running this command"
+		if a == policy.Network {
+			what = "network access for this command"
+		}
+		switch out.By {
+		case audit.ByTimeout:
+			return errs.New(errs.Denied, "", "The owner did not answer in time, so %s was not allowed.", what)
+		case audit.ByPaused:
+			return errs.New(errs.Denied, "", "Agents are paused by the owner, so %s was not allowed.", what)
+		case audit.ByStrict:
+			return errs.New(errs.Denied, "", "Nobody is there to approve %s, so Corral refused it.", what)
+		}
+		return errs.New(errs.Denied, "", "The owner did not allow %s.", what)
+	}
+	return nil
+}
