@@ -85,7 +85,8 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	if err != nil {
 		return err
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log})
+	private := []string{filepath.Dir(d.Files.Config), filepath.Dir(d.Files.DB), filepath.Dir(d.Files.Secret), filepath.Dir(d.Files.OwnerToken)}
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log})
 	if err != nil {
 		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}
@@ -96,7 +97,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 		return err
 	}
 	runner, err := execbox.NewRunner(execbox.Options{
-		Hidden:    []string{filepath.Dir(d.Files.Config), filepath.Dir(d.Files.DB), filepath.Dir(d.Files.Secret), filepath.Dir(d.Files.OwnerToken)},
+		Hidden:    private,
 		Timeout:   cfg.Exec.Timeout.D(),
 		MaxOutput: cfg.Exec.MaxOutputKB << 10,
 		Logger:    log,

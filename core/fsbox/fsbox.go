@@ -79,13 +79,21 @@ const (
 	MaxEntries       = 10000  // List's and Find's max is capped here
 	MaxWalkEntries   = 100000 // entries a single walk visits at most
 	MaxSymlinks      = 8      // links followed in a chain
-	sniffLen         = 8192   // bytes looked at to tell text, image and binary apart
 )
+
+// sniffLen is how many bytes are looked at to tell text, images and binary
+// files apart.
+const sniffLen = 8192
 
 // tempPrefix starts the names of Corral's temporary files.
 const tempPrefix = ".corral-tmp-"
 
 // Dir is an os.Root together with the agent-visible path of its folder.
+//
+// Every rel argument is a clean slash path inside the root, "." for the
+// root itself (paths.Target.Rel). A single trailing "/" (paths.Target.RelSlash)
+// means the path must be a folder: a file then answers not_directory. Any
+// other form (absolute, "..", "./x", "a//b", empty) answers invalid_path.
 type Dir struct {
 	Root *os.Root
 	// Prefix is the agent-visible path of the root: "" for a scope,

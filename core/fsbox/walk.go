@@ -124,11 +124,16 @@ func (d Dir) List(rel string, depth, max int) (entries []Info, truncated bool, e
 }
 
 // Find returns the agent-visible paths below the folder rel of d whose
-// path relative to rel matches the glob pattern (see matcher for the syntax),
-// in tree order, at most max (0 means DefaultFindMax, capped at
-// MaxEntries), with truncated set when more remain or the walk stopped at
-// MaxWalkEntries. Symlinks can match but are not followed; special files
-// never match.
+// path relative to rel matches the glob pattern, in tree order, at most max
+// (0 means DefaultFindMax, capped at MaxEntries), with truncated set when
+// more remain or the walk stopped at MaxWalkEntries. Symlinks can match but
+// are not followed; special files never match.
+//
+// In the pattern, a component "**" matches any number of components, zero
+// included; within a component "*", "?", "[...]" (negated with "[^...]")
+// and "\" escapes work as in [path.Match]. "*.txt" matches only at the top
+// of rel; "**/*.txt" matches at any depth. Folders that cannot lead to a
+// match are not entered.
 func (d Dir) Find(rel, pattern string, max int) (matches []string, truncated bool, err error) {
 	name, _, err := d.name(rel)
 	if err != nil {
@@ -203,7 +208,7 @@ func (d Dir) Grep(rel string, re *regexp.Regexp, glob string, maxMatches int) (m
 		if err != nil {
 			return nil, false, d.fail(err, name)
 		}
-		if isBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
+		if sniffImage(data) != "" || isBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
 			return nil, false, errs.New(errs.Binary, v, "%s is a binary file, so it can't be searched as text.", v)
 		}
 		s.lines(v, data)

@@ -41,7 +41,7 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 	}
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
-		res, err = d.Read(t.Rel, a.Offset, a.Limit)
+		res, err = d.Read(t.RelSlash(), a.Offset, a.Limit)
 		if err == nil {
 			o.ev.Bytes = res.Bytes
 			if res.Type == "text" {
@@ -94,7 +94,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	d, t, err := o.target(a.Path, needWrite)
 	var n int64
 	if err == nil {
-		n, err = d.Write(t.Rel, data, a.Append)
+		n, err = d.Write(t.RelSlash(), data, a.Append)
 		o.ev.Bytes = n
 	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
@@ -125,7 +125,7 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 	d, t, err := o.target(a.Path, needWrite)
 	var n int
 	if err == nil {
-		n, err = d.Edit(t.Rel, a.OldText, a.NewText, a.ReplaceAll)
+		n, err = d.Edit(t.RelSlash(), a.OldText, a.NewText, a.ReplaceAll)
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d replacements", n))
 	}
 	return EditResult{Path: t.Visible, Replacements: n}, o.end(ctx, err)
@@ -155,7 +155,7 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 	}
 	d, t, err := o.target(a.Path, needDelete)
 	if err == nil {
-		err = d.Delete(t.Rel, a.Recursive)
+		err = d.Delete(t.RelSlash(), a.Recursive)
 	}
 	return PathResult{Path: t.Visible}, o.end(ctx, err)
 }
@@ -186,7 +186,7 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 	}
 	dst, to, err := o.target(a.To, needWrite)
 	if err == nil {
-		err = fsbox.Move(src, from.Rel, dst, to.Rel)
+		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())
 	}
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
 }
@@ -207,7 +207,7 @@ func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, e
 	}
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
-		info, err = d.Stat(t.Rel)
+		info, err = d.Stat(t.RelSlash())
 	}
 	return info, o.end(ctx, err)
 }
@@ -242,7 +242,7 @@ func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, e
 	}
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
-		res.Entries, res.Truncated, err = d.List(t.Rel, a.Depth, MaxListEntries)
+		res.Entries, res.Truncated, err = d.List(t.RelSlash(), a.Depth, MaxListEntries)
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("depth %d, %d entries", a.Depth, len(res.Entries)))
 	}
 	res.Path = t.Visible
@@ -284,7 +284,7 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
 		var m []string
-		m, res.Truncated, err = d.Find(t.Rel, a.Pattern, MaxFindMatches)
+		m, res.Truncated, err = d.Find(t.RelSlash(), a.Pattern, MaxFindMatches)
 		if m != nil {
 			res.Matches = m
 		}
@@ -337,7 +337,7 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil {
 		var m []fsbox.Match
-		m, res.Truncated, err = d.Grep(t.Rel, re, a.Glob, a.MaxMatches)
+		m, res.Truncated, err = d.Grep(t.RelSlash(), re, a.Glob, a.MaxMatches)
 		if m != nil {
 			res.Matches = m
 		}

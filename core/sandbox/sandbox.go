@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,19 +38,23 @@ type Config struct {
 	Layout paths.Layout
 	Users  []string // configured user ids
 	Audit  audit.Sink
-	Policy *policy.Policy   // nil: nothing outside the fence is ever allowed
-	Clock  func() time.Time // nil: time.Now
-	Logger *slog.Logger     // nil: slog.Default()
+	Policy *policy.Policy // nil: nothing outside the fence is ever allowed
+	// Private are host folders agents never reach, not even with the
+	// owner's approval: Corral's config and data folders.
+	Private []string
+	Clock   func() time.Time // nil: time.Now
+	Logger  *slog.Logger     // nil: slog.Default()
 }
 
 // Sandbox performs agents' file operations. It is safe for concurrent use.
 type Sandbox struct {
-	layout paths.Layout
-	users  map[string]bool
-	audit  audit.Sink
-	policy *policy.Policy
-	now    func() time.Time
-	log    *slog.Logger
+	layout  paths.Layout
+	users   map[string]bool
+	audit   audit.Sink
+	policy  *policy.Policy
+	private []string // Base and Config.Private, cleaned
+	now     func() time.Time
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
@@ -69,13 +74,14 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s := &Sandbox{
-		layout: cfg.Layout,
-		users:  map[string]bool{},
-		audit:  cfg.Audit,
-		policy: cfg.Policy,
-		now:    cfg.Clock,
-		log:    cfg.Logger,
-		roots:  map[string]*os.Root{},
+		layout:  cfg.Layout,
+		users:   map[string]bool{},
+		audit:   cfg.Audit,
+		policy:  cfg.Policy,
+		private: []string{filepath.Clean(cfg.Layout.Base)},
+		now:     cfg.Clock,
+		log:     cfg.Logger,
+		roots:   map[string]*os.Root{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -85,6 +91,11 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	for _, u := range cfg.Users {
 		s.users[u] = true
+	}
+	for _, p := range cfg.Private {
+		if p != "" {
+			s.private = append(s.private, filepath.Clean(p))
+		}
 	}
 	return s, nil
 }
@@ -164,6 +175,11 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		o.ev.DecidedBy = audit.ByScope
 	case t.Area == paths.InRoot && (n == needRead || t.Access == paths.ReadWrite):
 		o.ev.DecidedBy = audit.ByRoot
+	case t.Area == paths.Outside && o.s.isPrivate(t.Host):
+		// Other scopes' folders and Corral's own files are never offered
+		// to the owner as a question: one click must not leak them.
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByScope
+		return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s belongs to Corral or to another user's folder; agents can never use it.", t.Visible)
 	default:
 		// Outside the fence, or more than the root allows: the policy's
 		// rules answer, or the owner does.
@@ -314,4 +330,15 @@ func (s *Sandbox) ScopeDir(scope string) (string, error) {
 		return "", err
 	}
 	return t.Dir, nil
+}
+
+// isPrivate reports whether host is, contains or lies inside a private
+// folder (the sandbox base, Corral's own folders).
+func (s *Sandbox) isPrivate(host string) bool {
+	for _, p := range s.private {
+		if host == p || strings.HasPrefix(host, p+"/") || strings.HasPrefix(p, host+"/") || host == "/" {
+			return true
+		}
+	}
+	return false
 }
