@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -118,7 +119,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	}
 	d.Policy, d.Box = pol, box
 	d.Server = server.New(server.Options{
-		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version,
+		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st,
 		OnPause: func(paused bool) {
 			if paused {
 				box.StopCommands()
@@ -161,9 +162,18 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
+	lns := []net.Listener{ln}
+	if d.Config.Server.LAN {
+		lan, err := d.Server.ListenLAN()
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on the LAN ([server] lan = true): %w", err)
+		}
+		lns = append(lns, lan)
+	}
 	go d.prune(ctx)
 	if ready != nil {
 		ready(d.Server)
 	}
-	return d.Server.Serve(ctx, ln, 10*time.Second)
+	return d.Server.Serve(ctx, 10*time.Second, lns...)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -87,7 +88,11 @@ func testNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load(
 func startIn(t testing.TB, dir, extra string) *harness {
 	t.Helper()
 	base := filepath.Join(dir, "sandbox")
-	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(testConfig+extra), dir, base)
+	text := testConfig + extra
+	if rest, ok := strings.CutPrefix(extra, "[server]\n"); ok { // more keys for the [server] table
+		text = strings.Replace(testConfig, "[server]\n", "[server]\n"+rest, 1)
+	}
+	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(text), dir, base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +132,7 @@ func startIn(t testing.TB, dir, extra string) *harness {
 		}
 		return box.RotateLinks(ctx, fresh, by)
 	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate,
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Clock: testNow,
 		OnPause: func(p bool) {
 			if p {
 				box.StopCommands()
@@ -139,7 +144,7 @@ func startIn(t testing.TB, dir, extra string) *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &harness{t: t, dir: dir, base: base, url: srv.LocalURL(), srv: srv, store: st, box: box, cancel: cancel, done: make(chan error, 1)}
-	go func() { h.done <- srv.Serve(ctx, ln, 5*time.Second) }()
+	go func() { h.done <- srv.Serve(ctx, 5*time.Second, ln) }()
 	t.Cleanup(h.stop)
 	return h
 }

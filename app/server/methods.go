@@ -66,6 +66,10 @@ func (s *Server) methodTable() map[string]method {
 		"command.cancel": {fn: s.commandCancel},
 		"command.list":   {owner: true, fn: s.commandList},
 
+		"pairing.start": {owner: true, fn: s.pairingStart},
+		"device.list":   {owner: true, fn: s.deviceList},
+		"device.revoke": {owner: true, fn: s.deviceRevoke},
+
 		"link.create":  {fn: s.linkCreate},
 		"result.save":  {fn: s.resultSave},
 		"links.rotate": {owner: true, fn: s.linksRotate},

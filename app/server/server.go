@@ -44,7 +44,8 @@ type Options struct {
 	// RotateLinks replaces the link-signing key (links.rotate); by names
 	// who asked, for the audit log.
 	RotateLinks func(ctx context.Context, by string) error
-	Version     string // reported to MCP clients
+	Version     string  // reported to MCP clients
+	Devices     Devices // paired devices; nil: pairing unavailable
 }
 
 // Server serves Corral's HTTP routes.
@@ -62,6 +63,9 @@ type Server struct {
 	onPause func(bool)
 	rotate  func(context.Context, string) error
 	version string
+	devices Devices
+	pair    *pairing
+	lanURL  string // set by ListenLAN
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -81,6 +85,8 @@ func New(o Options) *Server {
 		onPause: o.OnPause,
 		rotate:  o.RotateLinks,
 		version: o.Version,
+		devices: o.Devices,
+		pair:    newPairing(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -104,6 +110,9 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /login", s.login)
 	mux.HandleFunc("GET /files/out", s.filesOut)
 	mux.Handle("/mcp", s.mcpHandler())
+	mux.HandleFunc("GET /pair", s.pairPage)
+	mux.HandleFunc("GET /pair.js", s.pairScript)
+	mux.HandleFunc("POST /pair", s.pairPost)
 	mux.HandleFunc("POST /logout", s.logout)
 	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)
 	s.http = &http.Server{
@@ -132,6 +141,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if !s.hosts.allowed(r.Host) {
 			http.Error(w, "This server does not answer to that host name.", http.StatusForbidden)
 			return
+		}
+		if fromLAN(r) {
+			open, deviceOnly := lanRoute(r)
+			if !open && !(deviceOnly && s.cfg.Server.LAN && s.hasDevice(r)) {
+				w.Header().Set("WWW-Authenticate", `Cookie realm="corral"`)
+				http.Error(w, "Pair this device with Corral first.", http.StatusUnauthorized)
+				return
+			}
 		}
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -185,13 +202,17 @@ func (s *Server) LoginURL() (string, time.Time) {
 	return s.LocalURL() + "/login?code=" + code, exp
 }
 
-// Serve serves on ln until ctx is done, then shuts down gracefully:
-// in-flight calls are drained (up to drain) before connections close.
-func (s *Server) Serve(ctx context.Context, ln net.Listener, drain time.Duration) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(ln) }()
+// Serve serves on the listeners until ctx is done, then shuts down
+// gracefully: in-flight calls are drained (up to drain) before connections
+// close.
+func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.Listener) error {
+	errc := make(chan error, len(lns))
+	for _, ln := range lns {
+		go func() { errc <- s.http.Serve(ln) }()
+	}
 	select {
 	case err := <-errc:
+		s.http.Close()
 		return err
 	case <-ctx.Done():
 	}
@@ -277,10 +298,28 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// session reports whether the request carries a valid owner session.
+// session reports whether the request carries a valid owner session or
+// the cookie of a paired device.
 func (s *Server) session(r *http.Request) bool {
-	c, err := r.Cookie(cookieName)
-	return err == nil && s.logins.valid(c.Value)
+	_, _, ok := s.browser(r)
+	return ok
+}
+
+// browser returns the caller a browser's cookies name: the owner signed
+// in with a login code, or a paired device (deviceID set).
+func (s *Server) browser(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
+	if c, err := r.Cookie(cookieName); err == nil && s.logins.valid(c.Value) && !fromLAN(r) {
+		return browserCaller, "", true
+	}
+	if d, ok := s.device(r); ok {
+		return deviceCaller(d), d.ID, true
+	}
+	return sandbox.Caller{}, "", false
+}
+
+func (s *Server) hasDevice(r *http.Request) bool {
+	_, ok := s.device(r)
+	return ok
 }
 
 type page struct {

@@ -30,7 +30,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-origin WebSocket refused.", http.StatusForbidden)
 		return
 	}
-	caller, ok := s.authenticate(r)
+	caller, deviceID, ok := s.authenticate(r)
 	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
 		http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
@@ -48,12 +48,13 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		return // the upgrader has answered
 	}
 	c := &conn{
-		s:      s,
-		ws:     ws,
-		caller: caller,
-		send:   make(chan []byte, sendQueueSize),
-		done:   make(chan struct{}),
-		sem:    make(chan struct{}, maxInFlight),
+		s:        s,
+		ws:       ws,
+		caller:   caller,
+		deviceID: deviceID,
+		send:     make(chan []byte, sendQueueSize),
+		done:     make(chan struct{}),
+		sem:      make(chan struct{}, maxInFlight),
 	}
 	if !s.track(c) {
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "shutting down"), time.Now().Add(time.Second))
@@ -65,27 +66,29 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.readLoop()
 }
 
-// authenticate accepts a bearer key (client or owner) or, failing that,
-// the owner's browser session cookie. Tokens in the query string are
-// never looked at.
-func (s *Server) authenticate(r *http.Request) (sandbox.Caller, bool) {
+// authenticate accepts a bearer key (client or owner, from this machine
+// only) or, failing that, the owner's browser session or a paired
+// device's cookie. Tokens in the query string are never looked at.
+func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
 	if tok, ok := bearer(r); ok {
-		return s.id.fromBearer(tok)
+		if fromLAN(r) {
+			return sandbox.Caller{}, "", false
+		}
+		c, ok := s.id.fromBearer(tok)
+		return c, "", ok
 	}
-	if s.session(r) {
-		return browserCaller, true
-	}
-	return sandbox.Caller{}, false
+	return s.browser(r)
 }
 
 // conn is one WebSocket connection: a reader that dispatches each request
 // on its own goroutine (bounded by sem) and a writer that owns all writes.
 type conn struct {
-	s      *Server
-	ws     *websocket.Conn
-	caller sandbox.Caller
-	ctx    context.Context // cancelled when the connection ends
-	cancel context.CancelFunc
+	s        *Server
+	ws       *websocket.Conn
+	caller   sandbox.Caller
+	deviceID string          // a paired device: only deviceMethods
+	ctx      context.Context // cancelled when the connection ends
+	cancel   context.CancelFunc
 
 	send      chan []byte
 	done      chan struct{} // closed when the connection is finished
@@ -174,6 +177,9 @@ func (c *conn) dispatch(req *rpc.Request) (result any, err error) {
 	}
 	if m.owner && !c.caller.Owner {
 		return nil, errs.New(errs.Forbidden, "", "Only the owner may call %s.", req.Method)
+	}
+	if c.deviceID != "" && !deviceMethods[req.Method] {
+		return nil, errs.New(errs.Forbidden, "", "A paired device may not call %s; use the computer Corral runs on.", req.Method)
 	}
 	return m.fn(c.ctx, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
 }

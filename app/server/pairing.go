@@ -1,0 +1,382 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/boombuler/barcode/qr"
+
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/sandbox"
+	"corral/store"
+)
+
+// Devices is what pairing needs of the store.
+type Devices interface {
+	AddDevice(ctx context.Context, d store.Device, token string) error
+	DeviceByToken(ctx context.Context, token string) (store.Device, bool, error)
+	TouchDevice(ctx context.Context, id string, t time.Time) error
+	Devices(ctx context.Context) ([]store.Device, error)
+	RemoveDevice(ctx context.Context, id string) (bool, error)
+}
+
+const (
+	pairCodeTTL    = 5 * time.Minute
+	deviceCookie   = "corral_device"
+	deviceLifetime = 365 * 24 * time.Hour
+	pairWindow     = time.Minute
+	pairPerIP      = 5  // attempts per IP per window
+	pairGlobal     = 30 // attempts overall per window
+)
+
+// deviceMethods are what a paired device may call: the owner's approval
+// and file-browsing abilities, and reading the log — nothing more.
+var deviceMethods = map[string]bool{
+	"session.info": true, "approval.list": true, "approval.respond": true, "approval.subscribe": true,
+	"folder.list": true, "file.stat": true, "link.create": true, "agents.pause": true, "agents.resume": true,
+	"audit.query": true, "audit.stats": true, "audit.subscribe": true, "rule.list": true, "client.list": true,
+}
+
+// pairing holds one-time pairing codes and the attempt limits.
+type pairing struct {
+	mu       sync.Mutex
+	codes    map[string]time.Time
+	attempts map[string][]time.Time // by remote IP
+	all      []time.Time
+	seen     map[string]time.Time // device id → last TouchDevice written
+}
+
+func newPairing() *pairing {
+	return &pairing{codes: map[string]time.Time{}, attempts: map[string][]time.Time{}, seen: map[string]time.Time{}}
+}
+
+// allow records an attempt from ip and reports whether it is within limits.
+func (p *pairing) allow(ip string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	recent := func(ts []time.Time) []time.Time {
+		out := ts[:0]
+		for _, t := range ts {
+			if now.Sub(t) < pairWindow {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	p.all = recent(p.all)
+	mine := recent(p.attempts[ip])
+	if len(mine) >= pairPerIP || len(p.all) >= pairGlobal {
+		p.attempts[ip] = mine
+		return false
+	}
+	p.attempts[ip] = append(mine, now)
+	p.all = append(p.all, now)
+	if len(p.attempts) > 10000 { // bound the table under a flood of addresses
+		for k, v := range p.attempts {
+			if len(recent(v)) == 0 {
+				delete(p.attempts, k)
+			}
+		}
+	}
+	return true
+}
+
+func (p *pairing) newCode(now time.Time) (string, time.Time) {
+	code := randomString(12)
+	exp := now.Add(pairCodeTTL)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, e := range p.codes {
+		if !now.Before(e) {
+			delete(p.codes, k)
+		}
+	}
+	p.codes[code] = exp
+	return code, exp
+}
+
+// spend uses a code once.
+func (p *pairing) spend(code string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	exp, ok := p.codes[code]
+	delete(p.codes, code)
+	return ok && now.Before(exp)
+}
+
+// lanAddr is the first non-loopback IPv4 address of this machine.
+func lanAddr() (net.IP, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
+			return ipn.IP, nil
+		}
+	}
+	return nil, errors.New("no LAN address: this computer has no non-loopback IPv4 address")
+}
+
+// ListenLAN opens a second listener on the LAN address with the same port
+// as the loopback one ([server] lan = true).
+func (s *Server) ListenLAN() (net.Listener, error) {
+	ip, err := lanAddr()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	_, port, _ := net.SplitHostPort(s.addr)
+	s.mu.Unlock()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip.String(), port))
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.lanURL = "http://" + ln.Addr().String()
+	s.hosts.names[ip.String()] = true
+	s.mu.Unlock()
+	return ln, nil
+}
+
+// fromLAN reports whether a request came from another machine.
+func fromLAN(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
+}
+
+// lanAllowed are the routes a LAN request may reach; everything else on
+// the LAN needs a paired device, and some routes stay loopback-only.
+func lanRoute(r *http.Request) (open, deviceOnly bool) {
+	p := r.URL.Path
+	switch {
+	case p == "/healthz", p == "/pair", p == "/pair.js", p == "/files/out":
+		return true, false
+	case p == "/", p == "/ws", p == "/logout", strings.HasPrefix(p, "/ui/"):
+		return false, true
+	}
+	return false, false // /login, /mcp, …: loopback only
+}
+
+// device returns the paired device a request's cookie names.
+func (s *Server) device(r *http.Request) (store.Device, bool) {
+	if s.devices == nil {
+		return store.Device{}, false
+	}
+	c, err := r.Cookie(deviceCookie)
+	if err != nil || c.Value == "" || len(c.Value) > 128 {
+		return store.Device{}, false
+	}
+	d, ok, err := s.devices.DeviceByToken(r.Context(), c.Value)
+	if err != nil || !ok {
+		return store.Device{}, false
+	}
+	now := s.now()
+	s.pair.mu.Lock()
+	stale := now.Sub(s.pair.seen[d.ID]) > time.Minute
+	if stale {
+		s.pair.seen[d.ID] = now
+	}
+	s.pair.mu.Unlock()
+	if stale {
+		s.devices.TouchDevice(context.WithoutCancel(r.Context()), d.ID, now)
+	}
+	return d, true
+}
+
+func deviceCaller(d store.Device) sandbox.Caller {
+	return sandbox.Caller{Client: "device:" + d.Name, Owner: true}
+}
+
+func (s *Server) pairingStart(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	base := s.lanURL
+	s.mu.Unlock()
+	if base == "" {
+		return nil, errs.New(errs.Unavailable, "", "Pairing needs the LAN: set lan = true under [server] in the config and restart Corral.")
+	}
+	code, exp := s.pair.newCode(s.now())
+	u := base + "/pair?code=" + code
+	matrix, err := qrRows(u)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"url": u, "code": code, "expiresAt": exp.UTC().Format(time.RFC3339), "qr": matrix}, nil
+}
+
+// qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
+// row, so any surface can draw it.
+func qrRows(text string) ([]string, error) {
+	code, err := qr.Encode(text, qr.M, qr.Auto)
+	if err != nil {
+		return nil, err
+	}
+	b := code.Bounds()
+	rows := make([]string, 0, b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		var sb strings.Builder
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if r, _, _, _ := code.At(x, y).RGBA(); r == 0 {
+				sb.WriteByte('1')
+			} else {
+				sb.WriteByte('0')
+			}
+		}
+		rows = append(rows, sb.String())
+	}
+	return rows, nil
+}
+
+func (s *Server) deviceList(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	if s.devices == nil {
+		return map[string]any{"devices": []store.Device{}}, nil
+	}
+	d, err := s.devices.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"devices": d}, nil
+}
+
+func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		ID string `json:"id"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	if s.devices == nil {
+		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
+	}
+	ok, err := s.devices.RemoveDevice(ctx, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
+	}
+	s.closeDeviceConns(a.ID)
+	return map[string]any{"id": a.ID}, nil
+}
+
+// closeDeviceConns ends the connections of a revoked device.
+func (s *Server) closeDeviceConns(id string) {
+	s.mu.Lock()
+	var victims []*conn
+	for c := range s.conns {
+		if c.deviceID == id {
+			victims = append(victims, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		c.finish()
+	}
+}
+
+// pairPage serves GET /pair?code=C: a page where the phone names itself.
+func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	pairTmpl.Execute(w, struct{ Code string }{r.URL.Query().Get("code")})
+}
+
+func (s *Server) pairScript(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write([]byte(pairJS))
+}
+
+// pairPost serves POST /pair {code, name}: it spends the code and answers
+// the device token once (also set as an HttpOnly cookie).
+func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if !sameOrigin(r, s.cfg.Server.PublicURL) {
+		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+		return
+	}
+	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
+	if !s.pair.allow(ip, s.now()) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(pairWindow.Seconds())))
+		http.Error(w, "Too many pairing attempts; wait a minute and try again.", http.StatusTooManyRequests)
+		return
+	}
+	var in struct {
+		Code string `json:"code"`
+		Name string `json:"name"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&in); err != nil {
+		http.Error(w, "Send {\"code\": …, \"name\": …} as JSON.", http.StatusBadRequest)
+		return
+	}
+	name := strings.TrimSpace(in.Name)
+	if name == "" || utf8.RuneCountInString(name) > 40 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		http.Error(w, "Give the device a name of 1 to 40 characters.", http.StatusBadRequest)
+		return
+	}
+	if s.devices == nil || !s.pair.spend(in.Code, s.now()) {
+		http.Error(w, "This pairing code was already used or has expired. Start pairing again on the computer.", http.StatusForbidden)
+		return
+	}
+	token := randomString(32)
+	now := s.now().UTC()
+	d := store.Device{ID: "dv_" + randomString(9), Name: name, Paired: now, LastSeen: now}
+	if err := s.devices.AddDevice(r.Context(), d, token); err != nil {
+		s.log.Error("pair", "err", err)
+		http.Error(w, "Corral could not save the device.", http.StatusInternalServerError)
+		return
+	}
+	s.log.Info("device paired", "device", d.Name, "id", d.ID, "remote", r.RemoteAddr)
+	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
+		Secure: r.TLS != nil, MaxAge: int(deviceLifetime.Seconds())})
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token})
+}
+
+var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark"><title>Pair with Corral</title>
+<script type="module" src="/pair.js"></script></head>
+<body><main>
+<h1>Pair this device with Corral</h1>
+<p>Give this device a name so you can recognise it in Corral's device list.</p>
+<form id="pair"><input type="hidden" name="code" value="{{.Code}}">
+<label for="name">Device name</label><br>
+<input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone"><br><br>
+<button type="submit">Pair</button></form>
+<p id="status" role="status"></p>
+</main></body></html>
+`))
+
+const pairJS = `const form = document.getElementById('pair');
+const status = document.getElementById('status');
+form.addEventListener('submit', async (e) => {
+  e.preventDefault();
+  status.textContent = 'Pairing…';
+  const body = JSON.stringify({ code: form.code.value, name: form.name.value });
+  const res = await fetch('/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+  if (res.ok) { status.textContent = 'Paired. Opening Corral…'; location.href = '/'; }
+  else { status.textContent = await res.text(); }
+});
+`
