@@ -69,6 +69,11 @@ func bench1M(b *testing.B) *Store {
 		if _, err := os.Stat(benchPath); err == nil {
 			return
 		}
+		// Caches of earlier schemas are ~200 MB each: remove them.
+		old, _ := filepath.Glob(filepath.Join(os.TempDir(), "corral-store-bench-1m-*.db"))
+		for _, p := range old {
+			os.Remove(p)
+		}
 		start := time.Now()
 		benchErr = buildBenchDB(benchPath)
 		b.Logf("built %s in %v", benchPath, time.Since(start).Round(time.Millisecond))
@@ -226,17 +231,21 @@ func BenchmarkQuery1M(b *testing.B) {
 func BenchmarkStats1M(b *testing.B) {
 	s := bench1M(b)
 	cases := []struct {
-		name string
-		f    audit.Filter
+		name   string
+		f      audit.Filter
+		bucket time.Duration
 	}{
-		{"client_30_days", audit.Filter{Client: "zed"}},
-		{"last_7_days", audit.Filter{Since: benchEnd.AddDate(0, 0, -7)}},
-		{"op_last_7_days", audit.Filter{Op: "command.run", Since: benchEnd.AddDate(0, 0, -7)}},
+		{"days_all_30_days", audit.Filter{Since: benchEnd.AddDate(0, 0, -30)}, 24 * time.Hour},
+		{"days_last_7_days", audit.Filter{Since: benchEnd.AddDate(0, 0, -7)}, 24 * time.Hour},
+		{"hours_last_48_hours", audit.Filter{Since: benchEnd.Add(-48 * time.Hour)}, time.Hour},
+		{"days_denied_30_days", audit.Filter{Decision: audit.Deny}, 24 * time.Hour},
+		{"days_client_30_days", audit.Filter{Client: "zed"}, 24 * time.Hour},
+		{"days_op_last_7_days", audit.Filter{Op: "command.run", Since: benchEnd.AddDate(0, 0, -7)}, 24 * time.Hour},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := s.Stats(b.Context(), tc.f, 24*time.Hour); err != nil {
+				if _, err := s.Stats(b.Context(), tc.f, tc.bucket); err != nil {
 					b.Fatal(err)
 				}
 			}

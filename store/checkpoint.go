@@ -6,19 +6,12 @@ package store
 // another goroutine checkpoints on a reader connection, in parallel with
 // the next batches.
 
-const (
-	// checkpointEvery is how many events are committed between two
-	// checkpoints.
-	checkpointEvery = 4096
-	// walRestartFrames bounds the WAL (8192 pages of 4 KiB: 32 MiB).
-	walRestartFrames = 8192
-)
-
 // kickCheckpoint counts n committed events and wakes the checkpointer
-// every checkpointEvery of them, without waiting for it.
+// every MaxWALPages/2 of them (a batched event adds well under a page to
+// the WAL), without waiting for it.
 func (s *Store) kickCheckpoint(n int) {
 	s.uncheckpointed += n
-	if s.uncheckpointed < checkpointEvery {
+	if s.uncheckpointed < s.opts.MaxWALPages/2 {
 		return
 	}
 	s.uncheckpointed = 0
@@ -53,7 +46,7 @@ func (s *Store) checkpoint() error {
 	// the log only starts over once it has. RESTART waits for a gap
 	// between batches, copies the rest and makes the next batch start the
 	// log from the beginning.
-	if frames >= walRestartFrames {
+	if frames >= s.opts.MaxWALPages {
 		if _, err := s.rdb.Exec("PRAGMA wal_checkpoint(RESTART)"); err != nil {
 			return err
 		}

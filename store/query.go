@@ -35,9 +35,9 @@ const (
 
 const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error`
 
-// Query returns one page of events matching f, newest first, and a cursor
-// for the next page ("" when there is none). A cursor not made by Query
-// is an invalid_params error.
+// Query returns one page of events matching f, newest (highest id, that is
+// last committed) first, and a cursor for the next page ("" when there is
+// none). A cursor not made by Query is an invalid_params error.
 func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	if s.closed() {
 		return audit.Page{}, ErrClosed
@@ -172,33 +172,126 @@ func (s *Store) Stats(ctx context.Context, f audit.Filter, bucket time.Duration)
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	if bucket < time.Minute {
-		return nil, errs.New(errs.InvalidParams, "", "The bucket must be at least a minute long.")
+	if bucket < time.Minute || bucket > 366*24*time.Hour {
+		return nil, errs.New(errs.InvalidParams, "", "The bucket must be between a minute and a year long.")
 	}
-	b := bucket.Nanoseconds()
-	w := where(f, "time_ns", math.MaxInt64)
-	q := `SELECT time_ns - (((time_ns % ?) + ?) % ?) AS start,
-		sum(decision = 'allow'), sum(decision = 'deny'), sum(decision = 'error')
-		FROM audit_events` + w.clause() + ` GROUP BY start ORDER BY start`
-	rows, err := s.rdb.QueryContext(ctx, q, append([]any{b, b, b}, w.args...)...)
+	tx, err := s.rdb.BeginTx(ctx, nil) // one snapshot for every query below
 	if err != nil {
 		return nil, fmt.Errorf("audit stats: %w", err)
+	}
+	defer tx.Rollback()
+	out, ok, err := statsByBucket(ctx, tx, f, bucket.Nanoseconds())
+	if err == nil && !ok {
+		out, err = statsGrouped(ctx, tx, f, bucket.Nanoseconds())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("audit stats: %w", err)
+	}
+	return out, nil
+}
+
+// counts is the aggregate both ways of computing Stats select.
+const counts = `count(*),
+	count(*) FILTER (WHERE decision = 'allow'),
+	count(*) FILTER (WHERE decision = 'deny'),
+	count(*) FILTER (WHERE decision = 'error')`
+
+// maxBucketScans caps the buckets statsByBucket counts one by one.
+const maxBucketScans = 1000
+
+// statsByBucket counts one bucket at a time, each an aggregate over a range
+// of the time index: no row is sorted, which makes it several times faster
+// than GROUP BY, whose sort takes every row. It applies when the time index
+// covers the filter (no client, user, op or text) and the range spans at
+// most maxBucketScans buckets; otherwise ok is false.
+func statsByBucket(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) (out []audit.Bucket, ok bool, err error) {
+	if f.Client != "" || f.User != "" || f.Op != "" || f.Text != "" {
+		return nil, false, nil
+	}
+	// The range: the filter's bounds, narrowed to the events there are.
+	var first, last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT
+		(SELECT min(time_ns) FROM audit_events), (SELECT max(time_ns) FROM audit_events)`).Scan(&first, &last); err != nil {
+		return nil, false, err
+	}
+	out = []audit.Bucket{}
+	if !first.Valid {
+		return out, true, nil
+	}
+	lo, hi := first.Int64, last.Int64
+	if hi < math.MaxInt64 {
+		hi++ // exclusive
+	}
+	if !f.Since.IsZero() {
+		lo = max(lo, clampNanos(f.Since))
+	}
+	if !f.Until.IsZero() {
+		hi = min(hi, clampNanos(f.Until))
+	}
+	if lo >= hi {
+		return out, true, nil
+	}
+	start := floorTo(lo, b)
+	if hi/b-start/b >= maxBucketScans {
+		return nil, false, nil
+	}
+
+	var c conds
+	c.add("time_ns >= ?", int64(0)) // set per bucket
+	c.add("time_ns < ?", int64(0))
+	attrs(&c, f)
+	stmt, err := tx.PrepareContext(ctx, `SELECT `+counts+` FROM audit_events INDEXED BY audit_events_time`+c.clause())
+	if err != nil {
+		return nil, false, err
+	}
+	defer stmt.Close()
+	for from := start; from < hi; from += b {
+		to := from + b
+		if to < from { // past the last representable nanosecond
+			to = math.MaxInt64
+		}
+		c.args[0], c.args[1] = max(from, lo), min(to, hi)
+		var n int64
+		k := audit.Bucket{Start: time.Unix(0, from).UTC()}
+		if err := stmt.QueryRowContext(ctx, c.args...).Scan(&n, &k.Allow, &k.Deny, &k.Error); err != nil {
+			return nil, false, err
+		}
+		if n > 0 {
+			out = append(out, k)
+		}
+		if to == math.MaxInt64 {
+			break
+		}
+	}
+	return out, true, nil
+}
+
+// statsGrouped counts with one GROUP BY over whatever index suits f.
+func statsGrouped(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) ([]audit.Bucket, error) {
+	w := where(f, "time_ns", math.MaxInt64)
+	q := `SELECT time_ns - (((time_ns % ?) + ?) % ?) AS start, ` + counts + `
+		FROM audit_events` + w.clause() + ` GROUP BY start ORDER BY start`
+	rows, err := tx.QueryContext(ctx, q, append([]any{b, b, b}, w.args...)...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	out := []audit.Bucket{}
 	for rows.Next() {
-		var start int64
+		var start, n int64
 		var k audit.Bucket
-		if err := rows.Scan(&start, &k.Allow, &k.Deny, &k.Error); err != nil {
-			return nil, fmt.Errorf("audit stats: %w", err)
+		if err := rows.Scan(&start, &n, &k.Allow, &k.Deny, &k.Error); err != nil {
+			return nil, err
 		}
 		k.Start = time.Unix(0, start).UTC()
 		out = append(out, k)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit stats: %w", err)
-	}
-	return out, nil
+	return out, rows.Err()
+}
+
+// floorTo rounds t down to a multiple of b.
+func floorTo(t, b int64) int64 {
+	return t - ((t%b)+b)%b
 }
 
 // conds is a WHERE clause built from fixed fragments; every value is an
@@ -233,6 +326,12 @@ func where(f audit.Filter, timeCol string, before int64) conds {
 	if !f.Until.IsZero() {
 		c.add(timeCol+" < ?", clampNanos(f.Until))
 	}
+	attrs(&c, f)
+	return c
+}
+
+// attrs adds f's conditions on columns other than id and time.
+func attrs(c *conds, f audit.Filter) {
 	if f.Client != "" {
 		c.add("client = ?", f.Client)
 	}
@@ -252,7 +351,6 @@ func where(f audit.Filter, timeCol string, before int64) conds {
 		// instr matches a literal substring: no LIKE wildcards to escape.
 		c.add("(instr(target, ?) > 0 OR instr(detail, ?) > 0)", f.Text, f.Text)
 	}
-	return c
 }
 
 func clampLimit(n int) int {

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/base64"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -322,7 +323,20 @@ func TestStats(t *testing.T) {
 		{"days filtered", audit.Filter{Client: "a", Since: at(0, 0, 30), Until: at(1, 0, 0), Cursor: "ignored", Limit: 1}, 24 * time.Hour, []b{
 			{Start: at(0, 0, 0), Deny: 1, Error: 1},
 		}},
+		{"days in a range", audit.Filter{Since: at(0, 0, 30), Until: at(1, 0, 0)}, 24 * time.Hour, []b{
+			{Start: at(0, 0, 0), Allow: 1, Deny: 1, Error: 1},
+		}},
+		{"hours by decision", audit.Filter{Decision: audit.Deny}, time.Hour, []b{
+			{Start: at(0, 0, 0), Deny: 1},
+			{Start: at(3, 12, 0), Deny: 1},
+		}},
+		{"minutes", audit.Filter{Decision: audit.Allow, Until: at(1, 0, 0)}, time.Minute, []b{ // too many buckets to count one by one
+			{Start: at(-1, 23, 0), Allow: 1},
+			{Start: at(0, 0, 0), Allow: 1},
+			{Start: at(0, 1, 0), Allow: 1},
+		}},
 		{"nothing", audit.Filter{Client: "nobody"}, time.Hour, []b{}},
+		{"empty range", audit.Filter{Since: at(2, 0, 0), Until: at(3, 0, 0)}, time.Hour, []b{}},
 	}
 	for _, tc := range tests {
 		got, err := s.Stats(t.Context(), tc.f, tc.bucket)
@@ -337,8 +351,18 @@ func TestStats(t *testing.T) {
 				t.Errorf("%s: start %v not UTC", tc.name, k.Start)
 			}
 		}
+		// Counting bucket by bucket and grouping agree.
+		tx, err := s.rdb.BeginTx(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		grouped, err := statsGrouped(t.Context(), tx, tc.f, tc.bucket.Nanoseconds())
+		tx.Rollback()
+		if err != nil || !slices.Equal(grouped, tc.want) {
+			t.Errorf("%s grouped:\n got %v, %v\nwant %v", tc.name, grouped, err, tc.want)
+		}
 	}
-	for _, bad := range []time.Duration{0, -time.Hour, time.Second} {
+	for _, bad := range []time.Duration{0, -time.Hour, time.Second, 400 * 24 * time.Hour, math.MaxInt64} {
 		if _, err := s.Stats(t.Context(), audit.Filter{}, bad); errs.KindOf(err) != errs.InvalidParams {
 			t.Errorf("bucket %v: %v, want invalid_params", bad, err)
 		}
@@ -397,4 +421,19 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func FuzzCursor(f *testing.F) {
+	for _, seed := range []string{"", "c1.", formatCursor(1), formatCursor(math.MaxInt64), "c1.LTE", "c1.MDU"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, c string) {
+		id, ok := parseCursor(c)
+		if ok && (id < 1 || formatCursor(id) != c) {
+			t.Errorf("parseCursor(%q) = %d, accepted", c, id)
+		}
+		if !ok && c == formatCursor(id) && id > 0 {
+			t.Errorf("parseCursor(%q) rejected its own cursor", c)
+		}
+	})
 }

@@ -27,6 +27,7 @@
 //     so a rare text on a large log reads the whole table. Time ranges are
 //     planned on the assumption that event times roughly follow commit
 //     order; when they do not, answers stay correct but can be slower.
+//     Stats reads every event it counts, so its cost grows with the range.
 //   - Ordering between several processes writing the same file; a Store
 //     expects to be the only writer.
 //   - Graceful failure if another program truncates the file: reads go
@@ -65,8 +66,8 @@ var ErrClosed = errors.New("store is closed")
 
 // Options tune a Store. The zero value is ready to use.
 type Options struct {
-	// Logger receives the few things worth logging (a dropped subscriber, a
-	// failed optimisation at Close). Nil discards them.
+	// Logger receives what no caller can be told: a dropped subscriber, a
+	// failed background checkpoint or optimisation. Nil discards them.
 	Logger *slog.Logger
 	// Clock stamps events recorded with a zero Time. Nil means time.Now.
 	Clock func() time.Time
@@ -83,6 +84,10 @@ type Options struct {
 	BusyTimeout time.Duration
 	// Readers caps the connections used by Query and Stats. 0 means 4.
 	Readers int
+	// MaxWALPages is the WAL size (in 4 KiB pages) past which the
+	// checkpointer briefly holds writers to start the log over. 0 means
+	// 8192 (32 MiB).
+	MaxWALPages int
 }
 
 func (o Options) withDefaults() Options {
@@ -106,6 +111,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Readers <= 0 {
 		o.Readers = 4
+	}
+	if o.MaxWALPages <= 0 {
+		o.MaxWALPages = 8192
 	}
 	return o
 }
@@ -176,17 +184,16 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_txlock":       {"immediate"},
 		"_cache_size":   {"-16384"}, // KiB
-	})
+	}, mmapPragma+"PRAGMA wal_autocheckpoint = 0;") // see checkpoint.go
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
 	if err := migrate(s.wdb); err != nil {
 		return err
 	}
-	// The checkpointer goroutine checkpoints instead of the writer
-	// (checkpoint.go). Refresh planner statistics when they are missing or
-	// stale; cheap thanks to analysis_limit.
-	if _, err := s.wdb.Exec("PRAGMA wal_autocheckpoint = 0; PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
+	// Refresh planner statistics when they are missing or stale; cheap
+	// thanks to analysis_limit.
+	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
 	if s.insOne, err = s.wdb.Prepare(insertSQL); err != nil {
@@ -201,22 +208,23 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_query_only":   {"1"},
 		"_cache_size":   {"-16384"},
-	})
+	}, mmapPragma)
 	s.rdb.SetMaxOpenConns(s.opts.Readers)
 	s.rdb.SetMaxIdleConns(s.opts.Readers)
 	return s.rdb.Ping()
 }
 
-// mmapSize is how much of the file connections map into memory: reads
-// then cost no system call per page, which makes scans several times
-// faster. It is address space, not memory use.
-const mmapSize = 1 << 30
+// mmapPragma maps up to 1 GiB of the file into memory: reads then cost no
+// system call per page, which makes scans several times faster. It is
+// address space, not memory use.
+const mmapPragma = "PRAGMA mmap_size = 1073741824;"
 
 // openDB returns a pool of connections to path with the given go-sqlite3
-// parameters, plus what they cannot set (mmap_size).
-func openDB(path string, params url.Values) *sql.DB {
+// parameters; each new connection also runs setup, for what parameters
+// cannot set.
+func openDB(path string, params url.Values, setup string) *sql.DB {
 	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapSize), nil)
+		_, err := c.Exec(setup, nil)
 		return err
 	}}
 	return sql.OpenDB(connector{dsn: dsn(path, params), drv: drv})

@@ -310,6 +310,27 @@ func userVersion(t *testing.T, path string) int {
 	return v
 }
 
+// A checkpoint with nothing in flight copies the whole log, and the next
+// commit starts the log over.
+func TestCheckpointRestartsLog(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{MaxWALPages: 64})
+	for i := range 200 {
+		record(t, s, audit.Event{Bytes: int64(i)})
+	}
+	if err := s.checkpoint(); err != nil {
+		t.Fatalf("checkpoint: %v", err)
+	}
+	record(t, s, audit.Event{})
+	var busy, frames, copied int
+	if err := s.rdb.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if frames >= 64 {
+		t.Errorf("WAL holds %d pages after a checkpoint and one commit, want a fresh log", frames)
+	}
+}
+
 func TestSubscribe(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t, Options{})
