@@ -40,7 +40,7 @@ func (s *Server) methodTable() map[string]method {
 	b := s.box
 	return map[string]method{
 		"session.info":    {fn: s.sessionInfo},
-		"file.read":       {fn: handle(b.Read)},
+		"file.read":       {fn: handle(s.fileRead)},
 		"file.write":      {fn: handle(b.Write)},
 		"file.edit":       {fn: handle(b.Edit)},
 		"file.delete":     {fn: handle(b.Delete)},
@@ -76,6 +76,15 @@ func (s *Server) methodTable() map[string]method {
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 	}
+}
+
+// fileRead answers file.read with its result in PROTOCOL.md's shape.
+func (s *Server) fileRead(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (any, error) {
+	r, err := s.box.Read(ctx, c, a)
+	if err != nil {
+		return nil, err
+	}
+	return r.Shape(), nil
 }
 
 type contextOnly struct {

@@ -42,30 +42,40 @@ type ReadResult struct {
 }
 
 // MarshalJSON writes the shape of PROTOCOL.md for r.Type.
-func (r ReadResult) MarshalJSON() ([]byte, error) {
+func (r ReadResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.Shape()) }
+
+// TextShape and ImageShape are file.read's two JSON shapes.
+type TextShape struct {
+	Type        string  `json:"type"`
+	Path        string  `json:"path"`
+	Content     string  `json:"content"`
+	Bytes       int64   `json:"bytes"`
+	TotalLines  int     `json:"totalLines"`
+	OutputLines int     `json:"outputLines"`
+	Truncated   bool    `json:"truncated"`
+	TruncatedBy *string `json:"truncatedBy"`
+}
+
+type ImageShape struct {
+	Type     string `json:"type"`
+	Path     string `json:"path"`
+	MimeType string `json:"mimeType"`
+	Bytes    int64  `json:"bytes"`
+	Data     []byte `json:"data"`
+}
+
+// Shape returns r as the value whose JSON is PROTOCOL.md's shape for
+// r.Type. Encoding it directly avoids the extra validation pass that the
+// encoder gives a MarshalJSON result.
+func (r ReadResult) Shape() any {
 	if r.Type == "image" {
-		return json.Marshal(struct {
-			Type     string `json:"type"`
-			Path     string `json:"path"`
-			MimeType string `json:"mimeType"`
-			Bytes    int64  `json:"bytes"`
-			Data     []byte `json:"data"`
-		}{r.Type, r.Path, r.MimeType, r.Bytes, r.Data})
+		return ImageShape{r.Type, r.Path, r.MimeType, r.Bytes, r.Data}
 	}
 	var by *string
 	if r.TruncatedBy != "" {
 		by = &r.TruncatedBy
 	}
-	return json.Marshal(struct {
-		Type        string  `json:"type"`
-		Path        string  `json:"path"`
-		Content     string  `json:"content"`
-		Bytes       int64   `json:"bytes"`
-		TotalLines  int     `json:"totalLines"`
-		OutputLines int     `json:"outputLines"`
-		Truncated   bool    `json:"truncated"`
-		TruncatedBy *string `json:"truncatedBy"`
-	}{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by})
+	return TextShape{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by}
 }
 
 // Read returns a regular file of d: text from line offset (1-based; 0 means
@@ -96,7 +106,9 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 	}
 	defer f.Close()
 
-	br := bufio.NewReaderSize(f, 64<<10)
+	// A buffer the size of a small file (at least what sniffing needs),
+	// 64 KiB at most: most files read are small.
+	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, sniffLen), 64<<10)))
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return ReadResult{}, d.fail(err, name)
@@ -123,7 +135,7 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 		maxLines = limit
 	}
 	var (
-		out       bytes.Buffer
+		out       = bytes.NewBuffer(make([]byte, 0, min(fi.Size(), MaxReadBytes)))
 		total     int // lines started so far
 		outLines  int // lines in out
 		atStart   = true
