@@ -34,7 +34,7 @@ var (
 
 // startServe builds the binary (once) and starts the daemon as a new user
 // would, with no config: it writes its own.
-func startServe(t *testing.T) *running {
+func startServe(t testing.TB) *running {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "corral-bin-")

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// nodeModules installs app/testdata/mcp-node's pinned npm packages once,
+// into a cache folder keyed by the package.json's hash, and returns it.
+func nodeModules(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: skipping the tests that drive Node MCP clients (they install npm packages)")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		tb.Fatal("npm is not installed (packaging/deps.sh installs nodejs and npm)")
+	}
+	pkg, err := os.ReadFile(filepath.Join("testdata", "mcp-node", "package.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sum := sha256.Sum256(pkg)
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "corral-tests", "mcp-node-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")); err == nil {
+		return dir
+	}
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	for _, f := range []string{"package.json", "bench.mjs"} {
+		b, _ := os.ReadFile(filepath.Join("testdata", "mcp-node", f))
+		os.WriteFile(filepath.Join(tmp, f), b, 0o644)
+	}
+	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tmp
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("npm install: %v\n%s", err, out)
+	}
+	os.RemoveAll(dir)
+	if err := os.Rename(tmp, dir); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// TestMCPInspectorCLI: a real third-party MCP client (the MCP Inspector's
+// CLI) lists Corral's tools and calls file_read through `corral mcp`.
+func TestMCPInspectorCLI(t *testing.T) {
+	node := nodeModules(t)
+	r := startServe(t)
+	inspector := filepath.Join(node, "node_modules", ".bin", "mcp-inspector")
+	run := func(args ...string) string {
+		t.Helper()
+		full := append([]string{"--cli", r.bin, "mcp", "-e", "CORRAL_URL=" + r.url, "-e", "CORRAL_KEY=" + r.agentKey}, args...)
+		cmd := exec.Command(inspector, full...)
+		cmd.Env = append(r.env, "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("inspector %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	out := run("--method", "tools/list")
+	var list struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.NewDecoder(strings.NewReader(out[strings.Index(out, "{"):])).Decode(&list); err != nil {
+		t.Fatalf("tools/list output: %v\n%s", err, out)
+	}
+	names := map[string]bool{}
+	for _, tl := range list.Tools {
+		names[tl.Name] = true
+	}
+	if !names["file_read"] || !names["run_command"] || len(names) != 12 {
+		t.Fatalf("tools: %v", names)
+	}
+	run("--method", "tools/call", "--tool-name", "file_write", "--tool-arg", "path=hello.txt", "content=hi from node")
+	out = run("--method", "tools/call", "--tool-name", "file_read", "--tool-arg", "path=hello.txt")
+	if !strings.Contains(out, "hi from node") || strings.Contains(out, `"isError": true`) {
+		t.Fatalf("file_read: %s", out)
+	}
+}
+
+// BenchmarkMCPNodeFileRead: file_read of a 4 KiB file through `corral mcp`
+// versus @modelcontextprotocol/server-filesystem's read_text_file, both
+// driven by the same Node MCP client, sequentially and 32 in flight.
+// Goal: corral ≥ 2× the reference in both.
+func BenchmarkMCPNodeFileRead(b *testing.B) {
+	node := nodeModules(b)
+	r := startServe(b)
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64)
+	refDir := b.TempDir()
+	os.WriteFile(filepath.Join(refDir, "f.txt"), []byte(content), 0o644)
+	// The default config's user is the login name; write the file through
+	// Corral itself so it lands in that user's folder.
+	c := exec.Command(r.bin, "call", "file.write", `{"path":"f.txt","content":"`+strings.ReplaceAll(content, "\n", `\n`)+`"}`)
+	c.Env = append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey)
+	if out, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("write: %v %s", err, out)
+	}
+	bench := func(env []string, args ...string) (seq, par float64) {
+		cmd := exec.Command("node", append([]string{filepath.Join(node, "bench.mjs")}, args...)...)
+		cmd.Dir = node
+		cmd.Env = env
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("bench.mjs %v: %v\n%s", args, err, out)
+		}
+		var res struct{ Sequential, Inflight32 float64 }
+		if err := json.Unmarshal(out, &res); err != nil {
+			b.Fatalf("bench.mjs output %q: %v", out, err)
+		}
+		return res.Sequential, res.Inflight32
+	}
+	for b.Loop() {
+		cs, cp := bench(append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey),
+			"--tool", "file_read", "--arg", "path=f.txt", "--", r.bin, "mcp")
+		rs, rp := bench(os.Environ(), "--tool", "read_text_file", "--arg", "path="+filepath.Join(refDir, "f.txt"), "--",
+			filepath.Join(node, "node_modules", ".bin", "mcp-server-filesystem"), refDir)
+		b.ReportMetric(cs, "corral_seq/s")
+		b.ReportMetric(cp, "corral_32/s")
+		b.ReportMetric(rs, "fsserver_seq/s")
+		b.ReportMetric(rp, "fsserver_32/s")
+		b.ReportMetric(cs/rs, "ratio_seq")
+		b.ReportMetric(cp/rp, "ratio_32")
+	}
+}
