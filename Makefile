@@ -8,7 +8,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # Most of a first build is cgo (go-sqlite3); keep it in one cache.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean
+.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean package
 
 all: build
 
@@ -47,6 +47,14 @@ fuzz:
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The Debian package, bin/corral_<version>_<arch>.deb, made by nfpm from
+# packaging/nfpm.yaml (README, "Desktop app", says why nfpm). nfpm comes
+# through the Go module proxy the first time; NFPM=nfpm uses an installed one.
+NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+DEB_VERSION ?= $(shell v=$$(echo '$(VERSION)' | sed 's/^v//'); echo "$$v" | grep -q '^[0-9]' || v="0.0.0~git$$v"; echo "$$v" | tr -- '-' '.')
+package: build
+	CORRAL_VERSION='$(DEB_VERSION)' CORRAL_ARCH=$$($(GO) env GOARCH) $(NFPM) package --config packaging/nfpm.yaml --packager deb --target bin/
 
 clean:
 	rm -rf bin

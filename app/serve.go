@@ -91,13 +91,12 @@ func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
 	})
 }
 
-// runTray starts the tray app. This build has no tray yet: it says so
+// runTray starts the tray app (app/tray.go); with no display it says so
 // and runs headless.
 func runTray(args []string) error {
 	f, err := parseServeFlags("corral", args)
 	if err != nil {
 		return err
 	}
-	fmt.Println("corral: the tray is not part of this build yet; running headless")
-	return serve(f, nil)
+	return tray(f)
 }

@@ -9,6 +9,7 @@ pkgs=(
   libgl1-mesa-dev xorg-dev  # Fyne's GL and X11 headers
   bubblewrap                # the sandbox for command.run
   xvfb xauth dbus-x11 xdotool # desktop tests under a virtual display
+  imagemagick               # its `import` takes the desktop tests' screenshots
   chromium                  # browser tests of the dashboard and /files/out
   wrk nginx-light           # benchmarks of /files/out against nginx
   sqlite3 ca-certificates

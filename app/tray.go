@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"corral/app/daemon"
+	"corral/app/server"
+	"corral/assets"
+	"corral/ui"
+)
+
+// tray runs `corral` with no arguments: the daemon and the desktop UI in
+// one process. Fyne owns the main goroutine, so the daemon runs on
+// another. Without a display it says so in one line and runs headless;
+// without a tray host or a session bus it says so and shows only the
+// approval dialogs.
+func tray(f serveFlags) error {
+	desk := ui.Detect(os.Getenv)
+	if desk.Display == "" {
+		// After the start-up lines, as below, so they always come first.
+		return serve(f, func(context.Context, *daemon.Daemon) { fmt.Println("corral:", desk.Note) })
+	}
+	files, err := locate(f.config)
+	if err != nil {
+		return err
+	}
+	d, err := daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	ready := make(chan *server.Server, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- d.Run(ctx, f.listen, func(s *server.Server) {
+			login, _ := s.LoginURL()
+			fmt.Printf("corral: listening on %s\n", s.LocalURL())
+			fmt.Printf("corral: dashboard %s\n", login)
+			d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
+			ready <- s
+		})
+	}()
+	var srv *server.Server
+	select {
+	case srv = <-ready:
+	case err := <-errc:
+		return err
+	}
+	// Should the daemon stop on its own, the UI goes with it.
+	done := make(chan error, 1)
+	go func() {
+		err := <-errc
+		cancel()
+		done <- err
+	}()
+	if desk.Note != "" {
+		fmt.Println("corral:", desk.Note)
+	}
+
+	cfg := ui.Config{
+		Broker:  d.Policy,
+		Control: trayControl{d: d, s: srv},
+		Events:  d.Store,
+		Icons:   ui.Icons{App: assets.Icon, Tray: assets.IconTray, Pending: assets.IconPending, Paused: assets.IconPaused},
+		Logger:  d.Log,
+	}
+	if exe, err := os.Executable(); err == nil {
+		if a, err := ui.NewXDGAutostart(os.Getenv, exe); err == nil {
+			cfg.Autostart = a
+		}
+	}
+	if err := ui.Run(ctx, desk, cfg); err != nil && ctx.Err() == nil {
+		// The UI is gone but Corral is not: carry on headless.
+		fmt.Println("corral:", err, "- running headless")
+		<-ctx.Done()
+	}
+	cancel()
+	return <-done
+}
+
+// trayControl is the running Corral as the tray sees it.
+type trayControl struct {
+	d *daemon.Daemon
+	s *server.Server
+}
+
+func (c trayControl) Status() ui.Status {
+	return ui.Status{Listen: c.s.LocalURL(), Agents: c.s.Connections(), Paused: c.d.Policy.Paused()}
+}
+
+// SetPaused pauses or resumes agents as agents.pause does: questions are
+// denied and running commands stopped.
+func (c trayControl) SetPaused(ctx context.Context, paused bool) error {
+	if err := c.d.Policy.SetPaused(ctx, paused, "tray"); err != nil {
+		return err
+	}
+	if paused {
+		c.d.Box.StopCommands()
+	}
+	return nil
+}
+
+func (c trayControl) LoginURL() (string, error) {
+	u, _ := c.s.LoginURL()
+	if u == "" {
+		return "", errors.New("no login URL")
+	}
+	return u, nil
+}
+
+func (c trayControl) Settings() ui.Settings {
+	cfg := c.d.Config
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	roots := make([]string, 0, len(cfg.Sandbox.Roots))
+	for _, r := range cfg.Sandbox.Roots {
+		roots = append(roots, r.Path+" ("+r.Access+")")
+	}
+	if len(roots) == 0 {
+		roots = append(roots, "none")
+	}
+	clients := make([]string, 0, len(cfg.Clients))
+	for _, cl := range cfg.Clients {
+		clients = append(clients, cl.Name+" → "+cl.User)
+	}
+	public := cfg.Server.PublicURL
+	if public == "" {
+		public = "(the listening address)"
+	}
+	return ui.Settings{
+		ConfigPath: cfg.Path,
+		Values: []ui.Setting{
+			{Name: "Listening on", Value: c.s.LocalURL()},
+			{Name: "Public URL", Value: public},
+			{Name: "LAN devices", Value: onOff(cfg.Server.LAN)},
+			{Name: "Sandbox folder", Value: cfg.Sandbox.Base},
+			{Name: "Extra roots", Value: strings.Join(roots, "\n")},
+			{Name: "Strict", Value: onOff(cfg.Sandbox.Strict)},
+			{Name: "Approval timeout", Value: shortDuration(cfg.Sandbox.ApprovalTimeout.D())},
+			{Name: "Commands", Value: onOff(cfg.Exec.Enabled) + ", ask first: " + onOff(cfg.Exec.Ask)},
+			{Name: "Link expiry", Value: shortDuration(cfg.Links.Expiry.D())},
+			{Name: "Audit retention", Value: shortDuration(cfg.Audit.Retention.D())},
+			{Name: "Users", Value: strconv.Itoa(len(cfg.Users))},
+			{Name: "Clients", Value: strings.Join(clients, "\n")},
+			{Name: "Database", Value: c.d.Files.DB},
+		},
+	}
+}
+
+// shortDuration writes durations as the config does: "2m", "24h", "90d".
+func shortDuration(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

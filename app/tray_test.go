@@ -1,0 +1,818 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"fyne.io/fyne/v2/theme"
+	"github.com/godbus/dbus/v5"
+
+	"corral/app/client"
+)
+
+// shotsDir is where the smoke test also leaves its screenshots, to look
+// at after a run.
+const shotsDir = "/tmp/corral-shots"
+
+// TestTrayUnderXvfb starts the real `corral` (no arguments) on a virtual
+// display, once without a session bus and once with a bus and a tray host
+// (this test plays org.kde.StatusNotifierWatcher), and drives it as the
+// owner would: the dialog a request opens is photographed and clicked,
+// the tray menu is read and used over D-Bus, and SIGTERM ends it cleanly.
+func TestTrayUnderXvfb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Xvfb, a D-Bus daemon and the real binary (tools from packaging/deps.sh); skipped under -short")
+	}
+	for _, tool := range []string{"Xvfb", "xdotool", "import", "dbus-daemon"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is missing (run packaging/deps.sh): %v", tool, err)
+		}
+	}
+	bin := trayBinary(t)
+	display := startXvfb(t)
+	t.Run("without a display", func(t *testing.T) {
+		s := startTray(t, bin, "", "")
+		if len(s.lines) != 3 || !strings.Contains(s.lines[2], "no display") || !strings.Contains(s.lines[2], "running headless") {
+			t.Errorf("start-up lines without a display: %q", s.lines)
+		}
+		s.stop()
+	})
+	t.Run("without D-Bus", func(t *testing.T) {
+		s := startTray(t, bin, display, "")
+		if !slices.ContainsFunc(s.lines, func(l string) bool { return strings.Contains(l, "no D-Bus session bus") }) {
+			t.Errorf("no line about the missing bus: %q", s.lines)
+		}
+		s.idleRSS("tray, no D-Bus")
+		s.approveThroughDialog("no-dbus")
+		s.t.Logf("RSS after the first dialog (OpenGL loaded): %d MB", rssMB(t, s.cmd.Process.Pid))
+		s.answeredElsewhereClosesDialog()
+		s.stop()
+		if s.newAutolaunchedBus() {
+			t.Error("a D-Bus daemon was autolaunched for Corral")
+		}
+	})
+	t.Run("with D-Bus and a tray host", func(t *testing.T) {
+		bus := startBus(t)
+		w := newFakeWatcher(t, bus)
+		s := startTray(t, bin, display, bus)
+		if len(s.lines) != 2 {
+			t.Errorf("start-up lines with a tray host: %q", s.lines)
+		}
+		item := w.item(t)
+		s.idleRSS("tray with icon")
+		s.trayMenu(w.conn, item)
+		s.stop()
+	})
+	t.Run("Quit from the tray menu", func(t *testing.T) {
+		bus := startBus(t)
+		w := newFakeWatcher(t, bus)
+		s := startTray(t, bin, display, bus)
+		menu := w.conn.Object(w.item(t), "/StatusNotifierMenu")
+		var quit trayEntry
+		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			quit = entry(readMenu(t, menu), "Quit")
+		}
+		if c := menu.Call("com.canonical.dbusmenu.Event", 0, quit.ID, "clicked", dbus.MakeVariant(""), uint32(0)); c.Err != nil {
+			t.Fatal(c.Err)
+		}
+		s.wait("Quit")
+	})
+	t.Run("serve --headless", func(t *testing.T) {
+		headlessRSS(t, bin)
+	})
+}
+
+// trayBinary builds the real binary into the test's temp dir.
+func trayBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "corral")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startXvfb starts a virtual display on a free number (Xvfb picks it).
+func startXvfb(t *testing.T) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "1280x800x24", "-nolisten", "tcp")
+	cmd.ExtraFiles = []*os.File{w}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	num := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		num <- strings.TrimSpace(line)
+	}()
+	select {
+	case n := <-num:
+		if _, err := strconv.Atoi(n); err != nil {
+			t.Fatalf("Xvfb did not report a display: %q\n%s", n, stderr.String())
+		}
+		return ":" + n
+	case <-time.After(20 * time.Second):
+		t.Fatalf("Xvfb did not start\n%s", stderr.String())
+	}
+	return ""
+}
+
+// startBus starts a private session bus and returns its address.
+func startBus(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("dbus-daemon: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// fakeWatcher is a StatusNotifierWatcher: what a desktop's tray host puts
+// on the bus and what tray icons register with.
+type fakeWatcher struct {
+	conn  *dbus.Conn
+	items chan string
+}
+
+func newFakeWatcher(t *testing.T, addr string) *fakeWatcher {
+	t.Helper()
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	w := &fakeWatcher{conn: conn, items: make(chan string, 4)}
+	err = conn.ExportMethodTable(map[string]any{
+		"RegisterStatusNotifierItem": func(sender dbus.Sender, path string) *dbus.Error {
+			w.items <- string(sender)
+			return nil
+		},
+	}, "/StatusNotifierWatcher", "org.kde.StatusNotifierWatcher")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName("org.kde.StatusNotifierWatcher", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own the watcher name: %v %v", reply, err)
+	}
+	return w
+}
+
+// item waits for the tray icon to register and returns its bus name.
+func (w *fakeWatcher) item(t *testing.T) string {
+	t.Helper()
+	select {
+	case s := <-w.items:
+		return s
+	case <-time.After(20 * time.Second):
+		t.Fatal("the tray icon never registered with the StatusNotifierWatcher")
+	}
+	return ""
+}
+
+// traySession is one running `corral` under the test.
+type traySession struct {
+	t       *testing.T
+	bin     string
+	cmd     *exec.Cmd
+	env     []string
+	home    string
+	url     string
+	key     string
+	display string
+	lines   []string
+	out     *lockedBuffer
+	buses   map[int]bool // dbus-daemon processes before the start
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+const smokeKey = "smoke-test-key-0123456789abcdef0123"
+
+// startTray starts `corral` with no arguments in a fresh home, on display,
+// with the session bus bus ("" for none: no address and no runtime dir,
+// so nothing can be discovered or autolaunched by accident either).
+func startTray(t *testing.T, bin, display, bus string) *traySession {
+	t.Helper()
+	home := t.TempDir()
+	ch := filepath.Join(home, "corral")
+	os.MkdirAll(ch, 0o700)
+	cfg := "[server]\nlisten = \"127.0.0.1:0\"\n\n[[users]]\nid = \"tester\"\nname = \"Tester\"\n\n" +
+		"[[clients]]\nname = \"smoke-agent\"\nkey = \"" + smokeKey + "\"\nuser = \"tester\"\n"
+	if err := os.WriteFile(filepath.Join(ch, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "DISPLAY", "WAYLAND_DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "CORRAL_HOME", "CORRAL_URL", "CORRAL_KEY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, "CORRAL_HOME="+ch)
+	if display != "" {
+		env = append(env, "DISPLAY="+display)
+	}
+	if bus != "" {
+		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+bus)
+	}
+	s := &traySession{t: t, bin: bin, env: env, home: ch, key: smokeKey, display: display, out: &lockedBuffer{}, buses: dbusDaemons()}
+	s.cmd = exec.Command(bin)
+	s.cmd.Env = env
+	stdout, _ := s.cmd.StdoutPipe()
+	s.cmd.Stderr = s.out
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if s.cmd.ProcessState == nil {
+			s.cmd.Process.Kill()
+			s.cmd.Wait()
+		}
+	})
+	lines := make(chan string, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+			s.out.Write([]byte(sc.Text() + "\n"))
+		}
+		close(lines)
+	}()
+	deadline := time.After(30 * time.Second)
+	for len(s.lines) < 2 {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("corral exited: %q\n%s", s.lines, s.out.String())
+			}
+			s.lines = append(s.lines, l)
+		case <-deadline:
+			t.Fatalf("start-up lines: %q\n%s", s.lines, s.out.String())
+		}
+	}
+	// A third line says what the desktop lacks, if anything.
+	select {
+	case l, ok := <-lines:
+		if ok {
+			s.lines = append(s.lines, l)
+		}
+	case <-time.After(3 * time.Second):
+	}
+	go func() {
+		for range lines {
+		}
+	}()
+	m := regexp.MustCompile(`^corral: listening on (http://127\.0\.0\.1:\d+)$`).FindStringSubmatch(s.lines[0])
+	if m == nil || !regexp.MustCompile(`^corral: dashboard http://127\.0\.0\.1:\d+/login\?code=[A-Za-z0-9_-]{20,}$`).MatchString(s.lines[1]) {
+		t.Fatalf("start-up lines: %q", s.lines)
+	}
+	s.url = m[1]
+	resp, err := http.Get(s.url + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("healthz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	return s
+}
+
+// idleRSS logs the resident memory of the idle tray.
+func (s *traySession) idleRSS(what string) {
+	time.Sleep(2 * time.Second) // let start-up settle
+	s.t.Logf("idle RSS, %s: %d MB", what, rssMB(s.t, s.cmd.Process.Pid))
+}
+
+func rssMB(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	kb, _ := strconv.Atoi(string(m[1]))
+	return kb / 1024
+}
+
+func (s *traySession) dial() *client.Client {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(s.t.Context(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, s.url, s.key)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (s *traySession) owner() *client.Client {
+	s.t.Helper()
+	tok, err := os.ReadFile(filepath.Join(s.home, "owner.token"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(s.t.Context(), 10*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, s.url, strings.TrimSpace(string(tok)))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+type callResult struct {
+	raw json.RawMessage
+	err error
+}
+
+// read asks, as the agent, for a file outside the sandbox: the owner must
+// approve (strict = true, and the tray is the surface subscribed).
+func (s *traySession) read(c *client.Client, path string) <-chan callResult {
+	res := make(chan callResult, 1)
+	go func() {
+		raw, err := c.Call(s.t.Context(), "file.read", map[string]any{"path": path, "reason": "smoke test"})
+		res <- callResult{raw, err}
+	}()
+	return res
+}
+
+func (s *traySession) xdotool(args ...string) (string, error) {
+	cmd := exec.Command("xdotool", args...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// dialogWindow waits until the approval window is mapped.
+func (s *traySession) dialogWindow() string {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if id, err := s.xdotool("search", "--onlyvisible", "--name", "Corral — approval needed"); err == nil && id != "" {
+			return strings.Fields(id)[0]
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	s.t.Fatalf("no approval window appeared\n%s", s.out.String())
+	return ""
+}
+
+func (s *traySession) waitNoDialog() {
+	s.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if id, _ := s.xdotool("search", "--onlyvisible", "--name", "Corral — approval needed"); id == "" {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.t.Fatal("the approval window is still there")
+}
+
+// screenshot saves the whole screen under the test's temp dir and in
+// shotsDir, and returns it.
+func (s *traySession) screenshot(name string) image.Image {
+	s.t.Helper()
+	path := filepath.Join(s.t.TempDir(), name+".png")
+	cmd := exec.Command("import", "-window", "root", path)
+	cmd.Env = s.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		s.t.Fatalf("import: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := os.MkdirAll(shotsDir, 0o755); err == nil {
+		os.WriteFile(filepath.Join(shotsDir, name+".png"), b, 0o644)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Logf("screenshot %s (copy in %s)", path, shotsDir)
+	return img
+}
+
+// approveThroughDialog makes the agent ask, finds the dialog, checks its
+// parts on a screenshot, clicks "Allow once" and sees the call succeed.
+func (s *traySession) approveThroughDialog(name string) {
+	t := s.t
+	t.Helper()
+	agent := s.dial()
+	res := s.read(agent, "/etc/hostname")
+	win := s.dialogWindow()
+	// Mapped without taking the keyboard focus (no window manager here, so
+	// this is Corral's own doing: GLFW would focus it otherwise).
+	if f, _ := s.xdotool("getwindowfocus"); f == win {
+		t.Error("the approval window took the keyboard focus")
+	}
+	time.Sleep(1500 * time.Millisecond) // past the 750 ms guard, and drawn
+	img := s.screenshot("dialog-" + name)
+	if name, _ := s.xdotool("getwindowname", win); name != "Corral — approval needed" {
+		t.Errorf("window name %q", name)
+	}
+	x, y, ok := findAllowOnce(img)
+	if !ok {
+		t.Fatalf("no \"Allow once\" button (the primary colour) on the screenshot")
+	}
+	select {
+	case r := <-res:
+		t.Fatalf("the call returned before anyone answered: %s %v", r.raw, r.err)
+	default:
+	}
+	if out, err := s.xdotool("mousemove", strconv.Itoa(x), strconv.Itoa(y), "click", "1"); err != nil {
+		t.Fatalf("xdotool click: %v %s", err, out)
+	}
+	select {
+	case r := <-res:
+		var got struct {
+			Content string `json:"content"`
+		}
+		if r.err != nil || json.Unmarshal(r.raw, &got) != nil || got.Content == "" {
+			t.Fatalf("after Allow once: %s %v", r.raw, r.err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the agent's call still waits after Allow once was clicked")
+	}
+	s.waitNoDialog()
+}
+
+// answeredElsewhereClosesDialog answers from the owner's connection (as
+// the browser does) and watches the dialog go.
+func (s *traySession) answeredElsewhereClosesDialog() {
+	t := s.t
+	t.Helper()
+	res := s.read(s.dial(), "/etc/os-release")
+	s.dialogWindow()
+	owner := s.owner()
+	var list struct {
+		Pending []struct {
+			ID string `json:"id"`
+		} `json:"pending"`
+	}
+	if err := owner.CallInto(t.Context(), "approval.list", nil, &list); err != nil || len(list.Pending) != 1 {
+		t.Fatalf("approval.list: %+v %v", list, err)
+	}
+	if _, err := owner.Call(t.Context(), "approval.respond", map[string]any{"id": list.Pending[0].ID, "decision": "deny_once"}); err != nil {
+		t.Fatal(err)
+	}
+	s.waitNoDialog()
+	if r := <-res; r.err == nil {
+		t.Errorf("denied in the browser, yet the call succeeded: %s", r.raw)
+	}
+}
+
+// trayMenu reads the tray menu over D-Bus, pauses and resumes agents
+// through it, and follows the icon's badge.
+func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
+	t := s.t
+	t.Helper()
+	menu := conn.Object(item, "/StatusNotifierMenu")
+	icon := func() [32]byte {
+		v, err := conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.IconPixmap")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(fmt.Appendf(nil, "%v", v.Value()))
+	}
+	// The menu is rebuilt a moment after each change: poll for it.
+	waitFor := func(what string, ok func([]trayEntry) bool) []trayEntry {
+		t.Helper()
+		var items []trayEntry
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if items = readMenu(t, menu); ok(items) {
+				return items
+			}
+		}
+		t.Fatalf("menu never showed %s: %+v", what, items)
+		return nil
+	}
+	items := waitFor("the idle state", func(items []trayEntry) bool {
+		return len(items) > 0 && strings.HasSuffix(items[0].Label, "· running") && hasLabel(items, "No approvals pending")
+	})
+	for _, l := range []string{"Open dashboard", "Pause agents", "Recent activity…", "Settings…", "Quit"} {
+		if !hasLabel(items, l) {
+			t.Errorf("menu lacks %q: %+v", l, items)
+		}
+	}
+	if !strings.HasPrefix(items[0].Label, strings.TrimPrefix(s.url, "http://")+" · ") || items[0].Enabled {
+		t.Errorf("status line %+v", items[0])
+	}
+	normal := icon()
+
+	// A request: the pending entry and the badge appear; answer it in the
+	// dialog so the agent goes on.
+	agent := s.dial()
+	res := s.read(agent, "/etc/hostname")
+	s.dialogWindow()
+	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
+	pending := icon()
+	if pending == normal {
+		t.Error("the icon has no badge while an approval is pending")
+	}
+	sub := entry(items, "Approvals pending (1)").Children
+	if len(sub) != 1 || sub[0].Label != "smoke-agent wants to read /etc/hostname" {
+		t.Errorf("pending submenu %+v", sub)
+	}
+	time.Sleep(time.Second)
+	img := s.screenshot("dialog-dbus")
+	if x, y, ok := findAllowOnce(img); !ok {
+		t.Fatal("no Allow once button on the screenshot")
+	} else {
+		s.xdotool("mousemove", strconv.Itoa(x), strconv.Itoa(y), "click", "1")
+	}
+	if r := <-res; r.err != nil {
+		t.Fatalf("after Allow once: %v", r.err)
+	}
+	waitFor("no pending approvals", func(items []trayEntry) bool { return hasLabel(items, "No approvals pending") })
+
+	// Pause agents from the menu.
+	click := func(label string) {
+		t.Helper()
+		e := entry(readMenu(t, menu), label)
+		if c := menu.Call("com.canonical.dbusmenu.Event", 0, e.ID, "clicked", dbus.MakeVariant(""), uint32(0)); c.Err != nil {
+			t.Fatalf("click %q: %v", label, c.Err)
+		}
+	}
+	click("Pause agents")
+	items = waitFor("the paused state", func(items []trayEntry) bool { return hasLabel(items, "Resume agents") })
+	if !strings.HasSuffix(items[0].Label, "· paused") {
+		t.Errorf("status line while paused: %q", items[0].Label)
+	}
+	paused := icon()
+	if paused == normal || paused == pending {
+		t.Error("the paused icon is not distinct")
+	}
+	if _, err := agent.Call(t.Context(), "file.read", map[string]any{"path": "/etc/hostname"}); err == nil || !strings.Contains(err.Error(), "paused") {
+		t.Errorf("a request while paused: %v", err)
+	}
+	click("Resume agents")
+	waitFor("the running state", func(items []trayEntry) bool { return hasLabel(items, "Pause agents") })
+
+	// The two small windows open from the menu.
+	for _, w := range []struct{ label, title, shot string }{
+		{"Recent activity…", "Corral — recent activity", "activity"},
+		{"Settings…", "Corral — settings", "settings"},
+	} {
+		click(w.label)
+		found := false
+		for deadline := time.Now().Add(10 * time.Second); !found && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			id, _ := s.xdotool("search", "--onlyvisible", "--name", w.title)
+			found = id != ""
+		}
+		if !found {
+			t.Fatalf("%q did not open %q", w.label, w.title)
+		}
+		time.Sleep(500 * time.Millisecond)
+		s.screenshot(w.shot)
+	}
+	for deadline := time.Now().Add(5 * time.Second); icon() != normal && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if icon() != normal {
+		t.Error("the icon kept a badge after resuming")
+	}
+}
+
+// trayEntry is one item of the tray menu as a host reads it.
+type trayEntry struct {
+	ID       int32
+	Label    string
+	Enabled  bool
+	Children []trayEntry
+}
+
+func readMenu(t *testing.T, menu dbus.BusObject) []trayEntry {
+	t.Helper()
+	var rev uint32
+	var root struct {
+		ID       int32
+		Props    map[string]dbus.Variant
+		Children []dbus.Variant
+	}
+	if err := menu.Call("com.canonical.dbusmenu.GetLayout", 0, int32(0), int32(-1), []string{}).Store(&rev, &root); err != nil {
+		t.Fatalf("GetLayout: %v", err)
+	}
+	return parseMenu(root.Children)
+}
+
+func parseMenu(vs []dbus.Variant) []trayEntry {
+	var out []trayEntry
+	for _, v := range vs {
+		f, ok := v.Value().([]any)
+		if !ok || len(f) != 3 {
+			continue
+		}
+		props, _ := f[1].(map[string]dbus.Variant)
+		if typ, ok := props["type"]; ok && typ.Value() == "separator" {
+			continue
+		}
+		if vis, ok := props["visible"]; ok && vis.Value() == false {
+			continue
+		}
+		e := trayEntry{Enabled: true}
+		e.ID, _ = f[0].(int32)
+		if l, ok := props["label"]; ok {
+			e.Label, _ = l.Value().(string)
+		}
+		if en, ok := props["enabled"]; ok {
+			e.Enabled, _ = en.Value().(bool)
+		}
+		kids, _ := f[2].([]dbus.Variant)
+		e.Children = parseMenu(kids)
+		out = append(out, e)
+	}
+	return out
+}
+
+func entry(items []trayEntry, label string) trayEntry {
+	for _, e := range items {
+		if e.Label == label {
+			return e
+		}
+	}
+	return trayEntry{}
+}
+
+func hasLabel(items []trayEntry, label string) bool { return entry(items, label).Label != "" }
+
+// findAllowOnce finds the "Allow once" button on a screenshot: the one
+// widget drawn in the theme's primary colour. It returns the centre of the
+// largest patch of that colour.
+func findAllowOnce(img image.Image) (x, y int, ok bool) {
+	// Corral leaves Fyne's primary colour at its default, blue.
+	target := color.NRGBAModel.Convert(theme.PrimaryColorNamed(theme.ColorBlue)).(color.NRGBA)
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	mask := make([]bool, w*h)
+	for py := range h {
+		for px := range w {
+			c := color.NRGBAModel.Convert(img.At(b.Min.X+px, b.Min.Y+py)).(color.NRGBA)
+			mask[py*w+px] = near(c.R, target.R) && near(c.G, target.G) && near(c.B, target.B)
+		}
+	}
+	seen := make([]bool, w*h)
+	best := 0
+	for i := range mask {
+		if !mask[i] || seen[i] {
+			continue
+		}
+		var n, sx, sy int
+		stack := []int{i}
+		seen[i] = true
+		for len(stack) > 0 {
+			p := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			px, py := p%w, p/w
+			n, sx, sy = n+1, sx+px, sy+py
+			for _, q := range []int{p - 1, p + 1, p - w, p + w} {
+				if q < 0 || q >= len(mask) || seen[q] || !mask[q] || (q == p-1 && px == 0) || (q == p+1 && px == w-1) {
+					continue
+				}
+				seen[q] = true
+				stack = append(stack, q)
+			}
+		}
+		if n > best {
+			best, x, y = n, b.Min.X+sx/n, b.Min.Y+sy/n
+		}
+	}
+	return x, y, best > 500
+}
+
+func near(a, b uint8) bool { return max(a, b)-min(a, b) <= 12 }
+
+// stop sends SIGTERM and expects a clean exit with no panic.
+func (s *traySession) stop() {
+	s.t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.wait("SIGTERM")
+}
+
+// wait expects a clean exit with no panic after what.
+func (s *traySession) wait(what string) {
+	t := s.t
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- s.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("exit after %s: %v\n%s", what, err, s.out.String())
+		}
+	case <-time.After(20 * time.Second):
+		s.cmd.Process.Kill()
+		t.Fatalf("no exit 20 s after %s\n%s", what, s.out.String())
+	}
+	out := s.out.String()
+	for _, bad := range []string{"panic", "crashed", "goroutine "} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output mentions %q:\n%s", bad, out)
+		}
+	}
+}
+
+// dbusDaemons lists the running dbus-daemon processes that dbus-launch
+// (autolaunch) starts: they are the ones with --print-pid.
+func dbusDaemons() map[int]bool {
+	out := map[int]bool{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if bytes.HasPrefix(b, []byte("dbus-daemon\x00")) || bytes.Contains(b, []byte("/dbus-daemon\x00")) {
+			if bytes.Contains(b, []byte("--print-pid")) {
+				out[pid] = true
+			}
+		}
+	}
+	return out
+}
+
+func (s *traySession) newAutolaunchedBus() bool {
+	for pid := range dbusDaemons() {
+		if !s.buses[pid] {
+			return true
+		}
+	}
+	return false
+}
+
+// headlessRSS logs the idle resident memory of `corral serve --headless`.
+func headlessRSS(t *testing.T, bin string) {
+	home := t.TempDir()
+	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CORRAL_HOME="+home)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	for i := 0; i < 2 && sc.Scan(); i++ {
+	}
+	go io.Copy(io.Discard, stdout)
+	time.Sleep(2 * time.Second)
+	t.Logf("idle RSS, serve --headless: %d MB", rssMB(t, cmd.Process.Pid))
+}

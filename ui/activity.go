@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"corral/core/audit"
+)
+
+// activityMax is how many events the Recent activity window keeps.
+const activityMax = 50
+
+// activity is the last events, newest first, without duplicates.
+type activity struct {
+	events []audit.Event
+}
+
+// load replaces the events with a page from the log (newest first).
+func (a *activity) load(evs []audit.Event) {
+	a.events = nil
+	for i := len(evs) - 1; i >= 0; i-- {
+		a.add(evs[i])
+	}
+}
+
+// add puts e first unless it is already there; it reports whether the
+// list changed.
+func (a *activity) add(e audit.Event) bool {
+	if slices.ContainsFunc(a.events, func(x audit.Event) bool { return x.ID == e.ID }) {
+		return false
+	}
+	a.events = slices.Insert(a.events, 0, e)
+	if len(a.events) > activityMax {
+		a.events = a.events[:activityMax]
+	}
+	return true
+}
+
+// eventLine is one row: "14:03:07  alice-agent  file.read  /etc/hosts  deny (strict)".
+func eventLine(e audit.Event) string {
+	parts := []string{e.Time.Local().Format(time.TimeOnly), e.Client, e.Op}
+	if e.Target != "" {
+		parts = append(parts, clip(e.Target, 60))
+	}
+	d := string(e.Decision)
+	if e.DecidedBy != "" {
+		d += " (" + string(e.DecidedBy) + ")"
+	}
+	return strings.Join(append(parts, d), "  ")
+}
+
+// eventURL opens the dashboard at one event: a fresh login URL whose
+// fragment names the event. The login redirect keeps the fragment, so the
+// dashboard sees "#event=ID" and can scroll to it.
+func eventURL(login, id string) string {
+	if i := strings.IndexByte(login, '#'); i >= 0 {
+		login = login[:i]
+	}
+	return login + "#event=" + id
+}
+
+// activityWindow is the Recent activity window: the model rendered as a
+// list; choosing a row opens the dashboard at that event.
+type activityWindow struct {
+	t    *Tray
+	win  fyne.Window
+	list *widget.List
+	note *widget.Label
+}
+
+func newActivityWindow(t *Tray) *activityWindow {
+	w := &activityWindow{t: t, win: t.app.NewWindow("Corral — recent activity")}
+	w.note = widget.NewLabel("The last 50 events, newest first. Choose one to open it in the dashboard.")
+	w.note.Wrapping = fyne.TextWrapWord
+	w.list = widget.NewList(
+		func() int { return len(t.activity.events) },
+		func() fyne.CanvasObject { return widget.NewLabel("00:00:00  client  op  target  decision") },
+		func(i widget.ListItemID, o fyne.CanvasObject) {
+			if i < len(t.activity.events) {
+				o.(*widget.Label).SetText(eventLine(t.activity.events[i]))
+			}
+		},
+	)
+	w.list.OnSelected = func(i widget.ListItemID) {
+		w.list.UnselectAll()
+		if i < len(t.activity.events) {
+			t.openEvent(t.activity.events[i].ID)
+		}
+	}
+	w.win.SetContent(container.NewBorder(w.note, nil, nil, nil, w.list))
+	w.win.Resize(fyne.NewSize(720, 480))
+	return w
+}
+
+func (w *activityWindow) refresh() {
+	if w.t.actErr != nil {
+		w.note.SetText("Could not read the audit log: " + w.t.actErr.Error())
+	}
+	w.list.Refresh()
+}
+
+func (w *activityWindow) show() {
+	w.refresh()
+	w.win.Show()
+}

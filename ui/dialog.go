@@ -1,0 +1,283 @@
+package ui
+
+import (
+	"image/color"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/widget"
+
+	"corral/core/policy"
+)
+
+// dialogTitle is the approval window's title (the smoke test finds the
+// window by it).
+const dialogTitle = "Corral — approval needed"
+
+// dialogWidth is the approval window's width; its height follows the
+// content.
+const dialogWidth = 620
+
+// approvalDialog is the one window that shows pending approvals, the
+// current one of the queue at a time. It renders a prompt; the decisions
+// about buttons, guard and answers are the prompt's. The window exists
+// while approvals are pending and is closed (not hidden) after, so no
+// window lingers; the tray's never-shown keeper window keeps Fyne from
+// quitting when it goes.
+type approvalDialog struct {
+	t   *Tray
+	win fyne.Window
+	p   prompt
+	// answering is set between a button press and the broker's answer,
+	// so a double click cannot send two answers.
+	answering bool
+
+	position  *widget.Label
+	title     *widget.Label
+	who       *widget.Label
+	target    *widget.Label
+	access    *widget.Label
+	why       *widget.Label
+	countdown *widget.Label
+	bar       *countdownBar
+	widen     *widget.Check
+	expiry    *widget.Select
+	options   *fyne.Container
+	status    *widget.Label
+	buttons   map[policy.Decision]*widget.Button
+
+	stopGuard, stopTick func() bool
+	visible             bool
+}
+
+func newApprovalDialog(t *Tray) *approvalDialog {
+	d := &approvalDialog{t: t, win: t.app.NewWindow(dialogTitle), buttons: map[policy.Decision]*widget.Button{}}
+	wrap := func(l *widget.Label) *widget.Label { l.Wrapping = fyne.TextWrapWord; return l }
+	d.position = widget.NewLabelWithStyle("", fyne.TextAlignTrailing, fyne.TextStyle{Italic: true})
+	d.title = wrap(widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	d.who = wrap(widget.NewLabel(""))
+	d.target = widget.NewLabel("")
+	d.target.Wrapping = fyne.TextWrapBreak
+	d.target.TextStyle.Monospace = true
+	d.access = widget.NewLabel("")
+	d.why = wrap(widget.NewLabel(""))
+	d.countdown = wrap(widget.NewLabel(""))
+	d.bar = newCountdownBar()
+	d.widen = widget.NewCheck("", nil)
+	d.expiry = widget.NewSelect(expiryLabels(), nil)
+	d.expiry.SetSelected(expiries[0].Label)
+	d.status = wrap(widget.NewLabel(""))
+	d.status.Importance = widget.DangerImportance
+	d.status.Hide()
+
+	for _, c := range (prompt{}).choices() {
+		b := widget.NewButton(c.Label, func() { d.press(c.Decision) })
+		switch c.Decision {
+		case policy.AllowOnce:
+			b.Importance = widget.HighImportance
+		case policy.DenyOnce, policy.DenyAlways:
+			b.Importance = widget.DangerImportance
+		}
+		d.buttons[c.Decision] = b
+	}
+	form := widget.NewForm(
+		widget.NewFormItem("Who", d.who),
+		widget.NewFormItem("Wants to", d.access),
+		widget.NewFormItem("Target", d.target),
+		widget.NewFormItem("Why", d.why),
+	)
+	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
+	allow := container.NewGridWithColumns(3, d.buttons[policy.AllowOnce], d.buttons[policy.AllowSession], d.buttons[policy.AllowAlways])
+	deny := container.NewGridWithColumns(3, d.buttons[policy.DenyOnce], d.buttons[policy.DenyAlways], layout.NewSpacer())
+	d.win.SetContent(container.NewPadded(container.NewVBox(
+		container.NewBorder(nil, nil, nil, d.position, d.title),
+		form,
+		d.countdown, d.bar.box,
+		widget.NewSeparator(),
+		d.options,
+		allow, deny,
+		d.status,
+	)))
+	d.win.Resize(fyne.NewSize(dialogWidth, 10))
+	d.win.SetFixedSize(true)
+	d.win.CenterOnScreen()
+	// Closing the window is "decide later": the request stays pending (the
+	// tray menu, the browser and the phone can still answer it) and the
+	// broker denies it at the timeout.
+	d.win.SetCloseIntercept(t.dismissDialog)
+	return d
+}
+
+// sync makes the window show the queue's current approval. A different
+// approval restarts the guard.
+func (d *approvalDialog) sync() {
+	a, ok := d.t.queue.shown()
+	if !ok {
+		return
+	}
+	d.position.SetText(d.t.queue.position())
+	if a.ID == d.p.a.ID && d.visible {
+		return
+	}
+	d.render(a)
+	if !d.visible {
+		d.visible = true
+		d.t.raise(d.win)
+	}
+}
+
+// render puts a on screen with its buttons held back for GuardDelay.
+func (d *approvalDialog) render(a policy.Approval) {
+	now := d.t.clock.Now()
+	d.p = prompt{a: a, shown: now}
+	d.answering = false
+	d.title.SetText(d.p.title())
+	d.who.SetText(d.p.who())
+	d.access.SetText(d.p.access())
+	d.target.SetText(a.Target)
+	d.why.SetText(d.p.why())
+	d.status.SetText("")
+	d.status.Hide()
+
+	for _, b := range d.buttons {
+		b.Hide()
+	}
+	for _, c := range d.p.choices() {
+		b := d.buttons[c.Decision]
+		b.SetText(c.Label)
+		b.Show()
+	}
+	if d.p.remembers() {
+		d.options.Show()
+	} else {
+		d.options.Hide()
+	}
+	d.widen.SetChecked(false)
+	if d.p.canWiden() {
+		d.widen.SetText("Apply to this folder: " + d.p.folder())
+		d.widen.Show()
+	} else {
+		d.widen.Hide()
+	}
+	d.expiry.SetSelected(expiries[0].Label)
+
+	d.setButtons(false)
+	if d.stopGuard != nil {
+		d.stopGuard()
+	}
+	id := a.ID
+	d.stopGuard = d.t.clock.AfterFunc(GuardDelay, func() {
+		d.t.do(func() {
+			if d.visible && d.p.a.ID == id && !d.answering {
+				d.setButtons(true)
+			}
+		})
+	})
+	d.tick()
+	d.win.Content().Refresh()
+	// Fit the window to what this approval shows (fixed-size windows do
+	// not shrink by themselves).
+	d.win.Resize(fyne.NewSize(dialogWidth, d.win.Content().MinSize().Height))
+}
+
+// tick updates the countdown once a second while the window is up.
+func (d *approvalDialog) tick() {
+	if d.stopTick != nil {
+		d.stopTick()
+	}
+	now := d.t.clock.Now()
+	d.countdown.SetText(d.p.countdown(now))
+	d.bar.SetValue(d.p.progress(now))
+	d.stopTick = d.t.clock.AfterFunc(time.Second, func() {
+		d.t.do(func() {
+			if d.visible {
+				d.tick()
+			}
+		})
+	})
+}
+
+func (d *approvalDialog) setButtons(on bool) {
+	for _, b := range d.buttons {
+		if on {
+			b.Enable()
+		} else {
+			b.Disable()
+		}
+	}
+}
+
+// press answers the shown approval. Input inside the guard is ignored.
+func (d *approvalDialog) press(dec policy.Decision) {
+	if d.answering || !d.visible {
+		return
+	}
+	ans, err := d.p.answer(d.t.clock.Now(), dec, d.widen.Checked, expiryFor(d.expiry.Selected))
+	if err != nil {
+		return
+	}
+	d.answering = true
+	d.setButtons(false)
+	d.t.respond(ans)
+}
+
+// failed shows why an answer did not go through and lets the owner try
+// again, if that approval is still on screen.
+func (d *approvalDialog) failed(id string, err error) {
+	if !d.visible || d.p.a.ID != id {
+		return
+	}
+	d.answering = false
+	d.status.SetText(err.Error())
+	d.status.Show()
+	d.setButtons(true)
+}
+
+// close stops the timers and closes the window for good.
+func (d *approvalDialog) close() {
+	if d.stopGuard != nil {
+		d.stopGuard()
+	}
+	if d.stopTick != nil {
+		d.stopTick()
+	}
+	d.stopGuard, d.stopTick = nil, nil
+	d.visible = false
+	d.win.Close()
+}
+
+// countdownBar is a thin bar that shrinks as the approval's time runs
+// out. (Fyne's ProgressBar is drawn in the primary colour, which belongs
+// to the "Allow once" button alone.)
+type countdownBar struct {
+	box  *fyne.Container
+	fill *canvas.Rectangle
+	frac float64
+}
+
+func newCountdownBar() *countdownBar {
+	b := &countdownBar{fill: canvas.NewRectangle(color.NRGBA{R: 0xe6, G: 0x51, A: 0xff}), frac: 1}
+	track := canvas.NewRectangle(color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x40})
+	b.box = container.New(b, track, b.fill)
+	return b
+}
+
+func (b *countdownBar) SetValue(f float64) {
+	if f != b.frac {
+		b.frac = f
+		b.box.Refresh()
+	}
+}
+
+// Layout implements fyne.Layout: the track full width, the fill a share.
+func (b *countdownBar) Layout(objs []fyne.CanvasObject, size fyne.Size) {
+	objs[0].Resize(size)
+	objs[1].Resize(fyne.NewSize(size.Width*float32(b.frac), size.Height))
+	objs[0].Move(fyne.NewPos(0, 0))
+	objs[1].Move(fyne.NewPos(0, 0))
+}
+
+func (b *countdownBar) MinSize([]fyne.CanvasObject) fyne.Size { return fyne.NewSize(40, 4) }

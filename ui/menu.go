@@ -1,0 +1,133 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"corral/core/policy"
+)
+
+// Status is what the tray's status line shows of the running Corral.
+type Status struct {
+	Listen string // the local URL, "http://127.0.0.1:8765"
+	Agents int    // open WebSocket connections (agents, dashboards, phones)
+	Paused bool
+}
+
+// badge is the tray icon's state. Pending approvals win over paused (the
+// two rarely meet: pausing denies what is pending).
+type badge int
+
+const (
+	badgeNone badge = iota
+	badgePending
+	badgePaused
+)
+
+func (b badge) String() string {
+	switch b {
+	case badgePending:
+		return "pending"
+	case badgePaused:
+		return "paused"
+	}
+	return "none"
+}
+
+func badgeFor(st Status, pending int) badge {
+	switch {
+	case pending > 0:
+		return badgePending
+	case st.Paused:
+		return badgePaused
+	}
+	return badgeNone
+}
+
+// action is what a menu item does when chosen.
+type action int
+
+const (
+	actNone action = iota
+	actApproval
+	actDashboard
+	actPause
+	actResume
+	actActivity
+	actSettings
+	actQuit
+)
+
+// menuItem is one line of the tray menu as plain data: menuModel decides
+// the lines, the tray icon only renders them.
+type menuItem struct {
+	Label     string
+	Disabled  bool
+	Separator bool
+	Action    action
+	ID        string // actApproval: the approval to show
+	Children  []menuItem
+}
+
+// Menu labels that tests and the smoke test look for.
+const (
+	labelDashboard = "Open dashboard"
+	labelPause     = "Pause agents"
+	labelResume    = "Resume agents"
+	labelActivity  = "Recent activity…"
+	labelSettings  = "Settings…"
+	labelQuit      = "Quit"
+	labelNoPending = "No approvals pending"
+)
+
+// menuModel is the tray menu for a state.
+func menuModel(st Status, pending []policy.Approval) []menuItem {
+	items := []menuItem{{Label: statusLine(st), Disabled: true}, {Separator: true}}
+	if len(pending) == 0 {
+		items = append(items, menuItem{Label: labelNoPending, Disabled: true})
+	} else {
+		sub := make([]menuItem, 0, len(pending))
+		for _, a := range pending {
+			sub = append(sub, menuItem{Label: clip(prompt{a: a}.title(), 70), Action: actApproval, ID: a.ID})
+		}
+		items = append(items, menuItem{Label: fmt.Sprintf("Approvals pending (%d)", len(pending)), Children: sub})
+	}
+	items = append(items, menuItem{Separator: true}, menuItem{Label: labelDashboard, Action: actDashboard})
+	if st.Paused {
+		items = append(items, menuItem{Label: labelResume, Action: actResume})
+	} else {
+		items = append(items, menuItem{Label: labelPause, Action: actPause})
+	}
+	return append(items,
+		menuItem{Label: labelActivity, Action: actActivity},
+		menuItem{Label: labelSettings, Action: actSettings},
+		menuItem{Separator: true},
+		menuItem{Label: labelQuit, Action: actQuit},
+	)
+}
+
+// statusLine is "127.0.0.1:8765 · 2 agents connected · running".
+func statusLine(st Status) string {
+	addr := strings.TrimPrefix(strings.TrimPrefix(st.Listen, "http://"), "https://")
+	if addr == "" {
+		addr = "starting"
+	}
+	agents := fmt.Sprintf("%d agents connected", st.Agents)
+	if st.Agents == 1 {
+		agents = "1 agent connected"
+	}
+	state := "running"
+	if st.Paused {
+		state = "paused"
+	}
+	return addr + " · " + agents + " · " + state
+}
+
+// clip shortens s to at most n runes, with an ellipsis.
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,176 @@
+package ui
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"time"
+
+	"corral/core/policy"
+)
+
+// GuardDelay is how long a freshly shown approval ignores its buttons, so
+// that a click or keystroke meant for another window cannot answer it.
+const GuardDelay = 750 * time.Millisecond
+
+// answeredBy names the tray in the audit log and in approval.resolved.
+const answeredBy = "tray"
+
+var (
+	errTooSoon     = errors.New("the approval appeared less than 750 ms ago")
+	errNotAccepted = errors.New("this approval does not accept that decision")
+)
+
+// choice is one answer button of the approval dialog.
+type choice struct {
+	Decision policy.Decision
+	Label    string
+}
+
+// expiry is one entry of the "remember for" choice that goes with the
+// "always" answers.
+type expiry struct {
+	Label string
+	D     time.Duration // 0: forever
+}
+
+var expiries = []expiry{
+	{"forever", 0},
+	{"1 hour", time.Hour},
+	{"1 day", 24 * time.Hour},
+	{"7 days", 7 * 24 * time.Hour},
+	{"30 days", 30 * 24 * time.Hour},
+}
+
+func expiryLabels() []string {
+	out := make([]string, len(expiries))
+	for i, e := range expiries {
+		out[i] = e.Label
+	}
+	return out
+}
+
+// expiryFor maps a label of expiryLabels back to its duration.
+func expiryFor(label string) time.Duration {
+	for _, e := range expiries {
+		if e.Label == label {
+			return e.D
+		}
+	}
+	return 0
+}
+
+// prompt is one approval as the dialog shows it, and the rules for
+// answering it. It holds no widgets: the dialog renders it.
+type prompt struct {
+	a     policy.Approval
+	shown time.Time // when it appeared on screen; the guard counts from here
+}
+
+// choices are the buttons, in order: the five answers, or only "Allow
+// once" and "Deny" for a one-time-only approval (network, asked commands).
+func (p prompt) choices() []choice {
+	if p.a.OneTimeOnly {
+		return []choice{{policy.AllowOnce, "Allow once"}, {policy.DenyOnce, "Deny"}}
+	}
+	return []choice{
+		{policy.AllowOnce, "Allow once"},
+		{policy.AllowSession, "Allow for this session"},
+		{policy.AllowAlways, "Allow always"},
+		{policy.DenyOnce, "Deny once"},
+		{policy.DenyAlways, "Deny always"},
+	}
+}
+
+// remembers reports whether the approval can create a rule at all, so
+// whether the "always" options make sense.
+func (p prompt) remembers() bool { return !p.a.OneTimeOnly }
+
+// canWiden reports whether "apply to this folder" is offered: only file
+// requests that can become rules.
+func (p prompt) canWiden() bool {
+	if p.a.OneTimeOnly {
+		return false
+	}
+	switch p.a.Access {
+	case policy.Read, policy.Write, policy.Delete:
+		return true
+	}
+	return false
+}
+
+// folder is what "apply to this folder" covers.
+func (p prompt) folder() string { return path.Dir(p.a.Target) }
+
+// ready reports whether the guard has passed.
+func (p prompt) ready(now time.Time) bool { return now.Sub(p.shown) >= GuardDelay }
+
+// answer builds the broker answer for a button press at now. The folder
+// and expiry options only travel with the decisions that make a rule.
+func (p prompt) answer(now time.Time, d policy.Decision, widen bool, exp time.Duration) (policy.Answer, error) {
+	if !p.ready(now) {
+		return policy.Answer{}, errTooSoon
+	}
+	if !slices.Contains(p.a.Decisions(), d) {
+		return policy.Answer{}, errNotAccepted
+	}
+	ans := policy.Answer{ID: p.a.ID, Decision: d, By: answeredBy}
+	rule := d == policy.AllowSession || d == policy.AllowAlways || d == policy.DenyAlways
+	if widen && rule && p.canWiden() {
+		ans.Widen = "folder"
+	}
+	if exp > 0 && (d == policy.AllowAlways || d == policy.DenyAlways) {
+		ans.ExpiresIn = exp
+	}
+	return ans, nil
+}
+
+func (p prompt) title() string {
+	if p.a.Description != "" {
+		return p.a.Description
+	}
+	return policy.Describe(p.a.Client, p.a.Access, p.a.Target)
+}
+
+func (p prompt) who() string {
+	return fmt.Sprintf("%s, acting in scope %q", p.a.Client, p.a.User)
+}
+
+func (p prompt) access() string {
+	s := string(p.a.Access)
+	if p.a.OneTimeOnly {
+		s += " (this once only: never remembered)"
+	}
+	return s
+}
+
+func (p prompt) why() string {
+	if p.a.Reason == "" {
+		return "The agent gave no reason."
+	}
+	return p.a.Reason
+}
+
+func (p prompt) remaining(now time.Time) time.Duration {
+	return max(p.a.ExpiresAt.Sub(now), 0)
+}
+
+// countdown is the line under the question: how long until the broker
+// denies by timeout.
+func (p prompt) countdown(now time.Time) string {
+	left := p.remaining(now).Round(time.Second)
+	if left <= 0 {
+		return "Time is up: the request is being denied."
+	}
+	return fmt.Sprintf("Denied automatically in %d:%02d unless you answer.", int(left.Minutes()), int(left.Seconds())%60)
+}
+
+// progress is the share of the answering time that is left, 1 → 0.
+func (p prompt) progress(now time.Time) float64 {
+	total := p.a.ExpiresAt.Sub(p.a.RequestedAt)
+	if total <= 0 {
+		return 0
+	}
+	return min(max(float64(p.remaining(now))/float64(total), 0), 1)
+}

@@ -1,0 +1,456 @@
+// Package ui is Corral's desktop front end in Fyne: the tray icon and its
+// menu, the approval dialog, and the Recent activity and Settings
+// windows. It is one more surface of the approvals broker, next to the
+// browser and the phone, and it decides nothing: it shows what the broker
+// and the running Corral report, and sends the owner's answers back.
+//
+// Guaranteed: the broker is never blocked — Surface calls only hand work
+// to the UI goroutine (fyne.Do); one window shows pending approvals, the
+// oldest first, with "1 of 3" when several wait; its buttons ignore input
+// for GuardDelay (750 ms) after an approval appears; an approval answered
+// elsewhere leaves the window at once; one-time-only approvals offer only
+// "Allow once" and "Deny"; the answers carry By "tray".
+//
+// Not guaranteed: that the owner sees anything. Without a StatusNotifier
+// host there is no tray icon (dialogs still open), and without a session
+// bus there are neither tray nor notifications. Whether a new dialog takes
+// keyboard focus is the window manager's call: the window asks not to
+// (see Run). The tray polls Status every StatusEvery, so a change made
+// elsewhere may take that long to show in the menu.
+//
+// The logic lives in small plain types (prompt, queue, menuModel,
+// activity) that tests drive directly; the widgets only render them.
+package ui
+
+import (
+	"context"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"corral/core/audit"
+	"corral/core/policy"
+	"corral/ui/internal/quietlocale"
+)
+
+// Fyne's init functions have run by now (ui imports Fyne).
+func init() { quietlocale.Done() }
+
+// StatusEvery is how often the tray refreshes its status line and badge.
+const StatusEvery = 2 * time.Second
+
+// Broker is the approvals broker as the tray uses it; *policy.Policy is
+// one. The tray subscribes as a surface and answers through Respond.
+type Broker interface {
+	Subscribe(s policy.Surface) (cancel func())
+	Respond(ctx context.Context, a policy.Answer) error
+}
+
+// Control is what the tray reads and changes of the running Corral
+// besides approvals. It exists so that ui needs nothing of app/.
+type Control interface {
+	Status() Status
+	SetPaused(ctx context.Context, paused bool) error
+	// LoginURL is a fresh one-time dashboard login.
+	LoginURL() (string, error)
+	Settings() Settings
+}
+
+// EventLog is the audit log as Recent activity reads it: the last events
+// and the live stream of new ones. The store is one.
+type EventLog interface {
+	Query(ctx context.Context, f audit.Filter) (audit.Page, error)
+	Subscribe() (events <-chan audit.Event, cancel func())
+}
+
+// Icons are the PNG images of the app and of the tray's three states.
+type Icons struct {
+	App, Tray, Pending, Paused []byte
+}
+
+// Config holds the tray's dependencies.
+type Config struct {
+	Broker    Broker    // required
+	Control   Control   // required
+	Events    EventLog  // feeds Recent activity; nil leaves that window shut
+	Autostart Autostart // nil: Settings shows no autostart toggle
+	Icons     Icons
+	// Open shows a URL or a file in the desktop's default application;
+	// nil: the Fyne app's OpenURL (Run sets xdg-open).
+	Open func(target string) error
+	// Notify sends a desktop notification with each new request (Run
+	// sets it when there is a session bus).
+	Notify bool
+	Clock  Clock // nil: the real clock
+	Logger *slog.Logger
+}
+
+// Tray is Corral's desktop front end. Its methods other than the Surface
+// ones run on the UI goroutine.
+type Tray struct {
+	cfg   Config
+	app   fyne.App
+	icon  trayIcon // nil: no tray icon, dialogs only
+	clock Clock
+	log   *slog.Logger
+	ctx   context.Context
+
+	// post runs f on the UI goroutine without waiting (fyne.Do); spawn
+	// runs blocking work off it (go f()). Tests replace both.
+	post  func(f func())
+	spawn func(f func())
+	// raise shows the approval window; Run makes it ask not to take focus.
+	raise func(w fyne.Window)
+
+	queue    queue
+	dialog   *approvalDialog // nil while nothing is on screen
+	keeper   fyne.Window     // never shown: Fyne quits when its last window closes
+	activity activity
+	actErr   error // the last failure to read the audit log
+	actWin   *activityWindow
+	setWin   *settingsWindow
+
+	status    Status
+	lastMenu  []menuItem
+	lastBadge badge
+	lastTip   string
+
+	mu       sync.Mutex // guards stops
+	stops    []func()
+	stopped  atomic.Bool
+	stopOnce sync.Once
+}
+
+var _ policy.Surface = (*Tray)(nil)
+
+// newTray builds the tray on a Fyne app; icon is the system tray icon,
+// nil for none. Call Start on the UI goroutine once the app runs.
+func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
+	t := &Tray{
+		cfg: cfg, app: a, icon: icon, clock: cfg.Clock, log: cfg.Logger,
+		post:      fyne.Do,
+		spawn:     func(f func()) { go f() },
+		raise:     func(w fyne.Window) { w.Show() },
+		lastBadge: -1,
+	}
+	if t.clock == nil {
+		t.clock = realClock{}
+	}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	if len(cfg.Icons.App) > 0 {
+		a.SetIcon(fyne.NewStaticResource("corral.png", cfg.Icons.App))
+	}
+	return t
+}
+
+// Start subscribes to the broker and the audit log and shows the tray.
+// ctx bounds the tray's calls into Corral.
+func (t *Tray) Start(ctx context.Context) {
+	t.ctx = ctx
+	t.keeper = t.app.NewWindow("Corral")
+	t.refresh()
+	t.addStop(t.cfg.Broker.Subscribe(t))
+	if t.cfg.Events != nil {
+		t.followEvents()
+	}
+	t.pollStatus()
+}
+
+// Stop unsubscribes; after it the tray ignores the broker and the audit
+// log. Safe to call more than once and from any goroutine.
+func (t *Tray) Stop() {
+	t.stopOnce.Do(func() {
+		t.stopped.Store(true)
+		t.mu.Lock()
+		stops := t.stops
+		t.stops = nil
+		t.mu.Unlock()
+		for _, s := range stops {
+			s()
+		}
+		if t.icon != nil {
+			t.icon.Close()
+		}
+	})
+}
+
+func (t *Tray) addStop(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped.Load() {
+		f()
+		return
+	}
+	t.stops = append(t.stops, f)
+}
+
+// do runs f on the UI goroutine unless the tray has stopped by then.
+//
+// Once Fyne's loop has ended, fyne.Do runs f at once on the caller's
+// goroutine, where OpenGL calls panic. Stop comes first on every way out
+// (Quit in the menu, ctx ending on a signal), so f is skipped; should a
+// signal's Stop lose that race, a panic in f after Stop is swallowed: the
+// process is on its way out anyway.
+func (t *Tray) do(f func()) {
+	t.post(func() {
+		if t.stopped.Load() {
+			return
+		}
+		defer func() {
+			if v := recover(); v != nil {
+				if !t.stopped.Load() {
+					panic(v)
+				}
+			}
+		}()
+		f()
+	})
+}
+
+// ApprovalRequested implements policy.Surface.
+func (t *Tray) ApprovalRequested(a policy.Approval) {
+	t.do(func() { t.requested(a) })
+}
+
+// ApprovalResolved implements policy.Surface.
+func (t *Tray) ApprovalResolved(id string, d policy.Decision, by string) {
+	t.do(func() { t.resolved(id) })
+}
+
+func (t *Tray) requested(a policy.Approval) {
+	if !t.queue.add(a) {
+		return
+	}
+	t.syncDialog()
+	t.refresh()
+	if t.cfg.Notify {
+		n := fyne.NewNotification("Corral: an agent is asking", prompt{a: a}.title())
+		t.spawn(func() { t.app.SendNotification(n) })
+	}
+}
+
+func (t *Tray) resolved(id string) {
+	if t.queue.index(id) < 0 {
+		return
+	}
+	t.queue.remove(id)
+	t.syncDialog()
+	t.refresh()
+}
+
+// syncDialog shows the queue's current approval, opening the window if
+// needed, or closes the window when nothing is pending.
+func (t *Tray) syncDialog() {
+	if t.queue.len() == 0 {
+		t.dismissDialog()
+		return
+	}
+	if t.dialog == nil {
+		t.dialog = newApprovalDialog(t)
+	}
+	t.dialog.sync()
+}
+
+// dismissDialog closes the window; what is pending stays pending and
+// comes back with the next request or from the tray menu.
+func (t *Tray) dismissDialog() {
+	if t.dialog != nil {
+		t.dialog.close()
+		t.dialog = nil
+	}
+}
+
+// showApproval puts id on screen (from the tray menu).
+func (t *Tray) showApproval(id string) {
+	if !t.queue.choose(id) {
+		return
+	}
+	t.syncDialog()
+	// The owner asked for it from the menu: here taking focus is right.
+	t.dialog.win.RequestFocus()
+}
+
+// respond sends an answer off the UI goroutine; a failure comes back to
+// the dialog. Success needs no handling: the broker's ApprovalResolved
+// takes the approval off the screen.
+func (t *Tray) respond(ans policy.Answer) {
+	t.spawn(func() {
+		err := t.cfg.Broker.Respond(t.ctx, ans)
+		if err == nil {
+			return
+		}
+		t.log.Warn("tray answer", "req_id", ans.ID, "decision", ans.Decision, "err", err)
+		t.do(func() {
+			if t.dialog != nil {
+				t.dialog.failed(ans.ID, err)
+			}
+		})
+	})
+}
+
+// refresh brings the menu, the tooltip and the badge up to date,
+// touching the system tray only when something changed.
+func (t *Tray) refresh() {
+	t.status = t.cfg.Control.Status()
+	items := menuModel(t.status, t.queue.list())
+	if t.icon == nil {
+		t.lastMenu = items
+		return
+	}
+	if !reflect.DeepEqual(items, t.lastMenu) {
+		t.lastMenu = items
+		t.icon.SetMenu(items, func(it menuItem) { t.do(func() { t.choose(it) }) })
+	}
+	if tip := "Corral: " + statusLine(t.status); tip != t.lastTip {
+		t.lastTip = tip
+		t.icon.SetTooltip(tip)
+	}
+	if b := badgeFor(t.status, t.queue.len()); b != t.lastBadge {
+		t.lastBadge = b
+		t.icon.SetBadge(b)
+	}
+}
+
+func (t *Tray) pollStatus() {
+	t.clock.AfterFunc(StatusEvery, func() {
+		t.do(func() {
+			t.refresh()
+			t.pollStatus()
+		})
+	})
+}
+
+// choose carries out a menu item.
+func (t *Tray) choose(it menuItem) {
+	switch it.Action {
+	case actApproval:
+		t.showApproval(it.ID)
+	case actDashboard:
+		t.openDashboard()
+	case actPause, actResume:
+		paused := it.Action == actPause
+		t.spawn(func() {
+			if err := t.cfg.Control.SetPaused(t.ctx, paused); err != nil {
+				t.log.Error("tray pause", "err", err)
+			}
+			t.do(t.refresh)
+		})
+	case actActivity:
+		t.showActivity()
+	case actSettings:
+		if t.setWin == nil {
+			t.setWin = newSettingsWindow(t)
+			t.setWin.win.SetOnClosed(func() { t.setWin = nil })
+		}
+		t.setWin.show()
+	case actQuit:
+		t.Stop()
+		t.app.Quit()
+	}
+}
+
+// openDashboard opens a fresh one-time login in the browser.
+func (t *Tray) openDashboard() { t.openLogin("") }
+
+// openEvent opens the dashboard at one event of the audit log.
+func (t *Tray) openEvent(id int64) { t.openLogin(strconv.FormatInt(id, 10)) }
+
+func (t *Tray) openLogin(event string) {
+	login, err := t.cfg.Control.LoginURL()
+	if err != nil {
+		t.log.Error("dashboard login", "err", err)
+		return
+	}
+	if event != "" {
+		login = eventURL(login, event)
+	}
+	t.open(login)
+}
+
+// open shows target (a URL or a file) in the desktop's default
+// application. Failures are logged without the target: a login URL is a
+// credential for two minutes.
+func (t *Tray) open(target string) {
+	open := t.cfg.Open
+	if open == nil {
+		open = func(s string) error { return t.app.OpenURL(targetURL(s)) }
+	}
+	t.spawn(func() {
+		if err := open(target); err != nil {
+			t.log.Error("open in the desktop", "err", err)
+		}
+	})
+}
+
+// targetURL is s as a URL: a local path becomes a file:// URL.
+func targetURL(s string) *url.URL {
+	if strings.HasPrefix(s, "/") {
+		return &url.URL{Scheme: "file", Path: s}
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return &url.URL{Scheme: "file", Path: s}
+	}
+	return u
+}
+
+func (t *Tray) showActivity() {
+	if t.cfg.Events == nil {
+		return
+	}
+	if t.actWin == nil {
+		t.actWin = newActivityWindow(t)
+		t.actWin.win.SetOnClosed(func() { t.actWin = nil })
+	}
+	t.actWin.show()
+}
+
+// followEvents loads the last events and follows new ones. A subscriber
+// that falls behind gets a closed channel: it reloads and subscribes
+// again.
+func (t *Tray) followEvents() {
+	ch, cancel := t.cfg.Events.Subscribe()
+	t.addStop(cancel)
+	go func() {
+		page, err := t.cfg.Events.Query(t.ctx, audit.Filter{Limit: activityMax})
+		t.do(func() {
+			t.actErr = err
+			if err != nil {
+				t.log.Warn("recent activity", "err", err)
+				t.activityChanged()
+				return
+			}
+			for i := len(page.Events) - 1; i >= 0; i-- {
+				t.activity.add(page.Events[i])
+			}
+			t.activityChanged()
+		})
+		for e := range ch {
+			t.do(func() {
+				if t.activity.add(e) {
+					t.activityChanged()
+				}
+			})
+		}
+		if t.ctx.Err() != nil || t.stopped.Load() {
+			return
+		}
+		// Fell behind, or the log closed: try again in a while.
+		t.clock.AfterFunc(time.Second, func() { t.do(t.followEvents) })
+	}()
+}
+
+func (t *Tray) activityChanged() {
+	if t.actWin != nil {
+		t.actWin.refresh()
+	}
+}
