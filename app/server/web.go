@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"mime"
@@ -32,32 +33,44 @@ type uiFile struct {
 	ctype string
 }
 
-// uiFiles reads the embedded dashboard once. The files never change while
-// Corral runs, so a content hash is their ETag: a reload revalidates every
-// file with one cheap request and transfers nothing.
-var uiFiles = sync.OnceValue(func() map[string]uiFile {
-	files := map[string]uiFile{}
+// uiBundle is the embedded dashboard, read once. The files never change
+// while Corral runs, so a content hash is each file's ETag, and a hash of
+// them all is the bundle's version: the shell refers to /ui/v-VERSION/…,
+// which browsers may cache for good (a new build has a new version), so
+// a reload costs no request per file.
+type uiBundle struct {
+	files   map[string]uiFile
+	version string
+	index   []byte // the shell, its /ui/ references versioned
+}
+
+var uiAssets = sync.OnceValue(func() uiBundle {
+	b := uiBundle{files: map[string]uiFile{}}
 	root, err := fs.Sub(assets.Web, "web")
 	if err != nil {
 		panic(err) // the embed directive guarantees the folder
 	}
-	fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error {
+	all := sha256.New()
+	fs.WalkDir(root, ".", func(p string, d fs.DirEntry, err error) error { // lexical order
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := fs.ReadFile(root, p)
+		body, err := fs.ReadFile(root, p)
 		if err != nil {
 			return err
 		}
-		sum := sha256.Sum256(b)
+		sum := sha256.Sum256(body)
 		ctype := mime.TypeByExtension(path.Ext(p))
 		if ctype == "" {
 			ctype = "application/octet-stream"
 		}
-		files[p] = uiFile{body: b, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype}
+		b.files[p] = uiFile{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, ctype: ctype}
+		fmt.Fprintf(all, "%s\x00%x\x00", p, sum)
 		return nil
 	})
-	return files
+	b.version = hex.EncodeToString(all.Sum(nil)[:8])
+	b.index = bytes.ReplaceAll(b.files[uiIndex].body, []byte(`"/ui/`), []byte(`"/ui/v-`+b.version+`/`))
+	return b
 })
 
 // uiIndex is the dashboard's shell; it is served at / only.
@@ -73,6 +86,10 @@ func (s *Server) registerUI(mux *http.ServeMux) {
 func uiHeaders(w http.ResponseWriter) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", uiCSP)
+	// With no-referrer (the server's default) Chromium sends "Origin: null"
+	// on the Sign out form's POST, and /logout rightly refuses it.
+	// same-origin keeps the Origin, and still sends nothing to other sites.
+	h.Set("Referrer-Policy", "same-origin")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-origin")
 }
@@ -88,28 +105,39 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 		signedOutTmpl.Execute(w, nil)
 		return
 	}
-	f, ok := uiFiles()[uiIndex]
-	if !ok {
+	ui := uiAssets()
+	if len(ui.index) == 0 {
 		http.Error(w, "The dashboard is missing from this build.", http.StatusInternalServerError)
 		return
 	}
-	w.Header().Set("Content-Type", f.ctype)
-	w.Write(f.body)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(ui.index)
 }
 
-// uiAsset serves one embedded file under /ui/. The files hold no secrets,
-// so they need no session; the shell itself is only served at /.
+// uiAsset serves one embedded file under /ui/ or, cacheable for good,
+// /ui/v-VERSION/. An older version's path (a page loaded before an
+// upgrade) gets today's file, revalidated each time. The files hold no
+// secrets, so they need no session; the shell itself is only served at /.
 func (s *Server) uiAsset(w http.ResponseWriter, r *http.Request) {
+	ui := uiAssets()
 	name := r.PathValue("file")
-	f, ok := uiFiles()[name]
-	if !ok || name == uiIndex || strings.Contains(name, "..") {
+	cache := "no-cache"
+	if rest, ok := strings.CutPrefix(name, "v-"); ok {
+		ver, file, _ := strings.Cut(rest, "/")
+		name = file
+		if ver == ui.version {
+			cache = "private, max-age=31536000, immutable"
+		}
+	}
+	f, ok := ui.files[name]
+	if !ok || name == uiIndex {
 		http.NotFound(w, r)
 		return
 	}
 	uiHeaders(w)
 	h := w.Header()
 	h.Set("Content-Type", f.ctype)
-	h.Set("Cache-Control", "no-cache")
+	h.Set("Cache-Control", cache)
 	h.Set("ETag", f.etag)
 	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(f.body))
 }

@@ -4,7 +4,7 @@
 // tail from audit.subscribe, and CSV / JSON Lines export of the filter.
 import {
   h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
-  decidedByText, scopeName, toast, plural,
+  decidedBy, scopeName, toast, plural, num,
 } from './dom.js';
 import { Chart } from './chart.js';
 import { openFile, shareDialog } from './links.js';
@@ -176,6 +176,7 @@ export class Activity {
     const count = $('#filter-count');
     count.hidden = !n;
     count.textContent = String(n);
+    $('#f-clear').closest('.field').hidden = !n && !this.f.since && !this.f.until;
   }
 
   params() {
@@ -272,6 +273,7 @@ export class Activity {
     try {
       const page = await rows;
       if (gen !== this.gen) return;
+      performance.mark('corral:rows-data');
       this.events.clear();
       this.tbody.replaceChildren(...page.events.map((e) => this.row(e)));
       this.cursor = page.next_cursor || '';
@@ -280,6 +282,7 @@ export class Activity {
       performance.mark('corral:rows');
     } catch (e) {
       if (gen !== this.gen) return;
+      // A caller without the audit log (forbidden) sees the server's sentence.
       this.summary.textContent = e.kind === 'io' ? 'Waiting for the connection…' : e.message;
     } finally {
       if (gen === this.gen) {
@@ -288,11 +291,19 @@ export class Activity {
       }
     }
     await chart;
-    if (gen === this.gen) {
+    if (gen !== this.gen) return;
+    // Ready once the browser is about to paint the new rows and chart (a
+    // hidden tab gets no animation frames: then a timer says so).
+    let said = false;
+    const ready = () => {
+      if (said || gen !== this.gen) return;
+      said = true;
       performance.mark('corral:audit-ready');
       document.body.dataset.auditReady = String(gen);
       document.dispatchEvent(new CustomEvent('corral:audit-ready', { detail: gen }));
-    }
+    };
+    requestAnimationFrame(ready);
+    setTimeout(ready, 500);
   }
 
   chartSpan(now) {
@@ -325,10 +336,11 @@ export class Activity {
     try {
       const r = await this.rpc.call('audit.stats', params);
       if (gen !== this.gen && gen !== -1) return;
+      performance.mark('corral:chart-data');
       this.chart.set(r.buckets, span.start, span.end, span.step);
       performance.mark('corral:chart');
     } catch (e) {
-      if (e.kind !== 'io') toast(e.message, { kind: 'error' });
+      if (e.kind !== 'io' && e.kind !== 'forbidden') toast(e.message, { kind: 'error' });
     } finally {
       this.chartEl.classList.remove('loading');
     }
@@ -369,7 +381,7 @@ export class Activity {
     this.end.hidden = !!this.cursor || n === 0;
     const filtered = Object.keys(this.query).length > 0;
     this.summary.textContent = n === 0 ? ''
-      : `${this.cursor ? `Showing the newest ${n.toLocaleString()}` : `${plural(n, 'event')}`}${filtered ? ' matching the filters' : ''}${this.cursor ? ' — scroll for more' : ''}.${this.live ? ' Live: new events appear at the top.' : ''}`;
+      : `${this.cursor ? `Showing the newest ${num(n)}` : `${plural(n, 'event')}`}${filtered ? ' matching the filters' : ''}${this.cursor ? ' — scroll for more' : ''}.${this.live ? ' Live: new events appear at the top.' : ''}`;
   }
 
   row(e) {
@@ -420,7 +432,7 @@ export class Activity {
     this.lastRow = this.tbody.querySelector(`tr[data-id="${id}"]`);
     const dlg = $('#detail');
     $('#detail-title').textContent = `${opName(e.op)} · ${decisionNames[e.decision] || e.decision}`;
-    const by = decidedByText[e.decided_by] || [e.decided_by, ''];
+    const by = decidedBy(e);
     const outcome = e.decision === 'allow' ? 'Corral allowed it.' : e.decision === 'deny' ? 'Corral refused it.' : 'It was allowed but did not work.';
     const fileBox = h('div', { class: 'file-box', 'aria-live': 'polite' });
     const filterBtn = (label, patch) => {
@@ -442,8 +454,8 @@ export class Activity {
       ['Decision', decisionNames[e.decision] || e.decision],
       ['Decided by', `${by[0]} (${e.decided_by})`],
       ['Detail', e.detail || '—'],
-      ['Size', e.bytes ? `${size(e.bytes)} (${e.bytes.toLocaleString()} bytes)` : '—'],
-      ['Duration', `${e.duration_ms.toLocaleString()} ms`],
+      ['Size', e.bytes ? `${size(e.bytes)} (${num(e.bytes)} bytes)` : '—'],
+      ['Duration', `${num(e.duration_ms)} ms`],
       ['Error', e.error || '—'],
     ];
     $('#detail-body').replaceChildren(

@@ -41,9 +41,12 @@ export class Approvals {
     try {
       await this.rpc.call('approval.subscribe');
       const { pending } = await this.rpc.call('approval.list');
+      this.synced = true;
+      document.body.dataset.approvalsReady = '1';
       const live = new Set(pending.map((a) => a.id));
       for (const id of [...this.cards.keys()]) if (!live.has(id)) this.remove(id);
       for (const a of pending) this.add(a);
+      this.changed();
     } catch (e) {
       if (e.kind !== 'io') toast(e.message, { kind: 'error' });
     }
@@ -68,7 +71,9 @@ export class Approvals {
     if (!c) return;
     this.remove(id);
     if (!c.mine) {
-      const who = by === 'timeout' ? 'Nobody answered in time' : `Answered ${by ? `on ${by}` : 'elsewhere'}`;
+      const who = by === 'timeout' ? 'Nobody answered in time'
+        : by === 'paused' ? 'Agents were paused'
+          : `Answered elsewhere${by ? ` (${by})` : ''}`;
       toast(`${who}: ${c.a.client} was ${saidAs[decision] || decision}.`);
     }
   }
@@ -133,15 +138,18 @@ export class Approvals {
     }
 
     const verb = accessVerbs[a.access] || a.access;
+    // The plain-language line, with the target set off as code when it
+    // names it (it usually does), so a long path wraps and reads well.
+    const line = a.description || `${a.client} wants to ${verb} ${a.target}`;
+    const at = a.target ? line.indexOf(a.target) : -1;
+    const headline = at < 0 ? [line] : [line.slice(0, at), h('code', null, a.target), line.slice(at + a.target.length)];
     const el = h('article', { class: `approval card ${a.access}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
-      h('h2', { class: 'headline', id: `${id}-h` }, a.description || `${a.client} wants to ${verb} ${a.target}`),
+      h('h2', { class: 'headline', id: `${id}-h` }, headline),
       h('div', { class: 'who' },
-        h('span', { class: 'chip' }, a.client),
-        h('span', null, 'in'),
-        h('span', { class: 'chip' }, scopeName(a.user)),
-        h('span', null, 'wants to'),
-        h('span', { class: 'chip access' }, verb)),
-      h('div', { class: 'target', title: a.target }, a.target),
+        h('span', { class: 'chip', title: 'Agent' }, a.client),
+        h('span', { class: 'chip', title: 'Scope' }, `${scopeName(a.user)} scope`),
+        h('span', { class: 'chip access', title: 'Access' }, verb)),
+      at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
       a.reason ? h('blockquote', { class: 'why' }, h('span', { class: 'why-label' }, 'Why, in the agent’s words'), a.reason) : null,
       countdown,
       options,

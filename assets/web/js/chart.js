@@ -2,12 +2,13 @@
 // hand-drawn in SVG: a few dozen rectangles do not need a library. Bars
 // can be pointed at, stepped through with the arrow keys, and picked
 // (click or Enter) to narrow the log to that hour or day.
-import { s, plural } from './dom.js';
+import { s, plural, num, dateFormat } from './dom.js';
 
 function niceMax(v) {
   if (v <= 4) return 4;
   const p = 10 ** Math.floor(Math.log10(v));
-  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
+  // Even steps, so the middle grid line is a whole number too.
+  for (const m of [1, 2, 4, 6, 8, 10]) if (m * p >= v && (m * p) % 2 === 0) return m * p;
   return 10 * p;
 }
 
@@ -21,7 +22,14 @@ export class Chart {
     this.cols = [];
     this.sel = -1;
     this.hint = readout.textContent;
-    new ResizeObserver(() => this.draw()).observe(el);
+    // The size comes from the observer, so drawing never forces a layout.
+    this.size = [el.clientWidth, el.clientHeight];
+    new ResizeObserver(([e]) => {
+      const size = [e.contentRect.width, e.contentRect.height];
+      if (size[0] === this.size[0] && size[1] === this.size[1]) return;
+      this.size = size;
+      this.draw();
+    }).observe(el);
     el.addEventListener('keydown', (e) => this.key(e));
     el.addEventListener('blur', () => this.highlight(-1));
   }
@@ -40,7 +48,7 @@ export class Chart {
     this.sel = -1;
     const tot = cols.reduce((a, c) => ({ allow: a.allow + c.allow, deny: a.deny + c.deny, error: a.error + c.error }), { allow: 0, deny: 0, error: 0 });
     const all = tot.allow + tot.deny + tot.error;
-    this.el.setAttribute('aria-label', `Activity chart: ${plural(all, 'event')}, ${tot.deny.toLocaleString()} denied and ${tot.error.toLocaleString()} failed. Use the arrow keys to read each ${stepMs >= 864e5 ? 'day' : 'hour'}.`);
+    this.el.setAttribute('aria-label', `Activity chart: ${plural(all, 'event')}, ${num(tot.deny)} denied and ${num(tot.error)} failed. Use the arrow keys to read each ${stepMs >= 864e5 ? 'day' : 'hour'}.`);
     this.draw();
   }
 
@@ -48,14 +56,14 @@ export class Chart {
     const d = new Date(t);
     if (this.stepMs >= 864e5) {
       // Daily buckets start at UTC midnight: name them by their UTC date.
-      return d.toLocaleDateString(undefined, { timeZone: 'UTC', weekday: long ? 'short' : undefined, day: 'numeric', month: 'short' });
+      return dateFormat({ timeZone: 'UTC', weekday: long ? 'short' : undefined, day: 'numeric', month: 'short' }).format(d);
     }
     const hm = `${pad(d.getHours())}:00`;
-    return long ? `${d.toLocaleDateString(undefined, { weekday: 'short', day: 'numeric', month: 'short' })} ${hm}` : hm;
+    return long ? `${dateFormat({ weekday: 'short', day: 'numeric', month: 'short' }).format(d)} ${hm}` : hm;
   }
 
   draw() {
-    const W = Math.max(200, this.el.clientWidth), Hh = Math.max(100, this.el.clientHeight);
+    const W = Math.max(200, Math.round(this.size[0])), Hh = Math.max(100, Math.round(this.size[1]));
     const left = 34, bottom = 20, top = 6;
     const cols = this.cols;
     const svg = s('svg', { viewBox: `0 0 ${W} ${Hh}`, width: W, height: Hh, 'aria-hidden': 'true' });
@@ -126,7 +134,7 @@ export class Chart {
     const c = this.cols[i];
     c.g?.classList.add(document.activeElement === this.el ? 'sel' : 'hover');
     const total = c.allow + c.deny + c.error;
-    this.readout.textContent = `${this.label(c.t, true)}: ${plural(total, 'event')} — ${c.allow.toLocaleString()} allowed, ${c.deny.toLocaleString()} denied, ${c.error.toLocaleString()} failed.`;
+    this.readout.textContent = `${this.label(c.t, true)}: ${plural(total, 'event')} — ${num(c.allow)} allowed, ${num(c.deny)} denied, ${num(c.error)} failed.`;
   }
 
   pick(i) {

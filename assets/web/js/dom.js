@@ -1,6 +1,6 @@
 // Small DOM and formatting helpers. Every string from the server goes into
 // the page as text (textContent or an attribute value), never as markup;
-// the page's Trusted Types policy would refuse innerHTML anyway.
+// the page's Trusted Types policy would refuse markup from strings anyway.
 
 /** h builds an element: h('a', {href, class, onclick}, 'text', child…). */
 export function h(tag, attrs, ...children) {
@@ -63,21 +63,41 @@ export const icons = {
 
 const pad = (n) => String(n).padStart(2, '0');
 
+// Intl formatters are costly to make and cheap to use: make each once.
+const fmt = {
+  weekday: new Intl.DateTimeFormat(undefined, { weekday: 'short' }),
+  dayMonth: new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' }),
+  dayMonthYear: new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' }),
+  full: new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' }),
+  number: new Intl.NumberFormat(),
+};
+
+/** dateFormat returns a cached Intl.DateTimeFormat for options. */
+const formats = new Map();
+export function dateFormat(opts) {
+  const key = JSON.stringify(opts);
+  let f = formats.get(key);
+  if (!f) formats.set(key, (f = new Intl.DateTimeFormat(undefined, opts)));
+  return f;
+}
+
+/** num formats a count with the locale's separators. */
+export const num = (n) => fmt.number.format(n);
+
 /** when formats an event time for the table: time today, weekday this week, date otherwise. */
 export function when(iso, now = new Date()) {
   const d = new Date(iso);
   const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  const sameDay = d.toDateString() === now.toDateString();
-  if (sameDay) return `Today ${hm}`;
+  if (d.toDateString() === now.toDateString()) return `Today ${hm}`;
   const age = now - d;
-  if (age >= 0 && age < 6 * 864e5) return `${d.toLocaleDateString(undefined, { weekday: 'short' })} ${hm}`;
-  return `${d.toLocaleDateString(undefined, { day: 'numeric', month: 'short', year: d.getFullYear() === now.getFullYear() ? undefined : 'numeric' })} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  if (age >= 0 && age < 6 * 864e5) return `${fmt.weekday.format(d)} ${hm}`;
+  const day = d.getFullYear() === now.getFullYear() ? fmt.dayMonth : fmt.dayMonthYear;
+  return `${day.format(d)} ${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 /** full is a complete local date and time. */
 export function full(iso) {
-  const d = new Date(iso);
-  return d.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return fmt.full.format(new Date(iso));
 }
 
 /** ago says how long ago (or how far ahead) a time is, in words. */
@@ -96,7 +116,7 @@ export function ago(iso, now = Date.now()) {
 }
 
 export function plural(n, word) {
-  return `${n.toLocaleString()} ${word}${n === 1 ? '' : 's'}`;
+  return `${num(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** clock formats seconds as m:ss or h:mm:ss. */
@@ -155,7 +175,7 @@ export const opName = (op) => opNames[op] || op;
 export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed' };
 
 export const decidedByText = {
-  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use (or it tried to leave them, which is always refused).'],
+  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use.'],
   root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.'],
   rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.'],
   owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.'],
@@ -163,6 +183,14 @@ export const decidedByText = {
   strict: ['Nobody was there to ask', 'Strict mode: with no tray, dashboard or phone open to ask, the request was denied at once.'],
   paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.'],
 };
+
+// decidedBy explains a decision; scope also refuses escapes, said differently.
+export function decidedBy(e) {
+  if (e.decided_by === 'scope' && e.decision === 'deny') {
+    return ['Outside its own folder', 'The path tried to leave the scope’s own folder (or named another scope), which is always refused without asking.'];
+  }
+  return decidedByText[e.decided_by] || [e.decided_by, ''];
+}
 
 export const accessVerbs = {
   read: 'read', write: 'change', delete: 'delete', execute: 'run', network: 'use the network for',

@@ -31,6 +31,7 @@ export class Rpc extends EventTarget {
     const ws = new WebSocket(this.url);
     this.ws = ws;
     ws.addEventListener('open', () => {
+      performance.mark('corral:ws-open');
       this.delay = 400;
       this.failures = 0;
       this.setState('open');

@@ -1,0 +1,1161 @@
+package server
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	"corral/app/client"
+	"corral/assets"
+	"corral/core/audit"
+	"corral/store"
+)
+
+// The dashboard tests drive a real headless Chromium (one at a time: a
+// browser each in parallel is slower on a small machine, not faster) against a real server
+// (the harness) with a real store. They skip only under -short; without
+// -short a missing Chromium fails them (packaging/deps.sh installs it).
+// Screenshots go to the test's temp dir, and also to $CORRAL_SHOTS when set.
+
+// browser is one headless Chromium with one tab.
+type browser struct {
+	t     testing.TB
+	ctx   context.Context // the tab
+	shots string
+
+	mu   sync.Mutex
+	errs []string // exceptions and CSP reports from the page
+}
+
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives headless Chromium, which takes seconds; skipped under -short")
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("Chromium is not installed: run packaging/deps.sh (browser tests may skip only under -short)")
+	return ""
+}
+
+func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("mute-audio", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 800),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "shots")}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	go func() {
+		for m, err := range chromedp.Console(ctx) {
+			if err != nil {
+				return
+			}
+			text := m.Text
+			if m.IsException() || strings.Contains(text, "Content Security Policy") || strings.Contains(text, "Trusted Type") {
+				b.mu.Lock()
+				b.errs = append(b.errs, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line+1))
+				b.mu.Unlock()
+			}
+		}
+	}()
+	return b
+}
+
+// do runs actions with a deadline, failing the test on error.
+func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.shot("failed")
+		b.t.Fatalf("browser: %v", err)
+	}
+}
+
+// js evaluates an expression (awaiting a promise) and decodes its value.
+func js[T any](b *browser, expr string) T {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		b.shot("failed")
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// wait polls a JavaScript condition until it is true, across navigations.
+func (b *browser) wait(cond string) {
+	b.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(2*time.Second))
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		if err == nil {
+			return
+		}
+		if !strings.Contains(err.Error(), "navigated") && !strings.Contains(err.Error(), "context was destroyed") {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // a navigation ended the poll: poll the new page
+	}
+	b.shot("failed")
+	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer cancel()
+	body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main')?.innerText.slice(0, 1500) || document.body.innerText.slice(0, 1500)`))
+	b.t.Fatalf("waiting for %s: %v\npage text:\n%s", cond, err, body)
+}
+
+// hash moves the page to another view (a same-document navigation).
+func (b *browser) hash(h string) {
+	b.t.Helper()
+	js[chromedp.Void](b, "location.hash = "+jsString(h))
+}
+
+// click clicks the first element matching a CSS selector, as a mouse would.
+func (b *browser) click(sel string) {
+	b.t.Helper()
+	b.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+}
+
+// choose sets a form control's value and fires change, as picking would.
+func (b *browser) choose(sel, value string) {
+	b.t.Helper()
+	js[chromedp.Void](b, fmt.Sprintf(`(() => { const el = document.querySelector(%q); el.value = %q; el.dispatchEvent(new Event('change', {bubbles: true})); })()`, sel, value))
+}
+
+// desktop and phone switch the viewport.
+func (b *browser) desktop() { b.t.Helper(); b.do(chromedp.EmulateViewport(1280, 800)) }
+func (b *browser) phone() {
+	b.t.Helper()
+	b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch))
+}
+
+// dark switches prefers-color-scheme.
+func (b *browser) dark(on bool) {
+	b.t.Helper()
+	v := "light"
+	if on {
+		v = "dark"
+	}
+	_, err := chromedp.Call(b.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: v}},
+	})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond) // let colour transitions finish before a screenshot
+}
+
+// shot saves a screenshot of the viewport as name.png.
+func (b *browser) shot(name string) {
+	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	dirs := []string{b.shots}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		os.MkdirAll(d, 0o755)
+		if err := os.WriteFile(filepath.Join(d, name+".png"), buf, 0o644); err != nil {
+			b.t.Logf("screenshot %s: %v", name, err)
+		}
+	}
+}
+
+// labelled fails the test if a visible control has no accessible name.
+func (b *browser) labelled() {
+	b.t.Helper()
+	bad := js[[]string](b, `[...document.querySelectorAll('input, select, button, a[href], [tabindex]')].filter(el => {
+		const r = el.getBoundingClientRect();
+		if (!r.width || !r.height) return false;
+		const name = el.getAttribute('aria-label') || (el.labels && el.labels.length && el.labels[0].textContent.trim()) || el.textContent.trim() || el.title;
+		return !name;
+	}).map(el => el.outerHTML.slice(0, 120))`)
+	for _, el := range bad {
+		b.t.Errorf("control without a name: %s", el)
+	}
+}
+
+// noPageErrors fails the test if the page threw or broke its CSP.
+func (b *browser) noPageErrors() {
+	b.t.Helper()
+	time.Sleep(100 * time.Millisecond) // let the console stream catch up
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errs {
+		b.t.Errorf("page error: %s", e)
+	}
+	b.errs = nil
+}
+
+// login opens the dashboard through a one-time code from session.login and
+// waits until the page is connected.
+func (b *browser) login(h *harness) {
+	b.t.Helper()
+	owner := h.dial(ownerToken)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var r struct{ URL string }
+	if err := owner.CallInto(ctx, "session.login", nil, &r); err != nil {
+		b.t.Fatal(err)
+	}
+	if !strings.HasPrefix(r.URL, h.url+"/login?code=") {
+		b.t.Fatalf("session.login url %q", r.URL)
+	}
+	b.do(chromedp.Navigate(r.URL))
+	b.wait(`document.querySelector('#conn')?.dataset.state === 'open' && document.body.dataset.auditReady`)
+}
+
+// rows reads the audit table.
+type row struct {
+	ID                                         string
+	Client, User, Op, Target, Result, Decision string
+}
+
+func (b *browser) rows() []row {
+	b.t.Helper()
+	return js[[]row](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => ({
+		ID: tr.dataset.id, Decision: tr.dataset.decision,
+		Client: tr.querySelector('.t-client').textContent, User: tr.querySelector('.t-user').textContent,
+		Op: tr.querySelector('.t-op').title, Target: tr.querySelector('.t-target').textContent,
+		Result: tr.querySelector('.t-result').textContent}))`)
+}
+
+// seed makes a little of everything in the audit log and returns how many
+// events it made.
+func seed(t *testing.T, h *harness) int {
+	t.Helper()
+	alice, bob := h.dial(aliceKey), h.dial(bobKey)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/todo.md", "content", "- milk\n- fence posts\n"))
+	rpcCall[any](t, alice, "file.read", m("path", "notes/todo.md"))
+	rpcCall[any](t, alice, "result.save", m("title", "Weekly", "content", "# Weekly\n\nAll quiet.\n", "format", "markdown"))
+	callErr(t, alice, "file.read", m("path", "missing.txt"))
+	callErr(t, alice, "file.read", m("path", "../bob/diary.txt"))
+	rpcCall[any](t, bob, "file.write", m("path", "share/plan.txt", "content", "shared plan"))
+	rpcCall[any](t, bob, "folder.list", nil)
+	// Nobody is there to ask (strict): denied at once.
+	callErr(t, bob, "file.read", m("path", "/etc/hostname", "reason", "curious"))
+	return 8
+}
+
+func TestDashboardAuditLog(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	n := seed(t, h)
+	b := newBrowser(t)
+	b.login(h)
+
+	// The table shows every event, newest first.
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#audit-table tbody tr').length === %d`, n))
+	rows := b.rows()
+	if rows[0].Target != "/etc/hostname" || rows[0].Decision != "deny" || rows[len(rows)-1].Target != "notes/todo.md" {
+		t.Fatalf("rows, newest first: %+v", rows)
+	}
+	var sawError bool
+	for _, r := range rows {
+		sawError = sawError || (r.Decision == "error" && r.Target == "missing.txt")
+	}
+	if !sawError {
+		t.Errorf("no failed read of missing.txt in %+v", rows)
+	}
+	if title := js[string](b, `document.title`); title != "Corral — Activity" {
+		t.Errorf("title %q", title)
+	}
+	// The chart counts the same events.
+	total := js[int](b, `[...document.querySelectorAll('#chart rect.s-allow, #chart rect.s-deny, #chart rect.s-error')].length`)
+	if total == 0 || !strings.Contains(js[string](b, `document.querySelector('#chart').getAttribute('aria-label')`), fmt.Sprintf("%d events", n)) {
+		t.Errorf("chart: %d bars, label %q", total, js[string](b, `document.querySelector('#chart').getAttribute('aria-label')`))
+	}
+	b.shot("activity-desktop")
+	b.labelled()
+	b.dark(true)
+	if bg := js[string](b, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(21, 23, 26)" {
+		t.Errorf("dark mode background %q", bg)
+	}
+	b.shot("activity-desktop-dark")
+	b.dark(false)
+
+	// A click opens the detail: every field and how it was decided.
+	b.click(`#audit-table tbody tr[data-id="` + rows[0].ID + `"]`)
+	b.wait(`document.querySelector('#detail').open`)
+	detail := js[string](b, `document.querySelector('#detail').innerText`)
+	for _, want := range []string{"/etc/hostname", "bob-agent", "Nobody was there to ask", "strict", "Event number", "Duration"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail lacks %q:\n%s", want, detail)
+		}
+	}
+	b.shot("detail-desktop")
+	b.do(chromedp.KeyEvent("\x1b")) // Escape closes it
+	b.wait(`!document.querySelector('#detail').open`)
+	// The keyboard opens it too.
+	js[chromedp.Void](b, `document.querySelector('#audit-table tbody tr').focus()`)
+	b.do(chromedp.KeyEvent("\r"))
+	b.wait(`document.querySelector('#detail').open`)
+	b.labelled()
+	b.do(chromedp.KeyEvent("\x1b"))
+	b.wait(`!document.querySelector('#detail').open && document.activeElement.matches('#audit-table tbody tr')`)
+
+	// A file that is still there can be opened from its event.
+	write := rows[len(rows)-1]
+	b.click(`#audit-table tbody tr[data-id="` + write.ID + `"]`)
+	b.wait(`[...document.querySelectorAll('#detail .file-actions button')].some(x => x.textContent === 'Open file')`)
+	b.click(`#detail .file-actions button.primary`)
+	waitTarget(t, b, h.url+"/files/out?path=notes/todo.md")
+	b.click(`#detail-close`)
+
+	// Filters narrow the rows and live in the URL.
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-client"), "bob-agent"))
+	b.wait(`[...document.querySelectorAll('#audit-table tbody tr')].every(tr => tr.querySelector('.t-client').textContent === 'bob-agent') && document.querySelectorAll('#audit-table tbody tr').length === 3`)
+	b.choose("#f-decision", "deny")
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 1`)
+	if hash := js[string](b, `location.hash`); hash != "#activity?client=bob-agent&decision=deny" {
+		t.Errorf("hash %q", hash)
+	}
+	b.do(chromedp.Reload())
+	b.wait(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === 1`)
+	if got := js[[]string](b, `[document.querySelector('#f-client').value, document.querySelector('#f-decision').value]`); got[0] != "bob-agent" || got[1] != "deny" {
+		t.Errorf("filters after reload: %q", got)
+	}
+	if r := b.rows(); r[0].Target != "/etc/hostname" {
+		t.Errorf("filtered rows after reload: %+v", r)
+	}
+	// Export the filtered view: CSV and JSON Lines, downloaded as files.
+	downloads := t.TempDir()
+	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.click("#export-menu summary")
+	b.click(`[data-export="csv"]`)
+	csv := waitDownload(t, downloads, ".csv")
+	if lines := strings.Split(strings.TrimSpace(csv), "\r\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "id,time,client,user,op,target,decision,decided_by") ||
+		!strings.Contains(lines[1], ",bob-agent,bob,file.read,/etc/hostname,deny,strict,") {
+		t.Errorf("CSV export:\n%s", csv)
+	}
+	b.click("#export-menu summary")
+	b.click(`[data-export="jsonl"]`)
+	var ev struct{ Client, Target, Decision string }
+	if err := json.Unmarshal([]byte(waitDownload(t, downloads, ".jsonl")), &ev); err != nil || ev.Target != "/etc/hostname" || ev.Decision != "deny" {
+		t.Errorf("JSONL export: %+v %v", ev, err)
+	}
+
+	// Free text and the time range narrow too; Clear brings everything back.
+	b.click("#f-clear")
+	b.do(chromedp.SendKeys(chromedp.CSS("#f-text"), "todo.md\n"))
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length >= 2 && [...document.querySelectorAll('#audit-table tbody tr .t-target')].every(td => td.textContent.includes('todo.md'))`)
+	b.choose("#f-range", "1h")
+	b.wait(`location.hash.includes('range=1h') && document.querySelectorAll('#audit-table tbody tr').length >= 2`)
+	b.hash("#activity?range=custom&since=2001-01-01T00:00:00Z&until=2001-01-02T00:00:00Z")
+	b.wait(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === 0 && !document.querySelector('#audit-empty').hidden`)
+	b.click("#f-clear")
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length >= 9`)
+
+	// Live tail: a new event appears at the top without a reload.
+	b.click("#live")
+	b.wait(`document.querySelector('#live').getAttribute('aria-pressed') === 'true' && location.hash.includes('live=1') && document.body.dataset.auditReady`)
+	rpcCall[any](t, h.dial(aliceKey), "file.write", m("path", "notes/live.txt", "content", "fresh"))
+	b.wait(`document.querySelector('#audit-table tbody tr .t-target')?.textContent === 'notes/live.txt'`)
+	b.click("#live")
+
+	// Phone width: the same view, cards instead of a table.
+	b.phone()
+	b.do(chromedp.Reload())
+	b.wait(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length >= 9`)
+	b.shot("activity-phone")
+	if w := js[int](b, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("page is %dpx wide at 390px", w)
+	}
+	small := js[[]string](b, `[...document.querySelectorAll('button, a.btn, a.tab, select, input')].filter(el => {
+		const r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0 && r.height < 40 && el.offsetParent !== null;
+	}).map(el => el.id || el.className || el.textContent)`)
+	if len(small) > 0 {
+		t.Errorf("controls under 40px tall at phone width: %q", small)
+	}
+	b.click(`#audit-table tbody tr`)
+	b.wait(`document.querySelector('#detail').open`)
+	b.shot("detail-phone")
+	b.noPageErrors()
+}
+
+func TestDashboardScrollLoadsMore(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	const n = 250
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			e := audit.Event{Time: time.Now().UTC(), Client: "bulk-agent", User: "alice", Op: "file.read",
+				Target: fmt.Sprintf("notes/n%03d.txt", i), Decision: audit.Allow, DecidedBy: audit.ByScope}
+			if _, err := h.store.Record(context.Background(), e); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	b := newBrowser(t)
+	b.login(h)
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 100 && !document.querySelector('#load-more').hidden`)
+	for _, want := range []int{200, n} {
+		js[chromedp.Void](b, `document.querySelector('#audit-more').scrollIntoView()`)
+		b.wait(fmt.Sprintf(`document.querySelectorAll('#audit-table tbody tr').length === %d`, want))
+	}
+	b.wait(`!document.querySelector('#audit-end').hidden && document.querySelector('#load-more').hidden`)
+	ids := js[[]int](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => +tr.dataset.id)`)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] >= ids[i-1] {
+			t.Fatalf("rows not newest first without repeats at %d: %v", i, ids[i-1:i+1])
+		}
+	}
+	b.noPageErrors()
+}
+
+// waitDownload waits for a finished download with the given extension in
+// dir and returns its content.
+func waitDownload(t *testing.T, dir, ext string) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		names, _ := filepath.Glob(filepath.Join(dir, "*"+ext))
+		if len(names) == 1 {
+			b, err := os.ReadFile(names[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(names[0])
+			return string(b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %s download in %s", ext, dir)
+	return ""
+}
+
+// waitTarget waits until some tab shows url (a link opened with noopener
+// has no opener to wait on).
+func waitTarget(t *testing.T, b *browser, prefix string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		ts, err := chromedp.Targets(b.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range ts {
+			if x.Type == "page" && strings.HasPrefix(x.URL, prefix) {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no tab opened %s…", prefix)
+}
+
+func TestDashboardApprovals(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside", "tax.txt")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	os.WriteFile(outside, []byte("tax data"), 0o644)
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#approvals")
+	// The page subscribes on connect, then lists what is pending.
+	b.wait(`!document.querySelector('#approvals-empty').hidden && document.body.dataset.approvalsReady`)
+
+	// Answered in the page: the agent's blocked call goes through.
+	done := async(alice, "file.read", m("path", outside, "reason", "summarise my taxes"))
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	card := js[string](b, `document.querySelector('.approval').innerText`)
+	for _, want := range []string{"alice-agent", outside, "summarise my taxes", "left", "Always allow", "Allow this session", "Always deny"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	if got := js[[]string](b, `[document.title, document.querySelector('#pending-badge').textContent, String(document.querySelector('#pending-badge').hidden)]`); got[0] != "(1) Corral — Approvals" || got[1] != "1" || got[2] != "false" {
+		t.Errorf("title and badge: %q", got)
+	}
+	b.shot("approval-desktop")
+	b.labelled()
+	b.phone()
+	b.shot("approval-phone")
+	if w := js[int](b, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("approvals page is %dpx wide at 390px", w)
+	}
+	b.dark(true)
+	b.shot("approval-phone-dark")
+	b.dark(false)
+	b.desktop()
+	b.click(`.approval button[data-decision="allow_once"]`)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("read after Allow once in the page: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent's call is still blocked after Allow once")
+	}
+	b.wait(`document.querySelectorAll('.approval').length === 0 && document.title === 'Corral — Approvals' && document.querySelector('#pending-badge').hidden`)
+
+	// Answered elsewhere: the card disappears at once.
+	own := h.owner(t)
+	done = async(alice, "file.read", m("path", outside))
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	a := own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+	b.wait(`document.querySelectorAll('.approval').length === 0`)
+	if err := <-done; err == nil || err.(*client.Error).Data.Kind != "denied" {
+		t.Fatalf("after deny elsewhere: %v", err)
+	}
+
+	// Always allow the folder for 7 days: a rule appears on the Rules page.
+	done = async(alice, "file.read", m("path", outside))
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	b.click(`.approval input[type=checkbox]`)
+	b.choose(`.approval select`, "7d")
+	b.click(`.approval button[data-decision="allow_always"]`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rules := rpcCall[struct {
+		Rules []struct{ ID, Target, Match string }
+	}](t, own.c, "rule.list", nil)
+	if len(rules.Rules) != 1 || rules.Rules[0].Target != filepath.Dir(outside) || rules.Rules[0].Match != "prefix" {
+		t.Fatalf("rules after Always allow + folder: %+v", rules)
+	}
+	b.click(`a.tab[data-tab="rules"]`)
+	b.wait(`document.querySelectorAll('#rule-list .rule').length === 1`)
+	rule := js[string](b, `document.querySelector('#rule-list .rule').innerText`)
+	for _, want := range []string{filepath.Dir(outside), "Allow", "alice-agent", "by browser", "expires in 7 days"} {
+		if !strings.Contains(rule, want) {
+			t.Errorf("rule card lacks %q:\n%s", want, rule)
+		}
+	}
+	b.shot("rules-desktop")
+	b.phone()
+	b.shot("rules-phone")
+	b.desktop()
+	b.click(`#rule-list .rule button`)
+	b.click(`#rule-list .rule button.confirming`)
+	b.wait(`document.querySelectorAll('#rule-list .rule').length === 0 && !document.querySelector('#rules-empty').hidden`)
+	if r := rpcCall[struct{ Rules []any }](t, own.c, "rule.list", nil); len(r.Rules) != 0 {
+		t.Errorf("rules after Revoke: %v", r.Rules)
+	}
+
+	// Pause and resume.
+	b.click("#pause")
+	b.wait(`document.querySelector('#pause').getAttribute('aria-pressed') === 'true' && !document.querySelector('#paused-banner').hidden`)
+	if info := rpcCall[struct{ Paused bool }](t, own.c, "session.info", nil); !info.Paused {
+		t.Error("session.info does not say paused after Pause")
+	}
+	b.shot("paused-desktop")
+	b.click("#pause")
+	b.wait(`document.querySelector('#pause').getAttribute('aria-pressed') === 'false' && document.querySelector('#paused-banner').hidden`)
+	// Paused elsewhere: the page follows through the audit log.
+	rpcCall[any](t, own.c, "agents.pause", nil)
+	b.wait(`document.querySelector('#pause').getAttribute('aria-pressed') === 'true'`)
+	rpcCall[any](t, own.c, "agents.resume", nil)
+	b.wait(`document.querySelector('#pause').getAttribute('aria-pressed') === 'false'`)
+
+	// Opened with something waiting, the dashboard starts on the approvals.
+	done = async(alice, "file.read", m("path", outside))
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	b.do(chromedp.Navigate(h.url + "/"))
+	b.wait(`location.hash === '#approvals' && document.querySelectorAll('.approval').length === 1`)
+	b.click(`.approval button[data-decision="deny_once"]`)
+	if err := <-done; err == nil {
+		t.Error("read allowed after Deny")
+	}
+	b.noPageErrors()
+}
+
+// One-time-only approvals (an asked command) offer only Allow once and Deny.
+func TestDashboardOneTimeApproval(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "[exec]\nask = true\n")
+	alice := h.dial(aliceKey)
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#approvals")
+	b.wait(`document.body.dataset.approvalsReady`)
+	type run struct {
+		Stdout string
+		err    error
+	}
+	done := make(chan run, 1)
+	go func() {
+		var r run
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		r.err = alice.CallInto(ctx, "command.run", m("command", "echo asked"), &r)
+		done <- r
+	}()
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	got := js[[]string](b, `[...document.querySelectorAll('.approval .decisions button')].map(x => x.textContent)`)
+	if strings.Join(got, "|") != "Allow once|Deny" {
+		t.Errorf("one-time-only buttons: %q", got)
+	}
+	if n := js[int](b, `document.querySelectorAll('.approval input, .approval select').length`); n != 0 {
+		t.Errorf("one-time-only card has %d remember options", n)
+	}
+	b.shot("approval-once-desktop")
+	b.click(`.approval button[data-decision="allow_once"]`)
+	if r := <-done; r.err != nil || r.Stdout != "asked\n" {
+		t.Errorf("command after Allow once: %+v", r)
+	}
+	b.noPageErrors()
+}
+
+func TestDashboardFiles(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	seed(t, h)
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#files?place=alice")
+	b.wait(`document.querySelectorAll('#listing .entry').length >= 2`)
+	names := js[[]string](b, `[...document.querySelectorAll('#listing .entry')].map(li => li.dataset.path)`)
+	if names[0] != "output" || !strings.Contains(js[string](b, `document.querySelector('#listing .entry').innerText`), "Made by agents") {
+		t.Errorf("alice's folder, output first: %q", names)
+	}
+	places := js[string](b, `document.querySelector('#places').innerText`)
+	for _, want := range []string{"Shared folder", "alice", "bob", "Companion", "Default"} {
+		if !strings.Contains(places, want) {
+			t.Errorf("places lack %q: %s", want, places)
+		}
+	}
+	b.shot("files-desktop")
+	b.labelled()
+	b.click(`#listing .entry.output .name a`)
+	b.wait(`location.hash.includes('path=output') && document.querySelectorAll('#listing .entry.file').length === 1`)
+	report := js[string](b, `document.querySelector('#listing .entry.file').dataset.path`)
+	if !strings.HasPrefix(report, "output/report_") {
+		t.Fatalf("report entry %q", report)
+	}
+	// A link to copy.
+	b.click(`#listing .entry.file .acts button[aria-label^="Make a link"]`)
+	b.wait(`document.querySelector('#share').open`)
+	b.click(`#share .detail-actions .btn.primary`)
+	b.wait(`document.querySelector('#share-url')?.value.startsWith(` + jsString(h.url+"/files/out?path="+report) + `)`)
+	link := js[string](b, `document.querySelector('#share-url').value`)
+	resp, body := get(t, link)
+	if resp.StatusCode != 200 || !strings.Contains(body, "All quiet.") {
+		t.Errorf("GET the copied link: %d %q", resp.StatusCode, body)
+	}
+	b.shot("share-desktop")
+	b.click(`#share-close`)
+	// Open through a fresh link, in a new tab.
+	b.click(`#listing .entry.file .acts button[aria-label^="Open"]`)
+	waitTarget(t, b, h.url+"/files/out?path="+report)
+	// The shared folder.
+	b.click(`#places a[href="#files?place=share"]`)
+	b.wait(`[...document.querySelectorAll('#listing .entry')].some(li => li.dataset.path === 'share/plan.txt')`)
+	b.phone()
+	b.shot("files-phone")
+	b.noPageErrors()
+
+	// Sign out: back to the page that says how to open the dashboard, and
+	// the cookie no longer opens it.
+	b.desktop()
+	b.click(".signout button")
+	b.wait(`document.body.classList.contains('signed-out') && document.body.innerText.includes('corral open')`)
+	b.shot("signed-out")
+	b.do(chromedp.Navigate(h.url + "/"))
+	b.wait(`document.body.classList.contains('signed-out')`)
+}
+
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func TestDashboardServing(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	// Without a session: the short page saying how to open the dashboard.
+	resp, body := get(t, h.url+"/")
+	if resp.StatusCode != 401 || !strings.Contains(body, "corral open") || strings.Contains(body, "app.js") {
+		t.Errorf("GET / without a session: %d %s", resp.StatusCode, body)
+	}
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'self'", "frame-ancestors 'none'", "script-src 'self'", "require-trusted-types-for 'script'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("CSP %q lacks %q", csp, want)
+		}
+	}
+	if strings.Contains(csp, "unsafe") {
+		t.Errorf("CSP allows unsafe sources: %q", csp)
+	}
+	// With a session: the app, its files under a versioned path that
+	// browsers may cache for good.
+	owner := h.dial(ownerToken)
+	login := rpcCall[struct{ URL string }](t, owner, "session.login", nil)
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	lr, err := noRedirect.Get(login.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr.Body.Close()
+	var session *http.Cookie
+	for _, c := range lr.Cookies() {
+		if c.Name == cookieName {
+			session = c
+		}
+	}
+	if lr.StatusCode != http.StatusSeeOther || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login: %d, cookie %+v", lr.StatusCode, session)
+	}
+	resp, body = get(t, h.url+"/", "Cookie", cookieName+"="+session.Value)
+	ver := uiAssets().version
+	if resp.StatusCode != 200 || !strings.Contains(body, `src="/ui/v-`+ver+`/js/app.js"`) || resp.Header.Get("Content-Security-Policy") != uiCSP || resp.Header.Get("Cache-Control") != "no-store" {
+		t.Fatalf("GET / with a session: %d %v\n%s", resp.StatusCode, resp.Header, body)
+	}
+	resp, _ = get(t, h.url+"/ui/v-"+ver+"/js/dom.js")
+	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
+		t.Errorf("versioned asset: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = get(t, h.url+"/ui/v-0000/js/dom.js")
+	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Errorf("asset of another version: %d %v", resp.StatusCode, resp.Header)
+	}
+	// Sign out ends the session.
+	req, _ := http.NewRequest("POST", h.url+"/logout", nil)
+	req.Header.Set("Cookie", cookieName+"="+session.Value)
+	req.Header.Set("Origin", h.url)
+	if r, err := noRedirect.Do(req); err != nil || r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %v %v", r, err)
+	}
+	if resp, _ = get(t, h.url+"/", "Cookie", cookieName+"="+session.Value); resp.StatusCode != 401 {
+		t.Errorf("GET / after logout: %d", resp.StatusCode)
+	}
+
+	// Static files: typed, revalidated by ETag; the shell only at /.
+	resp, body = get(t, h.url+"/ui/js/app.js")
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/javascript") || resp.Header.Get("ETag") == "" || !strings.Contains(body, "import") {
+		t.Fatalf("GET app.js: %d %v", resp.StatusCode, resp.Header)
+	}
+	if r, _ := get(t, h.url+"/ui/js/app.js", "If-None-Match", resp.Header.Get("ETag")); r.StatusCode != 304 {
+		t.Errorf("revalidation: %d", r.StatusCode)
+	}
+	for _, p := range []string{"/ui/index.html", "/ui/v-" + ver + "/index.html", "/ui/", "/ui/nope.js", "/ui/../server.go", "/ui/%2e%2e/embed.go", "/ui/v-" + ver + "/../../server.go"} {
+		if r, _ := get(t, h.url+p); r.StatusCode != 404 && r.StatusCode != 400 && r.StatusCode != 301 {
+			t.Errorf("GET %s: %d", p, r.StatusCode)
+		}
+	}
+	// Inline code or markup from strings would break the CSP: every script
+	// and style is a file, and no script turns a string into markup or code.
+	err = fs.WalkDir(assets.Web, "web", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(assets.Web, p)
+		if err != nil {
+			return err
+		}
+		var bad []string
+		switch path.Ext(p) {
+		case ".html":
+			bad = []string{"<script>", "style=", "<style", "javascript:"}
+			if m := regexp.MustCompile(`\son[a-z]+=`).FindString(string(data)); m != "" {
+				t.Errorf("%s has an inline handler %q", p, m)
+			}
+		case ".js":
+			bad = []string{"innerHTML", "outerHTML =", "insertAdjacentHTML", "document.write", "eval(", "new Function", ".style ="}
+		}
+		for _, b := range bad {
+			if strings.Contains(string(data), b) {
+				t.Errorf("%s contains %q", p, b)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFilesOutPageCannotUseSession checks that an HTML page an agent saved
+// and the owner opens from /files/out, while signed in to the dashboard on
+// the same origin, can neither read the session cookie nor open /ws with
+// it: /files/out answers with CSP sandbox, so the page runs (if at all)
+// with an opaque origin, and the server refuses its Origin.
+func TestFilesOutPageCannotUseSession(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	host := strings.TrimPrefix(h.url, "http://")
+	// The agent's script: what it manages to see goes into the DOM.
+	probe := `(async () => {
+		const out = {ran: true, origin: String(self.origin)};
+		try { out.cookie = document.cookie; } catch (e) { out.cookie = 'threw ' + e.name; }
+		out.ws = await new Promise((done) => {
+			try {
+				const ws = new WebSocket('ws://` + host + `/ws');
+				ws.onopen = () => done('open');
+				ws.onerror = () => done('error');
+			} catch (e) { done('threw ' + e.name); }
+		});
+		try { const r = await fetch('/ws'); out.fetch = 'status ' + r.status; } catch (e) { out.fetch = 'threw ' + e.name; }
+		try { const r = await fetch('/', {credentials: 'include'}); out.home = 'status ' + r.status; } catch (e) { out.home = 'threw ' + e.name; }
+		return JSON.stringify(out);
+	})()`
+	page := `<!DOCTYPE html><html><head><title>Agent report</title></head><body><h1>Agent report</h1>
+<pre id="probe">the script did not run</pre>
+<script>` + probe + `.then(r => { document.getElementById('probe').textContent = r; });</script>
+</body></html>`
+	alice := h.dial(aliceKey)
+	res := rpcCall[map[string]string](t, alice, "result.save", m("title", "report", "content", page, "format", "html"))
+
+	b := newBrowser(t)
+	b.login(h) // the owner is signed in: the session cookie exists for this origin
+	if js[string](b, `document.cookie`) != "" {
+		t.Error("the dashboard itself can read its session cookie (it must be HttpOnly)")
+	}
+	cookies, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{h.url + "/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var session string
+	for _, c := range cookies.Cookies {
+		if c.Name == cookieName {
+			session = c.Value
+		}
+	}
+	if session == "" {
+		t.Fatalf("no %s cookie in the browser after login: %+v", cookieName, cookies.Cookies)
+	}
+
+	// Leave the dashboard so its own connection closes; from now on no
+	// connection may open beyond the test's own two (alice, and the owner
+	// that asked for the login).
+	const base = 2
+	b.do(chromedp.Navigate("about:blank"))
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.Connections() > base && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c := h.srv.Connections(); c != base {
+		t.Fatalf("%d connections after leaving the dashboard, want %d", c, base)
+	}
+	var opened atomic.Int32
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if h.srv.Connections() > base {
+				opened.Add(1)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+
+	b.do(chromedp.Navigate(res["url"]))
+	b.wait(`document.querySelector('h1')?.textContent === 'Agent report'`)
+	time.Sleep(500 * time.Millisecond) // time for the script, were it allowed to run
+	// The agent's own script: under plain CSP sandbox it does not run at
+	// all. Should it ever run, what it saw must be nothing.
+	if seen := js[string](b, `document.getElementById('probe').textContent`); seen != "the script did not run" {
+		checkProbe(t, seen)
+	}
+	// What any code in this document sees, asked from DevTools (which CSP
+	// does not stop): an opaque origin and no cookie. A WebSocket made
+	// here is sent by the browser with Origin: null, and never opens.
+	in := js[[]string](b, `(() => {
+		let cookie;
+		try { cookie = 'read: ' + document.cookie; } catch (e) { cookie = 'threw ' + e.name; }
+		window.probeWS = new WebSocket('ws://`+host+`/ws');
+		return [String(self.origin), cookie];
+	})()`)
+	t.Logf("in the report's context: origin %q, cookie %q", in[0], in[1])
+	if in[0] != "null" {
+		t.Errorf("the report's origin is %q, want the opaque null", in[0])
+	}
+	if in[1] != "threw SecurityError" && in[1] != "read: " {
+		t.Errorf("document.cookie in the report: %q", in[1])
+	}
+	state := -1
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if state = js[int](b, `window.probeWS.readyState`); state > 1 {
+			break
+		}
+	}
+	if state != 3 { // CLOSED; OPEN would be 1
+		t.Errorf("WebSocket from the report: readyState %d, want 3 (closed, refused)", state)
+	}
+	close(stop)
+	<-watched
+	if n := opened.Load(); n > 0 || h.srv.Connections() > base {
+		t.Errorf("a /ws connection opened while the agent's page was shown (%d samples)", n)
+	}
+	b.shot("files-out-report")
+
+	// The same upgrade at the HTTP level, with the owner's live cookie:
+	// refused for the sandboxed page's Origin (null), accepted for the
+	// dashboard's own, so it is the origin, not a stale cookie, that stops it.
+	dialWS := func(origin string) int {
+		hdr := http.Header{"Cookie": {cookieName + "=" + session}, "Origin": {origin}}
+		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+host+"/ws", hdr)
+		if err == nil {
+			ws.Close()
+		}
+		if resp == nil {
+			t.Fatalf("dial with Origin %s: %v", origin, err)
+		}
+		return resp.StatusCode
+	}
+	if code := dialWS("null"); code != http.StatusForbidden {
+		t.Errorf("upgrade with the session cookie and Origin: null answered %d, want 403", code)
+	}
+	if code := dialWS(h.url); code != http.StatusSwitchingProtocols {
+		t.Errorf("control: upgrade with the session cookie from the dashboard's origin answered %d, want 101", code)
+	}
+}
+
+func checkProbe(t *testing.T, raw string) {
+	t.Helper()
+	var got struct {
+		Ran                             bool
+		Origin, Cookie, WS, Fetch, Home string
+	}
+	if err := json.Unmarshal([]byte(raw), &got); err != nil {
+		t.Fatalf("the page's script wrote %q: %v", raw, err)
+	}
+	t.Logf("the page's script ran and saw %+v", got)
+	if got.Origin != "null" {
+		t.Errorf("page script: origin %q, want the opaque null", got.Origin)
+	}
+	if strings.Contains(got.Cookie, cookieName) || !(got.Cookie == "" || strings.HasPrefix(got.Cookie, "threw")) {
+		t.Errorf("page script read the cookie: %q", got.Cookie)
+	}
+	if got.WS != "error" && !strings.HasPrefix(got.WS, "threw") {
+		t.Errorf("page script: WebSocket to /ws: %q", got.WS)
+	}
+	if !strings.HasPrefix(got.Fetch, "threw") || !strings.HasPrefix(got.Home, "threw") {
+		t.Errorf("page script: fetch /ws %q, fetch / %q", got.Fetch, got.Home)
+	}
+}
+
+// BenchmarkDashboard1M measures the dashboard against 1,000,000 events:
+// first_page_ms is from navigation start until the chart and the first
+// 100 rows are drawn (the page's own performance mark); filter_ms is from
+// a filter change until the table and the chart show its answer. Only
+// runs with -bench (building the database takes a while).
+func BenchmarkDashboard1M(b *testing.B) {
+	dir := b.TempDir()
+	if err := buildDashboardBenchDB(filepath.Join(dir, "corral.db"), 1_000_000); err != nil {
+		b.Fatal(err)
+	}
+	h := startIn(b, dir, "")
+	br := newBrowser(b)
+	owner := h.dial(ownerToken)
+	var r struct{ URL string }
+	if err := owner.CallInto(context.Background(), "session.login", nil, &r); err != nil {
+		b.Fatal(err)
+	}
+	br.do(chromedp.Navigate(r.URL))
+	br.wait(`document.body.dataset.auditReady`)
+
+	if os.Getenv("CORRAL_BENCH_DEBUG") != "" {
+		since := time.Now().Add(-48 * time.Hour).UTC().Truncate(time.Hour).Format(time.RFC3339)
+		for _, c := range []struct {
+			m string
+			p map[string]any
+		}{
+			{"audit.query", m("limit", 100)},
+			{"audit.stats", m("since", since, "bucket", "hour")},
+			{"audit.query", m("limit", 100, "decision", "deny")},
+			{"audit.stats", m("since", since, "bucket", "hour", "decision", "deny")},
+			{"audit.query", m("limit", 100, "client", "zed")},
+			{"audit.stats", m("since", since, "bucket", "hour", "client", "zed")},
+			{"audit.stats", m("since", since, "bucket", "hour", "op", "file.write")},
+		} {
+			for range 3 {
+				t0 := time.Now()
+				if _, err := owner.Call(context.Background(), c.m, c.p); err != nil {
+					b.Fatal(err)
+				}
+				b.Logf("%s %v: %v", c.m, c.p, time.Since(t0))
+			}
+		}
+	}
+	changes := []struct{ sel, value string }{
+		{"#f-decision", "deny"}, {"#f-decision", ""},
+		{"#f-client", "zed"}, {"#f-client", ""},
+		{"#f-op", "file.write"}, {"#f-op", ""},
+		{"#f-range", "24h"}, {"#f-range", ""},
+	}
+	// firstPage reloads the activity view and returns the page's own time
+	// from navigation start to the first 100 rows and the chart painted.
+	firstPage := func() float64 {
+		br.hash("#activity")
+		br.do(chromedp.Reload())
+		ms := js[float64](br, `new Promise((done) => {
+			const ready = () => done(performance.getEntriesByName('corral:audit-ready')[0].startTime);
+			if (document.body.dataset.auditReady) ready(); else document.addEventListener('corral:audit-ready', ready, {once: true});
+		})`)
+		if n := js[int](br, `document.querySelectorAll('#audit-table tbody tr').length`); n != 100 {
+			b.Fatalf("%d rows on the first page", n)
+		}
+		if os.Getenv("CORRAL_BENCH_DEBUG") != "" {
+			b.Logf("marks: %s", js[string](br, `JSON.stringify([...performance.getEntriesByType('mark').map(m => [m.name, Math.round(m.startTime)]), ['dcl', Math.round(performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd)]])`))
+		}
+		return ms
+	}
+	// Once with an empty cache, as on the very first visit.
+	if _, err := chromedp.Call(br.ctx, network.ClearBrowserCache, cdp.Empty{}); err != nil {
+		b.Fatal(err)
+	}
+	cold := firstPage()
+
+	var first, filter []float64
+	i := 0
+	for b.Loop() {
+		first = append(first, firstPage())
+		for range 2 {
+			c := changes[i%len(changes)]
+			i++
+			ms := js[float64](br, fmt.Sprintf(`new Promise((done) => {
+				const t0 = performance.now();
+				document.addEventListener('corral:audit-ready', () => done(performance.now() - t0), {once: true});
+				const el = document.querySelector(%q); el.value = %q; el.dispatchEvent(new Event('change', {bubbles: true}));
+			})`, c.sel, c.value))
+			filter = append(filter, ms)
+		}
+	}
+	b.ReportMetric(cold, "cold_first_page_ms")
+	b.ReportMetric(mean(first), "first_page_ms")
+	b.ReportMetric(mean(filter), "filter_ms")
+	b.ReportMetric(maxOf(first), "first_page_max_ms")
+	b.ReportMetric(maxOf(filter), "filter_max_ms")
+	br.shot("bench-activity-1m")
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(max(1, len(xs)))
+}
+
+func maxOf(xs []float64) float64 {
+	var m float64
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
+
+// buildDashboardBenchDB writes n varied events over the last 30 days in
+// one transaction, straight into the store's table.
+func buildDashboardBenchDB(path string, n int) error {
+	st, err := store.Open(path, store.Options{}) // creates the schema
+	if err != nil {
+		return err
+	}
+	if err := st.Close(); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite3", path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmt, err := tx.Prepare(`INSERT INTO audit_events (time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
+	clients := []string{"claude", "claude", "claude", "codex", "codex", "cursor", "phone", "aider", "zed", "goose"}
+	users := []string{"default", "default", "alice", "alice", "bob", "companion"}
+	ops := []string{"file.read", "file.read", "file.read", "file.stat", "folder.list", "file.grep", "file.find", "file.write", "file.edit", "command.run", "link.create", "files.out"}
+	end := time.Now()
+	span := 30 * 24 * time.Hour
+	step := span / time.Duration(n)
+	t := end.Add(-span)
+	for i := range n {
+		t = t.Add(step)
+		decision, by, detail, errText := "allow", "scope", "", ""
+		switch r := rng.IntN(100); {
+		case r < 6:
+			decision, by, detail = "deny", "rule", fmt.Sprintf("rule ru_%d", rng.IntN(40))
+		case r < 9:
+			decision, errText = "error", "no such file or directory"
+		}
+		op := pick(ops)
+		target := fmt.Sprintf("share/projects/p%d/src/file%d.go", rng.IntN(50), rng.IntN(2000))
+		if op == "command.run" {
+			target, detail = "playground", fmt.Sprintf("go test ./pkg%d/...", rng.IntN(30))
+		}
+		if _, err := stmt.Exec(t.UnixNano(), pick(clients), pick(users), op, target, decision, by, detail,
+			rng.Int64N(1<<20), rng.Int64N(500), errText); err != nil {
+			return fmt.Errorf("event %d: %w", i, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	_, err = db.Exec("PRAGMA analysis_limit = 1000; ANALYZE; PRAGMA wal_checkpoint(TRUNCATE)")
+	return err
+}

@@ -1,0 +1,156 @@
+// Corral's dashboard: one WebSocket to /ws (the session cookie is the
+// only credential), four views chosen by the URL hash, and a header that
+// shows the pending count and pauses agents.
+import { Rpc } from './rpc.js';
+import { $, $$, h, toast, plural } from './dom.js';
+import { Approvals } from './approvals.js';
+import { Activity } from './activity.js';
+import { Rules } from './rules.js';
+import { Files } from './files.js';
+import { initShare } from './links.js';
+
+performance.mark('corral:start');
+
+const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files' };
+const bootedWithoutHash = !location.hash || location.hash === '#';
+
+const rpc = new Rpc(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+rpc.connect(); // at once: the views register their "open" handlers before it can fire
+
+const app = {
+  rpc,
+  info: null,
+  pending: 0,
+  view: '',
+  firstSync: true,
+
+  setPending(n) {
+    this.pending = n;
+    const badge = $('#pending-badge');
+    badge.hidden = n === 0;
+    badge.textContent = String(n);
+    badge.setAttribute('aria-label', `${plural(n, 'request')} waiting`);
+    const banner = $('#pending-banner');
+    banner.hidden = n === 0 || this.view === 'approvals';
+    $('#pending-banner-text').textContent = n === 1 ? 'An agent is waiting for your answer.' : `${n} requests are waiting for your answer.`;
+    this.title();
+  },
+
+  title() {
+    document.title = `${this.pending ? `(${this.pending}) ` : ''}Corral — ${titles[this.view] || 'Dashboard'}`;
+  },
+
+  setActivityHash(hash) {
+    $('.tab[data-tab="activity"]').setAttribute('href', hash);
+    $('.brand').setAttribute('href', hash);
+  },
+
+  rulesChanged() { rules.changed(); },
+
+  async refreshInfo() {
+    try {
+      const info = await rpc.call('session.info');
+      this.info = info;
+      setPaused(info.paused);
+      activity.setScopes(info.scopes || []);
+      if (this.view === 'files' && files.waiting) route();
+    } catch (e) {
+      if (e.kind !== 'io') toast(e.message, { kind: 'error' });
+    }
+  },
+};
+
+function setPaused(paused) {
+  if (app.info) app.info.paused = paused;
+  const b = $('#pause');
+  b.disabled = false;
+  b.setAttribute('aria-pressed', String(paused));
+  b.textContent = paused ? 'Resume agents' : 'Pause agents';
+  $('#paused-banner').hidden = !paused;
+}
+
+async function togglePause() {
+  const paused = !!app.info?.paused;
+  try {
+    const r = await rpc.call(paused ? 'agents.resume' : 'agents.pause');
+    setPaused(r.paused);
+    toast(r.paused ? 'Agents are paused.' : 'Agents may work again.');
+  } catch (e) {
+    toast(e.message, { kind: 'error' });
+  }
+}
+
+const approvals = new Approvals(app);
+const activity = new Activity(app);
+const rules = new Rules(app);
+const files = new Files(app);
+const views = { approvals, activity, rules, files };
+
+function route() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const q = raw.indexOf('?');
+  let name = q < 0 ? raw : raw.slice(0, q);
+  const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  if (!views[name]) name = 'activity';
+  const changed = app.view !== name;
+  app.view = name;
+  for (const v of Object.keys(views)) {
+    $(`#view-${v}`).hidden = v !== name;
+    if (v !== name) views[v].hide?.();
+  }
+  for (const t of $$('.tab')) {
+    if (t.dataset.tab === name) t.setAttribute('aria-current', 'page');
+    else t.removeAttribute('aria-current');
+  }
+  views[name].show?.(params);
+  app.setPending(app.pending);
+  if (changed && document.activeElement?.closest('.tabs')) $('#main').focus({ preventScroll: true });
+}
+
+// The first time approvals are known: if something is waiting and the
+// owner did not ask for a particular view, show the approvals.
+const origSetPending = app.setPending.bind(app);
+app.setPending = (n) => {
+  origSetPending(n);
+  if (app.firstSync && approvals.synced) {
+    app.firstSync = false;
+    if (n > 0 && bootedWithoutHash && app.view === 'activity') {
+      history.replaceState(null, '', '#approvals');
+      route();
+    }
+  }
+};
+
+rpc.addEventListener('state', (e) => {
+  const el = $('#conn');
+  el.dataset.state = e.detail;
+  $('.conn-label', el).textContent = e.detail === 'open' ? 'Connected' : e.detail === 'closed' ? 'Reconnecting…' : 'Connecting…';
+  if (e.detail === 'closed' && rpc.failures === 3) {
+    const reload = h('a', { href: '/' }, 'Reload');
+    toast('Corral cannot be reached. If this goes on, your session may have ended.', { kind: 'error', action: reload, timeout: 15000 });
+  }
+});
+rpc.addEventListener('open', () => {
+  app.refreshInfo();
+  rpc.call('client.list').then((r) => activity.addClients((r.clients || []).map((c) => c.name))).catch(() => {});
+  rules.changed();
+});
+
+$('#pause').addEventListener('click', togglePause);
+$('#resume-inline').addEventListener('click', togglePause);
+document.addEventListener('keydown', (e) => {
+  if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
+  if (e.target.closest('input, select, textarea, [contenteditable]')) return;
+  if (app.view !== 'activity') return;
+  e.preventDefault();
+  $('#filters-wrap').open = true;
+  $('#f-text').focus();
+});
+// The skip link must not change the hash (that picks the view).
+$('.skip').addEventListener('click', (e) => {
+  e.preventDefault();
+  $('#main').focus();
+});
+initShare();
+window.addEventListener('hashchange', route);
+route();
