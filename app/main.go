@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -30,7 +31,7 @@ const usage = `usage: corral [command]
 func main() {
 	args := os.Args[1:]
 	cmd := ""
-	if len(args) > 0 {
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") || len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "--version") {
 		cmd, args = args[0], args[1:]
 	}
 	var err error

@@ -238,3 +238,27 @@ func TestClientsCannotAnswer(t *testing.T) {
 		}
 	}
 }
+
+// Shutting down while an agent waits on an approval withdraws the
+// question: the agent gets its answer and the event is in the log.
+func TestShutdownWithdrawsPendingApprovals(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	done := async(alice, "file.read", m("path", "/etc/hostname"))
+	own.requested()
+	h.stop()
+	select {
+	case err := <-done:
+		if ce, ok := err.(*client.Error); !ok || ce.Data.Kind != "denied" {
+			t.Fatalf("agent's answer: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer after shutdown")
+	}
+	st := reopen(t, h)
+	p, err := st.Query(context.Background(), audit.Filter{Op: "file.read"})
+	if err != nil || len(p.Events) != 1 || p.Events[0].Decision != audit.Deny {
+		t.Fatalf("event: %v %+v", err, p.Events)
+	}
+}

@@ -265,15 +265,28 @@ func (c *conn) finish() {
 	})
 }
 
-// shutdown stops reading new requests, waits for in-flight calls (bounded
-// by ctx) so their answers go out, then closes with "going away".
+// shutdown stops reading new requests and waits for in-flight calls
+// (bounded by ctx) so their answers go out. Calls still waiting halfway
+// through — on an approval, say — see their context cancelled, which
+// withdraws the question and stops commands, so they too answer before the
+// connection closes with "going away".
 func (c *conn) shutdown(ctx context.Context) {
 	c.draining.Store(true)
 	c.ws.SetReadDeadline(time.Now())
 	waited := make(chan struct{})
 	go func() { c.calls.Wait(); close(waited) }()
+	half := time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		half = time.Until(dl) / 2
+	}
 	select {
 	case <-waited:
+	case <-time.After(half):
+		c.cancel()
+		select {
+		case <-waited:
+		case <-ctx.Done():
+		}
 	case <-ctx.Done():
 	}
 	c.goingAway.Store(true)
