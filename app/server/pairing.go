@@ -299,6 +299,9 @@ func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// With no-referrer, Chromium sends "Origin: null" on the page's own
+	// POST, which /pair rightly refuses.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	pairTmpl.Execute(w, struct{ Code string }{r.URL.Query().Get("code")})
 }
 
