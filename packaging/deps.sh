@@ -15,6 +15,10 @@ pkgs=(
   sqlite3 ca-certificates
 )
 
+# The MCP tests drive Node clients (the MCP Inspector, the TypeScript SDK):
+# use the machine's Node.js when there is one, else Debian's.
+command -v npm >/dev/null 2>&1 || pkgs+=(nodejs npm)
+
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

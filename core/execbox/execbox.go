@@ -88,6 +88,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -405,4 +406,49 @@ func resolve(p string) string {
 // within reports whether a is b or lies inside b.
 func within(a, b string) bool {
 	return a == b || b == "/" || strings.HasPrefix(a, b+"/")
+}
+
+// Plain returns the bubblewrap command Run would start for s, ready to
+// run with os/exec but without Corral's bookkeeping: no resource limits,
+// no cgroup, no output capture. It exists so benchmarks can measure Run
+// against bubblewrap alone; it does not create the playground or the share
+// link (Run does). The returned cleanup closes the descriptors.
+func (r *Runner) Plain(s Spec) (*exec.Cmd, func(), error) {
+	argv, err := r.Argv(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	files := r.identity(s.User)
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	var open []*os.File
+	filled := func(data []byte) (*os.File, error) {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		open = append(open, rd)
+		_, err = wr.Write(data)
+		wr.Close()
+		return rd, err
+	}
+	cleanup := func() {
+		devnull.Close()
+		for _, f := range open {
+			f.Close()
+		}
+	}
+	passwd, err1 := filled(files[0])
+	group, err2 := filled(files[1])
+	block, err3 := filled([]byte{1})
+	if err := errors.Join(err1, err2, err3); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{}
+	cmd.ExtraFiles = []*os.File{passwd, group, devnull, block}
+	return cmd, cleanup, nil
 }
