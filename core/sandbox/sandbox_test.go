@@ -40,7 +40,10 @@ func (m *memSink) last() audit.Event {
 
 type memRules struct{ rules []policy.Rule }
 
-func (m *memRules) SaveRule(_ context.Context, r policy.Rule) error { m.rules = append(m.rules, r); return nil }
+func (m *memRules) SaveRule(_ context.Context, r policy.Rule) error {
+	m.rules = append(m.rules, r)
+	return nil
+}
 func (m *memRules) DeleteRule(context.Context, string) (bool, error) { return true, nil }
 func (m *memRules) LoadRules(context.Context) ([]policy.Rule, error) { return m.rules, nil }
 
@@ -62,9 +65,9 @@ func (a *answerer) ApprovalResolved(string, policy.Decision, string) {}
 
 type world struct {
 	dir, outside, roRoot, rwRoot, private string
-	box                                    *Sandbox
-	sink                                   *memSink
-	pol                                    *policy.Policy
+	box                                   *Sandbox
+	sink                                  *memSink
+	pol                                   *policy.Policy
 }
 
 func newWorld(t *testing.T) *world {
