@@ -64,16 +64,22 @@ func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 	if len(trimmed) > 0 && trimmed[0] == '[' {
 		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Batches are not supported: send one request per message."}
 	}
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(frame, &env); err != nil || env == nil {
+	// One pass into a struct: absent members stay nil, a JSON null
+	// becomes the raw "null", and a member of the wrong type fails.
+	var env struct {
+		JSONRPC *json.RawMessage `json:"jsonrpc"`
+		ID      json.RawMessage  `json:"id"`
+		Method  *json.RawMessage `json:"method"`
+		Params  json.RawMessage  `json:"params"`
+	}
+	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(frame, &env) != nil {
 		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "A request must be a JSON object."}
 	}
 	req := &Request{}
-	id, hasID := env["id"]
-	if hasID {
+	if id := env.ID; id != nil {
 		switch {
 		case bytes.Equal(id, nullID):
-		case len(id) > 0 && (id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')):
+		case id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9'):
 			if len(id) > 256 {
 				return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "The request id is too long."}
 			}
@@ -87,14 +93,13 @@ func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 		answerID = nullID
 	}
 	var version string
-	if v, ok := env["jsonrpc"]; !ok || json.Unmarshal(v, &version) != nil || version != "2.0" {
+	if env.JSONRPC == nil || json.Unmarshal(*env.JSONRPC, &version) != nil || version != "2.0" {
 		return nil, answerID, &Error{Code: CodeInvalidRequest, Message: `The request must have "jsonrpc": "2.0".`}
 	}
-	m, ok := env["method"]
-	if !ok || json.Unmarshal(m, &req.Method) != nil || req.Method == "" {
+	if env.Method == nil || json.Unmarshal(*env.Method, &req.Method) != nil || req.Method == "" {
 		return nil, answerID, &Error{Code: CodeInvalidRequest, Message: "The request must name a method as a string."}
 	}
-	if p, ok := env["params"]; ok && !bytes.Equal(p, nullID) {
+	if p := env.Params; p != nil && !bytes.Equal(p, nullID) {
 		if p[0] != '{' {
 			return nil, answerID, &Error{Code: CodeInvalidParams, Message: "params must be an object of named parameters.", Data: &ErrorData{Kind: string(errs.InvalidParams)}}
 		}
