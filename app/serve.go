@@ -66,14 +66,28 @@ func runServe(args []string) error {
 	return serve(f, nil)
 }
 
+// openDaemon locates Corral's files and wires a daemon from them.
+func openDaemon(f serveFlags) (*daemon.Daemon, error) {
+	files, err := locate(f.config)
+	if err != nil {
+		return nil, err
+	}
+	return daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
+}
+
+// announce prints the two start-up lines of PROTOCOL.md section 3 once
+// the server listens.
+func announce(d *daemon.Daemon, s *server.Server) {
+	login, _ := s.LoginURL()
+	fmt.Printf("corral: listening on %s\n", s.LocalURL())
+	fmt.Printf("corral: dashboard %s\n", login)
+	d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
+}
+
 // serve runs the daemon until SIGINT or SIGTERM. started, if set, is
 // called with the daemon once it listens (the tray hooks in there).
 func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
-	files, err := locate(f.config)
-	if err != nil {
-		return err
-	}
-	d, err := daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
+	d, err := openDaemon(f)
 	if err != nil {
 		return err
 	}
@@ -81,10 +95,7 @@ func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return d.Run(ctx, f.listen, func(s *server.Server) {
-		login, _ := s.LoginURL()
-		fmt.Printf("corral: listening on %s\n", s.LocalURL())
-		fmt.Printf("corral: dashboard %s\n", login)
-		d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
+		announce(d, s)
 		if started != nil {
 			started(ctx, d)
 		}
