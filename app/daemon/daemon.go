@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"corral/app/config"
@@ -53,6 +54,9 @@ func Open(o Options) (*Daemon, error) {
 	files := o.Files
 	cfg, err := config.Load(files.Config, home, files.Sandbox)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRoots(cfg, files); err != nil {
 		return nil, err
 	}
 	secret, err := config.EnsureSecret(files.Secret)
@@ -176,4 +180,30 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 		ready(d.Server)
 	}
 	return d.Server.Serve(ctx, 10*time.Second, lns...)
+}
+
+// checkRoots refuses [[sandbox.roots]] that are, contain or lie inside the
+// sandbox base or Corral's own folders: agents would reach the secrets or
+// other users' folders through them. Paths are compared by their real
+// names.
+func checkRoots(cfg *config.Config, files config.Files) error {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return filepath.Clean(p)
+	}
+	private := []string{cfg.Sandbox.Base, filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
+	overlap := func(a, b string) bool {
+		return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "/" || b == "/"
+	}
+	for i, r := range cfg.Sandbox.Roots {
+		for _, p := range private {
+			if overlap(real(r.Path), real(p)) {
+				return &config.Error{File: cfg.Path, Key: fmt.Sprintf("sandbox.roots[%d].path", i),
+					Msg: fmt.Sprintf("%q overlaps %s, which holds Corral's own files or the sandboxes; choose a folder that neither contains nor lies inside it", r.Path, p)}
+			}
+		}
+	}
+	return nil
 }

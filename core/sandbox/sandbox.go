@@ -97,6 +97,13 @@ func New(cfg Config) (*Sandbox, error) {
 			s.private = append(s.private, filepath.Clean(p))
 		}
 	}
+	// The same folders by their real names: a symlinked spelling must not
+	// get past isPrivate.
+	for _, p := range s.private {
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p {
+			s.private = append(s.private, real)
+		}
+	}
 	return s, nil
 }
 
@@ -170,29 +177,47 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		o.ev.DecidedBy = audit.ByScope
 		return fsbox.Dir{}, t, err
 	}
-	switch {
-	case t.Area == paths.InScope || t.Area == paths.InShare:
+	if t.Area == paths.InScope || t.Area == paths.InShare {
 		o.ev.DecidedBy = audit.ByScope
-	case t.Area == paths.InRoot && (n == needRead || t.Access == paths.ReadWrite):
-		o.ev.DecidedBy = audit.ByRoot
-	case t.Area == paths.Outside && o.s.isPrivate(t.Host):
-		// Other scopes' folders and Corral's own files are never offered
-		// to the owner as a question: one click must not leak them.
-		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByScope
-		return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s belongs to Corral or to another user's folder; agents can never use it.", t.Visible)
-	default:
-		// Outside the fence, or more than the root allows: the policy's
-		// rules answer, or the owner does.
-		if err := o.ask(t, n); err != nil {
-			return fsbox.Dir{}, t, err
+	} else {
+		// A host folder: judge it by its real name, so that no symlinked
+		// spelling (/dev/fd/N, /proc/self/root/…, a link to the sandbox
+		// base) reaches Corral's own files or another scope, and so that
+		// the owner is asked about the folder that would really be opened.
+		real := realFolder(t.Dir)
+		var host string
+		if t.Area == paths.Outside {
+			// The file itself by its real name too, and the operation then
+			// runs on exactly that: a symlink named in the question cannot
+			// lead somewhere else once allowed.
+			host = realFolder(filepath.Join(real, t.Rel))
+			real, t.Rel = filepath.Dir(host), filepath.Base(host)
+		} else {
+			host = filepath.Join(real, filepath.FromSlash(t.Rel))
 		}
-		r, err := os.OpenRoot(t.Dir)
-		if err != nil {
-			return fsbox.Dir{}, t, hostOpenError(err, t)
+		if o.s.isPrivate(host) || systemFolder(host) {
+			// Never offered to the owner as a question: one click must not
+			// leak them.
+			o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByScope
+			return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s belongs to Corral, to another user's folder or to the system; agents can never use it.", t.Visible)
 		}
-		o.closer = append(o.closer, r)
-		o.ev.Decision = audit.Allow
-		return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
+		if t.Area == paths.InRoot && (n == needRead || t.Access == paths.ReadWrite) {
+			o.ev.DecidedBy = audit.ByRoot
+		} else {
+			// Outside the fence, or more than the root allows: the policy's
+			// rules answer, or the owner does.
+			t.Host = host
+			if err := o.ask(t, n); err != nil {
+				return fsbox.Dir{}, t, err
+			}
+			r, err := os.OpenRoot(real)
+			if err != nil {
+				return fsbox.Dir{}, t, hostOpenError(err, t)
+			}
+			o.closer = append(o.closer, r)
+			o.ev.Decision = audit.Allow
+			return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
+		}
 	}
 	o.ev.Decision = audit.Allow
 	r, err := o.s.root(t)
@@ -330,6 +355,26 @@ func (s *Sandbox) ScopeDir(scope string) (string, error) {
 		return "", err
 	}
 	return t.Dir, nil
+}
+
+// realFolder returns dir with every symlink resolved, or dir itself when
+// it does not exist (opening it will then fail).
+func realFolder(dir string) string {
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return real
+	}
+	return dir
+}
+
+// systemFolder reports whether p is in a kernel-provided tree whose
+// entries are doors to other places (/proc/self/root, /dev/fd/N).
+func systemFolder(p string) bool {
+	for _, d := range []string{"/proc", "/dev", "/sys"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // isPrivate reports whether host is, contains or lies inside a private

@@ -123,6 +123,12 @@ func TestDecisionTable(t *testing.T) {
 		{name: "Corral's own folder is never asked", path: func(w *world) string { return filepath.Join(w.private, "f.txt") }, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
 		{name: "another scope by absolute path is never asked", path: func(w *world) string { return filepath.Join(w.dir, "base", "bob", "x") }, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
 		{name: "an ancestor of the base is never asked", path: func(w *world) string { return w.dir }, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
+		{name: "a symlink to Corral's folder is judged by where it leads", path: func(w *world) string {
+			os.Symlink(filepath.Join(w.private, "f.txt"), filepath.Join(w.outside, "innocent.txt"))
+			return filepath.Join(w.outside, "innocent.txt")
+		}, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
+		{name: "/proc/self/root is judged by where it leads", path: func(w *world) string { return "/proc/self/root" + filepath.Join(w.private, "f.txt") }, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
+		{name: "/dev/fd is never asked", path: func(w *world) string { return "/dev/fd/3/f.txt" }, answer: policy.AllowOnce, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
 		{name: "escape by ..", path: func(*world) string { return "../bob/x" }, kind: errs.Denied, by: audit.ByScope, outcome: audit.Deny},
 		{name: "malformed path", path: func(*world) string { return "a\\b" }, kind: errs.InvalidPath, by: audit.ByScope, outcome: audit.Error},
 	} {
