@@ -115,9 +115,15 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 	if !c.conn.subscribeOnce("approvals") {
 		return map[string]any{"subscribed": true}, nil
 	}
-	cs := &connSurface{conn: c.conn, ch: make(chan []byte, 256)}
-	cancel := p.Subscribe(cs)
+	// The forwarder runs before Subscribe replays what is pending, and the
+	// buffer is larger than all the questions that can be pending at once
+	// for a few dozen clients, so the replay cannot overflow it.
+	cs := &connSurface{conn: c.conn, ch: make(chan []byte, 4096)}
+	var cancel func()
+	ready := make(chan struct{})
 	go func() {
+		defer c.conn.unsubscribe("approvals")
+		<-ready
 		defer cancel()
 		for {
 			select {
@@ -130,6 +136,8 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
+	cancel = p.Subscribe(cs)
+	close(ready)
 	return map[string]any{"subscribed": true}, nil
 }
 

@@ -212,3 +212,20 @@ func TestExecAsk(t *testing.T) {
 		t.Errorf("run: %+v", r)
 	}
 }
+
+// With [exec] ask, the owner sees the input and environment too: a plain
+// "sh" fed a script is not what it looks like.
+func TestExecAskShowsInputAndEnv(t *testing.T) {
+	h := start(t, "[exec]\nask = true\n")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	done := async(alice, "command.run", m("command", "sh", "stdin", "echo PAYLOAD; id", "env", m("X", "y")))
+	a := own.requested()
+	if !strings.HasPrefix(a.Target, "sh\n") || !strings.Contains(a.Target, `echo PAYLOAD; id`) || !strings.Contains(a.Target, `X="y"`) {
+		t.Fatalf("question: %q", a.Target)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+	if err := <-done; err == nil {
+		t.Fatal("denied command ran")
+	}
+}

@@ -253,12 +253,18 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 	}
 	events, cancel := s.audit.Subscribe()
 	go func() {
+		defer c.conn.unsubscribe("audit") // a later audit.subscribe starts afresh
 		defer cancel()
 		for {
 			select {
 			case ev, ok := <-events:
 				if !ok {
-					return // fell behind: the store dropped us
+					// Fell behind and the store dropped us: end the
+					// connection rather than let the feed die silently;
+					// clients reconnect and subscribe afresh.
+					c.conn.s.log.Warn("closing a connection whose audit feed fell behind", "client", c.caller.Client)
+					c.conn.finish()
+					return
 				}
 				if !c.conn.notify("audit.event", map[string]any{"event": ev}) {
 					return

@@ -320,3 +320,10 @@ func (c *conn) subscribeOnce(topic string) bool {
 	c.subs[topic] = true
 	return true
 }
+
+// unsubscribe forgets a subscription whose forwarder has stopped.
+func (c *conn) unsubscribe(topic string) {
+	c.subsMu.Lock()
+	defer c.subsMu.Unlock()
+	delete(c.subs, topic)
+}

@@ -113,7 +113,22 @@ type key struct {
 	client, scope string
 	access        Access
 	target        string
-	once          bool
+	nonce         string // set for one-time-only questions, which are never shared
+}
+
+// MaxPendingPerClient bounds the questions one client can have waiting,
+// so that no agent can flood the owner's surfaces.
+const MaxPendingPerClient = 32
+
+// pendingOf counts the client's waiting questions; p.mu is held.
+func (p *Policy) pendingOf(client string) int {
+	n := 0
+	for k := range p.pending {
+		if k.client == client {
+			n++
+		}
+	}
+	return n
 }
 
 type pending struct {
@@ -235,8 +250,17 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		return Outcome{By: audit.ByStrict}, nil
 	}
 	once := r.OneTimeOnly || r.Access == Network
-	k := key{r.Client, r.Scope, r.Access, r.Target, once}
+	k := key{client: r.Client, scope: r.Scope, access: r.Access, target: r.Target}
+	if once {
+		// A one-time answer lets exactly one request through: identical
+		// one-time requests are asked one by one, never shared.
+		k.nonce = newID("")
+	}
 	pd, shared := p.pending[k]
+	if !shared && p.pendingOf(r.Client) >= MaxPendingPerClient {
+		p.mu.Unlock()
+		return Outcome{}, errs.New(errs.Denied, "", "This agent already has %d questions waiting for the owner; Corral refused another one.", MaxPendingPerClient)
+	}
 	if !shared {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,

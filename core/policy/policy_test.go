@@ -433,3 +433,51 @@ func TestRuleSaveFailureStillAnswers(t *testing.T) {
 		}
 	})
 }
+
+// One allow_once lets exactly one one-time request through: identical
+// network requests are asked one by one.
+func TestOneTimeRequestsAreNeverShared(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		net := Request{Client: "a", Scope: "a", Access: Network, Target: "curl x", OneTimeOnly: true}
+		ch1, ch2 := check(p, context.Background(), net), check(p, context.Background(), net)
+		synctest.Wait()
+		if n := len(p.Pending()); n != 2 {
+			t.Fatalf("%d pending for two one-time requests, want 2", n)
+		}
+		a := <-s.asked
+		p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowOnce})
+		b := <-s.asked
+		p.Respond(context.Background(), Answer{ID: b.ID, Decision: DenyOnce})
+		o1, o2 := <-ch1, <-ch2
+		if o1.Allowed == o2.Allowed {
+			t.Errorf("both requests got the same answer (%v): one allow_once let both through", o1.Allowed)
+		}
+	})
+}
+
+func TestPendingCapPerClient(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := &surface{asked: make(chan Approval, 100)}
+		defer p.Subscribe(s)()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		for i := range MaxPendingPerClient {
+			check(p, ctx, Request{Client: "flood", Scope: "a", Access: Read, Target: "/f/" + string(rune('a'+i%26)) + string(rune('a'+i/26))})
+		}
+		synctest.Wait()
+		if _, err := p.Check(ctx, Request{Client: "flood", Scope: "a", Access: Read, Target: "/one/more"}); errs.KindOf(err) != errs.Denied {
+			t.Errorf("question past the cap: %v", err)
+		}
+		other := check(p, ctx, Request{Client: "calm", Scope: "b", Access: Read, Target: "/x"})
+		synctest.Wait()
+		if n := len(p.Pending()); n != MaxPendingPerClient+1 {
+			t.Errorf("pending: %d; another client must still be able to ask", n)
+		}
+		cancel()
+		<-other
+	})
+}

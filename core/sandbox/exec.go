@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -176,13 +177,20 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	}
 	// Asked every time, never remembered: a command when [exec] ask is on,
 	// and network for this one run.
+	// The question shows everything that decides what runs: the command
+	// and also its folder, environment and input (a "sh" fed a script on
+	// stdin is not the harmless "sh" it looks like).
+	whole := describeRun(a)
+	if whole != a.Command {
+		o.ev.Detail = appendDetail(o.ev.Detail, clip(strings.TrimPrefix(whole, a.Command+"\n"), 1000))
+	}
 	if ec.Ask {
-		if err := o.askOnce(policy.Execute, a.Command); err != nil {
+		if err := o.askOnce(policy.Execute, whole); err != nil {
 			return RunResult{}, err
 		}
 	}
 	if a.Network {
-		if err := o.askOnce(policy.Network, a.Command); err != nil {
+		if err := o.askOnce(policy.Network, whole); err != nil {
 			return RunResult{}, err
 		}
 		o.ev.Detail = appendDetail(o.ev.Detail, "network allowed for this run")
@@ -233,6 +241,36 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
 	return res, nil
+}
+
+// describeRun is a command as the owner is asked about it: the command
+// line, then its folder, environment and input when there are any.
+func describeRun(a RunArgs) string {
+	var b strings.Builder
+	b.WriteString(a.Command)
+	if a.WorkingDir != "" {
+		fmt.Fprintf(&b, "\n(in %s)", a.WorkingDir)
+	}
+	if len(a.Env) > 0 {
+		keys := make([]string, 0, len(a.Env))
+		for k := range a.Env {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b.WriteString("\n(environment:")
+		for _, k := range keys {
+			fmt.Fprintf(&b, " %s=%q", k, clip(a.Env[k], 200))
+		}
+		b.WriteString(")")
+	}
+	if a.Stdin != "" {
+		fmt.Fprintf(&b, "\n(input, %d bytes: %q", len(a.Stdin), clip(a.Stdin, 500))
+		if len(a.Stdin) > 500 {
+			b.WriteString(" …")
+		}
+		b.WriteString(")")
+	}
+	return b.String()
 }
 
 // askOnce asks a one-time-only question; nothing is remembered.
