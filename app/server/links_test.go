@@ -4,6 +4,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -234,4 +236,40 @@ func hrefsIn(body string) []string {
 		out = append(out, strings.ReplaceAll(href, "&amp;", "&"))
 	}
 	return out
+}
+
+// Links open what they were made for and nothing more.
+func TestLinksOpenNoMoreThanMadeFor(t *testing.T) {
+	h := start(t, "")
+	alice, bob := h.dial(aliceKey), h.dial(bobKey)
+	rpcCall[any](t, bob, "file.write", m("path", "share/bob-only.txt", "content", "bob shared secret"))
+	rpcCall[any](t, alice, "file.write", m("path", "private/secret.txt", "content", "not in output"))
+	rpcCall[any](t, alice, "file.write", m("path", "output/ok.txt", "content", "fine"))
+	rpcCall[any](t, alice, "file.write", m("path", "x", "content", "a file"))
+	rootLink := rpcCall[map[string]string](t, alice, "link.create", m("path", "."))["url"]
+	outLink := rpcCall[map[string]string](t, alice, "link.create", m("path", "output"))["url"]
+	fileLink := rpcCall[map[string]string](t, alice, "link.create", m("path", "x"))["url"]
+	token := func(u string) string { p, _ := url.Parse(u); return p.Query().Get("token") }
+	base := h.url + "/files/out?"
+
+	// (a) A link to the scope's root does not open the shared folder.
+	if resp, body := get(t, base+"path=share/bob-only.txt&token="+token(rootLink)); resp.StatusCode != 403 || strings.Contains(body, "secret") {
+		t.Errorf("root link into share: %d %q", resp.StatusCode, body)
+	}
+	if resp, _ := get(t, base+"path=output/ok.txt&token="+token(rootLink)); resp.StatusCode != 200 {
+		t.Errorf("root link into output: %d", resp.StatusCode)
+	}
+	// (b) A file link whose path became a folder does not list it.
+	rpcCall[any](t, alice, "file.delete", m("path", "x"))
+	rpcCall[any](t, alice, "file.write", m("path", "x/inner.txt", "content", "inner"))
+	if resp, body := get(t, fileLink); resp.StatusCode == 200 {
+		t.Errorf("file link listed a folder: %q", body)
+	}
+	// (c) A folder link follows no symlink, even one staying in the scope.
+	if err := os.Symlink("../private/secret.txt", filepath.Join(h.base, "alice", "output", "s")); err != nil {
+		t.Fatal(err)
+	}
+	if resp, body := get(t, base+"path=output/s&token="+token(outLink)); resp.StatusCode != 403 || strings.Contains(body, "not in output") {
+		t.Errorf("symlink through a folder link: %d %q", resp.StatusCode, body)
+	}
 }

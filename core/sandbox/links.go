@@ -169,6 +169,11 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	if err != nil || t.Visible != p || (t.Area != paths.InScope && t.Area != paths.InShare) {
 		return Served{}, ErrBadLink // the path the MAC covered is not canonical
 	}
+	// A folder link covers its own area only: a link to a scope's root
+	// does not open the shared folder.
+	if lt, err := s.layout.Resolve(claims.Scope, claims.Path); err != nil || lt.Area != t.Area {
+		return Served{}, ErrBadLink
+	}
 	o := &op{s: s, ctx: ctx, start: s.now(), scope: claims.Scope}
 	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
 	o.ev.Decision, o.ev.DecidedBy = "allow", "scope"
@@ -178,6 +183,13 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 		return Served{}, o.end(ctx, err)
 	}
 	d := fsbox.Dir{Root: r, Prefix: t.Prefix}
+	// Links follow no symlinks at all: a link to output/ must not serve
+	// output/s -> ../private/secret.txt, and a file link stays that file.
+	if err := noSymlinks(d, t.Rel); err != nil {
+		o.ev.Decision = "deny"
+		o.end(ctx, err)
+		return Served{}, ErrBadLink
+	}
 	var sv Served
 	sv.Claims = claims
 	if claims.Folder {
@@ -199,6 +211,9 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	sv.File, sv.Info, err = d.Open(t.Rel)
 	if err == nil {
 		o.ev.Bytes = sv.Info.Size
+	} else if errs.KindOf(err) == errs.IsDirectory && !claims.Folder {
+		// A file link whose path has become a folder does not list it.
+		err = errs.New(errs.NotFound, p, "That link was made for a file.")
 	} else if errs.KindOf(err) == errs.IsDirectory {
 		if sv.Info, err = d.Stat(t.Rel + "/"); err == nil {
 			var trunc bool
@@ -224,6 +239,24 @@ func clip(s string, n int) string {
 		s = s[:len(s)-size]
 	}
 	return s
+}
+
+// noSymlinks refuses a path any component of which is a symlink.
+func noSymlinks(d fsbox.Dir, rel string) error {
+	if rel == "." {
+		return nil
+	}
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		fi, err := d.Root.Lstat(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			return nil // missing: the open answers not_found
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return errs.New(errs.Denied, "", "Links do not follow symbolic links.")
+		}
+	}
+	return nil
 }
 
 // ResultArgs are result.save's parameters.
