@@ -54,7 +54,16 @@ func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
 	if len(a.RequestID) == 0 {
 		return nil, errs.New(errs.InvalidParams, "", "request_id is required: the id of the command.run call to stop.")
 	}
-	return map[string]any{"cancelled": s.box.CancelCommand(c.caller, requestID(a.RequestID))}, nil
+	id := requestID(a.RequestID)
+	cancelled := s.box.CancelCommand(c.caller, id)
+	detail := "nothing was running under that id"
+	if cancelled {
+		detail = "stopped"
+	}
+	if err := s.record(ctx, c.caller.Client, "command.cancel", id, detail); err != nil {
+		return nil, err
+	}
+	return map[string]any{"cancelled": cancelled}, nil
 }
 
 func (s *Server) commandList(ctx context.Context, c *call) (any, error) {

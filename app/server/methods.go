@@ -155,6 +155,9 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) sessionLogin(ctx context.Context, c *call) (any, error) {
+	if err := s.record(ctx, c.caller.Client, "session.login", "dashboard", "a one-time dashboard login was issued"); err != nil {
+		return nil, err
+	}
 	u, exp := s.LoginURL()
 	return map[string]any{"url": u, "expiresAt": exp.UTC().Format(time.RFC3339)}, nil
 }

@@ -22,14 +22,30 @@ import (
 
 	"corral/app/config"
 	"corral/core/audit"
+	"corral/core/errs"
 	"corral/core/sandbox"
 )
 
-// AuditLog is what the server needs of the store: reading and following
-// the audit log.
+// AuditLog is what the server needs of the store: recording the owner's
+// own actions, reading and following the audit log.
 type AuditLog interface {
+	audit.Sink
 	audit.Reader
 	audit.Subscriber
+}
+
+// record audits an action the server performs itself (logins, pairing,
+// devices); the answer waits for it like every other.
+func (s *Server) record(ctx context.Context, who, op, target, detail string) error {
+	_, err := s.audit.Record(context.WithoutCancel(ctx), audit.Event{
+		Time: s.now().UTC(), Client: who, Op: op, Target: target, Detail: detail,
+		Decision: audit.Allow, DecidedBy: audit.ByOwner,
+	})
+	if err != nil {
+		s.log.Error("audit record failed", "op", op, "err", err)
+		return errs.Wrap(err, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this action.")
+	}
+	return nil
 }
 
 // Options are the server's dependencies.
