@@ -28,11 +28,7 @@ func tray(f serveFlags) error {
 		// After the start-up lines, as below, so they always come first.
 		return serve(f, func(context.Context, *daemon.Daemon) { fmt.Println("corral:", desk.Note) })
 	}
-	files, err := locate(f.config)
-	if err != nil {
-		return err
-	}
-	d, err := daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
+	d, err := openDaemon(f)
 	if err != nil {
 		return err
 	}
@@ -46,10 +42,7 @@ func tray(f serveFlags) error {
 	errc := make(chan error, 1)
 	go func() {
 		errc <- d.Run(ctx, f.listen, func(s *server.Server) {
-			login, _ := s.LoginURL()
-			fmt.Printf("corral: listening on %s\n", s.LocalURL())
-			fmt.Printf("corral: dashboard %s\n", login)
-			d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
+			announce(d, s)
 			ready <- s
 		})
 	}()
@@ -91,7 +84,9 @@ func tray(f serveFlags) error {
 	return <-done
 }
 
-// trayControl is the running Corral as the tray sees it.
+// trayControl is the running Corral as the tray sees it. It is a
+// ui.Pairer too: the menu offers "Pair a phone…", whose window shows the
+// server's sentence when [server] lan is off.
 type trayControl struct {
 	d *daemon.Daemon
 	s *server.Server
@@ -100,6 +95,8 @@ type trayControl struct {
 func (c trayControl) Status() ui.Status {
 	return ui.Status{Listen: c.s.LocalURL(), Agents: c.s.Connections(), Paused: c.d.Policy.Paused()}
 }
+
+var _ ui.Pairer = trayControl{}
 
 // SetPaused pauses or resumes agents as agents.pause does: questions are
 // denied and running commands stopped.
@@ -119,6 +116,19 @@ func (c trayControl) LoginURL() (string, error) {
 		return "", errors.New("no login URL")
 	}
 	return u, nil
+}
+
+// Pair makes a one-time pairing code as pairing.start does; without the
+// LAN listener the error is the server's sentence saying how to turn it on.
+func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
+	if err := ctx.Err(); err != nil {
+		return ui.PairCode{}, err
+	}
+	p, err := c.s.StartPairing(ctx, "tray")
+	if err != nil {
+		return ui.PairCode{}, err
+	}
+	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires}, nil
 }
 
 func (c trayControl) Settings() ui.Settings {

@@ -259,7 +259,9 @@ func newHarness(t *testing.T, opt ...func(*Config)) *harness {
 	h.tray.post = h.loop.post
 	h.tray.spawn = func(f func()) { f() }
 	h.tray.Start(t.Context())
-	h.loop.flush()
+	// No flush here: with Events set, Start's goroutine posts the first
+	// load whenever it gets there, and the tests await it themselves (a
+	// flush could take it first and leave their await waiting).
 	t.Cleanup(h.tray.Stop)
 	return h
 }

@@ -192,7 +192,7 @@ func TestMenuModel(t *testing.T) {
 		return out
 	}
 	st := Status{Listen: "http://127.0.0.1:8765", Agents: 1}
-	got := labels(menuModel(st, nil))
+	got := labels(menuModel(st, nil, false))
 	want := []string{"(127.0.0.1:8765 · 1 agent connected · running)", "---", "(No approvals pending)", "---",
 		"Open dashboard", "Pause agents", "Recent activity…", "Settings…", "---", "Quit"}
 	if !slices.Equal(got, want) {
@@ -201,10 +201,10 @@ func TestMenuModel(t *testing.T) {
 
 	st = Status{Listen: "http://127.0.0.1:8765", Agents: 3, Paused: true}
 	pending := []policy.Approval{fileApproval("ap_1", t0), {ID: "ap_2", Description: "bob-agent wants network access for: " + strings.Repeat("x", 100)}}
-	items := menuModel(st, pending)
+	items := menuModel(st, pending, true)
 	got = labels(items)
 	want = []string{"(127.0.0.1:8765 · 3 agents connected · paused)", "---", "Approvals pending (2)", "---",
-		"Open dashboard", "Resume agents", "Recent activity…", "Settings…", "---", "Quit"}
+		"Open dashboard", "Resume agents", "Recent activity…", "Pair a phone…", "Settings…", "---", "Quit"}
 	if !slices.Equal(got, want) {
 		t.Errorf("busy menu\n got %q\nwant %q", got, want)
 	}

@@ -55,6 +55,7 @@ const (
 	actResume
 	actActivity
 	actSettings
+	actPair
 	actQuit
 )
 
@@ -76,12 +77,13 @@ const (
 	labelResume    = "Resume agents"
 	labelActivity  = "Recent activity…"
 	labelSettings  = "Settings…"
+	labelPair      = "Pair a phone…"
 	labelQuit      = "Quit"
 	labelNoPending = "No approvals pending"
 )
 
-// menuModel is the tray menu for a state.
-func menuModel(st Status, pending []policy.Approval) []menuItem {
+// menuModel is the tray menu for a state; canPair adds "Pair a phone…".
+func menuModel(st Status, pending []policy.Approval, canPair bool) []menuItem {
 	items := []menuItem{{Label: statusLine(st), Disabled: true}, {Separator: true}}
 	if len(pending) == 0 {
 		items = append(items, menuItem{Label: labelNoPending, Disabled: true})
@@ -98,8 +100,11 @@ func menuModel(st Status, pending []policy.Approval) []menuItem {
 	} else {
 		items = append(items, menuItem{Label: labelPause, Action: actPause})
 	}
+	items = append(items, menuItem{Label: labelActivity, Action: actActivity})
+	if canPair {
+		items = append(items, menuItem{Label: labelPair, Action: actPair})
+	}
 	return append(items,
-		menuItem{Label: labelActivity, Action: actActivity},
 		menuItem{Label: labelSettings, Action: actSettings},
 		menuItem{Separator: true},
 		menuItem{Label: labelQuit, Action: actQuit},

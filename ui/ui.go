@@ -1,8 +1,9 @@
 // Package ui is Corral's desktop front end in Fyne: the tray icon and its
-// menu, the approval dialog, and the Recent activity and Settings
-// windows. It is one more surface of the approvals broker, next to the
-// browser and the phone, and it decides nothing: it shows what the broker
-// and the running Corral report, and sends the owner's answers back.
+// menu, the approval dialog, and the Recent activity, Settings and "Pair
+// a phone" windows. It is one more surface of the approvals broker, next
+// to the browser and the phone, and it decides nothing: it shows what the
+// broker and the running Corral report, and sends the owner's answers
+// back.
 //
 // Guaranteed: the broker is never blocked — Surface calls only hand work
 // to the UI goroutine (fyne.Do); one window shows pending approvals, the
@@ -18,8 +19,9 @@
 // (see Run). The tray polls Status every StatusEvery, so a change made
 // elsewhere may take that long to show in the menu.
 //
-// The logic lives in small plain types (prompt, queue, menuModel,
-// activity) that tests drive directly; the widgets only render them.
+// The logic lives in small plain types and functions (prompt, queue,
+// menuModel, activity, qrImage) that tests drive directly; the widgets
+// only render them.
 package ui
 
 import (
@@ -54,7 +56,8 @@ type Broker interface {
 }
 
 // Control is what the tray reads and changes of the running Corral
-// besides approvals. It exists so that ui needs nothing of app/.
+// besides approvals. It exists so that ui needs nothing of app/. A
+// Control that is also a Pairer gets "Pair a phone…" in the menu.
 type Control interface {
 	Status() Status
 	SetPaused(ctx context.Context, paused bool) error
@@ -116,6 +119,8 @@ type Tray struct {
 	actErr   error // the last failure to read the audit log
 	actWin   *activityWindow
 	setWin   *settingsWindow
+	pairer   Pairer // nil: the Control cannot pair, the menu does not offer it
+	pairWin  *pairWindow
 
 	status    Status
 	lastMenu  []menuItem
@@ -139,6 +144,9 @@ func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 		spawn:     func(f func()) { go f() },
 		raise:     func(w fyne.Window) { w.Show() },
 		lastBadge: -1,
+	}
+	if p, ok := cfg.Control.(Pairer); ok {
+		t.pairer = p
 	}
 	if t.clock == nil {
 		t.clock = realClock{}
@@ -301,7 +309,7 @@ func (t *Tray) respond(ans policy.Answer) {
 // touching the system tray only when something changed.
 func (t *Tray) refresh() {
 	t.status = t.cfg.Control.Status()
-	items := menuModel(t.status, t.queue.list())
+	items := menuModel(t.status, t.queue.list(), t.pairer != nil)
 	if t.icon == nil {
 		t.lastMenu = items
 		return
@@ -352,6 +360,8 @@ func (t *Tray) choose(it menuItem) {
 			t.setWin.win.SetOnClosed(func() { t.setWin = nil })
 		}
 		t.setWin.show()
+	case actPair:
+		t.showPairing()
 	case actQuit:
 		t.Stop()
 		t.app.Quit()
@@ -401,6 +411,20 @@ func targetURL(s string) *url.URL {
 		return &url.URL{Scheme: "file", Path: s}
 	}
 	return u
+}
+
+// showPairing opens the pairing window with a fresh code, or brings the
+// open one to the front as it is (its "New code" asks for another).
+func (t *Tray) showPairing() {
+	if t.pairer == nil {
+		return
+	}
+	if t.pairWin != nil {
+		t.pairWin.win.RequestFocus()
+		return
+	}
+	t.pairWin = newPairWindow(t)
+	t.pairWin.show()
 }
 
 func (t *Tray) showActivity() {

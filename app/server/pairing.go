@@ -206,19 +206,11 @@ func (s *Server) pairingStart(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	base := s.lanURL
-	s.mu.Unlock()
-	if base == "" {
-		return nil, errs.New(errs.Unavailable, "", "Pairing needs the LAN: set lan = true under [server] in the config and restart Corral.")
-	}
-	code, exp := s.pair.newCode(s.now())
-	u := base + "/pair?code=" + code
-	matrix, err := qrRows(u)
+	p, err := s.StartPairing(ctx, c.caller.Client)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"url": u, "code": code, "expiresAt": exp.UTC().Format(time.RFC3339), "qr": matrix}, nil
+	return map[string]any{"url": p.URL, "code": p.Code, "expiresAt": p.Expires.UTC().Format(time.RFC3339), "qr": p.QR}, nil
 }
 
 // qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
@@ -276,6 +268,9 @@ func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
 		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
 	}
 	s.closeDeviceConns(a.ID)
+	if err := s.record(ctx, c.caller.Client, "device.revoke", a.ID, ""); err != nil {
+		return nil, err
+	}
 	return map[string]any{"id": a.ID}, nil
 }
 
@@ -351,6 +346,11 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Info("device paired", "device", d.Name, "id", d.ID, "remote", r.RemoteAddr)
+	if err := s.record(r.Context(), "device:"+d.Name, "device.pair", d.ID, "from "+r.RemoteAddr+"; "+r.UserAgent()); err != nil {
+		s.devices.RemoveDevice(context.WithoutCancel(r.Context()), d.ID) // unaudited devices do not stay
+		http.Error(w, "Corral could not write its audit log; the device was not paired.", http.StatusInternalServerError)
+		return
+	}
 	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(deviceLifetime.Seconds())})
 	w.Header().Set("Content-Type", "application/json")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/core/audit"
 	"corral/core/policy"
 )
 
@@ -126,6 +127,13 @@ func TestPairingEndToEnd(t *testing.T) {
 		t.Fatalf("agent after the device allowed: %v", err)
 	}
 
+	// Pairing left its trail in the audit log.
+	for _, op := range []string{"pairing.start", "device.pair"} {
+		ev := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("op", op))
+		if len(ev.Events) == 0 {
+			t.Errorf("no %s event", op)
+		}
+	}
 	devices := rpcCall[struct{ Devices []map[string]any }](t, owner, "device.list", nil)
 	if len(devices.Devices) != 1 || devices.Devices[0]["name"] != "Kitchen phone" {
 		t.Fatalf("device.list: %+v", devices)

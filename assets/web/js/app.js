@@ -1,6 +1,7 @@
 // Corral's dashboard: one WebSocket to /ws (the session cookie is the
-// only credential), four views chosen by the URL hash, and a header that
-// shows the pending count and pauses agents.
+// only credential), five views chosen by the URL hash, and a header that
+// shows the pending count and pauses agents. A paired device's session
+// gets no Devices view: the server would refuse its calls anyway.
 import { Rpc } from './rpc.js';
 import { $, $$, h, toast, plural } from './dom.js';
 import { Approvals } from './approvals.js';
@@ -8,10 +9,11 @@ import { Activity } from './activity.js';
 import { Rules } from './rules.js';
 import { Files } from './files.js';
 import { initShare } from './links.js';
+import { Devices } from './devices.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files' };
+const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files', devices: 'Devices' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 const rpc = new Rpc(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
@@ -20,6 +22,7 @@ rpc.connect(); // at once: the views register their "open" handlers before it ca
 const app = {
   rpc,
   info: null,
+  device: false, // the page runs on a paired device's session
   pending: 0,
   view: '',
   firstSync: true,
@@ -51,6 +54,8 @@ const app = {
     try {
       const info = await rpc.call('session.info');
       this.info = info;
+      setDevice(String(info.client || '').startsWith('device:'));
+      document.body.dataset.infoReady = '1';
       setPaused(info.paused);
       activity.setScopes(info.scopes || []);
       if (this.view === 'files' && files.waiting) route();
@@ -59,6 +64,17 @@ const app = {
     }
   },
 };
+
+// setDevice hides what a paired device may not use (pairing, the device
+// list) and leaves that view if it is open.
+function setDevice(device) {
+  app.device = device;
+  $('.tab[data-tab="devices"]').hidden = device;
+  if (device && app.view === 'devices') {
+    history.replaceState(null, '', '#activity');
+    route();
+  }
+}
 
 function setPaused(paused) {
   if (app.info) app.info.paused = paused;
@@ -84,14 +100,15 @@ const approvals = new Approvals(app);
 const activity = new Activity(app);
 const rules = new Rules(app);
 const files = new Files(app);
-const views = { approvals, activity, rules, files };
+const devices = new Devices(app);
+const views = { approvals, activity, rules, files, devices };
 
 function route() {
   const raw = location.hash.replace(/^#\/?/, '');
   const q = raw.indexOf('?');
   let name = q < 0 ? raw : raw.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
-  if (!views[name]) name = 'activity';
+  if (!views[name] || (name === 'devices' && app.device)) name = 'activity';
   const changed = app.view !== name;
   app.view = name;
   for (const v of Object.keys(views)) {

@@ -26,7 +26,8 @@ export async function openFile(rpc, scope, path) {
   }
 }
 
-async function copyText(text, input) {
+/** copyText puts text on the clipboard, or selects input and copies that. */
+export async function copyText(text, input) {
   try {
     if (navigator.clipboard && window.isSecureContext) {
       await navigator.clipboard.writeText(text);

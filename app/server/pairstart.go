@@ -1,0 +1,43 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"corral/core/errs"
+)
+
+// PairCode is one started pairing: what a phone opens and how to draw it.
+type PairCode struct {
+	URL     string    // the LAN URL of the pairing page, code included
+	Code    string    // the one-time code, spent by the first POST /pair
+	QR      []string  // the QR code of URL, one row per string, '1' dark, no quiet zone
+	Expires time.Time // the code is refused from then on
+}
+
+// StartPairing makes a fresh one-time pairing code, valid for five
+// minutes, for the owner to show as a QR code (pairing.start, the tray).
+// Codes made before stay valid until they expire or are spent.
+//
+// Without the LAN listener ([server] lan = true and ListenLAN) it answers
+// an *errs.Error of kind unavailable whose sentence says what to change.
+//
+// Each code made is an audit event (op pairing.start, client by).
+func (s *Server) StartPairing(ctx context.Context, by string) (PairCode, error) {
+	s.mu.Lock()
+	base := s.lanURL
+	s.mu.Unlock()
+	if base == "" {
+		return PairCode{}, errs.New(errs.Unavailable, "", "Pairing needs the LAN: set lan = true under [server] in the config and restart Corral.")
+	}
+	if err := s.record(ctx, by, "pairing.start", base, "a one-time pairing code was shown"); err != nil {
+		return PairCode{}, err
+	}
+	code, exp := s.pair.newCode(s.now())
+	u := base + "/pair?code=" + code
+	rows, err := qrRows(u)
+	if err != nil {
+		return PairCode{}, err
+	}
+	return PairCode{URL: u, Code: code, QR: rows, Expires: exp}, nil
+}

@@ -1,0 +1,276 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+)
+
+// Pairer is a Control that can pair a phone over the LAN. The tray
+// offers "Pair a phone…" only when its Control is one; it is a separate
+// interface so that a Control without pairing need not pretend.
+type Pairer interface {
+	// Pair makes a fresh one-time pairing code. When pairing is not
+	// possible (the LAN listener is off) the error is a sentence for the
+	// owner saying what to change.
+	Pair(ctx context.Context) (PairCode, error)
+}
+
+// PairCode is one pairing code as the tray shows it.
+type PairCode struct {
+	URL     string    // what the phone opens, the code included
+	QR      []string  // the QR code of URL: one string per row, '1' dark, '0' light, no quiet zone
+	Expires time.Time // the code is refused from then on
+}
+
+const (
+	// qrQuiet is the light margin around a QR code, in modules, that
+	// scanners need.
+	qrQuiet = 4
+	// qrDot is how many pixels wide each module is in the drawn image;
+	// the image is shown scaled nearest-neighbour, so it stays crisp.
+	qrDot = 8
+	// qrShown is the side of the code on screen.
+	qrShown = 264
+	// pairWidth is the pairing window's width.
+	pairWidth = 440
+)
+
+// Labels of the pairing window that tests look for.
+const (
+	pairTitle     = "Corral — pair a phone"
+	labelNewCode  = "New code"
+	labelCopyLink = "Copy link"
+	labelCopied   = "Copied"
+)
+
+var errBadQR = errors.New("Corral answered a QR code the tray cannot draw; open the link on the phone instead.")
+
+// qrImage draws QR rows ('1' dark, '0' light) black on white with a
+// quiet zone of qrQuiet modules, dot pixels per module.
+func qrImage(rows []string, dot int) (*image.Gray, error) {
+	n := len(rows)
+	if n == 0 || dot < 1 {
+		return nil, errBadQR
+	}
+	side := (n + 2*qrQuiet) * dot
+	img := image.NewGray(image.Rect(0, 0, side, side))
+	for i := range img.Pix {
+		img.Pix[i] = 0xff
+	}
+	for y, row := range rows {
+		if len(row) != n {
+			return nil, errBadQR
+		}
+		for x := range n {
+			switch row[x] {
+			case '0':
+				continue
+			case '1':
+			default:
+				return nil, errBadQR
+			}
+			x0, y0 := (x+qrQuiet)*dot, (y+qrQuiet)*dot
+			for yy := y0; yy < y0+dot; yy++ {
+				line := img.Pix[yy*img.Stride:]
+				for xx := x0; xx < x0+dot; xx++ {
+					line[xx] = 0
+				}
+			}
+		}
+	}
+	return img, nil
+}
+
+// pairCountdown is the line under the code: how long it still works.
+func pairCountdown(left time.Duration) string {
+	left = left.Round(time.Second)
+	if left <= 0 {
+		return "This code has expired. Choose “" + labelNewCode + "” for another."
+	}
+	return fmt.Sprintf("The code works for %d:%02d more, once.", int(left.Minutes()), int(left.Seconds())%60)
+}
+
+// pairWindow shows a pairing code as a QR code and as a link, with its
+// countdown, and asks the Pairer for a new one on request. It exists
+// while it is open; closing it forgets the code (which still works on
+// the server until it expires or is spent).
+type pairWindow struct {
+	t         *Tray
+	win       fyne.Window
+	qr        *canvas.Image
+	link      *widget.Label
+	copy      *widget.Button
+	again     *widget.Button
+	countdown *widget.Label
+	status    *widget.Label
+
+	code     PairCode // the code on screen; zero while there is none
+	gen      int      // the request whose answer counts; older answers are dropped
+	stopTick func() bool
+	open     bool
+}
+
+func newPairWindow(t *Tray) *pairWindow {
+	w := &pairWindow{t: t, win: t.app.NewWindow(pairTitle)}
+	w.qr = canvas.NewImageFromImage(nil)
+	w.qr.FillMode = canvas.ImageFillContain
+	w.qr.ScaleMode = canvas.ImageScalePixels
+	w.qr.SetMinSize(fyne.NewSize(qrShown, qrShown))
+	// The code is drawn on white whatever the theme: scanners want dark
+	// modules on a light ground.
+	ground := canvas.NewRectangle(color.White)
+	w.link = widget.NewLabel("")
+	w.link.Selectable = true
+	w.link.Wrapping = fyne.TextWrapBreak
+	w.link.TextStyle.Monospace = true
+	w.copy = widget.NewButton(labelCopyLink, w.copyLink)
+	w.again = widget.NewButton(labelNewCode, w.ask)
+	w.countdown = widget.NewLabel("")
+	w.countdown.Wrapping = fyne.TextWrapWord
+	w.status = widget.NewLabel("")
+	w.status.Wrapping = fyne.TextWrapWord
+	w.status.Hide()
+	how := widget.NewLabel("Scan the code with the phone’s camera, or open the link on the phone. " +
+		"The phone must be on the same network as this computer; it asks for a name and is paired.")
+	how.Wrapping = fyne.TextWrapWord
+	w.win.SetContent(container.NewPadded(container.NewVBox(
+		widget.NewLabelWithStyle("Pair a phone", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		how,
+		container.NewCenter(container.NewStack(ground, w.qr)),
+		w.link,
+		w.countdown,
+		w.status,
+		container.NewHBox(w.copy, w.again),
+	)))
+	w.win.Resize(fyne.NewSize(pairWidth, 10))
+	w.win.SetOnClosed(w.closed)
+	w.setCode(PairCode{})
+	return w
+}
+
+// show brings the window up with a fresh code.
+func (w *pairWindow) show() {
+	w.open = true
+	w.win.Show()
+	w.ask()
+}
+
+// ask requests a new code off the UI goroutine; only the answer to the
+// latest request is shown.
+func (w *pairWindow) ask() {
+	w.gen++
+	gen := w.gen
+	w.again.Disable()
+	p := w.t.pairer
+	w.t.spawn(func() {
+		code, err := p.Pair(w.t.ctx)
+		w.t.do(func() { w.answer(gen, code, err) })
+	})
+}
+
+func (w *pairWindow) answer(gen int, code PairCode, err error) {
+	if !w.open || gen != w.gen {
+		return
+	}
+	w.again.Enable()
+	w.status.Hide()
+	if err != nil {
+		w.setCode(PairCode{})
+		w.status.SetText(err.Error())
+		w.status.Show()
+		w.fit()
+		return
+	}
+	w.setCode(code)
+	w.fit()
+}
+
+// setCode puts code on screen; the zero code hides the code's parts.
+func (w *pairWindow) setCode(code PairCode) {
+	w.code = code
+	if w.stopTick != nil {
+		w.stopTick()
+		w.stopTick = nil
+	}
+	w.copy.SetText(labelCopyLink)
+	if code.URL == "" {
+		w.qr.Image = nil
+		w.qr.Hide()
+		w.link.SetText("")
+		w.link.Hide()
+		w.copy.Hide()
+		w.countdown.Hide()
+		return
+	}
+	img, err := qrImage(code.QR, qrDot)
+	if err != nil {
+		w.qr.Image = nil
+		w.qr.Hide()
+		w.status.SetText(err.Error())
+		w.status.Show()
+	} else {
+		w.qr.Image = img
+		w.qr.Translucency = 0
+		w.qr.Show()
+		w.qr.Refresh()
+	}
+	w.link.SetText(code.URL)
+	w.link.Show()
+	w.copy.Show()
+	w.countdown.Show()
+	w.tick()
+}
+
+// tick updates the countdown once a second until the code expires; an
+// expired code fades so that nobody scans it.
+func (w *pairWindow) tick() {
+	left := w.code.Expires.Sub(w.t.clock.Now())
+	w.countdown.SetText(pairCountdown(left))
+	if left <= 0 {
+		w.qr.Translucency = 0.85
+		w.qr.Refresh()
+		w.stopTick = nil
+		return
+	}
+	w.stopTick = w.t.clock.AfterFunc(time.Second, func() {
+		w.t.do(func() {
+			if w.open && w.code.URL != "" {
+				w.tick()
+			}
+		})
+	})
+}
+
+func (w *pairWindow) copyLink() {
+	if w.code.URL == "" {
+		return
+	}
+	w.t.app.Clipboard().SetContent(w.code.URL)
+	w.copy.SetText(labelCopied)
+}
+
+// fit sizes the window to what it shows.
+func (w *pairWindow) fit() {
+	w.win.Content().Refresh()
+	w.win.Resize(fyne.NewSize(pairWidth, w.win.Content().MinSize().Height))
+}
+
+func (w *pairWindow) closed() {
+	w.open = false
+	if w.stopTick != nil {
+		w.stopTick()
+		w.stopTick = nil
+	}
+	if w.t.pairWin == w {
+		w.t.pairWin = nil
+	}
+}
