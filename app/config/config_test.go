@@ -32,7 +32,7 @@ func TestInvalidConfigsNameFileLineAndKey(t *testing.T) {
 				t.Fatal("accepted")
 			}
 			msg := err.Error()
-			wantLoc := path + ":" + itoa(tc.line)
+			wantLoc := path + ":" + strconv.Itoa(tc.line)
 			if !strings.HasPrefix(msg, wantLoc+":") {
 				t.Errorf("error %q does not start with %q", msg, wantLoc)
 			}
@@ -43,7 +43,6 @@ func TestInvalidConfigsNameFileLineAndKey(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestValidFull(t *testing.T) {
 	path := filepath.Join("testdata", "valid-full.toml")
