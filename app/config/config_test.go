@@ -43,7 +43,6 @@ func TestInvalidConfigsNameFileLineAndKey(t *testing.T) {
 	}
 }
 
-
 func TestValidFull(t *testing.T) {
 	path := filepath.Join("testdata", "valid-full.toml")
 	data, _ := os.ReadFile(path)
