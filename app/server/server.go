@@ -134,6 +134,7 @@ func New(o Options) *Server {
 	s.http = &http.Server{
 		Handler:           s.guard(mux),
 		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute, // a slow body (POST /pair, /mcp) cannot hold a connection; /ws sets its own deadlines after the upgrade
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
