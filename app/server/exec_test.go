@@ -229,3 +229,16 @@ func TestExecAskShowsInputAndEnv(t *testing.T) {
 		t.Fatal("denied command ran")
 	}
 }
+
+func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	for _, cmd := range []string{"echo safe \u202e; rm -rf ~", "echo \u200bx", "echo \x1b[2Jhidden"} {
+		if ce := callErr(t, alice, "command.run", m("command", cmd)); ce.Code != -32602 {
+			t.Errorf("%q: %+v", cmd, ce)
+		}
+	}
+	if r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "printf 'a\\tb\\n'")); r.Stdout != "a\tb\n" {
+		t.Errorf("tab and newline: %q", r.Stdout)
+	}
+}
