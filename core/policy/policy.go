@@ -28,6 +28,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -214,6 +216,27 @@ func (p *Policy) pendingLocked() []Approval {
 	return out
 }
 
+// visible makes an agent's free text safe to show a person: invisible and
+// reordering characters become U+FFFD and the text is cut to n runes.
+func visible(s string, n int) string {
+	out := make([]rune, 0, min(len(s), n))
+	for _, r := range s {
+		if len(out) == n {
+			out = append(out, '…')
+			break
+		}
+		if r == '\t' || r == '\n' {
+			out = append(out, r)
+			continue
+		}
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
+			r = '\uFFFD'
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
 // Describe is the one-line question for a request, in plain words.
 func Describe(client string, a Access, target string) string {
 	switch a {
@@ -264,7 +287,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	if !shared {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
-			Reason: r.Reason, OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
+			Reason: visible(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
 			Description: Describe(r.Client, r.Access, r.Target),
 		}}
 		p.pending[k], p.byID[pd.a.ID] = pd, pd

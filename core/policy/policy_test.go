@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -480,4 +481,13 @@ func TestPendingCapPerClient(t *testing.T) {
 		cancel()
 		<-other
 	})
+}
+
+func TestReasonIsMadeVisible(t *testing.T) {
+	if got := visible("read it\u202e please\x1b[2J", 500); got != "read it\uFFFD please\uFFFD[2J" {
+		t.Errorf("visible: %q", got)
+	}
+	if got := visible(strings.Repeat("x", 600), 500); len([]rune(got)) != 501 {
+		t.Errorf("not cut: %d runes", len([]rune(got)))
+	}
 }
