@@ -21,6 +21,14 @@ const (
 	insertRows = 32
 )
 
+// How long the writer waits for more events before a commit: at most
+// maxYields yields, and no more once maxIdleYields in a row brought
+// nothing.
+const (
+	maxYields     = 16
+	maxIdleYields = 3
+)
+
 // pruneChunk is how many events one Prune transaction deletes, so the
 // writer is never held for long and Records interleave with a big prune.
 const pruneChunk = 5000
@@ -124,19 +132,25 @@ func (s *Store) Prune(ctx context.Context, before time.Time) (int64, error) {
 func (s *Store) run() {
 	defer close(s.stopped)
 	batch := make([]*recordReq, 0, s.opts.MaxBatch)
-	last := 0 // size of the previous batch
 	for {
 		select {
 		case r := <-s.queue:
 			batch = s.gather(append(batch[:0], r))
-			// Under load, producers that the last commit answered are about
-			// to queue again: yield a few times to let them, so a busy
-			// writer commits big batches instead of many small ones.
-			for i := 0; i < 4 && len(batch) < last; i++ {
+			// Under load, producers are about to queue again (the last
+			// commit answered them, or they are finishing their work):
+			// yield while events keep arriving, so a busy writer commits
+			// big batches instead of many small ones. A transaction costs
+			// far more than a row. A quiet writer stops after a few empty
+			// yields, which cost next to nothing when nothing else runs.
+			for i, idle := 0, 0; i < maxYields && idle < maxIdleYields && len(batch) < s.opts.MaxBatch; i++ {
+				n := len(batch)
 				runtime.Gosched()
-				batch = s.gather(batch)
+				if batch = s.gather(batch); len(batch) == n {
+					idle++
+				} else {
+					idle = 0
+				}
 			}
-			last = len(batch)
 			s.commit(batch)
 		case p := <-s.prunes:
 			p.done <- s.deleteChunk(p.before)

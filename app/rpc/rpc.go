@@ -184,6 +184,20 @@ func Result(id json.RawMessage, result any) ([]byte, error) {
 	return json.Marshal(response{JSONRPC: "2.0", ID: id, Result: result})
 }
 
+// AppendResult appends to dst the same bytes Result returns, encoding
+// through a pooled buffer so that only dst grows.
+func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
+	if result == nil {
+		result = struct{}{}
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.NewEncoder(buf).Encode(response{JSONRPC: "2.0", ID: id, Result: result}); err != nil {
+		return dst, err
+	}
+	b := buf.Bytes()
+	return b[:len(b)-1], nil // Encode ends the value with a newline
+}
+
 // Fail encodes an error response.
 func Fail(id json.RawMessage, e *Error) []byte {
 	if id == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"runtime/debug"
 	"sync"
@@ -18,11 +19,10 @@ import (
 )
 
 const (
-	writeWait     = 10 * time.Second
-	pongWait      = 60 * time.Second
-	pingPeriod    = pongWait * 9 / 10
-	maxInFlight   = 64  // concurrent calls per connection; more wait
-	sendQueueSize = 256 // queued outgoing frames before a slow reader is dropped
+	writeWait   = 10 * time.Second
+	pongWait    = 60 * time.Second
+	pingPeriod  = pongWait * 9 / 10
+	maxInFlight = 64 // concurrent calls per connection; more wait
 )
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -52,9 +52,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws:       ws,
 		caller:   caller,
 		deviceID: deviceID,
-		send:     make(chan []byte, sendQueueSize),
 		done:     make(chan struct{}),
-		sem:      make(chan struct{}, maxInFlight),
+		work:     make(chan *rpc.Request),
 	}
 	if !s.track(c) {
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "shutting down"), time.Now().Add(time.Second))
@@ -80,8 +79,11 @@ func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID 
 	return s.browser(r)
 }
 
-// conn is one WebSocket connection: a reader that dispatches each request
-// on its own goroutine (bounded by sem) and a writer that owns all writes.
+// conn is one WebSocket connection: a reader that hands each request to a
+// worker goroutine (at most maxInFlight of them, started as needed and kept
+// for the connection's life, so their stacks are grown once). Each answer
+// is written by the goroutine that has it, under wmu; writeLoop only pings
+// and closes.
 type conn struct {
 	s        *Server
 	ws       *websocket.Conn
@@ -90,10 +92,11 @@ type conn struct {
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
 
-	send      chan []byte
+	wmu       sync.Mutex    // held while writing a frame
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
-	sem       chan struct{}
+	work      chan *rpc.Request // unbuffered: taken only by an idle worker
+	workers   int               // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	subsMu    sync.Mutex
 	subs      map[string]bool // subscriptions made on this connection
@@ -132,16 +135,37 @@ func (c *conn) readLoop() {
 			c.queue(rpc.Fail(id, perr))
 			continue
 		}
+		c.calls.Add(1)
 		select {
-		case c.sem <- struct{}{}:
+		case c.work <- req: // an idle worker took it
+			continue
+		default:
+		}
+		if c.workers < maxInFlight {
+			c.workers++
+			go c.worker(req)
+			continue
+		}
+		select {
+		case c.work <- req:
+		case <-c.done:
+			c.calls.Done()
+			return
+		}
+	}
+}
+
+// worker handles req, then whatever the reader hands it, until the
+// connection is finished.
+func (c *conn) worker(req *rpc.Request) {
+	for {
+		c.handle(req)
+		c.calls.Done()
+		select {
+		case req = <-c.work:
 		case <-c.done:
 			return
 		}
-		c.calls.Add(1)
-		go func() {
-			defer func() { <-c.sem; c.calls.Done() }()
-			c.handle(req)
-		}()
 	}
 }
 
@@ -155,14 +179,25 @@ func (c *conn) handle(req *rpc.Request) {
 		c.queue(rpc.Fail(req.ID, rpc.FromError(err)))
 		return
 	}
-	b, merr := rpc.Result(req.ID, result)
+	// queue writes before it returns, so the frame's buffer is reused.
+	bp := frames.Get().(*[]byte)
+	defer frames.Put(bp)
+	b, merr := rpc.AppendResult((*bp)[:0], req.ID, result)
 	if merr != nil {
 		c.s.log.Error("encode result", "method", req.Method, "err", merr)
 		c.queue(rpc.Fail(req.ID, rpc.FromError(merr)))
 		return
 	}
+	if cap(b) <= maxPooledFrame {
+		*bp = b
+	}
 	c.queue(b)
 }
+
+// frames holds answer buffers; one bigger than maxPooledFrame is dropped.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxPooledFrame = 1 << 20
 
 func (c *conn) dispatch(req *rpc.Request) (result any, err error) {
 	defer func() {
@@ -184,31 +219,31 @@ func (c *conn) dispatch(req *rpc.Request) (result any, err error) {
 	return m.fn(c.ctx, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
 }
 
-// queue hands a frame to the writer. A connection whose reader is too slow
-// to take its frames is dropped rather than slowing the server.
+// queue writes a frame from the calling goroutine, one writer at a time.
+// A connection whose reader is too slow to take a frame within writeWait
+// is dropped rather than slowing the server. It reports false once the
+// connection is finished.
 func (c *conn) queue(b []byte) bool {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	select {
-	case c.send <- b:
-		return true
 	case <-c.done:
 		return false
 	default:
 	}
-	// The queue is full: wait briefly for a response, then give up.
-	t := time.NewTimer(writeWait)
-	defer t.Stop()
-	select {
-	case c.send <- b:
-		return true
-	case <-c.done:
-		return false
-	case <-t.C:
-		c.s.log.Warn("dropping slow connection", "client", c.caller.Client)
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			c.s.log.Warn("dropping slow connection", "client", c.caller.Client)
+		}
 		c.finish()
 		return false
 	}
+	return true
 }
 
+// writeLoop pings the peer and, once the connection is finished, says
+// goodbye and closes it. Frames are written by queue.
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(pingPeriod)
 	defer func() {
@@ -217,31 +252,16 @@ func (c *conn) writeLoop() {
 	}()
 	for {
 		select {
-		case b := <-c.send:
-			c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-				c.finish()
-				return
-			}
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
 				c.finish()
 				return
 			}
 		case <-c.done:
-			// Flush what is queued, then say goodbye.
-			for {
-				select {
-				case b := <-c.send:
-					c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-					if c.ws.WriteMessage(websocket.TextMessage, b) != nil {
-						return
-					}
-					continue
-				default:
-				}
-				break
-			}
+			// Wait for a frame being written, then say goodbye; queue
+			// writes nothing more once done is closed.
+			c.wmu.Lock()
+			defer c.wmu.Unlock()
 			code := websocket.CloseNormalClosure
 			if c.goingAway.Load() {
 				code = websocket.CloseGoingAway

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"corral/core/errs"
 )
@@ -107,8 +109,10 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 	defer f.Close()
 
 	// A buffer the size of a small file (at least what sniffing needs),
-	// 64 KiB at most: most files read are small.
-	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, sniffLen), 64<<10)))
+	// 64 KiB at most: most files read are small. Buffers are reused; none
+	// of their bytes outlive this call (chunks are copied to out).
+	br := getReader(f, fi.Size())
+	defer putReader(br)
 	head, err := br.Peek(sniffLen)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return ReadResult{}, d.fail(err, name)
@@ -135,7 +139,7 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 		maxLines = limit
 	}
 	var (
-		out       = bytes.NewBuffer(make([]byte, 0, min(fi.Size(), MaxReadBytes)))
+		out       = make([]byte, 0, min(fi.Size(), MaxReadBytes))
 		total     int // lines started so far
 		outLines  int // lines in out
 		atStart   = true
@@ -156,24 +160,23 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 					} else {
 						emitting = true
 						outLines++
-						lineStart = out.Len()
+						lineStart = len(out)
 					}
 				}
 			}
 			if emitting {
-				if room := MaxReadBytes - out.Len(); len(chunk) <= room {
-					out.Write(chunk)
+				if room := MaxReadBytes - len(out); len(chunk) <= room {
+					out = append(out, chunk...)
 				} else if lineStart == 0 {
 					// The first line alone is over the cap: return its start,
 					// without a UTF-8 sequence cut in two (the cut may fall
 					// on the end of an earlier chunk).
-					out.Write(chunk[:room])
-					out.Truncate(len(completeRunes(out.Bytes())))
+					out = completeRunes(append(out, chunk[:room]...))
 					emitting = false
 					stopped = ByBytes
 				} else {
 					// This line does not fit: leave it for the next call.
-					out.Truncate(lineStart)
+					out = out[:lineStart]
 					outLines--
 					emitting = false
 					stopped = ByBytes
@@ -196,13 +199,47 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 	return ReadResult{
 		Type:        "text",
 		Path:        v,
-		Content:     out.String(),
+		Content:     contentString(out),
 		Bytes:       fi.Size(),
 		TotalLines:  total,
 		OutputLines: outLines,
 		Truncated:   stopped != "",
 		TruncatedBy: stopped,
 	}, nil
+}
+
+// contentString returns b as a string without copying it; b is not
+// touched again.
+func contentString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// Readers for Read, by buffer size: sniffLen for small files, 64 KiB for
+// the others.
+var smallReaders, bigReaders sync.Pool
+
+func getReader(f io.Reader, size int64) *bufio.Reader {
+	pool, n := &smallReaders, sniffLen
+	if size+1 > sniffLen {
+		pool, n = &bigReaders, 64<<10
+	}
+	if br, ok := pool.Get().(*bufio.Reader); ok {
+		br.Reset(f)
+		return br
+	}
+	return bufio.NewReaderSize(f, n)
+}
+
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	if br.Size() == sniffLen {
+		smallReaders.Put(br)
+	} else {
+		bigReaders.Put(br)
+	}
 }
 
 // cutUTF8 returns at most n bytes of b, not splitting a UTF-8 sequence.
