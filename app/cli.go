@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,12 +78,22 @@ func runCall(args []string) error {
 		}
 		return err
 	}
-	out, err := json.MarshalIndent(raw, "", "  ")
-	if err != nil {
+	return printJSON(raw)
+}
+
+// printJSON prints a result indented and readable: URLs keep their "&"
+// rather than the "\u0026" JSON encoders write for HTML's sake.
+func printJSON(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	fmt.Println(string(out))
-	return nil
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func runAudit(args []string) error {
