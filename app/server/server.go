@@ -308,8 +308,20 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
 		return
 	}
-	if c, err := r.Cookie(cookieName); err == nil {
+	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
 		s.logins.end(c.Value)
+		// Other tabs signed in with this session lose their connections.
+		s.mu.Lock()
+		var open []*conn
+		for cn := range s.conns {
+			if cn.session == c.Value {
+				open = append(open, cn)
+			}
+		}
+		s.mu.Unlock()
+		for _, cn := range open {
+			cn.finish()
+		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)

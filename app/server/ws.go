@@ -52,6 +52,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws:       ws,
 		caller:   caller,
 		deviceID: deviceID,
+		session:  sessionCookie(r, caller),
 		done:     make(chan struct{}),
 		work:     make(chan *rpc.Request),
 	}
@@ -89,6 +90,7 @@ type conn struct {
 	ws       *websocket.Conn
 	caller   sandbox.Caller
 	deviceID string          // a paired device: only deviceMethods
+	session  string          // the browser session it was opened with, if any
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
 
@@ -346,4 +348,16 @@ func (c *conn) unsubscribe(topic string) {
 	c.subsMu.Lock()
 	defer c.subsMu.Unlock()
 	delete(c.subs, topic)
+}
+
+// sessionCookie is the owner's session id a browser connection was opened
+// with, so that signing out can close it.
+func sessionCookie(r *http.Request, caller sandbox.Caller) string {
+	if caller.Client != browserCaller.Client || !caller.Owner {
+		return ""
+	}
+	if c, err := r.Cookie(cookieName); err == nil {
+		return c.Value
+	}
+	return ""
 }
