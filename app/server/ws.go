@@ -56,12 +56,16 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		done:     make(chan struct{}),
 		work:     make(chan *rpc.Request),
 	}
+	// The connection's context exists before anyone else can see c:
+	// logout, device revocation and shutdown call finish from elsewhere.
+	// Its life is the connection's, not the upgrade request's.
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(r.Context()))
 	if !s.track(c) {
+		c.cancel()
 		ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "shutting down"), time.Now().Add(time.Second))
 		ws.Close()
 		return
 	}
-	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.writeLoop()
 	c.readLoop()
 }
