@@ -63,19 +63,8 @@ func runCall(args []string) error {
 		}
 		params = json.RawMessage(args[1])
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	c, err := dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := c.Call(ctx, args[0], params)
-	if err != nil {
-		var re *client.Error
-		if errors.As(err, &re) && re.Data.Kind != "" {
-			return fmt.Errorf("%s (%s)", re.Message, re.Data.Kind)
-		}
+	var raw json.RawMessage
+	if err := callOnce(args[0], params, &raw); err != nil {
 		return err
 	}
 	return printJSON(raw)

@@ -324,12 +324,6 @@ func migrations() ([]migration, error) {
 	return ms, nil
 }
 
-// schemaVersion is the user_version a fully migrated database has.
-func schemaVersion() int {
-	ms, _ := migrations()
-	return len(ms)
-}
-
 // migrate applies, each in its own transaction, the migrations newer than
 // the database's user_version, and refuses a database from a newer Corral.
 func migrate(db *sql.DB) error {

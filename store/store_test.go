@@ -461,3 +461,9 @@ func recordMany(t *testing.T, s *Store, n int, mk func(i int) audit.Event) []int
 	slices.Sort(out)
 	return out
 }
+
+// schemaVersion is the user_version a fully migrated database has.
+func schemaVersion() int {
+	ms, _ := migrations()
+	return len(ms)
+}

@@ -20,9 +20,9 @@ type activity struct {
 	events []audit.Event
 }
 
-// load replaces the events with a page from the log (newest first).
+// load adds a page from the log (newest first), oldest first so the
+// newest ends on top.
 func (a *activity) load(evs []audit.Event) {
-	a.events = nil
 	for i := len(evs) - 1; i >= 0; i-- {
 		a.add(evs[i])
 	}

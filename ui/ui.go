@@ -453,9 +453,7 @@ func (t *Tray) followEvents() {
 				t.activityChanged()
 				return
 			}
-			for i := len(page.Events) - 1; i >= 0; i-- {
-				t.activity.add(page.Events[i])
-			}
+			t.activity.load(page.Events)
 			t.activityChanged()
 		})
 		for e := range ch {

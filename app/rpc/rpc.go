@@ -176,16 +176,8 @@ type response struct {
 	Error   *Error          `json:"error,omitempty"`
 }
 
-// Result encodes a successful response.
-func Result(id json.RawMessage, result any) ([]byte, error) {
-	if result == nil {
-		result = struct{}{}
-	}
-	return json.Marshal(response{JSONRPC: "2.0", ID: id, Result: result})
-}
-
-// AppendResult appends to dst the same bytes Result returns, encoding
-// through a pooled buffer so that only dst grows.
+// AppendResult appends a successful response to dst (which may be a
+// reused buffer) and returns the extended slice.
 func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
 	if result == nil {
 		result = struct{}{}

@@ -204,19 +204,6 @@ func callErr(t *testing.T, c *client.Client, method string, params any) *client.
 	return ce
 }
 
-// hostFile writes a file on the host, outside any API, for planting.
-func (h *harness) hostFile(rel, content string) string {
-	h.t.Helper()
-	p := filepath.Join(h.dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		h.t.Fatal(err)
-	}
-	return p
-}
-
 func m(kv ...any) map[string]any {
 	out := map[string]any{}
 	for i := 0; i+1 < len(kv); i += 2 {

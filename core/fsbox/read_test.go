@@ -29,19 +29,6 @@ func lines(n int) string {
 	return b.String()
 }
 
-// firstLines returns the first n lines of s, line endings included.
-func firstLines(s string, n int) string {
-	i := 0
-	for ; n > 0; n-- {
-		j := strings.IndexByte(s[i:], '\n')
-		if j < 0 {
-			return s
-		}
-		i += j + 1
-	}
-	return s[:i]
-}
-
 func TestReadTruncation(t *testing.T) {
 	long := strings.Repeat("a", MaxReadBytes+100)
 	block := strings.Repeat("b", 4095) + "\n" // 64 of these fill MaxReadBytes exactly
