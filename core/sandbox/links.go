@@ -137,7 +137,7 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 type Served struct {
 	File    *os.File     // a regular file, opened; the caller closes it
 	Info    fsbox.Info   // the file or folder
-	Entries []fsbox.Info // a folder's entries, each with Link set
+	Entries []fsbox.Info // a folder's entries
 	Links   []Link       // for a folder: one link per entry, same order
 	Crumbs  []Link       // folder links from the link's own folder down to the parent of path
 	Claims  links.Claims
