@@ -236,7 +236,7 @@ func (d Dir) openRegular(name string, slash bool) (*os.File, fs.FileInfo, error)
 	if err := d.checkRegular(name, fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := d.Root.OpenFile(n, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := d.Root.OpenFile(n, openReadFlags, 0)
 	if err != nil {
 		return nil, nil, d.fail(err, name)
 	}
@@ -250,6 +250,10 @@ func (d Dir) openRegular(name string, slash bool) (*os.File, fs.FileInfo, error)
 	}
 	return f, fi, nil
 }
+
+// openReadFlags open a file for reading without blocking on a FIFO swapped
+// in after its stat, and without making a terminal the controlling one.
+const openReadFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 
 func (d Dir) checkRegular(name string, fi fs.FileInfo) error {
 	switch {
