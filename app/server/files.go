@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/yuin/goldmark"
@@ -77,7 +80,65 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(strings.ToLower(p), ".md") {
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
 	}
+	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) && serveSmall(w, p, sv) {
+		return
+	}
 	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, sv.File)
+}
+
+// smallFile is the size up to which /files/out answers a plain GET from
+// memory. For small files http.ServeContent's sniff read, header write and
+// sendfile cost more than one read and one write.
+const smallFile = 64 << 10
+
+var smallBufs = sync.Pool{New: func() any { return new([smallFile + 1]byte) }}
+
+// conditional reports whether a request asks for a range or has a
+// precondition: those go to http.ServeContent, which knows the rules.
+func conditional(h http.Header) bool {
+	for _, k := range [...]string{"Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since", "If-Range"} {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// serveSmall answers a plain GET for a small file with the headers
+// http.ServeContent would send. It reports false, having written nothing,
+// when the file has grown past smallFile since it was opened.
+func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) bool {
+	buf := smallBufs.Get().(*[smallFile + 1]byte)
+	defer smallBufs.Put(buf)
+	n, err := io.ReadFull(sv.File, buf[:])
+	switch {
+	case err == nil: // grown: stream it after all
+		if _, err := sv.File.Seek(0, io.SeekStart); err != nil {
+			plain(w, http.StatusInternalServerError, "Corral could not read this file.")
+			return true
+		}
+		return false
+	case err != io.ErrUnexpectedEOF && err != io.EOF:
+		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
+		return true
+	}
+	body := buf[:n]
+	h := w.Header()
+	if h.Get("Content-Type") == "" {
+		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" {
+			ct = http.DetectContentType(body)
+		}
+		h.Set("Content-Type", ct)
+	}
+	if !sv.Info.Modified.IsZero() && !sv.Info.Modified.Equal(time.Unix(0, 0)) {
+		h.Set("Last-Modified", sv.Info.Modified.UTC().Format(http.TimeFormat))
+	}
+	h.Set("Accept-Ranges", "bytes")
+	h.Set("Content-Length", strconv.Itoa(n))
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	return true
 }
 
 func plain(w http.ResponseWriter, code int, msg string) {

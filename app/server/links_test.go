@@ -273,3 +273,40 @@ func TestLinksOpenNoMoreThanMadeFor(t *testing.T) {
 		t.Errorf("symlink through a folder link: %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestFilesOutPlainAndConditional: a small file answered from memory
+// carries what http.ServeContent would send (a request with a
+// precondition takes that path), conditional requests work, and a file
+// larger than the small-file limit streams whole.
+func TestFilesOutPlainAndConditional(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	files := map[string]string{
+		"output/a.txt":    "plain text\n",
+		"output/b.md":     "# Title\n",
+		"output/page":     "<!doctype html><p>sniffed</p>",
+		"output/empty.js": "",
+		"output/big.txt":  strings.Repeat("0123456789abcdef", (smallFile+100)/16),
+	}
+	for p, content := range files {
+		// Written on disk: the big one would not fit in one frame.
+		os.MkdirAll(filepath.Join(h.base, "alice", "output"), 0o700)
+		if err := os.WriteFile(filepath.Join(h.base, "alice", filepath.FromSlash(p)), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		link := rpcCall[map[string]string](t, alice, "link.create", m("path", p))["url"]
+		fast, body := get(t, link)
+		slow, slowBody := get(t, link, "If-None-Match", `"no-such-etag"`)
+		if fast.StatusCode != 200 || slow.StatusCode != 200 || body != content || slowBody != content {
+			t.Errorf("%s: %d/%d, %d and %d bytes, want %d", p, fast.StatusCode, slow.StatusCode, len(body), len(slowBody), len(content))
+		}
+		for _, k := range []string{"Content-Type", "Content-Length", "Last-Modified", "Accept-Ranges", "Content-Security-Policy", "X-Content-Type-Options"} {
+			if fast.Header.Get(k) != slow.Header.Get(k) {
+				t.Errorf("%s: %s %q from memory, %q from ServeContent", p, k, fast.Header.Get(k), slow.Header.Get(k))
+			}
+		}
+		if resp, body := get(t, link, "If-Modified-Since", fast.Header.Get("Last-Modified")); resp.StatusCode != 304 || body != "" {
+			t.Errorf("%s: If-Modified-Since: %d %q", p, resp.StatusCode, body)
+		}
+	}
+}
