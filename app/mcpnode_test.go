@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // nodeModules installs app/testdata/mcp-node's pinned npm packages once,
@@ -129,11 +132,44 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 			"--tool", "file_read", "--arg", "path=f.txt", "--", r.bin, "mcp")
 		rs, rp := bench(os.Environ(), "--tool", "read_text_file", "--arg", "path="+filepath.Join(refDir, "f.txt"), "--",
 			filepath.Join(node, "node_modules", ".bin", "mcp-server-filesystem"), refDir)
+		// The ceiling of the Go SDK over stdio: this test binary as an MCP
+		// server whose file_read is os.ReadFile, with no daemon, no
+		// policy and no audit behind it.
+		gs, gp := bench(append(os.Environ(), sdkFileServerEnv+"="+refDir), "--tool", "file_read", "--arg", "path=f.txt", "--", os.Args[0])
 		b.ReportMetric(cs, "corral_seq/s")
 		b.ReportMetric(cp, "corral_32/s")
 		b.ReportMetric(rs, "fsserver_seq/s")
 		b.ReportMetric(rp, "fsserver_32/s")
+		b.ReportMetric(gs, "gosdk_bare_seq/s")
+		b.ReportMetric(gp, "gosdk_bare_32/s")
 		b.ReportMetric(cs/rs, "ratio_seq")
 		b.ReportMetric(cp/rp, "ratio_32")
 	}
+}
+
+// sdkFileServerEnv, set to a folder, makes the test binary an MCP server
+// over stdio (Go SDK, `corral mcp`'s GC setting) with one tool, file_read,
+// that reads the file from that folder: the Go SDK's ceiling for
+// BenchmarkMCPNodeFileRead.
+const sdkFileServerEnv = "CORRAL_TEST_SDK_FILE_SERVER"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(sdkFileServerEnv); dir != "" {
+		tuneGC()
+		s := sdk.NewServer(&sdk.Implementation{Name: "bare", Version: "1"}, nil)
+		sdk.AddTool(s, &sdk.Tool{Name: "file_read"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+			Path string `json:"path"`
+		}) (*sdk.CallToolResult, any, error) {
+			b, err := os.ReadFile(filepath.Join(dir, filepath.Base(in.Path)))
+			if err != nil {
+				return nil, nil, err
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+		})
+		if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }
