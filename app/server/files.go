@@ -80,7 +80,8 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	if strings.HasSuffix(strings.ToLower(p), ".md") {
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
 	}
-	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) && serveSmall(w, p, sv) {
+	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) {
+		serveSmall(w, p, sv)
 		return
 	}
 	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, sv.File)
@@ -91,7 +92,7 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 // sendfile cost more than one read and one write.
 const smallFile = 64 << 10
 
-var smallBufs = sync.Pool{New: func() any { return new([smallFile + 1]byte) }}
+var smallBufs = sync.Pool{New: func() any { return new([smallFile]byte) }}
 
 // conditional reports whether a request asks for a range or has a
 // precondition: those go to http.ServeContent, which knows the rules.
@@ -105,22 +106,15 @@ func conditional(h http.Header) bool {
 }
 
 // serveSmall answers a plain GET for a small file with the headers
-// http.ServeContent would send. It reports false, having written nothing,
-// when the file has grown past smallFile since it was opened.
-func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) bool {
-	buf := smallBufs.Get().(*[smallFile + 1]byte)
+// http.ServeContent would send, and like it serves the size the file had
+// when it was opened (fewer bytes if it has shrunk since).
+func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) {
+	buf := smallBufs.Get().(*[smallFile]byte)
 	defer smallBufs.Put(buf)
-	n, err := io.ReadFull(sv.File, buf[:])
-	switch {
-	case err == nil: // grown: stream it after all
-		if _, err := sv.File.Seek(0, io.SeekStart); err != nil {
-			plain(w, http.StatusInternalServerError, "Corral could not read this file.")
-			return true
-		}
-		return false
-	case err != io.ErrUnexpectedEOF && err != io.EOF:
+	n, err := io.ReadFull(sv.File, buf[:sv.Info.Size])
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
-		return true
+		return
 	}
 	body := buf[:n]
 	h := w.Header()
@@ -138,7 +132,6 @@ func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) bool {
 	h.Set("Content-Length", strconv.Itoa(n))
 	w.WriteHeader(http.StatusOK)
 	w.Write(body)
-	return true
 }
 
 func plain(w http.ResponseWriter, code int, msg string) {
