@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,7 +19,10 @@ import (
 // BenchmarkFilesOutVsNginx measures GET /files/out on a 4 KiB and a 1 MiB
 // file with wrk, next to nginx (sendfile on) serving the same files, in one
 // run. Compare corral_req/s with nginx_req/s (goals: ≥ 0.7× at 4 KiB,
-// ≥ 0.9× at 1 MiB). Each sub-benchmark runs wrk once for -wrk.duration.
+// ≥ 0.9× at 1 MiB). gobare_ratio is Go's own http.FileServerFS over an
+// os.Root on the same files (no token, policy or audit) against nginx: the
+// ceiling of serving files with net/http on this machine. Each
+// sub-benchmark runs wrk for WRK_DURATION (default 5s) per server.
 func BenchmarkFilesOutVsNginx(b *testing.B) {
 	for _, tool := range []string{"wrk", "nginx"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -49,6 +53,21 @@ func BenchmarkFilesOutVsNginx(b *testing.B) {
 		urls[name] = res["url"]
 	}
 	nginxURL, nginxCPU := startNginx(b, nginxRoot)
+	// The Go standard library's own file server on the same files, with
+	// no token, no policy and no audit: what net/http itself costs here.
+	bareRoot, err := os.OpenRoot(nginxRoot)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bareRoot.Close()
+	bareLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	bare := &http.Server{Handler: http.FileServerFS(bareRoot.FS())}
+	go bare.Serve(bareLn)
+	defer bare.Close()
+	bareURL := "http://" + bareLn.Addr().String()
 	dur := 5 * time.Second
 	if d := os.Getenv("WRK_DURATION"); d != "" {
 		dur, _ = time.ParseDuration(d)
@@ -62,9 +81,11 @@ func BenchmarkFilesOutVsNginx(b *testing.B) {
 				c0 = selfCPU()
 				co := wrk(b, urls[name], dur)
 				coCPU := selfCPU() - c0
+				gb := wrk(b, bareURL+"/"+name+".txt", dur)
 				b.ReportMetric(ng, "nginx_req/s")
 				b.ReportMetric(co, "corral_req/s")
 				b.ReportMetric(co/ng, "ratio")
+				b.ReportMetric(gb/ng, "gobare_ratio")
 				// Server CPU per request: steadier than req/s on a
 				// machine wrk shares with the server.
 				b.ReportMetric(float64(ngCPU.Microseconds())/(ng*dur.Seconds()), "nginx_cpu_µs/req")
