@@ -183,7 +183,10 @@ func (s *Server) listing(w http.ResponseWriter, r *http.Request, p string, sv sa
 		page.Crumbs = append(page.Crumbs, crumb{Name: path.Base(c.Path), URL: "/files/out?" + c.Query()})
 	}
 	for i, e := range sv.Entries {
-		le := listingEntry{Name: e.Name, URL: "/files/out?" + sv.Links[i].Query(), Modified: e.Modified.Local().Format(time.DateTime), Dir: e.Type == "dir"}
+		le := listingEntry{Name: e.Name, Modified: e.Modified.Local().Format(time.DateTime), Dir: e.Type == "dir"}
+		if sv.Links[i].Token != "" {
+			le.URL = "/files/out?" + sv.Links[i].Query()
+		}
 		if e.Type == "file" {
 			le.Size = humanSize(e.Size)
 		}
@@ -226,7 +229,7 @@ var listingTmpl = template.Must(template.New("listing").Parse(`<!doctype html>
 <table>
 <thead><tr><th>Name</th><th class="size">Size</th><th>Modified</th></tr></thead>
 <tbody>
-{{range .Entries}}<tr><td><a href="{{.URL}}">{{.Name}}</a></td><td class="size">{{.Size}}</td><td>{{.Modified}}</td></tr>
+{{range .Entries}}<tr><td>{{if .URL}}<a href="{{.URL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="size">{{.Size}}</td><td>{{.Modified}}</td></tr>
 {{else}}<tr><td colspan="3">This folder is empty.</td></tr>
 {{end}}</tbody>
 </table>

@@ -272,6 +272,20 @@ func TestLinksOpenNoMoreThanMadeFor(t *testing.T) {
 	if resp, body := get(t, base+"path=output/s&token="+token(outLink)); resp.StatusCode != 403 || strings.Contains(body, "not in output") {
 		t.Errorf("symlink through a folder link: %d %q", resp.StatusCode, body)
 	}
+	// (d) A real folder named "share" in the scope's root (a command can
+	// replace the share symlink with one) is listed without a link: the
+	// path "share" means the shared folder, which the root link does not
+	// cover, so a link signed for it would open everyone's shared files.
+	if err := os.MkdirAll(filepath.Join(h.base, "alice", "share"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	resp, listing := get(t, rootLink)
+	if resp.StatusCode != 200 || !strings.Contains(listing, ">share/<") || !strings.Contains(listing, "path=output&amp;token=") {
+		t.Fatalf("root listing: %d %s", resp.StatusCode, listing)
+	}
+	if strings.Contains(listing, "path=share&amp;") {
+		t.Errorf("the root listing signed a link for share/:\n%s", listing)
+	}
 }
 
 // TestFilesOutPlainAndConditional: a small file answered from memory

@@ -138,7 +138,7 @@ type Served struct {
 	File    *os.File     // a regular file, opened; the caller closes it
 	Info    fsbox.Info   // the file or folder
 	Entries []fsbox.Info // a folder's entries
-	Links   []Link       // for a folder: one link per entry, same order
+	Links   []Link       // for a folder: one link per entry, same order; a zero Link for an entry its path does not reach
 	Crumbs  []Link       // folder links from the link's own folder down to the parent of path
 	Claims  links.Claims
 }
@@ -221,6 +221,14 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 				o.ev.Detail += "; listing truncated"
 			}
 			for _, e := range sv.Entries {
+				// An entry gets a link only if its path names it: in a
+				// scope's root a real folder called "share" is listed, but
+				// the path "share" means the shared folder, which a link to
+				// the scope's root does not cover.
+				if et, err := s.layout.Resolve(claims.Scope, e.Path); err != nil || et.Visible != e.Path || et.Area != t.Area {
+					sv.Links = append(sv.Links, Link{})
+					continue
+				}
 				// A child link never outlives the folder's.
 				folder := e.Type == "dir"
 				tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
