@@ -127,6 +127,11 @@ func (s *Signer) parse(token string) (parsed, error) {
 	if err != nil {
 		return p, ErrInvalid
 	}
+	// The decoder skips newlines even in strict mode: check the alphabet
+	// first, so that one token has one spelling.
+	if len(f[5]) != base64.RawURLEncoding.EncodedLen(sha256.Size) || strings.IndexFunc(f[5], notBase64URL) >= 0 {
+		return p, ErrInvalid
+	}
 	mac, err := base64.RawURLEncoding.Strict().DecodeString(f[5])
 	if err != nil || len(mac) != sha256.Size {
 		return p, ErrInvalid
@@ -134,9 +139,21 @@ func (s *Signer) parse(token string) (parsed, error) {
 	return parsed{scope: f[2], folder: f[3] == "d", exp: n, mac: mac}, nil
 }
 
+func notBase64URL(r rune) bool {
+	return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+}
+
+// MaxPathBytes is the longest path Verify considers, the longest path
+// Corral accepts anywhere (core/paths). It bounds the work a forged folder
+// token costs: one MAC per ancestor, at most 256 of them.
+const MaxPathBytes = 4096
+
 // Verify checks token for a request of path at now and returns its claims.
 // maxLife bounds how far in the future the expiry may lie.
 func (s *Signer) Verify(token, path string, now time.Time, maxLife time.Duration) (Claims, error) {
+	if len(path) > MaxPathBytes {
+		return Claims{}, ErrInvalid
+	}
 	p, err := s.parse(token)
 	if err != nil {
 		return Claims{}, err

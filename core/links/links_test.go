@@ -55,6 +55,11 @@ func TestVerify(t *testing.T) {
 		{"empty", "", "output/report.md", now, false},
 		{"v2", "v2" + file[2:], "output/report.md", now, false},
 		{"padded mac", file + "=", "output/report.md", now, false},
+		{"newline in mac", file[:len(file)-5] + "\n" + file[len(file)-5:], "output/report.md", now, false},
+		{"trailing newline", file + "\n", "output/report.md", now, false},
+		{"carriage return in mac", file[:len(file)-5] + "\r" + file[len(file)-5:], "output/report.md", now, false},
+		{"path too long", folder, "output" + strings.Repeat("/"+strings.Repeat("x", 250), 17), now, false},
+		{"path just long enough", folder, "output" + strings.Repeat("/"+strings.Repeat("x", 250), 16), now, true},
 	} {
 		_, err := s.Verify(tc.token, tc.path, tc.at, maxLife)
 		if (err == nil) != tc.ok {
@@ -93,6 +98,8 @@ func FuzzVerify(f *testing.F) {
 	f.Add(good, "output/x")
 	f.Add("v1.00000000.a.f.1.AAAA", "a")
 	f.Add("v1..alice.f.99999999999999999999.", "output")
+	f.Add(good+"\n", "output/x")
+	f.Add(good[:len(good)-3]+"\r\n"+good[len(good)-3:], "output/x")
 	f.Fuzz(func(t *testing.T, token, path string) {
 		c, err := s.Verify(token, path, now, maxLife)
 		if err != nil {
@@ -105,4 +112,20 @@ func FuzzVerify(f *testing.F) {
 			t.Fatalf("token for %q verified for %q", c.Path, path)
 		}
 	})
+}
+
+// BenchmarkVerifyForgedFolder: the most work a request with a forged
+// folder token can cost — a well-formed token (the key id is in every link
+// handed out) with a wrong MAC, for the longest path Verify considers, 256
+// folders deep: one MAC per ancestor, all failing.
+func BenchmarkVerifyForgedFolder(b *testing.B) {
+	s := signer(b, 7)
+	good := s.Sign(Claims{Scope: "alice", Path: "output", Folder: true, Expires: now.Add(time.Hour)})
+	forged := good[:len(good)-43] + strings.Repeat("A", 43)
+	path := strings.TrimSuffix(strings.Repeat(strings.Repeat("x", 15)+"/", 256), "/") // 4095 bytes
+	for b.Loop() {
+		if _, err := s.Verify(forged, path, now, maxLife); err == nil {
+			b.Fatal("a forged token verified")
+		}
+	}
 }
