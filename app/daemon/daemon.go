@@ -182,10 +182,11 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 	return d.Server.Serve(ctx, 10*time.Second, lns...)
 }
 
-// checkRoots refuses [[sandbox.roots]] that are, contain or lie inside the
-// sandbox base or Corral's own folders: agents would reach the secrets or
-// other users' folders through them. Paths are compared by their real
-// names.
+// checkRoots refuses a sandbox base that is or contains one of Corral's
+// own folders (a user or the shared folder would be one of them), and
+// [[sandbox.roots]] that are, contain or lie inside the sandbox base or
+// Corral's own folders: agents would reach the secrets or other users'
+// folders through them. Paths are compared by their real names.
 func checkRoots(cfg *config.Config, files config.Files) error {
 	real := func(p string) string {
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -193,10 +194,17 @@ func checkRoots(cfg *config.Config, files config.Files) error {
 		}
 		return filepath.Clean(p)
 	}
-	private := []string{cfg.Sandbox.Base, filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
-	overlap := func(a, b string) bool {
-		return a == b || strings.HasPrefix(a, b+"/") || strings.HasPrefix(b, a+"/") || a == "/" || b == "/"
+	own := []string{filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
+	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") || b == "/" }
+	overlap := func(a, b string) bool { return within(a, b) || within(b, a) }
+	base := real(cfg.Sandbox.Base)
+	for _, p := range own {
+		if within(real(p), base) {
+			return &config.Error{File: cfg.Path, Key: "sandbox.base",
+				Msg: fmt.Sprintf("%q contains %s, which holds Corral's own files; agents' folders would reach them. Choose a folder that does not contain it", cfg.Sandbox.Base, p)}
+		}
 	}
+	private := append([]string{cfg.Sandbox.Base}, own...)
 	for i, r := range cfg.Sandbox.Roots {
 		for _, p := range private {
 			if overlap(real(r.Path), real(p)) {

@@ -40,3 +40,36 @@ func TestRootsOverlappingCorralsFilesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A sandbox base that holds Corral's own files would make them part of a
+// user's or the shared folder (user "corral" under base /srv with
+// CORRAL_HOME=/srv/corral): refused, naming the key.
+func TestBaseHoldingCorralsFilesIsRefused(t *testing.T) {
+	home := t.TempDir()
+	corral := filepath.Join(home, "srv", "corral")
+	files := config.Files{
+		Config: filepath.Join(corral, "config.toml"), DB: filepath.Join(corral, "corral.db"),
+		Secret: filepath.Join(corral, "secret.key"), OwnerToken: filepath.Join(corral, "owner.token"),
+		Sandbox: filepath.Join(corral, "sandbox"),
+	}
+	for base, bad := range map[string]bool{
+		"~/srv":           true,
+		"~/srv/corral":    true,
+		"~":               true,
+		"/":               true,
+		"~/srv/corral/sb": false, // the default shape: the sandbox inside Corral's home
+		"~/elsewhere":     false,
+	} {
+		cfg, err := config.Parse(files.Config, []byte("[sandbox]\nbase = \""+base+"\"\n"), home, files.Sandbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkRoots(cfg, files)
+		if (err != nil) != bad {
+			t.Errorf("base %s: %v, want refused=%v", base, err, bad)
+		}
+		if err != nil && !strings.Contains(err.Error(), "sandbox.base") {
+			t.Errorf("base %s: error does not name the key: %v", base, err)
+		}
+	}
+}
