@@ -203,37 +203,41 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	}
 	// Links follow no symlinks at all: a link to output/ must not serve
 	// output/s -> ../private/secret.txt, and a file link stays that file.
-	sv.File, sv.Info, err = d.OpenNoFollow(t.Rel)
-	if errs.KindOf(err) == errs.Denied {
+	opened, err := d.OpenNoFollow(t.Rel)
+	switch {
+	case errs.KindOf(err) == errs.Denied:
 		o.end(ctx, err)
 		return Served{}, ErrBadLink
-	}
-	if err == nil {
+	case err != nil:
+	case opened.File != nil:
+		sv.File, sv.Info = opened.File, opened.Info
 		o.ev.Bytes = sv.Info.Size
-	} else if errs.KindOf(err) == errs.IsDirectory && !claims.Folder {
+	case !claims.Folder:
 		// A file link whose path has become a folder does not list it.
+		opened.Close()
 		err = errs.New(errs.NotFound, p, "That link was made for a file.")
-	} else if errs.KindOf(err) == errs.IsDirectory {
-		if sv.Info, err = d.Stat(t.Rel + "/"); err == nil {
-			var trunc bool
-			sv.Entries, trunc, err = d.List(t.Rel, 1, 1000)
-			if trunc {
-				o.ev.Detail += "; listing truncated"
+	default:
+		// Listed from the folder the walk opened, not by its path again.
+		defer opened.Close()
+		sv.Info = opened.Info
+		var trunc bool
+		sv.Entries, trunc, err = opened.Dir.List(".", 1, 1000)
+		if trunc {
+			o.ev.Detail += "; listing truncated"
+		}
+		for _, e := range sv.Entries {
+			// An entry gets a link only if its path names it: in a
+			// scope's root a real folder called "share" is listed, but
+			// the path "share" means the shared folder, which a link to
+			// the scope's root does not cover.
+			if et, err := s.layout.Resolve(claims.Scope, e.Path); err != nil || et.Visible != e.Path || et.Area != t.Area {
+				sv.Links = append(sv.Links, Link{})
+				continue
 			}
-			for _, e := range sv.Entries {
-				// An entry gets a link only if its path names it: in a
-				// scope's root a real folder called "share" is listed, but
-				// the path "share" means the shared folder, which a link to
-				// the scope's root does not cover.
-				if et, err := s.layout.Resolve(claims.Scope, e.Path); err != nil || et.Visible != e.Path || et.Area != t.Area {
-					sv.Links = append(sv.Links, Link{})
-					continue
-				}
-				// A child link never outlives the folder's.
-				folder := e.Type == "dir"
-				tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
-				sv.Links = append(sv.Links, Link{Scope: claims.Scope, Path: e.Path, Folder: folder, Token: tok, Expires: claims.Expires})
-			}
+			// A child link never outlives the folder's.
+			folder := e.Type == "dir"
+			tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
+			sv.Links = append(sv.Links, Link{Scope: claims.Scope, Path: e.Path, Folder: folder, Token: tok, Expires: claims.Expires})
 		}
 	}
 	return sv, o.end(ctx, err)
