@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -108,22 +109,23 @@ func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 	return req, answerID, nil
 }
 
-// DecodeParams decodes named parameters into v, refusing unknown names
-// and wrong types with an invalid_params error that says which.
+// DecodeParams decodes named parameters into v, refusing unknown names,
+// wrong types and missing required parameters with an invalid_params error
+// that says which. A struct field tagged `rpc:"required"` must be present
+// and not null ("" is a value: an empty string can be meant).
 func DecodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 {
-		return nil
+		params = json.RawMessage("{}")
 	}
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil {
-		return nil
-	}
 	var te *json.UnmarshalTypeError
 	switch {
+	case err == nil:
+		return missing(params, v)
 	case errors.As(err, &te):
-		return errs.New(errs.InvalidParams, "", "Parameter %q must be %s.", te.Field, article(te.Type.Kind().String()))
+		return errs.New(errs.InvalidParams, "", "Parameter %q must be %s.", te.Field, describe(fieldType(v, te.Field, te.Type)))
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errs.New(errs.InvalidParams, "", "Unknown parameter %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
@@ -131,18 +133,69 @@ func DecodeParams(params json.RawMessage, v any) error {
 	}
 }
 
-func article(kind string) string {
-	switch kind {
-	case "int", "int64", "int32", "uint", "uint64", "float64":
+// missing names the first required field of *v absent from params.
+func missing(params json.RawMessage, v any) error {
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	var given map[string]json.RawMessage
+	if json.Unmarshal(params, &given) != nil {
+		return nil // decoded above; not an object only if v accepts that
+	}
+	t = t.Elem()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Tag.Get("rpc") != "required" {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if raw, ok := given[name]; !ok || bytes.Equal(raw, nullID) {
+			return errs.New(errs.InvalidParams, "", "The parameter %q is missing.", name)
+		}
+	}
+	return nil
+}
+
+// fieldType is the type of the top-level field of *v named by a decoding
+// error (its JSON name), which says more than the element that failed:
+// "env" is an object of strings, not a string. Else fallback.
+func fieldType(v any, field string, fallback reflect.Type) reflect.Type {
+	t := reflect.TypeOf(v)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return fallback
+	}
+	t = t.Elem()
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == field {
+			return t.Field(i).Type
+		}
+	}
+	return fallback
+}
+
+func describe(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
 		return "a number"
-	case "bool":
+	case reflect.Bool:
 		return "true or false"
-	case "string":
+	case reflect.String:
 		return "a string"
-	case "struct", "map":
+	case reflect.Map:
+		return "an object whose values are " + strings.TrimPrefix(describe(t.Elem()), "a ") + "s"
+	case reflect.Struct:
 		return "an object"
-	case "slice":
+	case reflect.Slice, reflect.Array:
 		return "a list"
+	case reflect.Interface:
+		return "a value of another type"
 	}
 	return "of another type"
 }

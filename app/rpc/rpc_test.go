@@ -71,6 +71,41 @@ func TestDecodeParams(t *testing.T) {
 	}
 }
 
+// TestDecodeParamsSays: the sentence names the parameter and what it must
+// be, and a required parameter that is absent or null is missing while ""
+// is a value.
+func TestDecodeParamsSays(t *testing.T) {
+	type args struct {
+		Path    string            `json:"path" rpc:"required"`
+		Content string            `json:"content" rpc:"required"`
+		Offset  int               `json:"offset"`
+		Env     map[string]string `json:"env"`
+		Ratio   float64           `json:"ratio"`
+	}
+	for _, c := range []struct{ params, want string }{
+		{`{"path":"a","content":""}`, ""},
+		{`{"path":"a"}`, `The parameter "content" is missing.`},
+		{`{"path":"a","content":null}`, `The parameter "content" is missing.`},
+		{``, `The parameter "path" is missing.`},
+		{`{"path":"a","content":"x","offset":1.5}`, `Parameter "offset" must be a whole number.`},
+		{`{"path":"a","content":"x","env":{"FOO":1}}`, `Parameter "env" must be an object whose values are strings.`},
+		{`{"path":"a","content":"x","ratio":"1"}`, `Parameter "ratio" must be a number.`},
+		{`{"path":1,"content":"x"}`, `Parameter "path" must be a string.`},
+	} {
+		var a args
+		err := DecodeParams(json.RawMessage(c.params), &a)
+		if c.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", c.params, err)
+			}
+			continue
+		}
+		if e := errs.As(err); e.Kind != errs.InvalidParams || e.Msg != c.want {
+			t.Errorf("%s: %v, want %q", c.params, err, c.want)
+		}
+	}
+}
+
 func TestFromError(t *testing.T) {
 	e := FromError(errs.New(errs.NotFound, "a.txt", "That file was not found: a.txt."))
 	if e.Code != CodeServer || e.Data.Kind != "not_found" || e.Data.Path != "a.txt" {

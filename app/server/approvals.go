@@ -55,8 +55,8 @@ func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
 
 func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	var a struct {
-		ID        string          `json:"id"`
-		Decision  string          `json:"decision"`
+		ID        string          `json:"id" rpc:"required"`
+		Decision  string          `json:"decision" rpc:"required"`
 		Widen     string          `json:"widen"`
 		ExpiresIn json.RawMessage `json:"expires_in"`
 	}
@@ -154,7 +154,7 @@ func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
 
 func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
 	var a struct {
-		ID string `json:"id"`
+		ID string `json:"id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err

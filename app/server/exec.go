@@ -46,7 +46,7 @@ func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
 
 func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
 	var a struct {
-		RequestID json.RawMessage `json:"request_id"`
+		RequestID json.RawMessage `json:"request_id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ func (s *Server) URL(l sandbox.Link) string {
 func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		Context   *sandbox.Context `json:"context"`
-		Path      string           `json:"path"`
+		Path      string           `json:"path" rpc:"required"`
 		ExpiresIn json.RawMessage  `json:"expires_in"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {

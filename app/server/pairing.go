@@ -252,7 +252,7 @@ func (s *Server) deviceList(ctx context.Context, c *call) (any, error) {
 
 func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
 	var a struct {
-		ID string `json:"id"`
+		ID string `json:"id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err

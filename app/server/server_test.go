@@ -570,3 +570,39 @@ func TestSignOutClosesTheSessionsConnections(t *testing.T) {
 		t.Fatal("the other tab's connection is still open (read timed out)")
 	}
 }
+
+// TestMissingParamsChangeNothing: a call that leaves out a required
+// parameter answers -32602 naming it, and touches nothing: file.write
+// without content does not empty the file, file.edit without new_text
+// does not delete the matched text.
+func TestMissingParamsChangeNothing(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/a.txt", "content", "foo bar"))
+	for _, c := range []struct {
+		method string
+		params map[string]any
+		name   string
+	}{
+		{"file.write", m("path", "notes/a.txt"), "content"},
+		{"file.write", m("path", "notes/a.txt", "content", nil), "content"},
+		{"file.edit", m("path", "notes/a.txt", "old_text", "foo"), "new_text"},
+		{"file.read", m(), "path"},
+		{"file.move", m("from", "notes/a.txt"), "to"},
+		{"file.grep", m(), "pattern"},
+		{"result.save", m("title", "x", "format", "markdown"), "content"},
+	} {
+		ce := callErr(t, alice, c.method, c.params)
+		if ce.Code != -32602 || ce.Data.Kind != "invalid_params" || !strings.Contains(ce.Message, `"`+c.name+`"`) {
+			t.Errorf("%s %v: %d %s %q", c.method, c.params, ce.Code, ce.Data.Kind, ce.Message)
+		}
+	}
+	if got := rpcCall[map[string]any](t, alice, "file.read", m("path", "notes/a.txt"))["content"]; got != "foo bar" {
+		t.Errorf("after the refused calls the file holds %q", got)
+	}
+	// An explicit empty value is a value.
+	rpcCall[any](t, alice, "file.edit", m("path", "notes/a.txt", "old_text", "foo", "new_text", ""))
+	if got := rpcCall[map[string]any](t, alice, "file.read", m("path", "notes/a.txt"))["content"]; got != " bar" {
+		t.Errorf("edit with new_text \"\": %q", got)
+	}
+}

@@ -51,7 +51,7 @@ func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
 // RunArgs are command.run's parameters.
 type RunArgs struct {
 	Context    *Context          `json:"context"`
-	Command    string            `json:"command"`
+	Command    string            `json:"command" rpc:"required"`
 	WorkingDir string            `json:"working_dir"`
 	Network    bool              `json:"network"`
 	TimeoutMs  int64             `json:"timeout_ms"`

@@ -97,7 +97,7 @@ func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Dura
 // LinkArgs are link.create's parameters.
 type LinkArgs struct {
 	Context   *Context      `json:"context"`
-	Path      string        `json:"path"`
+	Path      string        `json:"path" rpc:"required"`
 	ExpiresIn time.Duration `json:"-"` // parsed by the transport
 }
 
@@ -255,8 +255,8 @@ func clip(s string, n int) string {
 // ResultArgs are result.save's parameters.
 type ResultArgs struct {
 	Context *Context `json:"context"`
-	Title   string   `json:"title"`
-	Content string   `json:"content"`
+	Title   string   `json:"title" rpc:"required"`
+	Content string   `json:"content" rpc:"required"`
 	Format  string   `json:"format"`
 }
 

@@ -24,7 +24,7 @@ const (
 type ReadArgs struct {
 	Context *Context `json:"context"`
 	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path"`
+	Path    string   `json:"path" rpc:"required"`
 	Offset  int      `json:"offset"`
 	Limit   int      `json:"limit"`
 }
@@ -58,8 +58,8 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 type WriteArgs struct {
 	Context  *Context `json:"context"`
 	Reason   string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path     string   `json:"path"`
-	Content  string   `json:"content"`
+	Path     string   `json:"path" rpc:"required"`
+	Content  string   `json:"content" rpc:"required"`
 	Append   bool     `json:"append"`
 	Encoding string   `json:"encoding"`
 }
@@ -104,9 +104,9 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 type EditArgs struct {
 	Context    *Context `json:"context"`
 	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path       string   `json:"path"`
-	OldText    string   `json:"old_text"`
-	NewText    string   `json:"new_text"`
+	Path       string   `json:"path" rpc:"required"`
+	OldText    string   `json:"old_text" rpc:"required"`
+	NewText    string   `json:"new_text" rpc:"required"`
 	ReplaceAll bool     `json:"replace_all"`
 }
 
@@ -135,7 +135,7 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 type DeleteArgs struct {
 	Context   *Context `json:"context"`
 	Reason    string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path      string   `json:"path"`
+	Path      string   `json:"path" rpc:"required"`
 	Recursive bool     `json:"recursive"`
 }
 
@@ -164,8 +164,8 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 type MoveArgs struct {
 	Context *Context `json:"context"`
 	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	From    string   `json:"from"`
-	To      string   `json:"to"`
+	From    string   `json:"from" rpc:"required"`
+	To      string   `json:"to" rpc:"required"`
 }
 
 // MoveResult is file.move's answer.
@@ -195,7 +195,7 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 type StatArgs struct {
 	Context *Context `json:"context"`
 	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path"`
+	Path    string   `json:"path" rpc:"required"`
 }
 
 // Stat answers file.stat.
@@ -256,7 +256,7 @@ func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, e
 type FindArgs struct {
 	Context *Context `json:"context"`
 	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Pattern string   `json:"pattern"`
+	Pattern string   `json:"pattern" rpc:"required"`
 	Path    string   `json:"path"`
 }
 
@@ -296,7 +296,7 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 type GrepArgs struct {
 	Context    *Context `json:"context"`
 	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Pattern    string   `json:"pattern"`
+	Pattern    string   `json:"pattern" rpc:"required"`
 	Path       string   `json:"path"`
 	Glob       string   `json:"glob"`
 	MaxMatches int      `json:"max_matches"`
