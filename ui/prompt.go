@@ -100,8 +100,14 @@ func (p prompt) canWiden() bool {
 	return false
 }
 
-// folder is what "apply to this folder" covers.
-func (p prompt) folder() string { return path.Dir(p.a.Target) }
+// folder is what "apply to this folder" covers: the policy says (the
+// target itself when it is a folder), else the folder holding the target.
+func (p prompt) folder() string {
+	if p.a.Folder != "" {
+		return p.a.Folder
+	}
+	return path.Dir(p.a.Target)
+}
 
 // ready reports whether the guard has passed.
 func (p prompt) ready(now time.Time) bool { return now.Sub(p.shown) >= GuardDelay }

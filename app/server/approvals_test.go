@@ -262,3 +262,47 @@ func TestShutdownWithdrawsPendingApprovals(t *testing.T) {
 		t.Fatalf("event: %v %+v", err, p.Events)
 	}
 }
+
+// TestWidenedFolderAnswer: widening an answer about a folder covers that
+// folder, not the one above it: allowing a listing of etc/ssl for the
+// folder must not let the agent read etc/shadow. The approval says which
+// folder a widened answer would cover.
+func TestWidenedFolderAnswer(t *testing.T) {
+	dir := t.TempDir()
+	ssl := filepath.Join(dir, "outside", "etc", "ssl")
+	os.MkdirAll(ssl, 0o755)
+	os.WriteFile(filepath.Join(ssl, "cert.pem"), []byte("CERT"), 0o644)
+	shadow := filepath.Join(dir, "outside", "etc", "shadow")
+	os.WriteFile(shadow, []byte("SHADOW"), 0o644)
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+
+	done := async(alice, "folder.list", m("path", ssl))
+	a := own.requested()
+	if a.Folder != ssl {
+		t.Errorf("approval for listing %s says a widened answer covers %q", ssl, a.Folder)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_always", "widen", "folder"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	if len(rules.Rules) != 1 || rules.Rules[0].Target != ssl || rules.Rules[0].Match != policy.Prefix {
+		t.Fatalf("rules: %+v", rules.Rules)
+	}
+	if r := rpcCall[map[string]any](t, alice, "file.read", m("path", filepath.Join(ssl, "cert.pem"))); r["content"] != "CERT" {
+		t.Errorf("a file in the allowed folder: %v", r)
+	}
+	// Outside it the owner is asked again; a file's question still
+	// offers the folder holding it.
+	done = async(alice, "file.read", m("path", shadow))
+	a = own.requested()
+	if a.Target != shadow || a.Folder != filepath.Dir(shadow) {
+		t.Errorf("question for %s: target %q, folder %q", shadow, a.Target, a.Folder)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+	if err := <-done; err == nil {
+		t.Error("etc/shadow was read without the owner's answer")
+	}
+}

@@ -54,6 +54,7 @@ type Approval struct {
 	RequestedAt time.Time `json:"requested_at"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	Description string    `json:"description"`
+	Folder      string    `json:"folder,omitempty"` // what an answer widened to "folder" covers; empty if it cannot be widened
 }
 
 // Decisions lists the answers the approval accepts.
@@ -79,6 +80,7 @@ type Request struct {
 	Target      string // absolute host path, or the command line
 	Reason      string // the agent's own words, if any
 	OneTimeOnly bool
+	Folder      bool // Target is a folder: an answer widened to "folder" covers it, not its parent
 }
 
 // Outcome is the decision on a request.
@@ -248,10 +250,25 @@ func Describe(client string, a Access, target string) string {
 	return fmt.Sprintf("%s wants to %s %s", client, a.verb(), target)
 }
 
+// widened is the folder an answer to r widened to "folder" covers: the
+// target itself when it is a folder, else the folder holding it.
+func widened(r Request) string {
+	switch {
+	case r.Access == Execute || r.Access == Network:
+		return ""
+	case r.Folder:
+		return r.Target
+	}
+	return path.Dir(r.Target)
+}
+
+var errWithdrawn = errs.New(errs.Denied, "", "The request was withdrawn before the owner answered.")
+
 // Check decides a request: a matching rule answers; otherwise the owner
 // is asked (unless paused, or strict with nobody to ask) and the call
 // blocks until an answer, the timeout, or ctx ending (which withdraws the
-// caller's interest; the approval is withdrawn when nobody waits).
+// caller's interest; the approval is withdrawn when nobody waits). With
+// an error, Outcome.By may still say how the refusal is to be recorded.
 func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	if !r.Access.valid() {
 		return Outcome{}, fmt.Errorf("policy: unknown access %q", r.Access)
@@ -272,6 +289,10 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		p.mu.Unlock()
 		return Outcome{By: audit.ByStrict}, nil
 	}
+	if ctx.Err() != nil {
+		p.mu.Unlock()
+		return Outcome{By: audit.ByTimeout}, errWithdrawn // asking would only flash a question
+	}
 	once := r.OneTimeOnly || r.Access == Network
 	k := key{client: r.Client, scope: r.Scope, access: r.Access, target: r.Target}
 	if once {
@@ -288,7 +309,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
 			Reason: visible(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
-			Description: Describe(r.Client, r.Access, r.Target),
+			Description: Describe(r.Client, r.Access, r.Target), Folder: widened(r),
 		}}
 		p.pending[k], p.byID[pd.a.ID] = pd, pd
 	}
@@ -318,7 +339,8 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		if last {
 			p.finish(pd, Outcome{By: audit.ByOwner}, DenyOnce, "withdrawn")
 		}
-		return Outcome{}, errs.New(errs.Denied, "", "The request was withdrawn before the owner answered.")
+		// Recorded as a timeout: nobody answered while the agent waited.
+		return Outcome{By: audit.ByTimeout}, errWithdrawn
 	}
 }
 
@@ -410,7 +432,7 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 			r.Lifetime = Session
 		}
 		if ans.Widen == "folder" {
-			r.Target, r.Match = path.Dir(a.Target), Prefix
+			r.Target, r.Match = a.Folder, Prefix
 		}
 		if ans.ExpiresIn > 0 {
 			exp := r.Created.Add(ans.ExpiresIn)

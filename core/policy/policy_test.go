@@ -303,6 +303,12 @@ func TestWithdrawOnDisconnect(t *testing.T) {
 		if len(p.Pending()) != 0 {
 			t.Fatal("approval still pending after every caller left")
 		}
+		// The withdrawn caller is refused, and the refusal is recorded as
+		// nobody answering in time, not as strict mode.
+		out, err := p.Check(ctx2, readTax)
+		if errs.KindOf(err) != errs.Denied || out.By != audit.ByTimeout {
+			t.Errorf("withdrawn check: %+v %v", out, err)
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if len(s.resolved) != 1 {

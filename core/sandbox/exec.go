@@ -302,6 +302,9 @@ func (o *op) askOnce(a policy.Access, target string) error {
 	}
 	out, err := o.s.policy.Check(o.ctx, policy.Request{Client: o.ev.Client, Scope: o.scope, Access: a, Target: target, Reason: o.reason, OneTimeOnly: true})
 	if err != nil {
+		if out.By != "" {
+			o.ev.DecidedBy = out.By
+		}
 		return err
 	}
 	o.ev.DecidedBy = out.By

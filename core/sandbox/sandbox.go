@@ -236,8 +236,12 @@ func (o *op) ask(t paths.Target, n need) error {
 	}
 	out, err := o.s.policy.Check(o.ctx, policy.Request{
 		Client: o.ev.Client, Scope: o.scope, Access: n, Target: t.Host, Reason: o.reason,
+		Folder: isFolder(t.Host),
 	})
 	if err != nil {
+		if out.By != "" {
+			o.ev.DecidedBy = out.By
+		}
 		return err
 	}
 	o.ev.DecidedBy = out.By
@@ -251,6 +255,14 @@ func (o *op) ask(t paths.Target, n need) error {
 		return errs.New(errs.Denied, t.Visible, "%s", deniedSentence(t.Visible, out.By))
 	}
 	return nil
+}
+
+// isFolder reports whether host, a real host path, is an existing folder:
+// the owner's answer widened to "folder" then covers it rather than the
+// folder above.
+func isFolder(host string) bool {
+	fi, err := os.Stat(host)
+	return err == nil && fi.IsDir()
 }
 
 func deniedSentence(p string, by audit.DecidedBy) string {
