@@ -324,3 +324,35 @@ func TestFilesOutPlainAndConditional(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkCreateOnlyWhatItCanServe: link.create refuses what the link
+// could never serve (a hard-linked file, a symlink) with a sentence that
+// says why, and a folder listing offers no link for a symlink in it.
+func TestLinkCreateOnlyWhatItCanServe(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "a"))
+	out := filepath.Join(h.base, "alice", "output")
+	if err := os.Link(filepath.Join(out, "a.txt"), filepath.Join(out, "twice.txt")); err != nil {
+		t.Fatal(err)
+	}
+	rpcCall[any](t, alice, "file.write", m("path", "output/b.txt", "content", "b"))
+	if err := os.Symlink("b.txt", filepath.Join(out, "s.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for p, says := range map[string]string{"output/twice.txt": "hard link", "output/s.txt": "symbolic link"} {
+		ce := callErr(t, alice, "link.create", m("path", p))
+		if ce.Data.Kind != "denied" || !strings.Contains(ce.Message, says) {
+			t.Errorf("link.create %s: %s %q", p, ce.Data.Kind, ce.Message)
+		}
+	}
+	listing := rpcCall[map[string]string](t, alice, "link.create", m("path", "output"))["url"]
+	resp, body := get(t, listing)
+	if resp.StatusCode != 200 || !strings.Contains(body, "path=output/b.txt&amp;") || !strings.Contains(body, ">s.txt<") || strings.Contains(body, "path=output/s.txt") {
+		t.Errorf("listing with a symlink: %d %s", resp.StatusCode, body)
+	}
+	ce := callErr(t, alice, "link.create", m("path", "output/b.txt", "expires_in", "9000h"))
+	if ce.Message != "Links can last at most 365 days." {
+		t.Errorf("too long: %q", ce.Message)
+	}
+}

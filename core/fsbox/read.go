@@ -194,7 +194,11 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 		}
 	}
 	if offset > 1 && offset > total {
-		return ReadResult{}, errs.New(errs.InvalidParams, v, "%s has %d lines, so there is no line %d to start from.", v, total, offset)
+		lines := "lines"
+		if total == 1 {
+			lines = "line"
+		}
+		return ReadResult{}, errs.New(errs.InvalidParams, v, "%s has %d %s, so there is no line %d to start from.", v, total, lines, offset)
 	}
 	return ReadResult{
 		Type:        "text",

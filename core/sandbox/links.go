@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -110,7 +111,7 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 	}
 	if _, lc, serr := s.signer(); serr == nil && a.ExpiresIn > lc.MaxExpiry {
 		o.ev.Target = a.Path
-		return Link{}, o.end(ctx, errs.New(errs.InvalidParams, "", "Links can last at most %s.", lc.MaxExpiry))
+		return Link{}, o.end(ctx, errs.New(errs.InvalidParams, "", "Links can last at most %s.", humanDuration(lc.MaxExpiry)))
 	}
 	// Only the scope and the shared folder: never ask the owner about a
 	// path that could not be linked anyway.
@@ -121,11 +122,12 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 	d, t, err := o.target(a.Path, needRead)
 	var l Link
 	if err == nil {
-		var info fsbox.Info
-		if info, err = d.Stat(t.Rel); err == nil {
-			if info.Type == "symlink" {
-				err = errs.New(errs.Denied, t.Visible, "A link cannot point at a symbolic link.")
-			} else if l, err = s.sign(o.scope, t, info.Type == "dir", a.ExpiresIn); err == nil {
+		// Only what the link will be able to serve: no symlinks on the
+		// way, no hard-linked or special files.
+		var opened fsbox.Opened
+		if opened, err = d.OpenNoFollow(t.Rel); err == nil {
+			opened.Close()
+			if l, err = s.sign(o.scope, t, opened.Dir != nil, a.ExpiresIn); err == nil {
 				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
 			}
 		}
@@ -234,6 +236,10 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 				sv.Links = append(sv.Links, Link{})
 				continue
 			}
+			if e.Type == "symlink" {
+				sv.Links = append(sv.Links, Link{}) // links follow no symlinks
+				continue
+			}
 			// A child link never outlives the folder's.
 			folder := e.Type == "dir"
 			tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
@@ -241,6 +247,27 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 		}
 	}
 	return sv, o.end(ctx, err)
+}
+
+// humanDuration says d the way people do: "365 days", "12 hours", else
+// Go's form ("90m0s" reads as "1h30m0s").
+func humanDuration(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
+		return plural(int(d/(24*time.Hour)), "day")
+	case d >= time.Hour && d%time.Hour == 0:
+		return plural(int(d/time.Hour), "hour")
+	case d >= time.Minute && d%time.Minute == 0:
+		return plural(int(d/time.Minute), "minute")
+	}
+	return d.String()
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.Itoa(n) + " " + unit + "s"
 }
 
 func clip(s string, n int) string {
