@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,60 +25,66 @@ type Backend interface {
 
 // Context is the optional request context of PROTOCOL.md section 4.
 type Context struct {
-	SessionID        string `json:"session_id,omitempty" jsonschema:"selects the companion scope when it is 'companion'"`
+	SessionID        string `json:"session_id,omitempty" jsonschema:"'companion' selects the companion's folder"`
 	UserID           string `json:"user_id,omitempty" jsonschema:"a configured user whose folder to use (only if this client may act for that user)"`
-	AppID            string `json:"app_id,omitempty"`
-	ChannelName      string `json:"channel_name,omitempty"`
-	ConversationType string `json:"conversation_type,omitempty"`
+	AppID            string `json:"app_id,omitempty" jsonschema:"'companion' selects the companion's folder"`
+	ChannelName      string `json:"channel_name,omitempty" jsonschema:"'companion' selects the companion's folder"`
+	ConversationType string `json:"conversation_type,omitempty" jsonschema:"'companion' selects the companion's folder"`
 }
 
 const pathRules = "Paths are relative to your private folder (e.g. notes/todo.md). " +
 	"'share/…' is the folder shared by every user and the companion; 'output/…' is where finished results belong. " +
 	"Absolute paths and '~/…' outside your folder need the owner's approval, which may take a while or be denied."
 
+// Descriptions shared by many tools.
+const (
+	reasonDesc  = "why you need this, in a few words; shown to the owner if approval is needed"
+	contextDesc = "whose folder to use; leave it out for your own. Set it only when told to: user_id picks that user's folder, 'companion' in any field the companion's, anything else the default folder, each only if this client may act for it"
+)
+
 type readIn struct {
-	Path    string   `json:"path" jsonschema:"file to read, e.g. notes/todo.md or share/docs/a.txt"`
-	Offset  int      `json:"offset,omitempty" jsonschema:"first line to return, 1-based"`
+	Path    string   `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
-	Reason  string   `json:"reason,omitempty" jsonschema:"why you need it; shown to the owner if approval is needed"`
+	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type writeIn struct {
-	Path     string   `json:"path" jsonschema:"file to write; parent folders are created"`
+	Path     string   `json:"path" jsonschema:"the file to write; parent folders are created"`
 	Content  string   `json:"content" jsonschema:"the text to write (or base64 with encoding=base64)"`
 	Append   bool     `json:"append,omitempty" jsonschema:"append instead of replacing the file"`
-	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 (default) or base64 for binary content"`
-	Reason   string   `json:"reason,omitempty" jsonschema:"why; shown to the owner if approval is needed"`
+	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 (default) for text, or base64 for binary content"`
+	Reason   string   `json:"reason,omitempty"`
 	Context  *Context `json:"context,omitempty"`
 }
 
 type editIn struct {
-	Path       string   `json:"path" jsonschema:"file to edit"`
-	OldText    string   `json:"old_text" jsonschema:"exact text to replace; must occur exactly once unless replace_all"`
-	NewText    string   `json:"new_text" jsonschema:"replacement text"`
+	Path       string   `json:"path" jsonschema:"the file to edit"`
+	OldText    string   `json:"old_text" jsonschema:"the exact text to replace; must occur exactly once unless replace_all"`
+	NewText    string   `json:"new_text" jsonschema:"the replacement text"`
 	ReplaceAll bool     `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`
 }
 
 type listIn struct {
-	Path    string   `json:"path,omitempty" jsonschema:"folder to list; empty for your whole folder"`
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to list; empty for your whole folder"`
 	Depth   int      `json:"depth,omitempty" jsonschema:"how deep to list, 1 to 5 (default 1)"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type findIn struct {
-	Pattern string   `json:"pattern" jsonschema:"glob such as **/*.md or notes/*.txt"`
-	Path    string   `json:"path,omitempty" jsonschema:"folder to search in (default: your folder)"`
+	Pattern string   `json:"pattern" jsonschema:"a glob such as **/*.md or notes/*.txt"`
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to search in (default: your folder)"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type grepIn struct {
-	Pattern    string   `json:"pattern" jsonschema:"regular expression (RE2 syntax)"`
-	Path       string   `json:"path,omitempty" jsonschema:"folder or file to search (default: your folder)"`
+	Pattern    string   `json:"pattern" jsonschema:"a regular expression (RE2 syntax)"`
+	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search (default: your folder)"`
 	Glob       string   `json:"glob,omitempty" jsonschema:"only files whose path matches this glob"`
 	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches (default 100, max 1000)"`
 	Reason     string   `json:"reason,omitempty"`
@@ -84,44 +92,69 @@ type grepIn struct {
 }
 
 type deleteIn struct {
-	Path      string   `json:"path" jsonschema:"file or folder to delete"`
+	Path      string   `json:"path" jsonschema:"the file or folder to delete"`
 	Recursive bool     `json:"recursive,omitempty" jsonschema:"delete a folder with everything in it"`
 	Reason    string   `json:"reason,omitempty"`
 	Context   *Context `json:"context,omitempty"`
 }
 
 type moveIn struct {
-	From    string   `json:"from" jsonschema:"path to move"`
-	To      string   `json:"to" jsonschema:"new path; must not exist yet"`
+	From    string   `json:"from" jsonschema:"the path to move"`
+	To      string   `json:"to" jsonschema:"the new path; it must not exist yet"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type runIn struct {
-	Command    string            `json:"command" jsonschema:"shell command, run as /bin/sh -c COMMAND"`
+	Command    string            `json:"command" jsonschema:"the shell command, run as /bin/sh -c COMMAND"`
 	WorkingDir string            `json:"working_dir,omitempty" jsonschema:"folder relative to your home folder; 'playground' for the scratch folder"`
 	Network    bool              `json:"network,omitempty" jsonschema:"ask the owner for network access for this one run (asked every time)"`
 	TimeoutMs  int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
 	Stdin      string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
+	Reason     string            `json:"reason,omitempty" jsonschema:"why you run it, in a few words; shown to the owner when network=true asks for approval"`
 	Context    *Context          `json:"context,omitempty"`
 }
 
 type resultIn struct {
-	Title   string   `json:"title" jsonschema:"title of the page"`
-	Content string   `json:"content" jsonschema:"Markdown or HTML"`
+	Title   string   `json:"title" jsonschema:"the title of the page"`
+	Content string   `json:"content" jsonschema:"the report, in Markdown or HTML as format says"`
 	Format  string   `json:"format,omitempty" jsonschema:"markdown (short text to show in chat; default) or html (long or complex reports)"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type linkIn struct {
-	Path      string   `json:"path" jsonschema:"file or folder in your folder or share/ to link"`
-	ExpiresIn string   `json:"expires_in,omitempty" jsonschema:"how long the link works, e.g. 1h or 7d (default 24h)"`
-	Context   *Context `json:"context,omitempty"`
+	Path string `json:"path" jsonschema:"the file or folder in your folder or share/ to link"`
+	// ExpiresIn goes to link.create as the caller wrote it: a number of
+	// seconds or a duration string (PROTOCOL.md section 10).
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
+	Context   *Context        `json:"context,omitempty"`
 }
 
 type infoIn struct {
 	Context *Context `json:"context,omitempty"`
+}
+
+// inputSchema is In's input schema as the tools list shows it and the SDK
+// validates it: every reason and context described, and context a plain
+// object (a JSON null for it is dropped before validation, see
+// checkArguments, so it still means no context). edit adjusts the
+// properties further.
+func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcp: input schema: %v", err))
+	}
+	if p := s.Properties["reason"]; p != nil && p.Description == "" {
+		p.Description = reasonDesc
+	}
+	if p := s.Properties["context"]; p != nil {
+		p.Type, p.Types, p.Description = "object", nil, contextDesc
+	}
+	if edit != nil {
+		edit(s.Properties)
+	}
+	return s
 }
 
 func ptr(b bool) *bool { return &b }
@@ -138,43 +171,164 @@ var (
 	destructive = sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
 )
 
+// addTool registers t on s with the input schema in, and notes the schema
+// in schemas for checkArguments.
+func addTool[In any](s *sdk.Server, schemas map[string]*jsonschema.Schema, t tool, in *jsonschema.Schema, h sdk.ToolHandlerFor[In, any]) {
+	ann := t.ann
+	ann.Title = t.title
+	schemas[t.name] = in
+	sdk.AddTool(s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h)
+}
+
 // NewServer returns an MCP server whose tools call b.
 func NewServer(b Backend, version string) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{
 		Instructions: "Corral gives you a private folder on the owner's computer. " + pathRules +
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
-	add := func(t tool, register func(*sdk.Tool)) {
-		ann := t.ann
-		ann.Title = t.title
-		register(&sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann})
-	}
-	add(tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, readHandler(b)) })
-	add(tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[writeIn](b, "file.write")) })
-	add(tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[editIn](b, "file.edit")) })
-	add(tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[listIn](b, "folder.list")) })
-	add(tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[findIn](b, "file.find")) })
-	add(tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[grepIn](b, "file.grep")) })
-	add(tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[deleteIn](b, "file.delete")) })
-	add(tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[moveIn](b, "file.move")) })
-	add(tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time. Output is capped; long runs are killed at the timeout.",
+	schemas := map[string]*jsonschema.Schema{}
+	addTool(s, schemas, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
+		inputSchema[readIn](nil), readHandler(b))
+	addTool(s, schemas, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+		inputSchema[writeIn](func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }), forward[writeIn](b, "file.write"))
+	addTool(s, schemas, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
+		inputSchema[editIn](nil), forward[editIn](b, "file.edit"))
+	addTool(s, schemas, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+		inputSchema[listIn](nil), forward[listIn](b, "folder.list"))
+	addTool(s, schemas, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+		inputSchema[findIn](nil), forward[findIn](b, "file.find"))
+	addTool(s, schemas, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+		inputSchema[grepIn](nil), forward[grepIn](b, "file.grep"))
+	addTool(s, schemas, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+		inputSchema[deleteIn](nil), forward[deleteIn](b, "file.delete"))
+	addTool(s, schemas, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+		inputSchema[moveIn](nil), forward[moveIn](b, "file.move"))
+	addTool(s, schemas, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[runIn](b, "command.run")) })
-	add(tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back), format=html for long or complex reports (only the link comes back).", additive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[resultIn](b, "result.save")) })
-	add(tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[linkIn](b, "link.create")) })
-	add(tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
-		func(t *sdk.Tool) { sdk.AddTool(s, t, forward[infoIn](b, "session.info")) })
+		inputSchema[runIn](nil), forward[runIn](b, "command.run"))
+	addTool(s, schemas, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back), format=html for long or complex reports (only the link comes back).", additive},
+		inputSchema[resultIn](func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }), forward[resultIn](b, "result.save"))
+	addTool(s, schemas, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+		inputSchema[linkIn](func(p map[string]*jsonschema.Schema) {
+			p["expires_in"] = &jsonschema.Schema{
+				Types:       []string{"integer", "string"},
+				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
+			}
+		}), forward[linkIn](b, "link.create"))
+	addTool(s, schemas, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+		inputSchema[infoIn](nil), forward[infoIn](b, "session.info"))
+	s.AddReceivingMiddleware(checkArguments(schemas))
 	return s
+}
+
+// checkArguments answers a tools/call that lacks a required argument or
+// names one the tool does not have with an isError result in a sentence
+// ("file_read needs a value for path (the file to read, …)."), before the
+// SDK's own validation, whose wording is a validator's, sees it; every
+// other call goes on to that validation unchanged, except that a null
+// context is dropped (it means no context, as it did when the schema
+// allowed null).
+func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			r, ok := req.(*sdk.CallToolRequest)
+			if !ok || r.Params == nil || schemas[r.Params.Name] == nil {
+				return next(ctx, method, req)
+			}
+			args := map[string]json.RawMessage{}
+			if raw := r.Params.Arguments; len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
+				return next(ctx, method, req) // not an object: the SDK says so
+			}
+			if isNull(args["context"]) {
+				delete(args, "context")
+				raw, err := json.Marshal(args)
+				if err != nil {
+					return nil, err
+				}
+				r.Params.Arguments = raw
+			}
+			if msg := argumentProblems(r.Params.Name, schemas[r.Params.Name], args); msg != "" {
+				res := &sdk.CallToolResult{}
+				res.SetError(errors.New(msg))
+				return res, nil
+			}
+			res, err := next(ctx, method, req)
+			if tr, ok := res.(*sdk.CallToolResult); ok && tr.IsError && len(tr.Content) == 1 {
+				if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
+					tc.Text = schemaMismatch(r.Params.Name, tc.Text)
+				}
+			}
+			return res, err
+		}
+	}
+}
+
+// schemaMismatch rewrites the SDK's report of arguments that fail the
+// input schema (`validating "arguments": validating root: validating
+// /properties/offset: type: …`) as a sentence naming the tool and the
+// argument; any other text is returned as it is.
+func schemaMismatch(tool, text string) string {
+	detail, ok := strings.CutPrefix(text, `validating "arguments": `)
+	if !ok {
+		return text
+	}
+	detail = strings.TrimPrefix(detail, "validating root: ")
+	if rest, ok := strings.CutPrefix(detail, "validating /properties/"); ok {
+		if name, why, ok := strings.Cut(rest, ": "); ok {
+			detail = name + ": " + why
+		}
+	}
+	return fmt.Sprintf("%s's arguments do not fit its input schema: %s.", tool, strings.TrimSuffix(detail, "."))
+}
+
+func isNull(v json.RawMessage) bool { return v != nil && string(v) == "null" }
+
+// argumentProblems says in sentences which arguments of the tool name are
+// unknown or missing (a required one that is null counts as missing), or
+// returns "".
+func argumentProblems(name string, s *jsonschema.Schema, args map[string]json.RawMessage) string {
+	var unknown, missing []string
+	for k := range args {
+		if s.Properties[k] == nil {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	for _, k := range s.Required {
+		if v, ok := args[k]; !ok || isNull(v) {
+			if d := s.Properties[k].Description; d != "" {
+				k += " (" + d + ")"
+			}
+			missing = append(missing, k)
+		}
+	}
+	var out []string
+	if len(unknown) > 0 {
+		out = append(out, fmt.Sprintf("%s has no %s %s; its parameters are %s.", name, plural(len(unknown), "parameter", "parameters"), and(unknown), and(s.PropertyOrder)))
+	}
+	if len(missing) > 0 {
+		who := name
+		if len(out) > 0 {
+			who = "It"
+		}
+		out = append(out, fmt.Sprintf("%s needs %s %s.", who, plural(len(missing), "a value for", "values for"), and(missing)))
+	}
+	return strings.Join(out, " ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// and joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func and(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
 // Error is what a backend returns for a Corral error: a polite sentence.
@@ -232,15 +386,60 @@ func readHandler(b Backend) sdk.ToolHandlerFor[readIn, any] {
 		}
 		text := r.Content
 		if r.Truncated {
-			first := max(in.Offset, 1)
-			var sb strings.Builder
-			sb.WriteString(text)
-			if !strings.HasSuffix(text, "\n") {
-				sb.WriteByte('\n')
+			path := r.Path
+			if path == "" {
+				path = in.Path
 			}
-			fmt.Fprintf(&sb, "\n[Showing lines %d–%d of %d. Call file_read with offset=%d to read on.]", first, first+r.OutputLines-1, r.TotalLines, first+r.OutputLines)
-			text = sb.String()
+			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == "bytes")
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
 	}
+}
+
+// readChunk is what file.read returns at most of one line (MaxReadBytes in
+// core/fsbox), and what the hint's command asks for at a time.
+const readChunk = 256 << 10
+
+// withReadOnHint appends to content, lines first to first+lines-1 of a
+// file of total lines, how to read on. Only a cut by bytes can fall
+// inside a line, and then content is the start of that one line alone
+// (file.read returns whole lines otherwise): file_read cannot give the
+// rest of it, so the hint names a run_command that can, and offers the
+// next line only if there is one.
+func withReadOnHint(content, path string, first, lines, total int, byBytes bool) string {
+	var sb strings.Builder
+	sb.WriteString(content)
+	if !strings.HasSuffix(content, "\n") {
+		sb.WriteByte('\n')
+	}
+	last, next := first+lines-1, first+lines
+	switch {
+	case byBytes && !strings.HasSuffix(content, "\n"):
+		file := shellQuote(path)
+		var cmd string
+		if total == 1 {
+			cmd = fmt.Sprintf("tail -c +%d %s | head -c %d", len(content)+1, file, readChunk)
+		} else {
+			cmd = fmt.Sprintf("sed -n %dp %s | tail -c +%d | head -c %d", last, file, len(content)+1, readChunk)
+		}
+		fmt.Fprintf(&sb, "\n[Line %d of %d is longer than file_read returns; these are its first %d bytes. To read the rest of it, use run_command, e.g. `%s`.", last, total, len(content), cmd)
+		if next <= total {
+			fmt.Fprintf(&sb, " Call file_read with offset=%d for the lines after it.", next)
+		}
+		sb.WriteByte(']')
+	case next <= total:
+		fmt.Fprintf(&sb, "\n[Showing lines %d–%d of %d. Call file_read with offset=%d to read on.]", first, last, total, next)
+	default:
+		fmt.Fprintf(&sb, "\n[Showing lines %d–%d of %d.]", first, last, total)
+	}
+	return sb.String()
+}
+
+// shellQuote quotes path for /bin/sh, so that it is one word that does not
+// start with '-'.
+func shellQuote(path string) string {
+	if strings.HasPrefix(path, "-") {
+		path = "./" + path
+	}
+	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
 }
