@@ -8,15 +8,18 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"corral/app/client"
+	"corral/app/daemon"
 	"corral/core/audit"
 )
 
@@ -31,11 +34,17 @@ func dial(ctx context.Context) (*client.Client, error) {
 			return nil, err
 		}
 		if base == "" {
-			host, port, _ := net.SplitHostPort(cfg.Server.Listen)
-			if host == "" || host == "0.0.0.0" || host == "::" {
-				host = "127.0.0.1"
+			// The running daemon wrote where it listens (it may have been
+			// started with --listen); else the config's address.
+			if b, err := os.ReadFile(daemon.LockFile(files)); err == nil && strings.TrimSpace(string(b)) != "" {
+				base = strings.TrimSpace(string(b))
+			} else {
+				host, port, _ := net.SplitHostPort(cfg.Server.Listen)
+				if host == "" || host == "0.0.0.0" || host == "::" {
+					host = "127.0.0.1"
+				}
+				base = "http://" + net.JoinHostPort(host, port)
 			}
-			base = "http://" + net.JoinHostPort(host, port)
 		}
 		if key == "" {
 			b, err := os.ReadFile(files.OwnerToken)
@@ -46,10 +55,20 @@ func dial(ctx context.Context) (*client.Client, error) {
 		}
 	}
 	c, err := client.Dial(ctx, base, key)
-	if err != nil {
-		return nil, fmt.Errorf("%w (is the daemon running? start it with `corral serve`)", err)
+	var de *client.DialError
+	switch {
+	case err == nil:
+		return c, nil
+	case !errors.As(err, &de):
+		return nil, err
+	case de.Status == http.StatusUnauthorized:
+		return nil, fmt.Errorf("Corral at %s did not accept the key: CORRAL_KEY must be the key of a [[clients]] entry in config.toml (or leave it unset to act as the owner with owner.token)", base)
+	case de.Status != 0:
+		return nil, fmt.Errorf("Corral at %s refused the connection (%s)", base, http.StatusText(de.Status))
+	case !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://"):
+		return nil, fmt.Errorf("CORRAL_URL %q is not an http:// or https:// URL", base)
 	}
-	return c, nil
+	return nil, fmt.Errorf("nothing answers at %s (%v): is Corral running? Start it with `corral` or `corral serve`", base, errors.Unwrap(de.Err))
 }
 
 func runCall(args []string) error {
@@ -218,6 +237,17 @@ func runLink(args []string) error {
 	if path == "" || *user == "" {
 		return errors.New("usage: corral link PATH --user ID [--expires 1h]")
 	}
+	// An unknown user id would silently mean the "default" scope
+	// (PROTOCOL.md section 4): say so instead of "not found".
+	var info struct {
+		Scopes []string `json:"scopes"`
+	}
+	if err := callOnce("session.info", nil, &info); err != nil {
+		return err
+	}
+	if len(info.Scopes) > 0 && !slices.Contains(info.Scopes, *user) {
+		return fmt.Errorf("there is no user %q; --user takes one of: %s", *user, strings.Join(info.Scopes, ", "))
+	}
 	params := map[string]any{"path": path, "context": map[string]string{"user_id": *user}}
 	if *expires != "" {
 		params["expires_in"] = *expires
@@ -226,6 +256,9 @@ func runLink(args []string) error {
 		URL string `json:"url"`
 	}
 	if err := callOnce("link.create", params, &res); err != nil {
+		if *expires != "" && strings.Contains(err.Error(), "expires_in") {
+			return errors.New(strings.Replace(err.Error(), "expires_in", "--expires", 1))
+		}
 		return err
 	}
 	fmt.Println(res.URL)

@@ -61,7 +61,7 @@ func startServe(t testing.TB) *running {
 	}
 	t.Cleanup(func() { r.cmd.Process.Kill(); r.cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
-	for len(r.lines) < 2 && lines.Scan() {
+	for len(r.lines) < 4 && lines.Scan() {
 		r.lines = append(r.lines, lines.Text())
 	}
 	if len(r.lines) < 2 {
@@ -90,6 +90,9 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	bin, home, env, url, cmd, stderr := r.bin, r.home, r.env, r.url, r.cmd, r.stderr
 	if !regexp.MustCompile(`^corral: dashboard http://127\.0\.0\.1:\d+/login\?code=[A-Za-z0-9_-]{20,}$`).MatchString(r.lines[1]) {
 		t.Fatalf("start-up lines: %q", r.lines)
+	}
+	if len(r.lines) < 4 || !strings.Contains(r.lines[3], filepath.Join(home, "config.toml")) || !strings.Contains(r.lines[3], "CORRAL_URL="+url) {
+		t.Errorf("start-up lines do not say how to attach an agent: %q", r.lines)
 	}
 	resp, err := http.Get(url + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
@@ -125,6 +128,25 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	var page struct{ Events []map[string]any }
 	if err != nil || json.Unmarshal([]byte(out), &page) != nil || len(page.Events) != 1 {
 		t.Fatalf("audit.query: %v %s", err, out)
+	}
+
+	// Without CORRAL_URL and CORRAL_KEY the CLI finds the daemon started
+	// with --listen through its lock file, and acts as the owner.
+	c := exec.Command(bin, "call", "session.info")
+	c.Env = env
+	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), `"role": "owner"`) {
+		t.Errorf("call without CORRAL_URL: %v %s", err, b)
+	}
+	// A wrong key is called a wrong key.
+	if out, err := call("not-a-key", "session.info"); err == nil || !strings.Contains(out, "did not accept the key") {
+		t.Errorf("wrong key: %v %s", err, out)
+	}
+	// A second daemon on the same files refuses to start, saying where
+	// the first one is.
+	second := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
+	second.Env = env
+	if b, err := second.CombinedOutput(); err == nil || !strings.Contains(string(b), "already running") || !strings.Contains(string(b), url) {
+		t.Errorf("second daemon: %v %s", err, b)
 	}
 
 	// SIGTERM: clean exit, no panic.

@@ -33,7 +33,7 @@ func runMCP(args []string) error {
 	defer stop()
 	c, err := dial(ctx)
 	if err != nil {
-		return fmt.Errorf("Corral is not reachable: %w; start it with `corral` or `corral serve`", err)
+		return err // says what failed and what to do
 	}
 	defer c.Close()
 	ctx, cancel := context.WithCancel(ctx)

@@ -81,6 +81,8 @@ func announce(d *daemon.Daemon, s *server.Server) {
 	login, _ := s.LoginURL()
 	fmt.Printf("corral: listening on %s\n", s.LocalURL())
 	fmt.Printf("corral: dashboard %s\n", login)
+	fmt.Printf("corral: that link works once, within 2 minutes; `corral open` makes a new one\n")
+	fmt.Printf("corral: agents: give one a [[clients]] key from %s as CORRAL_KEY with CORRAL_URL=%s; MCP clients run `corral mcp` with both set\n", d.Config.Path, s.LocalURL())
 	d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
 }
 

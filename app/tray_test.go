@@ -52,7 +52,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	display := startXvfb(t)
 	t.Run("without a display", func(t *testing.T) {
 		s := startTray(t, bin, "", "")
-		if len(s.lines) != 3 || !strings.Contains(s.lines[2], "no display") || !strings.Contains(s.lines[2], "running headless") {
+		if len(s.lines) != 5 || !strings.Contains(s.lines[4], "no display") || !strings.Contains(s.lines[4], "running headless") {
 			t.Errorf("start-up lines without a display: %q", s.lines)
 		}
 		s.stop()
@@ -75,7 +75,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, display, bus)
-		if len(s.lines) != 2 {
+		if len(s.lines) != 4 {
 			t.Errorf("start-up lines with a tray host: %q", s.lines)
 		}
 		item := w.item(t)
@@ -295,7 +295,7 @@ func startTray(t *testing.T, bin, display, bus string) *traySession {
 		close(lines)
 	}()
 	deadline := time.After(30 * time.Second)
-	for len(s.lines) < 2 {
+	for len(s.lines) < 4 { // listening, dashboard, the link's lifetime, agents
 		select {
 		case l, ok := <-lines:
 			if !ok {
@@ -306,7 +306,7 @@ func startTray(t *testing.T, bin, display, bus string) *traySession {
 			t.Fatalf("start-up lines: %q\n%s", s.lines, s.out.String())
 		}
 	}
-	// A third line says what the desktop lacks, if anything.
+	// A fifth line says what the desktop lacks, if anything.
 	select {
 	case l, ok := <-lines:
 		if ok {

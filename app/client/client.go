@@ -50,6 +50,17 @@ type reply struct {
 	Error  *Error          `json:"error"`
 }
 
+// DialError is why Dial failed: Status is the HTTP status when the server
+// answered and refused the upgrade, 0 when nothing usable answered.
+type DialError struct {
+	URL    string
+	Status int
+	Err    error
+}
+
+func (e *DialError) Error() string { return e.Err.Error() }
+func (e *DialError) Unwrap() error { return e.Err }
+
 // Dial connects to base (http://HOST:PORT) with a bearer key. Notifications
 // are delivered on Notifications(); a full buffer drops the oldest reader's
 // notifications rather than blocking replies.
@@ -61,7 +72,7 @@ func Dial(ctx context.Context, base, key string) (*Client, error) {
 	case strings.HasPrefix(u, "https://"):
 		u = "wss://" + strings.TrimPrefix(u, "https://")
 	default:
-		return nil, fmt.Errorf("%q is not an http:// or https:// URL", base)
+		return nil, &DialError{URL: base, Err: fmt.Errorf("%q is not an http:// or https:// URL", base)}
 	}
 	h := http.Header{}
 	h.Set("Authorization", "Bearer "+key)
@@ -69,9 +80,9 @@ func Dial(ctx context.Context, base, key string) (*Client, error) {
 	ws, resp, err := d.DialContext(ctx, u+"/ws", h)
 	if err != nil {
 		if resp != nil {
-			return nil, fmt.Errorf("connect to %s: %s", base, resp.Status)
+			return nil, &DialError{URL: base, Status: resp.StatusCode, Err: fmt.Errorf("connect to %s: %s", base, resp.Status)}
 		}
-		return nil, fmt.Errorf("connect to %s: %w", base, err)
+		return nil, &DialError{URL: base, Err: fmt.Errorf("connect to %s: %w", base, err)}
 	}
 	ws.SetReadLimit(1 << 30)
 	c := &Client{ws: ws, wait: map[string]chan reply{}, notes: make(chan Notification, 1024), done: make(chan struct{})}

@@ -6,11 +6,13 @@ package daemon
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"corral/app/config"
@@ -30,6 +32,37 @@ type Daemon struct {
 	Box    *sandbox.Sandbox
 	Server *server.Server
 	Log    *slog.Logger
+	lock   *os.File // held while this daemon runs; holds its URL once it listens
+}
+
+// LockFile is where a running daemon holds its lock and writes the URL it
+// listens on, next to the database: `corral call` and friends find it
+// there when CORRAL_URL is not set.
+func LockFile(files config.Files) string {
+	return filepath.Join(filepath.Dir(files.DB), "corral.lock")
+}
+
+// acquire takes the lock of files for this process, or says which daemon
+// holds it.
+func acquire(files config.Files) (*os.File, error) {
+	name := LockFile(files)
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		url, _ := io.ReadAll(io.LimitReader(f, 256))
+		f.Close()
+		where := ""
+		if u := strings.TrimSpace(string(url)); u != "" {
+			where = " at " + u
+		}
+		return nil, fmt.Errorf("Corral is already running with these files%s (lock %s); stop it first, or give this one another CORRAL_HOME", where, name)
+	}
+	return f, nil
 }
 
 // Options choose where Corral's files are and how it logs.
@@ -67,16 +100,19 @@ func Open(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(files.DB), 0o700); err != nil {
+	lock, err := acquire(files)
+	if err != nil {
 		return nil, err
 	}
 	st, err := store.Open(files.DB, store.Options{Logger: log})
 	if err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
-	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log}
+	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock}
 	if err := d.wire(home, secret, owner, o.Version); err != nil {
 		st.Close()
+		lock.Close()
 		return nil, err
 	}
 	return d, nil
@@ -136,7 +172,10 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 // Close releases everything; the audit writer is flushed.
 func (d *Daemon) Close() error {
 	d.Box.Close()
-	return d.Store.Close()
+	err := d.Store.Close()
+	d.lock.Truncate(0) // no URL for a daemon that is gone
+	d.lock.Close()
+	return err
 }
 
 // prune applies the audit retention now and then daily until ctx ends.
@@ -176,6 +215,9 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 		lns = append(lns, lan)
 	}
 	go d.prune(ctx)
+	if err := d.lock.Truncate(0); err == nil {
+		d.lock.WriteAt([]byte(d.Server.LocalURL()+"\n"), 0)
+	}
 	if ready != nil {
 		ready(d.Server)
 	}
