@@ -300,12 +300,29 @@ func runOpen(args []string) error {
 	return nil
 }
 
-// openBrowser opens url in the desktop's default browser.
+// openBrowser opens url in the desktop's default browser, and reports
+// failure when there is no desktop or the opener says it failed.
 func openBrowser(url string) error {
-	for _, cmd := range []string{"xdg-open", "open"} {
-		if p, err := exec.LookPath(cmd); err == nil {
-			return exec.Command(p, url).Start()
-		}
+	if os.Getenv("DISPLAY") == "" && os.Getenv("WAYLAND_DISPLAY") == "" {
+		return errors.New("there is no display")
 	}
-	return errors.New("no xdg-open")
+	p, err := exec.LookPath("xdg-open")
+	if err != nil {
+		return errors.New("xdg-open is not installed")
+	}
+	cmd := exec.Command(p, url)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("xdg-open: %v", err)
+		}
+		return nil
+	case <-time.After(5 * time.Second):
+		return nil // still busy handing the URL over: a browser is there
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -136,6 +137,15 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	c.Env = env
 	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), `"role": "owner"`) {
 		t.Errorf("call without CORRAL_URL: %v %s", err, b)
+	}
+	// corral open without a desktop prints the fresh login link and says
+	// why it could not open it.
+	c = exec.Command(bin, "open")
+	c.Env = slices.DeleteFunc(slices.Clone(env), func(v string) bool {
+		return strings.HasPrefix(v, "DISPLAY=") || strings.HasPrefix(v, "WAYLAND_DISPLAY=")
+	})
+	if b, err := c.CombinedOutput(); err == nil || !strings.Contains(string(b), url+"/login?code=") || !strings.Contains(string(b), "no display") {
+		t.Errorf("corral open without a display: %v %s", err, b)
 	}
 	// A wrong key is called a wrong key.
 	if out, err := call("not-a-key", "session.info"); err == nil || !strings.Contains(out, "did not accept the key") {
