@@ -591,6 +591,7 @@ func TestMissingParamsChangeNothing(t *testing.T) {
 		{"file.move", m("from", "notes/a.txt"), "to"},
 		{"file.grep", m(), "pattern"},
 		{"result.save", m("title", "x", "format", "markdown"), "content"},
+		{"result.save", m("title", "x", "content", " \n", "format", "markdown"), "content"},
 	} {
 		ce := callErr(t, alice, c.method, c.params)
 		if ce.Code != -32602 || ce.Data.Kind != "invalid_params" || !strings.Contains(ce.Message, `"`+c.name+`"`) {

@@ -312,10 +312,12 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	}
 	var ext string
 	var body []byte
-	switch a.Format {
-	case "markdown":
+	switch {
+	case strings.TrimSpace(a.Content) == "":
+		err = errs.New(errs.InvalidParams, "", `The report is empty: "content" holds the text of the page.`)
+	case a.Format == "markdown":
 		ext, body = ".md", []byte(a.Content)
-	case "html":
+	case a.Format == "html":
 		ext = ".html"
 		body, err = htmlPage(a.Title, a.Content)
 	default:
