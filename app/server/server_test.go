@@ -607,3 +607,23 @@ func TestMissingParamsChangeNothing(t *testing.T) {
 		t.Errorf("edit with new_text \"\": %q", got)
 	}
 }
+
+// TestAbsolutePathIntoOwnFolder: an agent that names its own file by its
+// host path is refused (no question, nothing read) but told the path to
+// use; a host path into another user's folder gets no such hint.
+func TestAbsolutePathIntoOwnFolder(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/a.txt", "content", "mine"))
+	rpcCall[any](t, h.dial(bobKey), "file.write", m("path", "b.txt", "content", "bob's"))
+	for p, want := range map[string]string{
+		filepath.Join(h.base, "alice", "notes", "a.txt"): `name it "notes/a.txt" instead`,
+		filepath.Join(h.base, "share"):                   `name it "share" instead`,
+		filepath.Join(h.base, "bob", "b.txt"):            "belongs to Corral, to another user's folder or to the system",
+	} {
+		ce := callErr(t, alice, "file.read", m("path", p))
+		if ce.Data.Kind != "denied" || !strings.Contains(ce.Message, want) {
+			t.Errorf("%s: %s %q, want %q", p, ce.Data.Kind, ce.Message, want)
+		}
+	}
+}

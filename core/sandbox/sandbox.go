@@ -20,6 +20,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -199,6 +200,9 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 			// Never offered to the owner as a question: one click must not
 			// leak them.
 			o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByScope
+			if rel := o.s.ownSpelling(o.scope, host); rel != "" {
+				return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s is in your own folders; name it %q instead (paths are relative to your folder).", t.Visible, rel)
+			}
 			return fsbox.Dir{}, t, errs.New(errs.Denied, t.Visible, "%s belongs to Corral, to another user's folder or to the system; agents can never use it.", t.Visible)
 		}
 		if t.Area == paths.InRoot && (n == needRead || t.Access == paths.ReadWrite) {
@@ -387,6 +391,33 @@ func systemFolder(p string) bool {
 		}
 	}
 	return false
+}
+
+// ownSpelling returns the agent-visible path of host, a real host path,
+// when it lies in scope's own folder or the shared folder ("notes/a.txt",
+// "share/x"), else "".
+func (s *Sandbox) ownSpelling(scope, host string) string {
+	base := filepath.Clean(s.layout.Base)
+	if real, err := filepath.EvalSymlinks(base); err == nil {
+		base = real
+	}
+	for _, f := range []struct{ dir, prefix string }{
+		{filepath.Join(base, s.layout.SharedDir), s.layout.SharedDir},
+		{filepath.Join(base, scope), ""},
+	} {
+		rel, err := filepath.Rel(f.dir, host)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		v := path.Join(f.prefix, filepath.ToSlash(rel))
+		if v == "" {
+			v = "."
+		}
+		if t, err := s.layout.Resolve(scope, v); err == nil && (t.Area == paths.InScope || t.Area == paths.InShare) {
+			return t.Visible
+		}
+	}
+	return ""
 }
 
 // isPrivate reports whether host is, contains or lies inside a private
