@@ -85,7 +85,7 @@ type findIn struct {
 type grepIn struct {
 	Pattern    string   `json:"pattern" jsonschema:"a regular expression (RE2 syntax)"`
 	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search (default: your folder)"`
-	Glob       string   `json:"glob,omitempty" jsonschema:"only files whose path matches this glob"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"only these files: a glob without / matches file names in any folder (*.go), one with / matches paths below path (src/**/*.go; ./*.go for the top level only)"`
 	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches (default 100, max 1000)"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`

@@ -164,7 +164,8 @@ func (d Dir) Find(rel, pattern string, max int) (matches []string, truncated boo
 }
 
 // Grep returns the lines matching re in the file rel of d, or in the files
-// below the folder rel whose relative path matches glob (when not empty).
+// below the folder rel whose relative path matches glob (when not empty; a
+// glob without "/" matches file names at any depth).
 // maxMatches 0 means DefaultMatches; it is capped at MaxMatches; truncated
 // is set when more matches remain or the search stopped early. A walk
 // skips symlinks, special files, hard-linked files, binary files and files
@@ -215,15 +216,19 @@ func (d Dir) Grep(rel string, re *regexp.Regexp, glob string, maxMatches int) (m
 		return s.matches, s.more, nil
 	}
 
+	// A glob without a "/" names files in any folder, as grep tools do
+	// ("*.go"); one with a "/" matches the path below rel ("./*.go": the
+	// top level only).
+	baseOnly := !strings.Contains(glob, "/")
 	var descend func(string) bool
-	if g != nil {
+	if g != nil && !baseOnly {
 		descend = g.canDescend
 	}
 	truncated, err = d.walk(name, math.MaxInt, descend, func(name, rel string, fi fs.FileInfo) bool {
 		if !fi.Mode().IsRegular() || fi.Size() > MaxGrepFileBytes || nlink(fi) > 1 {
 			return false
 		}
-		if g != nil && !g.match(rel) {
+		if g != nil && baseOnly && !g.match(path.Base(rel)) || g != nil && !baseOnly && !g.match(rel) {
 			return false
 		}
 		return s.file(name)

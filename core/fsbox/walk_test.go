@@ -250,9 +250,18 @@ func TestGrep(t *testing.T) {
 	if len(m) != 2 || m[1].Path != "share/docs/deep/c.txt" {
 		t.Errorf("Grep with glob: %+v", m)
 	}
-	m, _, _ = d.Grep(".", re, "*.txt", 0)
+	m, _, _ = d.Grep(".", re, "./*.txt", 0)
 	if len(m) != 1 || m[0].Path != "share/top.txt" {
 		t.Errorf("Grep with top-level glob: %+v", m)
+	}
+	// Without a "/", a glob names files at any depth, as grep tools do.
+	m, _, _ = d.Grep(".", re, "*.txt", 0)
+	if len(m) != 3 {
+		t.Errorf("Grep with a name glob: %+v", m)
+	}
+	m, _, _ = d.Grep(".", re, "c.*", 0)
+	if len(m) != 1 || m[0].Path != "share/docs/deep/c.txt" {
+		t.Errorf("Grep with a name glob for a deep file: %+v", m)
 	}
 	m, _, _ = d.Grep("docs", re, "", 0)
 	if len(m) != 2 {

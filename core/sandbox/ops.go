@@ -3,8 +3,10 @@ package sandbox
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"regexp"
+	"regexp/syntax"
 	"strings"
 
 	"corral/core/errs"
@@ -324,9 +326,18 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern and glob must be at most %d bytes.", maxPattern))
 	}
 	re, rerr := regexp.Compile(a.Pattern)
-	if rerr != nil || a.Pattern == "" {
+	switch {
+	case a.Pattern == "":
 		o.ev.Target = a.Path
-		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern is not a valid regular expression (RE2 syntax)."))
+		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "The pattern is empty; give a regular expression to search for."))
+	case rerr != nil:
+		o.ev.Target = a.Path
+		var se *syntax.Error
+		why := ""
+		if errors.As(rerr, &se) {
+			why = fmt.Sprintf(" (%s: %q)", se.Code, se.Expr)
+		}
+		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern is not a valid regular expression in RE2 syntax%s.", why))
 	}
 	switch {
 	case a.MaxMatches <= 0:
