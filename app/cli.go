@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/app/config"
 	"corral/app/daemon"
 	"corral/core/audit"
 )
@@ -72,8 +73,8 @@ func dial(ctx context.Context) (*client.Client, error) {
 }
 
 func runCall(args []string) error {
-	if len(args) < 1 || len(args) > 2 {
-		return errors.New("usage: corral call METHOD ['{json params}']")
+	if len(args) < 1 || len(args) > 2 || strings.HasPrefix(args[0], "-") {
+		return errors.New("usage: corral call METHOD ['{json params}'], e.g. corral call file.read '{\"path\":\"notes/a.txt\"}'; the methods are in PROTOCOL.md section 6 (session.info says who you are)")
 	}
 	var params any
 	if len(args) == 2 {
@@ -108,8 +109,14 @@ func runAudit(args []string) error {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	follow := fs.Bool("follow", false, "keep printing new events")
 	p := map[string]*string{}
-	for _, k := range []string{"client", "user", "op", "decision", "text", "since", "until"} {
-		p[k] = fs.String(k, "", "filter by "+k)
+	for k, usage := range map[string]string{
+		"client": "only this client's events", "user": "only events in this user's scope",
+		"op": "only this operation, e.g. file.read", "decision": "only allow, deny or error",
+		"text":  "only events mentioning this text",
+		"since": "only events after this: a time (RFC 3339) or a duration back from now (1h, 7d)",
+		"until": "only events before this: a time (RFC 3339) or a duration back from now",
+	} {
+		p[k] = fs.String(k, "", usage)
 	}
 	limit := fs.Int("limit", 50, "how many events to print")
 	if err := fs.Parse(args); err != nil {
@@ -117,8 +124,14 @@ func runAudit(args []string) error {
 	}
 	params := map[string]any{"limit": *limit}
 	for k, v := range p {
-		if *v != "" {
-			params[k] = *v
+		if *v == "" {
+			continue
+		}
+		params[k] = *v
+		if k == "since" || k == "until" {
+			if d, err := config.ParseDuration(*v); err == nil {
+				params[k] = time.Now().Add(-d).UTC().Format(time.RFC3339)
+			}
 		}
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -148,6 +161,9 @@ func runAudit(args []string) error {
 	}
 	tw.Flush()
 	if !*follow {
+		if len(page.Events) == 0 {
+			fmt.Println("(no events match)")
+		}
 		return nil
 	}
 	for {

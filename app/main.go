@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -59,6 +61,9 @@ func main() {
 	default:
 		fmt.Fprintf(os.Stderr, "corral: unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return // the flag package has printed the usage
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral:", err)

@@ -147,6 +147,15 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	if b, err := c.CombinedOutput(); err == nil || !strings.Contains(string(b), url+"/login?code=") || !strings.Contains(string(b), "no display") {
 		t.Errorf("corral open without a display: %v %s", err, b)
 	}
+	// corral audit takes a duration for --since, and says when nothing
+	// matches.
+	for args, want := range map[string]string{"--since 1h --op file.write": "notes/hello.txt", "--user nobody": "(no events match)"} {
+		c = exec.Command(bin, append([]string{"audit"}, strings.Fields(args)...)...)
+		c.Env = env
+		if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("corral audit %s: %v %s", args, err, b)
+		}
+	}
 	// A wrong key is called a wrong key.
 	if out, err := call("not-a-key", "session.info"); err == nil || !strings.Contains(out, "did not accept the key") {
 		t.Errorf("wrong key: %v %s", err, out)
