@@ -627,3 +627,14 @@ func TestAbsolutePathIntoOwnFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownUserIDSaysSo: a context naming a user Corral does not know
+// falls to the default scope (PROTOCOL.md section 4); a client that may
+// not act there is told the user does not exist, not just "default".
+func TestUnknownUserIDSaysSo(t *testing.T) {
+	h := start(t, "")
+	ce := callErr(t, h.dial(aliceKey), "file.read", m("path", "a.txt", "context", m("user_id", "nobody")))
+	if ce.Data.Kind != "forbidden" || !strings.Contains(ce.Message, `There is no user "nobody"`) {
+		t.Errorf("%s %q", ce.Data.Kind, ce.Message)
+	}
+}

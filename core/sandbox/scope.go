@@ -77,5 +77,8 @@ func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 	if c.Owner || scope == c.User || slices.Contains(c.ActFor, "*") || slices.Contains(c.ActFor, scope) {
 		return scope, nil
 	}
+	if scope == ScopeDefault && ctx != nil && ctx.UserID != "" && !s.users[ctx.UserID] {
+		return "", errs.New(errs.Forbidden, "", "There is no user %q in Corral's config, so this request falls to the %q scope, which this client may not act for.", ctx.UserID, scope)
+	}
 	return "", errs.New(errs.Forbidden, "", "This client may not act for %q; ask the owner to add it to act_for in the config.", scope)
 }
