@@ -236,11 +236,23 @@ func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
 		result = struct{}{}
 	}
 	buf := bytes.NewBuffer(dst)
-	if err := json.NewEncoder(buf).Encode(response{JSONRPC: "2.0", ID: id, Result: result}); err != nil {
+	if err := encode(buf, response{JSONRPC: "2.0", ID: id, Result: result}); err != nil {
 		return dst, err
 	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // Encode ends the value with a newline
+	return buf.Bytes(), nil
+}
+
+// encode writes v as JSON without HTML escaping: frames are not HTML, and
+// a URL's "&" written as "\u0026" ends up verbatim in what agents and
+// language models copy.
+func encode(buf *bytes.Buffer, v any) error {
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode ends the value with a newline
+	return nil
 }
 
 // Fail encodes an error response.
@@ -248,11 +260,11 @@ func Fail(id json.RawMessage, e *Error) []byte {
 	if id == nil {
 		id = nullID
 	}
-	b, err := json.Marshal(response{JSONRPC: "2.0", ID: id, Error: e})
-	if err != nil { // cannot happen for these types; answer something valid
+	var buf bytes.Buffer
+	if err := encode(&buf, response{JSONRPC: "2.0", ID: id, Error: e}); err != nil { // cannot happen for these types; answer something valid
 		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error."}}`)
 	}
-	return b
+	return buf.Bytes()
 }
 
 type notification struct {
@@ -263,5 +275,7 @@ type notification struct {
 
 // Notify encodes a notification.
 func Notify(method string, params any) ([]byte, error) {
-	return json.Marshal(notification{JSONRPC: "2.0", Method: method, Params: params})
+	var buf bytes.Buffer
+	err := encode(&buf, notification{JSONRPC: "2.0", Method: method, Params: params})
+	return buf.Bytes(), err
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -147,4 +148,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("result with id %q: %v", id, err)
 		}
 	})
+}
+
+// TestFramesKeepAmpersands: a URL in a result or notification reads as
+// written; "\u0026" would end up verbatim in what agents copy.
+func TestFramesKeepAmpersands(t *testing.T) {
+	url := "http://127.0.0.1:8765/files/out?path=output/a.md&token=v1.x"
+	res, _ := AppendResult(nil, json.RawMessage(`1`), map[string]string{"url": url})
+	note, _ := Notify("x", map[string]string{"url": url})
+	fail := Fail(json.RawMessage(`1`), &Error{Code: 1, Message: "a & b <c>"})
+	for _, b := range [][]byte{res, note, fail} {
+		if bytes.Contains(b, []byte(`\u0026`)) || !json.Valid(b) || bytes.HasSuffix(b, []byte("\n")) {
+			t.Errorf("frame %s", b)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -321,11 +320,7 @@ func (c *conn) shutdown(ctx context.Context) {
 
 // notify sends a notification; it reports false once the connection is gone.
 func (c *conn) notify(method string, params any) bool {
-	b, err := json.Marshal(params)
-	if err != nil {
-		return true
-	}
-	frame, err := rpc.Notify(method, json.RawMessage(b))
+	frame, err := rpc.Notify(method, params)
 	if err != nil {
 		return true
 	}
