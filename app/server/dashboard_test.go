@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,7 +136,7 @@ func (b *browser) wait(cond string) {
 		if err == nil {
 			return
 		}
-		if !strings.Contains(err.Error(), "navigated") && !strings.Contains(err.Error(), "context was destroyed") {
+		if msg := err.Error(); !strings.Contains(msg, "navigated") && !strings.Contains(msg, "context was destroyed") && !strings.Contains(msg, "Cannot find context") {
 			break
 		}
 		time.Sleep(50 * time.Millisecond) // a navigation ended the poll: poll the new page
@@ -240,12 +241,19 @@ func (b *browser) noPageErrors() {
 // own), and waits until the page is connected.
 func (b *browser) login(h *harness) {
 	b.t.Helper()
+	b.loginAt(h, "")
+}
+
+// loginAt logs in like login with a fragment on the login URL, as the
+// tray's Recent activity adds "#event=ID".
+func (b *browser) loginAt(h *harness, fragment string) {
+	b.t.Helper()
 	var r struct{ URL string }
 	r.URL, _ = h.srv.LoginURL()
 	if !strings.HasPrefix(r.URL, h.url+"/login?code=") {
 		b.t.Fatalf("session.login url %q", r.URL)
 	}
-	b.do(chromedp.Navigate(r.URL))
+	b.do(chromedp.Navigate(r.URL + fragment))
 	b.wait(`document.querySelector('#conn')?.dataset.state === 'open' && document.body.dataset.auditReady`)
 }
 
@@ -453,6 +461,212 @@ func TestDashboardScrollLoadsMore(t *testing.T) {
 	b.noPageErrors()
 }
 
+// recordMany records n events of bulk-agent at once and waits for them.
+func recordMany(t *testing.T, h *harness, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			e := audit.Event{Time: time.Now().UTC(), Client: "bulk-agent", User: "alice", Op: "file.read",
+				Target: fmt.Sprintf("notes/n%04d.txt", i), Decision: audit.Allow, DecidedBy: audit.ByScope}
+			if _, err := h.store.Record(context.Background(), e); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// detailText waits for the detail dialog to show event id and returns its text.
+func (b *browser) detailText(id int64) string {
+	b.t.Helper()
+	b.wait(fmt.Sprintf(`document.querySelector('#detail').open && [...document.querySelectorAll('#detail dd')].some(dd => dd.textContent === '%d')`, id))
+	return js[string](b, `document.querySelector('#detail').innerText`)
+}
+
+// The tray's Recent activity opens the dashboard at "#event=ID": the
+// activity, with that event's detail open, whether the event is on the
+// table's first page, among the newest thousand, or older still (found
+// by its time, as audit.query has no id filter); an unknown id says so.
+func TestDashboardEventLink(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	one := func(path string) int64 {
+		t.Helper()
+		rpcCall[any](t, alice, "file.write", m("path", path, "content", "x"))
+		p, err := h.store.Query(context.Background(), audit.Filter{Limit: 1})
+		if err != nil || len(p.Events) != 1 || p.Events[0].Target != path {
+			t.Fatalf("newest event after writing %s: %+v %v", path, p, err)
+		}
+		return p.Events[0].ID
+	}
+	far := one("notes/far-back.txt")
+	recordMany(t, h, 1050)
+	older := one("notes/second-page.txt")
+	recordMany(t, h, 150)
+	newest := one("notes/newest.txt")
+
+	b := newBrowser(t)
+	b.loginAt(h, fmt.Sprintf("#event=%d", newest))
+	detail := b.detailText(newest)
+	for _, want := range []string{"notes/newest.txt", "alice-agent", "Wrote a file"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("detail of event %d lacks %q:\n%s", newest, want, detail)
+		}
+	}
+	if got := js[[]string](b, `[location.hash, String(document.querySelector('#view-activity').hidden), document.title]`); got[0] != "#activity" || got[1] != "false" || got[2] != "Corral — Activity" {
+		t.Errorf("after #event=: hash, activity hidden, title = %q", got)
+	}
+	b.shot("event-link-desktop")
+	b.do(chromedp.KeyEvent("\x1b"))
+	b.wait(`!document.querySelector('#detail').open && document.activeElement.matches('#audit-table tbody tr[data-id="` + fmt.Sprint(newest) + `"]')`)
+
+	// Not among the 100 rows shown: fetched from the log.
+	b.hash(fmt.Sprintf("#event=%d", older))
+	if d := b.detailText(older); !strings.Contains(d, "notes/second-page.txt") {
+		t.Errorf("detail of event %d:\n%s", older, d)
+	}
+	b.do(chromedp.KeyEvent("\x1b"))
+	b.wait(`!document.querySelector('#detail').open && location.hash === '#activity'`)
+
+	// Older than the newest thousand, on a fresh load with the session.
+	b.do(chromedp.Navigate("about:blank"), chromedp.Navigate(fmt.Sprintf("%s/#event=%d", h.url, far))) // a load, not a hash change
+	if d := b.detailText(far); !strings.Contains(d, "notes/far-back.txt") {
+		t.Errorf("detail of event %d:\n%s", far, d)
+	}
+	b.do(chromedp.KeyEvent("\x1b"))
+
+	// An id the log does not have.
+	b.hash("#event=987654")
+	b.wait(`[...document.querySelectorAll('#toasts .toast')].some(t => t.textContent.includes('Event 987654 is not in the audit log'))`)
+	if js[bool](b, `document.querySelector('#detail').open`) {
+		t.Error("a detail is open for an event that does not exist")
+	}
+	b.noPageErrors()
+}
+
+// Coming back to the activity from another view shows what happened
+// meanwhile: the first page is loaded again, and when older pages were
+// scrolled in, the new events are put on top of them.
+func TestDashboardActivityComesBackCurrent(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	n := seed(t, h)
+	alice := h.dial(aliceKey)
+	b := newBrowser(t)
+	b.login(h)
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#audit-table tbody tr').length === %d`, n))
+
+	b.click(`a.tab[data-tab="rules"]`)
+	b.wait(`!document.querySelector('#view-rules').hidden && document.querySelector('#view-activity').hidden`)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/while-away.txt", "content", "new"))
+	b.click(`a.tab[data-tab="activity"]`)
+	b.wait(fmt.Sprintf(`document.querySelector('#audit-table tbody tr .t-target')?.textContent === 'notes/while-away.txt' && document.querySelectorAll('#audit-table tbody tr').length === %d`, n+1))
+
+	// Scrolled into an older page: it stays, the new event goes on top.
+	recordMany(t, h, 150)
+	b.do(chromedp.Reload())
+	b.wait(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === 100`)
+	b.click("#load-more") // as scrolling to the end would
+	total := n + 1 + 150
+	b.wait(fmt.Sprintf(`document.querySelectorAll('#audit-table tbody tr').length === %d`, total))
+	b.click(`a.tab[data-tab="approvals"]`)
+	b.wait(`!document.querySelector('#view-approvals').hidden`)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/away-again.txt", "content", "newer"))
+	b.click(`a.tab[data-tab="activity"]`)
+	b.wait(fmt.Sprintf(`document.querySelector('#audit-table tbody tr .t-target')?.textContent === 'notes/away-again.txt' && document.querySelectorAll('#audit-table tbody tr').length === %d`, total+1))
+	ids := js[[]int](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => +tr.dataset.id)`)
+	for i := 1; i < len(ids); i++ {
+		if ids[i] >= ids[i-1] {
+			t.Fatalf("rows not newest first without repeats at %d: %v", i, ids[i-1:i+1])
+		}
+	}
+	b.noPageErrors()
+}
+
+// Refusals by Corral's own file rules inside the agent's own folder (a
+// hard-linked file, a FIFO) say what happened, not "outside its folder";
+// an escape still says that; the owner's own actions read in words.
+func TestDashboardRefusalWording(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	rpcCall[any](t, alice, "file.write", m("path", "notes/a.txt", "content", "mine"))
+	dir := filepath.Join(h.base, "alice", "notes")
+	if err := os.Link(filepath.Join(dir, "a.txt"), filepath.Join(dir, "twin.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"notes/twin.txt", "notes/pipe", "../bob/diary.txt"} {
+		if e := callErr(t, alice, "file.read", m("path", p)); e.Data.Kind != "denied" {
+			t.Fatalf("read %s: %+v", p, e)
+		}
+	}
+	rpcCall[any](t, h.dial(ownerToken), "session.login", nil)
+
+	b := newBrowser(t)
+	b.login(h)
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 5`)
+	b.shot("activity-refusals")
+	rowOf := func(target string) row {
+		t.Helper()
+		for _, r := range b.rows() {
+			if r.Target == target {
+				return r
+			}
+		}
+		t.Fatalf("no row for %s in %+v", target, b.rows())
+		return row{}
+	}
+	for _, c := range []struct{ target, short, head, not string }{
+		{"notes/twin.txt", "hard link", "A hard-linked file", "Outside its own folder"},
+		{"notes/pipe", "special file", "Not a regular file", "Outside its own folder"},
+		{"../bob/diary.txt", "outside its folder", "Outside its own folder", "Inside its own folder"},
+	} {
+		r := rowOf(c.target)
+		if r.Decision != "deny" || !strings.Contains(r.Result, c.short) || strings.Contains(r.Result, "own folder") {
+			t.Errorf("row of %s: result %q, want Denied and %q", c.target, r.Result, c.short)
+		}
+		b.click(`#audit-table tbody tr[data-id="` + r.ID + `"]`)
+		b.wait(`document.querySelector('#detail').open`)
+		d := js[string](b, `document.querySelector('#detail .decided').innerText`)
+		if !strings.Contains(d, "How it was decided: "+c.head) || strings.Contains(d, c.not) {
+			t.Errorf("detail of %s says:\n%s\nwant %q, not %q", c.target, d, c.head, c.not)
+		}
+		if c.target == "notes/twin.txt" {
+			b.wait(`document.querySelector('#detail').open`)
+			if n := js[int](b, `document.querySelectorAll('#detail .file-actions button').length`); n != 0 {
+				t.Errorf("the detail of a refused hard link offers %d buttons to open or share it", n)
+			}
+			b.shot("detail-hard-link")
+		}
+		b.do(chromedp.KeyEvent("\x1b"))
+		b.wait(`!document.querySelector('#detail').open`)
+	}
+
+	// session.login: in words, for all scopes, done by the owner.
+	login := rowOf("dashboard")
+	cells := js[[]string](b, `(() => { const tr = document.querySelector('#audit-table tbody tr[data-id="`+login.ID+`"]');
+		return [tr.querySelector('.t-op').textContent, tr.querySelector('.t-user').textContent]; })()`)
+	if cells[0] != "Made a login link" || cells[1] != "All scopes" {
+		t.Errorf("session.login row: action %q, scope %q", cells[0], cells[1])
+	}
+	if opt := js[string](b, `document.querySelector('#f-op option[value="session.login"]')?.textContent || ''`); opt != "Made a login link (session.login)" {
+		t.Errorf("session.login in the action filter: %q", opt)
+	}
+	b.click(`#audit-table tbody tr[data-id="` + login.ID + `"]`)
+	b.wait(`document.querySelector('#detail').open`)
+	d := js[string](b, `document.querySelector('#detail').innerText`)
+	b.shot("detail-session-login")
+	if !strings.Contains(d, "for all scopes. Corral allowed it.") || strings.Contains(d, "— scope") || strings.Contains(d, "Corral asked") {
+		t.Errorf("session.login detail:\n%s", d)
+	}
+	b.noPageErrors()
+}
+
 // waitDownload waits for a finished download with the given extension in
 // dir and returns its content.
 func waitDownload(t *testing.T, dir, ext string) string {
@@ -647,6 +861,20 @@ func TestDashboardOneTimeApproval(t *testing.T) {
 	b.click(`.approval button[data-decision="allow_once"]`)
 	if r := <-done; r.err != nil || r.Stdout != "asked\n" {
 		t.Errorf("command after Allow once: %+v", r)
+	}
+
+	// Network for a command: the access chip reads as a phrase.
+	online := async(alice, "command.run", m("command", "echo online", "network", true))
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	b.click(`.approval button[data-decision="allow_once"]`) // the command itself
+	b.wait(`document.querySelectorAll('.approval.network').length === 1`)
+	if chip := js[string](b, `document.querySelector('.approval .chip.access').textContent`); chip != "network access" {
+		t.Errorf("network access chip %q", chip)
+	}
+	b.shot("approval-network-desktop")
+	b.click(`.approval button[data-decision="deny_once"]`)
+	if err := <-online; err == nil {
+		t.Error("command with network ran after Deny")
 	}
 	b.noPageErrors()
 }

@@ -1,10 +1,12 @@
 // The audit log: filters kept in the URL (so a view can be bookmarked and
 // survives a reload), an activity chart from audit.stats, a table paged by
-// keyset cursor as the owner scrolls, a detail dialog per event, a live
-// tail from audit.subscribe, and CSV / JSON Lines export of the filter.
+// keyset cursor as the owner scrolls, a detail dialog per event (also
+// opened by "#event=ID", from the tray's Recent activity), a live tail from
+// audit.subscribe, and CSV / JSON Lines export of the filter. Coming back
+// to the view from another one brings the table up to date.
 import {
   h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
-  decidedBy, scopeName, toast, plural, num,
+  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num,
 } from './dom.js';
 import { Chart } from './chart.js';
 import { openFile, shareDialog } from './links.js';
@@ -37,6 +39,10 @@ export class Activity {
     this.loaded = false;
     this.hash = null;
     this.clients = new Set();
+    this.pages = 0; // pages of the table loaded since the last reload
+    this.away = false; // another view was shown since the table was loaded
+    this.wanted = 0; // the latest "#event=ID" asked for
+    this.detailId = 0; // the event the detail shows
 
     this.form = $('#filters');
     this.tbody = $('#audit-table tbody');
@@ -121,19 +127,21 @@ export class Activity {
     // Rows: click, Enter or Space opens the detail.
     this.tbody.addEventListener('click', (e) => {
       const tr = e.target.closest('tr[data-id]');
-      if (tr) this.openDetail(Number(tr.dataset.id));
+      if (tr) this.openDetail(this.events.get(Number(tr.dataset.id)));
     });
     this.tbody.addEventListener('keydown', (e) => {
       const tr = e.target.closest('tr[data-id]');
       if (!tr) return;
-      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openDetail(Number(tr.dataset.id)); }
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); this.openDetail(this.events.get(Number(tr.dataset.id))); }
       else if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
       else if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
     });
     const dlg = $('#detail');
     $('#detail-close').addEventListener('click', () => dlg.close());
     dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
-    dlg.addEventListener('close', () => this.lastRow?.focus());
+    // Back to the event's row, when the table shows it (an event opened by
+    // "#event=ID" may not be on the page).
+    dlg.addEventListener('close', () => this.tbody.querySelector(`tr[data-id="${this.detailId}"]`)?.focus());
 
     this.more.addEventListener('click', () => this.loadMore());
     new IntersectionObserver((entries) => {
@@ -201,7 +209,14 @@ export class Activity {
   /** show is called by the router with the hash's query. */
   show(params) {
     const hash = `#activity${[...params].length ? `?${params}` : ''}`;
-    if (this.loaded && hash === this.hash) return;
+    if (this.loaded && hash === this.hash) {
+      if (this.away) {
+        this.away = false;
+        this.catchUp();
+      }
+      return;
+    }
+    this.away = false;
     const f = blankFilter();
     for (const k of KEYS) f[k] = params.get(k) || '';
     if (f.range && f.range !== 'custom' && !RANGES[f.range]) f.range = '';
@@ -213,6 +228,11 @@ export class Activity {
     if (f.user) this.setScopes([]);
     this.toForm();
     this.apply();
+  }
+
+  /** hide is called by the router when another view is shown. */
+  hide() {
+    if (this.loaded) this.away = true;
   }
 
   apply() {
@@ -278,6 +298,7 @@ export class Activity {
       this.tbody.replaceChildren(...page.events.map((e) => this.row(e)));
       this.cursor = page.next_cursor || '';
       this.loaded = true;
+      this.pages = 1;
       this.afterPage();
       performance.mark('corral:rows');
     } catch (e) {
@@ -360,6 +381,7 @@ export class Activity {
       if (gen !== this.gen) return;
       this.tbody.append(...page.events.filter((e) => !this.events.has(e.id)).map((e) => this.row(e)));
       this.cursor = page.next_cursor || '';
+      this.pages++;
       this.afterPage();
     } catch (e) {
       if (gen === this.gen && e.kind !== 'io') toast(e.message, { kind: 'error' });
@@ -372,6 +394,42 @@ export class Activity {
       const r = $('#audit-more').getBoundingClientRect();
       if (this.cursor && r.top < innerHeight + 300 && !$('#view-activity').hidden) this.loadMore();
     });
+  }
+
+  /**
+   * catchUp brings the table up to date when the owner comes back to the
+   * view: what happened meanwhile must be there. With the live tail on,
+   * the table already is. With only the first page loaded, that page is
+   * loaded again (which also moves a "last hour" window to now). When the
+   * owner has scrolled into older pages, reloading would throw them away,
+   * so the newer events are put on top instead, as the live tail would.
+   */
+  async catchUp() {
+    if (this.live) return;
+    if (this.pages <= 1) {
+      this.reload();
+      return;
+    }
+    const gen = this.gen;
+    const top = Number(this.tbody.querySelector('tr[data-id]')?.dataset.id || 0);
+    try {
+      const page = await this.rpc.call('audit.query', { ...this.query, limit: PAGE });
+      if (gen !== this.gen) return;
+      const fresh = page.events.filter((e) => e.id > top && !this.events.has(e.id));
+      if (fresh.length === page.events.length && page.next_cursor) {
+        this.reload(); // more new events than a page: start from the newest
+        return;
+      }
+      this.tbody.prepend(...fresh.map((e) => {
+        const tr = this.row(e);
+        tr.classList.add('fresh');
+        return tr;
+      }));
+      this.afterPage();
+      if (fresh.length) this.reloadChart();
+    } catch (e) {
+      if (gen === this.gen && e.kind !== 'io') toast(e.message, { kind: 'error' });
+    }
   }
 
   afterPage() {
@@ -387,11 +445,11 @@ export class Activity {
   row(e) {
     this.events.set(e.id, e);
     this.addClients([e.client]);
-    const by = byShort[e.decided_by] || e.decided_by;
+    const by = decidedBy(e)[2] || byShort[e.decided_by] || e.decided_by;
     return h('tr', { tabindex: '0', dataset: { id: String(e.id), decision: e.decision } },
       h('td', { class: 't-time', title: full(e.time) }, when(e.time)),
       h('td', { class: 't-client' }, e.client),
-      h('td', { class: 't-user' }, scopeName(e.user)),
+      h('td', { class: 't-user' }, eventScope(e)),
       h('td', { class: 't-op', title: e.op }, opName(e.op)),
       h('td', { class: 't-target', title: e.target }, e.target || '—'),
       h('td', { class: 't-result' },
@@ -426,10 +484,69 @@ export class Activity {
 
   // ---------- detail ----------
 
-  openDetail(id) {
-    const e = this.events.get(id);
+  /**
+   * openEvent shows the detail of event id ("#event=ID", from the tray's
+   * Recent activity), from the table when it is there, else from the log.
+   */
+  async openEvent(id) {
+    const want = ++this.wanted;
+    let e = this.events.get(id);
+    if (!e) {
+      try {
+        e = await this.findEvent(id);
+      } catch (err) {
+        if (want === this.wanted) toast(err.message, { kind: 'error' });
+        return;
+      }
+    }
+    if (want !== this.wanted) return;
+    if (!e) {
+      toast(`Event ${id} is not in the audit log.`, { kind: 'error' });
+      return;
+    }
+    this.openDetail(e);
+  }
+
+  /**
+   * findEvent fetches one event by its id. audit.query has no id filter:
+   * the newest 1000 events (which hold everything the tray lists) are
+   * searched first; for an older event, the first second from which the
+   * log reaches its id is found by bisection over "until" (the newest id
+   * before a time only grows with the time), then the log is paged
+   * downward from a little after that second, since an event's time (when
+   * its call began) follows its id only roughly. It resolves null when the
+   * event is not there.
+   */
+  async findEvent(id) {
+    const q = (params) => this.rpc.call('audit.query', params);
+    const first = await q({ limit: 1000 });
+    const evs = first.events;
+    const hit = evs.find((x) => x.id === id);
+    if (hit || !evs.length || id > evs[0].id || !first.next_cursor || evs[evs.length - 1].id < id) return hit || null;
+    // Invariant: events before hi reach id; none before lo (the epoch) do.
+    let lo = 0, hi = Math.ceil(Date.parse(evs[evs.length - 1].time) / 1000) + 1;
+    while (hi - lo > 1) {
+      const mid = Math.floor((lo + hi) / 2);
+      const p = await q({ until: isoSeconds(mid * 1000), limit: 1 });
+      if (p.events.length && p.events[0].id >= id) hi = mid;
+      else lo = mid;
+    }
+    for (const slack of [60, 3600]) {
+      let cursor = '';
+      for (let i = 0; i < 5; i++) {
+        const p = await q({ until: isoSeconds((hi + slack) * 1000), limit: 1000, ...(cursor ? { cursor } : {}) });
+        const e = p.events.find((x) => x.id === id);
+        if (e) return e;
+        if (!p.next_cursor || !p.events.length || p.events[p.events.length - 1].id < id) break;
+        cursor = p.next_cursor;
+      }
+    }
+    return null;
+  }
+
+  openDetail(e) {
     if (!e) return;
-    this.lastRow = this.tbody.querySelector(`tr[data-id="${id}"]`);
+    this.detailId = e.id;
     const dlg = $('#detail');
     $('#detail-title').textContent = `${opName(e.op)} · ${decisionNames[e.decision] || e.decision}`;
     const by = decidedBy(e);
@@ -448,19 +565,19 @@ export class Activity {
       ['Event number', String(e.id)],
       ['Time', `${full(e.time)} (${e.time})`],
       ['Agent', e.client],
-      ['Scope', scopeName(e.user)],
+      ['Scope', eventScope(e)],
       ['Action', `${opName(e.op)} (${e.op})`],
       ['Target', e.target || '—'],
       ['Decision', decisionNames[e.decision] || e.decision],
       ['Decided by', `${by[0]} (${e.decided_by})`],
       ['Detail', e.detail || '—'],
-      ['Size', e.bytes ? `${size(e.bytes)} (${num(e.bytes)} bytes)` : '—'],
+      ['Size', e.bytes ? `${size(e.bytes)} (${plural(e.bytes, 'byte')})` : '—'],
       ['Duration', `${num(e.duration_ms)} ms`],
       ['Error', e.error || '—'],
     ];
     $('#detail-body').replaceChildren(
       h('p', { class: 'sentence' }, `${when(e.time)}: `, h('strong', null, e.client), ` — ${opName(e.op).toLowerCase()}`,
-        e.target ? [' ', h('code', null, e.target)] : null, ` in the ${scopeName(e.user)} scope. ${outcome}`),
+        e.target ? [' ', h('code', null, e.target)] : null, `${scopePhrase(e)}. ${outcome}`),
       h('div', { class: `decided ${e.decision}` },
         h('strong', null, `How it was decided: ${by[0]}`), h('span', null, by[1]),
         e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
@@ -481,7 +598,9 @@ export class Activity {
   /** fileLinks offers to open the event's file when it is still a file in a scope. */
   async fileLinks(e, box) {
     const t = e.target || '';
-    if (!PATH_OPS.has(e.op) || !t || t.startsWith('/') || t.startsWith('~') || !e.user) return;
+    // A refused path is not offered: Corral would not open it (a hard link,
+    // a pipe) or it is not the agent's to open.
+    if (!PATH_OPS.has(e.op) || !t || t.startsWith('/') || t.startsWith('~') || !e.user || e.decision === 'deny') return;
     box.replaceChildren(h('p', { class: 'muted small' }, 'Checking whether it is still there…'));
     try {
       const st = await this.rpc.call('file.stat', { path: t, context: { user_id: e.user } });

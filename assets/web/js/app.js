@@ -1,7 +1,8 @@
 // Corral's dashboard: one WebSocket to /ws (the session cookie is the
-// only credential), five views chosen by the URL hash, and a header that
-// shows the pending count and pauses agents. A paired device's session
-// gets no Devices view: the server would refuse its calls anyway.
+// only credential), five views chosen by the URL hash ("#event=ID" opens
+// one event's detail on the activity), and a header that shows the
+// pending count and pauses agents. A paired device's session gets no
+// Devices view: the server would refuse its calls anyway.
 import { Rpc } from './rpc.js';
 import { $, $$, h, toast, plural } from './dom.js';
 import { Approvals } from './approvals.js';
@@ -104,7 +105,14 @@ const devices = new Devices(app);
 const views = { approvals, activity, rules, files, devices };
 
 function route() {
-  const raw = location.hash.replace(/^#\/?/, '');
+  let raw = location.hash.replace(/^#\/?/, '');
+  // "#event=ID" (the tray's Recent activity opens the dashboard there):
+  // the activity as it was, with that event's detail open.
+  const event = /^event=(\d+)$/.exec(raw);
+  if (event) {
+    history.replaceState(null, '', activity.hash || '#activity');
+    raw = location.hash.replace(/^#\/?/, '');
+  }
   const q = raw.indexOf('?');
   let name = q < 0 ? raw : raw.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
@@ -120,6 +128,7 @@ function route() {
     else t.removeAttribute('aria-current');
   }
   views[name].show?.(params);
+  if (event) activity.openEvent(Number(event[1]));
   app.setPending(app.pending);
   if (changed && document.activeElement?.closest('.tabs')) $('#main').focus({ preventScroll: true });
 }

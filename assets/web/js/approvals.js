@@ -1,7 +1,7 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessVerbs, scopeName } from './dom.js';
+import { h, $, clock, full, toast, accessLabels, wantsSentence, scopeName } from './dom.js';
 
 const decisionsAll = [
   { d: 'allow_once', label: 'Allow once', cls: 'allow' },
@@ -126,7 +126,7 @@ export class Approvals {
         : 'This can only be allowed or denied once.')
       : h('div', { class: 'options' },
         widen && h('label', { for: widen.id }, widen,
-          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, folderOf(a.target)))),
+          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder || folderOf(a.target)))),
         h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
 
     const buttons = [];
@@ -137,10 +137,9 @@ export class Approvals {
       buttons.push(b);
     }
 
-    const verb = accessVerbs[a.access] || a.access;
     // The plain-language line, with the target set off as code when it
     // names it (it usually does), so a long path wraps and reads well.
-    const line = a.description || `${a.client} wants to ${verb} ${a.target}`;
+    const line = a.description || wantsSentence(a.client, a.access, a.target);
     const at = a.target ? line.indexOf(a.target) : -1;
     const headline = at < 0 ? [line] : [line.slice(0, at), h('code', null, a.target), line.slice(at + a.target.length)];
     const el = h('article', { class: `approval card ${a.access}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
@@ -148,7 +147,7 @@ export class Approvals {
       h('div', { class: 'who' },
         h('span', { class: 'chip', title: 'Agent' }, a.client),
         h('span', { class: 'chip', title: 'Scope' }, `${scopeName(a.user)} scope`),
-        h('span', { class: 'chip access', title: 'Access' }, verb)),
+        h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
       a.reason ? h('blockquote', { class: 'why' }, h('span', { class: 'why-label' }, 'Why, in the agent’s words'), a.reason) : null,
       countdown,

@@ -168,7 +168,33 @@ export const opNames = {
   'rule.revoke': 'Rule revoked',
   'agents.pause': 'Paused agents',
   'agents.resume': 'Resumed agents',
+  'session.login': 'Made a login link',
+  'pairing.start': 'Showed a pairing code',
+  'device.pair': 'Paired a device',
+  'device.revoke': 'Revoked a device',
 };
+
+// Operations on Corral as a whole: they are not tied to one scope.
+const corralOps = new Set(['session.login', 'agents.pause', 'agents.resume', 'links.rotate', 'pairing.start', 'device.pair', 'device.revoke']);
+// What the owner's side does itself is recorded as decided by "owner",
+// like an answer to a question; these say what it was instead.
+const ownerActs = {
+  'device.pair': ['A pairing code you showed', 'The device named itself with a one-time pairing code that you had shown.', 'pairing code'],
+  'command.cancel': ['Stopping is always allowed', 'An agent may stop its own commands, and you may stop any.', 'always allowed'],
+};
+const ownerOps = new Set(['session.login', 'agents.pause', 'agents.resume', 'links.rotate', 'pairing.start', 'device.revoke', 'rule.create', 'rule.revoke']);
+
+/** eventScope names an event's scope for the table and the detail. */
+export function eventScope(e) {
+  if (e.user) return scopeName(e.user);
+  return corralOps.has(e.op) ? 'All scopes' : '—';
+}
+
+/** scopePhrase ends the detail's sentence: "in the alice scope", "for all scopes" or nothing. */
+export function scopePhrase(e) {
+  if (e.user) return ` in the ${scopeName(e.user)} scope`;
+  return corralOps.has(e.op) ? ' for all scopes' : '';
+}
 
 export const opName = (op) => opNames[op] || op;
 
@@ -184,17 +210,65 @@ export const decidedByText = {
   paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.'],
 };
 
-// decidedBy explains a decision; scope also refuses escapes, said differently.
+// Corral's fixed rules for files refuse more than escapes: what the event's
+// error says picks the explanation (and the table's short word). The
+// sentences are matched loosely; anything not recognised gets a general
+// explanation that is true for every such refusal.
+const fileRuleReasons = [
+  [/^forbidden:|may not act for/i, 'Not its scope', 'another scope',
+    'The agent named a scope it may not act for (act_for in the config), which is always refused without asking.'],
+  [/is in your own folders; name it/i, 'Named by its host path', 'host path',
+    'The agent named a file of its own folders by its full path on this computer. Corral refuses that spelling and tells the agent the path to use instead.'],
+  [/belongs to Corral, to another user|agents can never use it/i, 'Off limits', 'off limits',
+    'The path is Corral’s own files, another user’s folder or a system folder: agents can never use those, and you are never asked about them.'],
+  [/hard link|more than one name/i, 'A hard-linked file', 'hard link',
+    'The file has more than one name (a hard link). Corral never opens such a file, even inside the scope’s own folder, because a hard link can bring in a file from somewhere agents may not go.'],
+  [/pipe, socket or device|not a regular file/i, 'Not a regular file', 'special file',
+    'The path is a pipe (FIFO), socket or device rather than a regular file or folder. Corral never opens those, even inside the scope’s own folder.'],
+  [/too many links|link loop/i, 'Too many links', 'link loop',
+    'The path goes through a loop of symbolic links or too long a chain of them, so Corral stopped following it.'],
+  [/leads outside|outside your folder|only point into your own folder|must be inside the home folder/i, 'Outside its own folder', 'outside its folder',
+    'The path tried to leave the scope’s own folder (or named another scope), which is always refused without asking.'],
+  [/symbolic link/i, 'A symbolic link', 'symbolic link',
+    'Links made by Corral never point at or through a symbolic link.'],
+  [/read-only/i, 'Read-only disk', 'read-only',
+    'The file is on a disk that cannot be written.'],
+  [/does not allow Corral/i, 'Not allowed by the computer', 'file permissions',
+    'The computer’s own file permissions do not let Corral do that.'],
+  [/top of its area/i, 'A top folder', 'top folder',
+    'Corral never deletes or moves the top of a scope, the shared folder or an opened folder.'],
+];
+
+// decidedBy explains a decision: [headline, explanation, short word for the table].
 export function decidedBy(e) {
-  if (e.decided_by === 'scope' && e.decision === 'deny') {
-    return ['Outside its own folder', 'The path tried to leave the scope’s own folder (or named another scope), which is always refused without asking.'];
+  if (e.decision === 'deny' && (e.decided_by === 'scope' || e.decided_by === 'root')) {
+    const text = e.error || '';
+    for (const [re, head, short, why] of fileRuleReasons) if (re.test(text)) return [head, why, short];
+    return ['Corral’s rules for files', 'Corral refused it without asking, by its fixed rules for files and folders; the error says why.', 'file rules'];
   }
-  return decidedByText[e.decided_by] || [e.decided_by, ''];
+  if (e.decided_by === 'owner' && !/owner answered/.test(e.detail || '')) {
+    if (ownerActs[e.op]) return ownerActs[e.op];
+    if (ownerOps.has(e.op)) return ['Done with the owner’s rights', 'You did this yourself, from the tray, the dashboard, the command line or a paired device.', ''];
+  }
+  const [head, why] = decidedByText[e.decided_by] || [e.decided_by, ''];
+  return [head, why, ''];
 }
 
-export const accessVerbs = {
-  read: 'read', write: 'change', delete: 'delete', execute: 'run', network: 'use the network for',
+// accessVerbs complete "<agent> wants to …" (network reads "wants network
+// access for …", as the server says it); accessLabels name an access on
+// its own, as on a chip.
+const accessVerbs = {
+  read: 'read', write: 'change', delete: 'delete', execute: 'run',
 };
+export const accessLabels = {
+  read: 'read', write: 'change', delete: 'delete', execute: 'run a command', network: 'network access',
+};
+
+/** wantsSentence is the plain line of an approval when the server gave none. */
+export function wantsSentence(client, access, target) {
+  if (access === 'network') return `${client} wants network access for ${target}`;
+  return `${client} wants to ${accessVerbs[access] || access} ${target}`;
+}
 
 export function scopeName(scope) {
   if (scope === 'default') return 'Default';

@@ -1,6 +1,6 @@
 // The owner's remembered answers: rule.list and rule.revoke. The list
 // refreshes when the audit log reports a rule made or revoked anywhere.
-import { h, $, full, ago, toast, confirmButton, scopeName, accessVerbs } from './dom.js';
+import { h, $, full, ago, toast, confirmButton, scopeName, accessLabels } from './dom.js';
 
 export class Rules {
   constructor(app) {
@@ -66,7 +66,7 @@ export class Rules {
           : h('p', { class: 'target' }, r.match === 'prefix' ? `${r.target}/… (the whole folder)` : r.target),
         h('div', { class: 'meta' },
           h('span', { class: `chip ${r.decision}` }, r.decision === 'allow' ? 'Allow' : 'Deny'),
-          h('span', { class: 'chip' }, accessVerbs[r.access] || r.access)),
+          h('span', { class: 'chip' }, accessLabels[r.access] || r.access)),
         h('p', { class: 'meta' },
           h('span', { class: 'm' }, r.client === '*' ? 'any agent' : r.client),
           h('span', { class: 'm' }, `${scopeName(r.user)} scope`),
