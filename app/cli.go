@@ -223,10 +223,12 @@ func callOnce(method string, params, v any) error {
 	defer c.Close()
 	// A call that needs the owner's approval waits for it: say so on a
 	// terminal rather than sit silent for minutes.
-	waiting := time.AfterFunc(2*time.Second, func() {
-		fmt.Fprintln(os.Stderr, "corral: waiting for the answer (the owner may have been asked to approve this)…")
-	})
-	defer waiting.Stop()
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		waiting := time.AfterFunc(2*time.Second, func() {
+			fmt.Fprintln(os.Stderr, "corral: waiting for the answer (the owner may have been asked to approve this)…")
+		})
+		defer waiting.Stop()
+	}
 	if err := c.CallInto(ctx, method, params, v); err != nil {
 		var re *client.Error
 		if errors.As(err, &re) && re.Data.Kind != "" {
