@@ -43,7 +43,8 @@ id = %q
 name = %q
 
 # The agent on this computer. Give it this key as CORRAL_KEY (or as
-# "Authorization: Bearer <key>" on ws://127.0.0.1:8765/ws).
+# "Authorization: Bearer <key>" on ws://ADDRESS/ws, ADDRESS being where
+# Corral listens: [server] listen, 127.0.0.1:8765 unless changed).
 [[clients]]
 name = "local-agent"
 key = %q
