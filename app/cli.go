@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -141,10 +142,13 @@ func runAudit(args []string) error {
 		return err
 	}
 	defer c.Close()
+	// Columns at least as wide as their usual values, so that rows printed
+	// later by --follow line up with the first page.
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTIME\tCLIENT\tUSER\tOP\tDECISION\tBY\tTARGET\tERROR")
+	const widths = "%-6s\t%-19s\t%-12s\t%-8s\t%-12s\t%-8s\t%-7s\t%-30s\t%s\n"
+	fmt.Fprintf(tw, widths, "ID", "TIME", "CLIENT", "USER", "OP", "DECISION", "BY", "TARGET", "ERROR")
 	row := func(e audit.Event) {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Time.Local().Format(time.DateTime),
+		fmt.Fprintf(tw, widths, strconv.FormatInt(e.ID, 10), e.Time.Local().Format(time.DateTime),
 			e.Client, e.User, e.Op, e.Decision, e.DecidedBy, clip(e.Target, 60), clip(e.Error, 60))
 	}
 	if *follow {
