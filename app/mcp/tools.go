@@ -206,7 +206,7 @@ func NewServer(b Backend, version string) *sdk.Server {
 	addTool(s, schemas, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		inputSchema[runIn](nil), forward[runIn](b, "command.run"))
-	addTool(s, schemas, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back), format=html for long or complex reports (only the link comes back).", additive},
+	addTool(s, schemas, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		inputSchema[resultIn](func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }), forward[resultIn](b, "result.save"))
 	addTool(s, schemas, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
 		inputSchema[linkIn](func(p map[string]*jsonschema.Schema) {

@@ -58,7 +58,10 @@ func TestResultSaveAndServe(t *testing.T) {
 	if resp.StatusCode != 206 || body != "Weekly" {
 		t.Errorf("range: %d %q", resp.StatusCode, body)
 	}
-	resp, body = get(t, res["url"]+"&view=1")
+	if res["view_url"] != res["url"]+"&view=1" {
+		t.Errorf("view_url: %q", res["view_url"])
+	}
+	resp, body = get(t, res["view_url"])
 	if resp.StatusCode != 200 || !strings.Contains(body, "<h1>Weekly summary</h1>") || strings.Contains(body, "<script>") || !strings.Contains(body, "<li>two</li>") {
 		t.Errorf("view=1: %d %s", resp.StatusCode, body)
 	}
