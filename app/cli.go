@@ -38,8 +38,8 @@ func dial(ctx context.Context) (*client.Client, error) {
 		if base == "" {
 			// The running daemon wrote where it listens (it may have been
 			// started with --listen); else the config's address.
-			if b, err := os.ReadFile(daemon.LockFile(files)); err == nil && strings.TrimSpace(string(b)) != "" {
-				base = strings.TrimSpace(string(b))
+			if u := daemon.RunningURL(files); u != "" {
+				base = u
 			} else {
 				host, port, _ := net.SplitHostPort(cfg.Server.Listen)
 				if host == "" || host == "0.0.0.0" || host == "::" {

@@ -567,6 +567,9 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	s.dialogWindow()
 	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
 	pending := icon()
+	for deadline := time.Now().Add(5 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
+		time.Sleep(50 * time.Millisecond) // the icon is replaced after the menu
+	}
 	if pending == normal {
 		t.Error("the icon has no badge while an approval is pending")
 	}
@@ -599,7 +602,11 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	if !strings.HasSuffix(items[0].Label, "· paused") {
 		t.Errorf("status line while paused: %q", items[0].Label)
 	}
+	// The icon is replaced after the menu: give it a moment.
 	paused := icon()
+	for deadline := time.Now().Add(5 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if paused == normal || paused == pending {
 		t.Error("the paused icon is not distinct")
 	}

@@ -52,9 +52,12 @@ func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	}
 	limit := clampLimit(f.Limit)
 
-	viaTime, err := s.preferTimeIndex(ctx, f, before, limit)
-	if err != nil {
-		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+	viaTime := false
+	if f.ID == 0 { // one id: its row, whatever the other filters
+		var err error
+		if viaTime, err = s.preferTimeIndex(ctx, f, before, limit); err != nil {
+			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+		}
 	}
 	q, args := pageQuery(f, before, limit, viaTime)
 	return s.page(ctx, q, args, limit)
@@ -205,7 +208,7 @@ const maxBucketScans = 1000
 // covers the filter (no client, user, op or text) and the range spans at
 // most maxBucketScans buckets; otherwise ok is false.
 func statsByBucket(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) (out []audit.Bucket, ok bool, err error) {
-	if f.Client != "" || f.User != "" || f.Op != "" || f.Text != "" {
+	if f.Client != "" || f.User != "" || f.Op != "" || f.Text != "" || f.ID != 0 {
 		return nil, false, nil
 	}
 	// The range: the filter's bounds, narrowed to the events there are.
@@ -319,6 +322,9 @@ func where(f audit.Filter, timeCol string, before int64) conds {
 	var c conds
 	if before != math.MaxInt64 {
 		c.add("id < ?", before)
+	}
+	if f.ID != 0 {
+		c.add("id = ?", f.ID)
 	}
 	if !f.Since.IsZero() {
 		c.add(timeCol+" >= ?", clampNanos(f.Since))

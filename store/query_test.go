@@ -52,7 +52,8 @@ func matches(e audit.Event, f audit.Filter) bool {
 		(f.User == "" || e.User == f.User) &&
 		(f.Op == "" || e.Op == f.Op) &&
 		(f.Decision == "" || e.Decision == f.Decision) &&
-		(f.Text == "" || strings.Contains(e.Target, f.Text) || strings.Contains(e.Detail, f.Text))
+		(f.Text == "" || strings.Contains(e.Target, f.Text) || strings.Contains(e.Detail, f.Text)) &&
+		(f.ID == 0 || e.ID == f.ID)
 }
 
 func want(evs []audit.Event, f audit.Filter) []int64 {
@@ -90,6 +91,10 @@ var filterCases = []struct {
 	{"client user range", audit.Filter{Client: "claude", User: "alice", Since: t0.Add(2 * time.Hour), Until: t0.Add(30 * time.Hour)}},
 	{"everything", audit.Filter{Client: "phone", User: "alice", Op: "file.grep", Decision: audit.Allow, Text: ".", Since: t0, Until: t0.Add(40 * time.Hour)}},
 	{"text and range", audit.Filter{Text: "%", Since: t0.Add(time.Hour)}},
+	{"id", audit.Filter{ID: 7}},
+	{"id and a filter it passes", audit.Filter{ID: 7, Since: t0}},
+	{"id and a filter it fails", audit.Filter{ID: 7, Until: t0}},
+	{"unknown id", audit.Filter{ID: 1 << 40}},
 }
 
 // Every filter alone and combined, read both ways a time range can be read.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,30 @@ func LockFile(files config.Files) string {
 	return filepath.Join(filepath.Dir(files.DB), "corral.lock")
 }
 
+// RunningURL is the URL of the daemon that holds the lock of files, or ""
+// when none does (a URL left by one that died is ignored) or the file
+// names anything but a loopback http URL.
+func RunningURL(files config.Files) string {
+	f, err := os.Open(LockFile(files))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB) == nil {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return "" // nobody holds it: no daemon runs
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 256))
+	u, err := url.Parse(strings.TrimSpace(string(b)))
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.RawQuery != "" || u.User != nil {
+		return ""
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		return ""
+	}
+	return u.String()
+}
+
 // acquire takes the lock of files for this process, or says which daemon
 // holds it.
 func acquire(files config.Files) (*os.File, error) {
@@ -53,7 +78,18 @@ func acquire(files config.Files) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// A CLI looking for the daemon holds a shared lock for a moment: try
+	// again briefly before calling the lock taken.
+	var err2 error
+	for range 10 {
+		if err2 = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err2 == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err2 == nil {
+		f.Truncate(0) // a URL left by a daemon that died is not this one's
+	} else {
 		url, _ := io.ReadAll(io.LimitReader(f, 256))
 		f.Close()
 		where := ""

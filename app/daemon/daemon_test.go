@@ -73,3 +73,43 @@ func TestBaseHoldingCorralsFilesIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestRunningURL: the CLI trusts the URL in the lock file only while a
+// daemon holds the lock, and only a loopback http URL.
+func TestRunningURL(t *testing.T) {
+	dir := t.TempDir()
+	files := config.Files{DB: filepath.Join(dir, "corral.db")}
+	if u := RunningURL(files); u != "" {
+		t.Errorf("no lock file: %q", u)
+	}
+	// Left by a daemon that died: nobody holds the lock.
+	os.WriteFile(LockFile(files), []byte("http://127.0.0.1:4444\n"), 0o600)
+	if u := RunningURL(files); u != "" {
+		t.Errorf("stale lock file: %q", u)
+	}
+	lock, err := acquire(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if b, _ := os.ReadFile(LockFile(files)); len(b) != 0 {
+		t.Errorf("acquire kept the dead daemon's URL: %q", b)
+	}
+	if _, err := acquire(files); err == nil || !strings.Contains(err.Error(), "already running") {
+		t.Errorf("second acquire: %v", err)
+	}
+	for content, want := range map[string]string{
+		"http://127.0.0.1:4444\n":    "http://127.0.0.1:4444",
+		"http://[::1]:4444":          "http://[::1]:4444",
+		"http://192.168.1.5:4444":    "",
+		"https://127.0.0.1:4444":     "",
+		"http://evil.example:80":     "",
+		"http://127.0.0.1:4444/x?y=": "",
+	} {
+		lock.Truncate(0)
+		lock.WriteAt([]byte(content), 0)
+		if u := RunningURL(files); u != want {
+			t.Errorf("%q: %q, want %q", content, u, want)
+		}
+	}
+}

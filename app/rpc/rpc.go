@@ -150,7 +150,13 @@ func missing(params json.RawMessage, v any) error {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if raw, ok := given[name]; !ok || bytes.Equal(raw, nullID) {
+		present := false
+		for k, raw := range given { // names match as encoding/json matches them
+			if strings.EqualFold(k, name) && !bytes.Equal(raw, nullID) {
+				present = true
+			}
+		}
+		if !present {
 			return errs.New(errs.InvalidParams, "", "The parameter %q is missing.", name)
 		}
 	}
@@ -189,6 +195,9 @@ func describe(t reflect.Type) string {
 	case reflect.String:
 		return "a string"
 	case reflect.Map:
+		if t.Elem().Kind() == reflect.Interface {
+			return "an object"
+		}
 		return "an object whose values are " + strings.TrimPrefix(describe(t.Elem()), "a ") + "s"
 	case reflect.Struct:
 		return "an object"

@@ -82,6 +82,7 @@ func TestDecodeParamsSays(t *testing.T) {
 		Offset  int               `json:"offset"`
 		Env     map[string]string `json:"env"`
 		Ratio   float64           `json:"ratio"`
+		Any     map[string]any    `json:"any"`
 	}
 	for _, c := range []struct{ params, want string }{
 		{`{"path":"a","content":""}`, ""},
@@ -92,6 +93,8 @@ func TestDecodeParamsSays(t *testing.T) {
 		{`{"path":"a","content":"x","env":{"FOO":1}}`, `Parameter "env" must be an object whose values are strings.`},
 		{`{"path":"a","content":"x","ratio":"1"}`, `Parameter "ratio" must be a number.`},
 		{`{"path":1,"content":"x"}`, `Parameter "path" must be a string.`},
+		{`{"Path":"a","CONTENT":"x"}`, ""}, // as encoding/json matches names
+		{`{"path":"a","content":"x","any":[1]}`, `Parameter "any" must be an object.`},
 	} {
 		var a args
 		err := DecodeParams(json.RawMessage(c.params), &a)

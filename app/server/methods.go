@@ -170,13 +170,17 @@ type auditFilter struct {
 	Op       string `json:"op"`
 	Decision string `json:"decision"`
 	Text     string `json:"text"`
+	ID       int64  `json:"id"`
 	Cursor   string `json:"cursor"`
 	Limit    int    `json:"limit"`
 	Bucket   string `json:"bucket"`
 }
 
 func (a auditFilter) filter() (audit.Filter, error) {
-	f := audit.Filter{Client: a.Client, User: a.User, Op: a.Op, Decision: audit.Decision(a.Decision), Text: a.Text, Cursor: a.Cursor, Limit: a.Limit}
+	f := audit.Filter{Client: a.Client, User: a.User, Op: a.Op, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
+	if a.ID < 0 {
+		return f, errs.New(errs.InvalidParams, "", "id must be an event number (1 or more).")
+	}
 	var err error
 	if a.Since != "" {
 		if f.Since, err = time.Parse(time.RFC3339, a.Since); err != nil {

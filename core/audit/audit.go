@@ -59,6 +59,7 @@ type Filter struct {
 	Op       string
 	Decision Decision
 	Text     string // literal substring of Target or Detail
+	ID       int64  // only the event with this id; 0: any
 	Cursor   string // opaque, from Page.NextCursor
 	Limit    int    // clamped to 1..1000; 0 means 100
 }

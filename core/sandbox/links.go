@@ -246,7 +246,11 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 			sv.Links = append(sv.Links, Link{Scope: claims.Scope, Path: e.Path, Folder: folder, Token: tok, Expires: claims.Expires})
 		}
 	}
-	return sv, o.end(ctx, err)
+	if err = o.end(ctx, err); err != nil && sv.File != nil {
+		sv.File.Close() // unaudited, so not served: nobody else would close it
+		sv.File = nil
+	}
+	return sv, err
 }
 
 // humanDuration says d the way people do: "365 days", "12 hours", else

@@ -507,41 +507,10 @@ export class Activity {
     this.openDetail(e);
   }
 
-  /**
-   * findEvent fetches one event by its id. audit.query has no id filter:
-   * the newest 1000 events (which hold everything the tray lists) are
-   * searched first; for an older event, the first second from which the
-   * log reaches its id is found by bisection over "until" (the newest id
-   * before a time only grows with the time), then the log is paged
-   * downward from a little after that second, since an event's time (when
-   * its call began) follows its id only roughly. It resolves null when the
-   * event is not there.
-   */
+  /** findEvent fetches one event by its id (audit.query's id filter); null when it is not there. */
   async findEvent(id) {
-    const q = (params) => this.rpc.call('audit.query', params);
-    const first = await q({ limit: 1000 });
-    const evs = first.events;
-    const hit = evs.find((x) => x.id === id);
-    if (hit || !evs.length || id > evs[0].id || !first.next_cursor || evs[evs.length - 1].id < id) return hit || null;
-    // Invariant: events before hi reach id; none before lo (the epoch) do.
-    let lo = 0, hi = Math.ceil(Date.parse(evs[evs.length - 1].time) / 1000) + 1;
-    while (hi - lo > 1) {
-      const mid = Math.floor((lo + hi) / 2);
-      const p = await q({ until: isoSeconds(mid * 1000), limit: 1 });
-      if (p.events.length && p.events[0].id >= id) hi = mid;
-      else lo = mid;
-    }
-    for (const slack of [60, 3600]) {
-      let cursor = '';
-      for (let i = 0; i < 5; i++) {
-        const p = await q({ until: isoSeconds((hi + slack) * 1000), limit: 1000, ...(cursor ? { cursor } : {}) });
-        const e = p.events.find((x) => x.id === id);
-        if (e) return e;
-        if (!p.next_cursor || !p.events.length || p.events[p.events.length - 1].id < id) break;
-        cursor = p.next_cursor;
-      }
-    }
-    return null;
+    const p = await this.rpc.call('audit.query', { id, limit: 1 });
+    return p.events.find((x) => x.id === id) || null;
   }
 
   openDetail(e) {
