@@ -251,6 +251,10 @@ func TestMCPSchemasForLLMs(t *testing.T) {
 	if res := callMCP(t, cs, "file_read", map[string]any{"path": "n.txt", "context": map[string]any{"user_id": ""}}); res.IsError || textOf(t, res) != "null ctx" {
 		t.Errorf("empty context: isError=%v %s", res.IsError, textOf(t, res))
 	}
+	// Any optional argument given as null is left out.
+	if res := callMCP(t, cs, "generate_link", map[string]any{"path": "n.txt", "expires_in": nil}); res.IsError || !strings.Contains(textOf(t, res), "/files/out?path=n.txt&token=") {
+		t.Errorf("expires_in null: isError=%v %s", res.IsError, textOf(t, res))
+	}
 }
 
 // TestMCPMissingArguments: a missing required argument or a misnamed one

@@ -225,9 +225,8 @@ func NewServer(b Backend, version string) *sdk.Server {
 // names one the tool does not have with an isError result in a sentence
 // ("file_read needs a value for path (the file to read, …)."), before the
 // SDK's own validation, whose wording is a validator's, sees it; every
-// other call goes on to that validation unchanged, except that a null
-// context is dropped (it means no context, as it did when the schema
-// allowed null).
+// other call goes on to that validation unchanged, except that optional
+// arguments given as null are dropped (null means "not given").
 func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -239,8 +238,17 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			if raw := r.Params.Arguments; len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
 				return next(ctx, method, req) // not an object: the SDK says so
 			}
-			if isNull(args["context"]) {
-				delete(args, "context")
+			// null for an optional argument means leaving it out (a null
+			// context meant no context when the schema allowed null); a
+			// required one that is null is named as missing below.
+			dropped := false
+			for k, v := range args {
+				if isNull(v) && !slices.Contains(schemas[r.Params.Name].Required, k) {
+					delete(args, k)
+					dropped = true
+				}
+			}
+			if dropped {
 				raw, err := json.Marshal(args)
 				if err != nil {
 					return nil, err
