@@ -120,6 +120,9 @@ func DecodeParams(params json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("more follows the parameters object")
+	}
 	var te *json.UnmarshalTypeError
 	switch {
 	case err == nil:
@@ -140,8 +143,8 @@ func missing(params json.RawMessage, v any) error {
 		return nil
 	}
 	var given map[string]json.RawMessage
-	if json.Unmarshal(params, &given) != nil {
-		return nil // decoded above; not an object only if v accepts that
+	if err := json.Unmarshal(params, &given); err != nil {
+		return errs.New(errs.InvalidParams, "", "params must be an object of named parameters.")
 	}
 	t = t.Elem()
 	for i := range t.NumField() {

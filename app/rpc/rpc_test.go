@@ -166,3 +166,38 @@ func TestFramesKeepAmpersands(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeParams: no params panic the decoder, and whatever it accepts
+// holds every required parameter.
+func FuzzDecodeParams(f *testing.F) {
+	f.Add([]byte(`{"path":"a","content":""}`))
+	f.Add([]byte(`{"Path":"a","CONTENT":null,"content":"x"}`))
+	f.Add([]byte(`{"path":"a","content":"x","env":{"A":1},"offset":1.5}`))
+	f.Fuzz(func(t *testing.T, params []byte) {
+		var a struct {
+			Path    string            `json:"path" rpc:"required"`
+			Content string            `json:"content" rpc:"required"`
+			Offset  int               `json:"offset"`
+			Env     map[string]string `json:"env"`
+			Any     map[string]any    `json:"any"`
+		}
+		if DecodeParams(json.RawMessage(params), &a) != nil {
+			return
+		}
+		var given map[string]json.RawMessage
+		if err := json.Unmarshal(params, &given); err != nil && len(params) > 0 {
+			t.Fatalf("accepted %q, which is not an object: %v", params, err)
+		}
+		for _, name := range []string{"path", "content"} {
+			ok := false
+			for k, v := range given {
+				if strings.EqualFold(k, name) && string(v) != "null" {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("accepted %q without %s", params, name)
+			}
+		}
+	})
+}
