@@ -300,16 +300,9 @@ func (o *op) askOnce(a policy.Access, target string) error {
 	if o.s.policy == nil {
 		return errs.New(errs.Denied, "", "Nobody is there to approve this, so Corral refused it.")
 	}
-	out, err := o.s.policy.Check(o.ctx, policy.Request{Client: o.ev.Client, Scope: o.scope, Access: a, Target: target, Reason: o.reason, OneTimeOnly: true})
+	out, err := o.check(policy.Request{Access: a, Target: target, OneTimeOnly: true}, string(a)+": ")
 	if err != nil {
-		if out.By != "" {
-			o.ev.DecidedBy = out.By
-		}
 		return err
-	}
-	o.ev.DecidedBy = out.By
-	if out.Decision != "" {
-		o.ev.Detail = appendDetail(o.ev.Detail, string(a)+": owner answered "+string(out.Decision))
 	}
 	if !out.Allowed {
 		what := "running this command"

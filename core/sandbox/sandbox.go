@@ -238,27 +238,37 @@ func (o *op) ask(t paths.Target, n need) error {
 	if o.s.policy == nil {
 		return errs.New(errs.Denied, t.Visible, "%s is outside the folders agents may use, so Corral refused it.", t.Visible)
 	}
-	out, err := o.s.policy.Check(o.ctx, policy.Request{
-		Client: o.ev.Client, Scope: o.scope, Access: n, Target: t.Host, Reason: o.reason,
-		Folder: isFolder(t.Host),
-	})
+	out, err := o.check(policy.Request{Access: n, Target: t.Host, Folder: isFolder(t.Host)}, "")
 	if err != nil {
-		if out.By != "" {
-			o.ev.DecidedBy = out.By
-		}
 		return err
-	}
-	o.ev.DecidedBy = out.By
-	if out.Decision != "" {
-		o.ev.Detail = appendDetail(o.ev.Detail, "owner answered "+string(out.Decision))
-	}
-	if out.Rule != nil {
-		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
 	}
 	if !out.Allowed {
 		return errs.New(errs.Denied, t.Visible, "%s", deniedSentence(t.Visible, out.By))
 	}
 	return nil
+}
+
+// check puts r, as this operation's client and scope with the agent's
+// reason, to the policy (which must not be nil) and records on the event
+// who decided, the owner's answer (after label) and the rule that
+// answered. The decision itself is left to the caller.
+func (o *op) check(r policy.Request, label string) (policy.Outcome, error) {
+	r.Client, r.Scope, r.Reason = o.ev.Client, o.scope, o.reason
+	out, err := o.s.policy.Check(o.ctx, r)
+	if err != nil {
+		if out.By != "" {
+			o.ev.DecidedBy = out.By
+		}
+		return out, err
+	}
+	o.ev.DecidedBy = out.By
+	if out.Decision != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, label+"owner answered "+string(out.Decision))
+	}
+	if out.Rule != nil {
+		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
+	}
+	return out, nil
 }
 
 // isFolder reports whether host, a real host path, is an existing folder:
@@ -397,10 +407,7 @@ func systemFolder(p string) bool {
 // when it lies in scope's own folder or the shared folder ("notes/a.txt",
 // "share/x"), else "".
 func (s *Sandbox) ownSpelling(scope, host string) string {
-	base := filepath.Clean(s.layout.Base)
-	if real, err := filepath.EvalSymlinks(base); err == nil {
-		base = real
-	}
+	base := realFolder(filepath.Clean(s.layout.Base))
 	for _, f := range []struct{ dir, prefix string }{
 		{filepath.Join(base, s.layout.SharedDir), s.layout.SharedDir},
 		{filepath.Join(base, scope), ""},
