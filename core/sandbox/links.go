@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
@@ -90,9 +91,13 @@ func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Dura
 	if life > lc.MaxExpiry {
 		return Link{}, errs.New(errs.InvalidParams, "", "Links can last at most %s.", lc.MaxExpiry)
 	}
-	exp := s.now().Add(life).Truncate(time.Second)
-	tok := signer.Sign(links.Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp})
-	return Link{Scope: scope, Path: t.Visible, Folder: folder, Token: tok, Expires: exp.UTC()}, nil
+	exp := s.now().Add(life).Truncate(time.Second).UTC()
+	return signed(signer, links.Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp}), nil
+}
+
+// signed is the Link for c, signed by signer.
+func signed(signer *links.Signer, c links.Claims) Link {
+	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires}
 }
 
 // LinkArgs are link.create's parameters.
@@ -116,7 +121,7 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 	// Only the scope and the shared folder: never ask the owner about a
 	// path that could not be linked anyway.
 	if t, rerr := s.layout.Resolve(o.scope, a.Path); rerr == nil && t.Area != paths.InScope && t.Area != paths.InShare {
-		o.ev.Target, o.ev.Decision, o.ev.DecidedBy = t.Visible, "deny", "scope"
+		o.ev.Target, o.ev.Decision, o.ev.DecidedBy = t.Visible, audit.Deny, audit.ByScope
 		return Link{}, o.end(ctx, errs.New(errs.Denied, t.Visible, "Links can only point into your own folder or the shared folder."))
 	}
 	d, t, err := o.target(a.Path, needRead)
@@ -178,7 +183,7 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	}
 	o := &op{s: s, ctx: ctx, start: s.now(), scope: claims.Scope}
 	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
-	o.ev.Decision, o.ev.DecidedBy = "allow", "scope"
+	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByScope
 	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
 	r, err := s.root(t)
 	if err != nil {
@@ -189,18 +194,13 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	sv.Claims = claims
 	if claims.Folder {
 		for cp := claims.Path; cp != p; {
-			tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: cp, Folder: true, Expires: claims.Expires})
-			sv.Crumbs = append(sv.Crumbs, Link{Scope: claims.Scope, Path: cp, Folder: true, Token: tok, Expires: claims.Expires})
-			rest := strings.TrimPrefix(p, cp+"/")
+			sv.Crumbs = append(sv.Crumbs, signed(signer, links.Claims{Scope: claims.Scope, Path: cp, Folder: true, Expires: claims.Expires}))
+			prefix := cp + "/"
 			if cp == "." {
-				rest = p
+				prefix = ""
 			}
-			next, _, _ := strings.Cut(rest, "/")
-			if cp == "." {
-				cp = next
-			} else {
-				cp += "/" + next
-			}
+			next, _, _ := strings.Cut(strings.TrimPrefix(p, prefix), "/")
+			cp = prefix + next
 		}
 	}
 	// Links follow no symlinks at all: a link to output/ must not serve
@@ -241,9 +241,7 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 				continue
 			}
 			// A child link never outlives the folder's.
-			folder := e.Type == "dir"
-			tok := signer.Sign(links.Claims{Scope: claims.Scope, Path: e.Path, Folder: folder, Expires: claims.Expires})
-			sv.Links = append(sv.Links, Link{Scope: claims.Scope, Path: e.Path, Folder: folder, Token: tok, Expires: claims.Expires})
+			sv.Links = append(sv.Links, signed(signer, links.Claims{Scope: claims.Scope, Path: e.Path, Folder: e.Type == "dir", Expires: claims.Expires}))
 		}
 	}
 	if err = o.end(ctx, err); err != nil && sv.File != nil {
@@ -421,7 +419,7 @@ func (s *Sandbox) RotateLinks(ctx context.Context, secret []byte, by string) err
 	s.mu.Unlock()
 	lc.Secret = secret
 	o := &op{s: s, ctx: ctx, start: s.now()}
-	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", "allow", "owner"
+	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", audit.Allow, audit.ByOwner
 	o.ev.Detail = "every earlier link stops working"
 	return o.end(ctx, s.SetLinks(lc))
 }
