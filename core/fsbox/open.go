@@ -8,22 +8,6 @@ import (
 	"corral/core/errs"
 )
 
-// Open opens a regular file of d for reading, with the same checks as
-// Read (no special files, no hard links, symlinks only within the root).
-// The caller closes the file. A folder answers is_directory.
-func (d Dir) Open(rel string) (*os.File, Info, error) {
-	name, slash, err := d.name(rel)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	f, fi, err := d.openRegular(name, slash)
-	if err != nil {
-		return nil, Info{}, err
-	}
-	info, _ := d.info(name, fi)
-	return f, info, nil
-}
-
 // Opened is what OpenNoFollow opened: a regular file, or a folder as a
 // Dir of its own (Prefix its agent-visible path), never both.
 type Opened struct {
@@ -44,7 +28,7 @@ func (o Opened) Close() error {
 }
 
 // OpenNoFollow opens rel for a shared link: a regular file (with the
-// checks of Open), or a folder to list. No component may be a symbolic
+// checks of Read), or a folder to list. No component may be a symbolic
 // link, even one that stays inside the root: that answers denied.
 //
 // The walk holds on to what it checked: each folder on the way is

@@ -13,7 +13,7 @@ import (
 )
 
 // TestOpenNoFollow: what a shared link may open. Every symlink on the way
-// is refused, even one that stays inside the root, the usual rules of Open
+// is refused, even one that stays inside the root, the usual rules of Read
 // (no special files, no hard links) still hold, and a folder comes back
 // as a Dir that lists with full paths.
 func TestOpenNoFollow(t *testing.T) {

@@ -228,8 +228,13 @@ func (d Dir) Grep(rel string, re *regexp.Regexp, glob string, maxMatches int) (m
 		if !fi.Mode().IsRegular() || fi.Size() > MaxGrepFileBytes || nlink(fi) > 1 {
 			return false
 		}
-		if g != nil && baseOnly && !g.match(path.Base(rel)) || g != nil && !baseOnly && !g.match(rel) {
-			return false
+		if g != nil {
+			if baseOnly {
+				rel = path.Base(rel)
+			}
+			if !g.match(rel) {
+				return false
+			}
 		}
 		return s.file(name)
 	})
