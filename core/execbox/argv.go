@@ -42,7 +42,7 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // reserved are sandbox paths no Mount may be at, inside or around. /tmp is
 // the exception that may hold Mounts: it is a fresh tmpfs in every run, so
 // nothing can be planted in it before the mount points are made.
-var reserved = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/proc", "/dev", "/tmp", shareMount, homeBase}
+var reserved = append(slices.Clone(systemDirs), "/etc", "/proc", "/dev", "/tmp", shareMount, homeBase)
 
 // etcEntries is the curated /etc: what ordinary programs read. Globs allowed.
 var etcEntries = []string{
@@ -140,12 +140,12 @@ func (r *Runner) baseArgs(network bool, home string) []string {
 		"--setenv", "TERM", "dumb",
 	)
 	a = append(a, r.sysArgs...)
-	tmp := strconv.FormatInt(r.limits.TmpSize, 10)
-	if r.limits.TmpSize > 0 {
-		a = append(a, "--perms", "1777", "--size", tmp, "--tmpfs", "/tmp",
-			"--perms", "1777", "--size", tmp, "--tmpfs", "/dev/shm")
-	} else {
-		a = append(a, "--perms", "1777", "--tmpfs", "/tmp", "--perms", "1777", "--tmpfs", "/dev/shm")
+	for _, dir := range []string{"/tmp", "/dev/shm"} {
+		a = append(a, "--perms", "1777")
+		if r.limits.TmpSize > 0 {
+			a = append(a, "--size", strconv.FormatInt(r.limits.TmpSize, 10))
+		}
+		a = append(a, "--tmpfs", dir)
 	}
 	a = append(a, "--remount-ro", "/dev",
 		"--perms", "0644", "--file", strconv.Itoa(fdPasswd), "/etc/passwd",
@@ -286,6 +286,10 @@ type bind struct {
 // folder, and no Mount inside another (a mount point must never be created
 // inside a folder an agent may write). Missing folders are left out.
 func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
+	guarded := append([]string{scope}, r.hidden...)
+	if share != "" {
+		guarded = append(guarded, share)
+	}
 	var out []bind
 	for _, m := range ms {
 		d := m.Host
@@ -301,10 +305,6 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 		if err != nil {
 			r.log.Warn("execbox: root left out of the sandbox", "path", d, "err", err)
 			continue
-		}
-		guarded := append([]string{scope}, r.hidden...)
-		if share != "" {
-			guarded = append(guarded, share)
 		}
 		for _, g := range guarded {
 			if within(src, g) || within(g, src) {
@@ -451,9 +451,7 @@ func workingDir(dir, home, scope, share, shareLink string, mounts []bind) (strin
 	case err == nil && !fi.IsDir():
 		return "", errs.New(errs.InvalidParams, dir, "Working directory is not a folder: %s", dir)
 	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		return "", errs.New(errs.InvalidParams, dir, "Working directory does not exist: %s", dir)
-	case errors.Is(err, syscall.ENOTDIR):
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
 		return "", errs.New(errs.InvalidParams, dir, "Working directory does not exist: %s", dir)
 	default:
 		// A link that leaves the folder on the host side (for example to

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -260,23 +261,9 @@ func cgroupDir(mountinfo, fstype, opt, p string) (string, bool) {
 	return "", false
 }
 
-func hasOpt(opts, want string) bool {
-	for _, o := range strings.Split(opts, ",") {
-		if o == want {
-			return true
-		}
-	}
-	return false
-}
+func hasOpt(opts, want string) bool { return slices.Contains(strings.Split(opts, ","), want) }
 
-func hasWord(s, want string) bool {
-	for _, w := range strings.Fields(s) {
-		if w == want {
-			return true
-		}
-	}
-	return false
-}
+func hasWord(s, want string) bool { return slices.Contains(strings.Fields(s), want) }
 
 // sweep removes empty cgroups left by earlier Corral processes that are
 // gone (a crash skips the per-run cleanup).
