@@ -38,18 +38,27 @@ func (s *Store) DeviceByToken(ctx context.Context, token string) (Device, bool, 
 		return Device{}, false, ErrClosed
 	}
 	h := sha256.Sum256([]byte(token))
-	var d Device
-	var paired, seen int64
-	err := s.rdb.QueryRowContext(ctx, `SELECT id, name, paired_ns, last_seen_ns FROM devices WHERE token_sha256 = ?`, h[:]).
-		Scan(&d.ID, &d.Name, &paired, &seen)
+	d, err := scanDevice(s.rdb.QueryRowContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE token_sha256 = ?`, h[:]))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Device{}, false, nil
 	}
 	if err != nil {
 		return Device{}, false, fmt.Errorf("find device: %w", err)
 	}
-	d.Paired, d.LastSeen = time.Unix(0, paired).UTC(), time.Unix(0, seen).UTC()
 	return d, true, nil
+}
+
+const deviceColumns = `id, name, paired_ns, last_seen_ns`
+
+// scanDevice reads one row of deviceColumns.
+func scanDevice(row interface{ Scan(...any) error }) (Device, error) {
+	var d Device
+	var paired, seen int64
+	if err := row.Scan(&d.ID, &d.Name, &paired, &seen); err != nil {
+		return Device{}, err
+	}
+	d.Paired, d.LastSeen = time.Unix(0, paired).UTC(), time.Unix(0, seen).UTC()
+	return d, nil
 }
 
 // TouchDevice records that a device was seen at t.
@@ -66,19 +75,17 @@ func (s *Store) Devices(ctx context.Context) ([]Device, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT id, name, paired_ns, last_seen_ns FROM devices ORDER BY paired_ns, id`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices ORDER BY paired_ns, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list devices: %w", err)
 	}
 	defer rows.Close()
 	out := []Device{}
 	for rows.Next() {
-		var d Device
-		var paired, seen int64
-		if err := rows.Scan(&d.ID, &d.Name, &paired, &seen); err != nil {
+		d, err := scanDevice(rows)
+		if err != nil {
 			return nil, err
 		}
-		d.Paired, d.LastSeen = time.Unix(0, paired).UTC(), time.Unix(0, seen).UTC()
 		out = append(out, d)
 	}
 	return out, rows.Err()
@@ -89,10 +96,5 @@ func (s *Store) RemoveDevice(ctx context.Context, id string) (bool, error) {
 	if s.closed() {
 		return false, ErrClosed
 	}
-	res, err := s.wdb.ExecContext(ctx, `DELETE FROM devices WHERE id = ?`, id)
-	if err != nil {
-		return false, fmt.Errorf("remove device: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	return n > 0, nil
+	return s.deleteByID(ctx, "remove device", `DELETE FROM devices WHERE id = ?`, id)
 }

@@ -35,9 +35,15 @@ func (s *Store) DeleteRule(ctx context.Context, id string) (bool, error) {
 	if s.closed() {
 		return false, ErrClosed
 	}
-	res, err := s.wdb.ExecContext(ctx, `DELETE FROM rules WHERE id = ?`, id)
+	return s.deleteByID(ctx, "delete rule", `DELETE FROM rules WHERE id = ?`, id)
+}
+
+// deleteByID runs query, a DELETE of the row with id, and reports whether
+// there was one; op names the operation in an error.
+func (s *Store) deleteByID(ctx context.Context, op, query, id string) (bool, error) {
+	res, err := s.wdb.ExecContext(ctx, query, id)
 	if err != nil {
-		return false, fmt.Errorf("delete rule: %w", err)
+		return false, fmt.Errorf("%s: %w", op, err)
 	}
 	n, _ := res.RowsAffected()
 	return n > 0, nil
