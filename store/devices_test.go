@@ -2,18 +2,13 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 )
 
 func TestDevices(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "corral.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openTest(t, Options{})
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	if err := s.AddDevice(ctx, Device{ID: "dv_1", Name: "Phone", Paired: now, LastSeen: now}, "token-one"); err != nil {
@@ -22,12 +17,7 @@ func TestDevices(t *testing.T) {
 	if err := s.AddDevice(ctx, Device{ID: "dv_2", Name: "Tablet", Paired: now, LastSeen: now}, "token-one"); err == nil {
 		t.Error("a second device with the same token was accepted")
 	}
-	s.Close()
-	s, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopen(t, s, path)
 	d, ok, err := s.DeviceByToken(ctx, "token-one")
 	if err != nil || !ok || d.ID != "dv_1" || d.Name != "Phone" || !d.Paired.Equal(now) {
 		t.Fatalf("by token: %+v %v %v", d, ok, err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,11 +10,7 @@ import (
 
 func TestRulesRoundTripAcrossReopen(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "corral.db")
-	s, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := openTest(t, Options{})
 	ctx := context.Background()
 	created := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	past, future := time.Now().Add(-time.Hour).UTC(), time.Now().Add(time.Hour).UTC()
@@ -35,13 +30,8 @@ func TestRulesRoundTripAcrossReopen(t *testing.T) {
 	if ok, err := s.DeleteRule(ctx, "nope"); ok || err != nil {
 		t.Errorf("delete unknown: %v %v", ok, err)
 	}
-	s.Close()
 
-	s, err = Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s = reopen(t, s, path)
 	got, err := s.LoadRules(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -19,12 +19,24 @@ import (
 func openTest(t *testing.T, opts Options) (*Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "corral.db")
+	return openAt(t, path, opts), path
+}
+
+func openAt(t *testing.T, path string, opts Options) *Store {
+	t.Helper()
 	s, err := Open(path, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, path
+	return s
+}
+
+// reopen closes s and opens its database at path again.
+func reopen(t *testing.T, s *Store, path string) *Store {
+	t.Helper()
+	s.Close()
+	return openAt(t, path, Options{})
 }
 
 func record(t *testing.T, s *Store, e audit.Event) int64 {
