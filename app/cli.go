@@ -135,13 +135,14 @@ func runAudit(args []string) error {
 			}
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	c, err := dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	return withDaemon(func(ctx context.Context, c *client.Client) error {
+		return printAudit(ctx, c, params, *follow)
+	})
+}
+
+// printAudit prints the events matching params, and with follow the new
+// ones as they come, until ctx ends.
+func printAudit(ctx context.Context, c *client.Client, params map[string]any, follow bool) error {
 	// Columns at least as wide as their usual values, so that rows printed
 	// later by --follow line up with the first page.
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
@@ -151,7 +152,7 @@ func runAudit(args []string) error {
 		fmt.Fprintf(tw, widths, strconv.FormatInt(e.ID, 10), e.Time.Local().Format(time.DateTime),
 			e.Client, e.User, e.Op, e.Decision, e.DecidedBy, clip(e.Target, 60), clip(e.Error, 60))
 	}
-	if *follow {
+	if follow {
 		if _, err := c.Call(ctx, "audit.subscribe", nil); err != nil {
 			return err
 		}
@@ -164,7 +165,7 @@ func runAudit(args []string) error {
 		row(page.Events[i])
 	}
 	tw.Flush()
-	if !*follow {
+	if !follow {
 		if len(page.Events) == 0 {
 			fmt.Println("(no events match)")
 		}
@@ -216,15 +217,29 @@ func clip(s string, n int) string {
 	return s
 }
 
-// callOnce dials the daemon, makes one call and decodes its result.
-func callOnce(method string, params, v any) error {
+// withDaemon dials the daemon and runs f on the connection, with a
+// context that ends on SIGINT or SIGTERM.
+func withDaemon(f func(ctx context.Context, c *client.Client) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	c, err := dial(ctx)
 	if err != nil {
-		return err
+		return err // says what failed and what to do
 	}
 	defer c.Close()
+	return f(ctx, c)
+}
+
+// callOnce dials the daemon, makes one call and decodes its result.
+func callOnce(method string, params, v any) error {
+	return withDaemon(func(ctx context.Context, c *client.Client) error {
+		return call(ctx, c, method, params, v)
+	})
+}
+
+// call makes one call on c and decodes its result; a Corral error comes
+// back as its sentence followed by its kind.
+func call(ctx context.Context, c *client.Client, method string, params, v any) error {
 	// A call that needs the owner's approval waits for it: say so on a
 	// terminal rather than sit silent for minutes.
 	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
@@ -235,8 +250,8 @@ func callOnce(method string, params, v any) error {
 	}
 	if err := c.CallInto(ctx, method, params, v); err != nil {
 		var re *client.Error
-		if errors.As(err, &re) && re.Data.Kind != "" {
-			return fmt.Errorf("%s (%s)", re.Message, re.Data.Kind)
+		if errors.As(err, &re) && re.Kind() != "" {
+			return fmt.Errorf("%s (%s)", re.Message, re.Kind())
 		}
 		return err
 	}
@@ -265,32 +280,34 @@ func runLink(args []string) error {
 	if path == "" || *user == "" {
 		return errors.New("usage: corral link PATH --user ID [--expires 1h]")
 	}
-	// An unknown user id would silently mean the "default" scope
-	// (PROTOCOL.md section 4): say so instead of "not found".
-	var info struct {
-		Scopes []string `json:"scopes"`
-	}
-	if err := callOnce("session.info", nil, &info); err != nil {
-		return err
-	}
-	if len(info.Scopes) > 0 && !slices.Contains(info.Scopes, *user) {
-		return fmt.Errorf("there is no user %q; --user takes one of: %s", *user, strings.Join(info.Scopes, ", "))
-	}
 	params := map[string]any{"path": path, "context": map[string]string{"user_id": *user}}
 	if *expires != "" {
 		params["expires_in"] = *expires
 	}
-	var res struct {
-		URL string `json:"url"`
-	}
-	if err := callOnce("link.create", params, &res); err != nil {
-		if *expires != "" && strings.Contains(err.Error(), "expires_in") {
-			return errors.New(strings.Replace(err.Error(), "expires_in", "--expires", 1))
+	return withDaemon(func(ctx context.Context, c *client.Client) error {
+		// An unknown user id would silently mean the "default" scope
+		// (PROTOCOL.md section 4): say so instead of "not found".
+		var info struct {
+			Scopes []string `json:"scopes"`
 		}
-		return err
-	}
-	fmt.Println(res.URL)
-	return nil
+		if err := call(ctx, c, "session.info", nil, &info); err != nil {
+			return err
+		}
+		if len(info.Scopes) > 0 && !slices.Contains(info.Scopes, *user) {
+			return fmt.Errorf("there is no user %q; --user takes one of: %s", *user, strings.Join(info.Scopes, ", "))
+		}
+		var res struct {
+			URL string `json:"url"`
+		}
+		if err := call(ctx, c, "link.create", params, &res); err != nil {
+			if *expires != "" && strings.Contains(err.Error(), "expires_in") {
+				return errors.New(strings.Replace(err.Error(), "expires_in", "--expires", 1))
+			}
+			return err
+		}
+		fmt.Println(res.URL)
+		return nil
+	})
 }
 
 func runLinks(args []string) error {

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime/debug"
-	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,13 +27,12 @@ func runMCP(args []string) error {
 		return errors.New("usage: corral mcp (configure with CORRAL_URL and CORRAL_KEY)")
 	}
 	tuneGC()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	c, err := dial(ctx)
-	if err != nil {
-		return err // says what failed and what to do
-	}
-	defer c.Close()
+	return withDaemon(serveMCP)
+}
+
+// serveMCP serves MCP over stdio, forwarding to c, until ctx ends or the
+// connection to the daemon closes.
+func serveMCP(ctx context.Context, c *client.Client) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { // the daemon went away: stop serving tools that cannot work
@@ -46,7 +43,7 @@ func runMCP(args []string) error {
 		case <-ctx.Done():
 		}
 	}()
-	err = mcp.NewServer(wsBackend{c}, version).Run(ctx, &sdk.StdioTransport{})
+	err := mcp.NewServer(wsBackend{c}, version).Run(ctx, &sdk.StdioTransport{})
 	if ctx.Err() != nil {
 		return nil
 	}
