@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -33,7 +34,8 @@ const usage = `usage: corral [command]
 func main() {
 	args := os.Args[1:]
 	cmd := ""
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") || len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "--version") {
+	// A leading flag other than these belongs to the tray: `corral --listen …`.
+	if len(args) > 0 && (!strings.HasPrefix(args[0], "-") || slices.Contains([]string{"-h", "--help", "--version"}, args[0])) {
 		cmd, args = args[0], args[1:]
 	}
 	var err error

@@ -63,7 +63,7 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	return serve(f, nil)
+	return serve(f, "")
 }
 
 // openDaemon locates Corral's files and wires a daemon from them.
@@ -86,9 +86,9 @@ func announce(d *daemon.Daemon, s *server.Server) {
 	d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
 }
 
-// serve runs the daemon until SIGINT or SIGTERM. started, if set, is
-// called with the daemon once it listens (the tray hooks in there).
-func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
+// runDaemon opens the daemon and calls run with it and a context that
+// ends on SIGINT or SIGTERM; the daemon is closed after.
+func runDaemon(f serveFlags, run func(ctx context.Context, d *daemon.Daemon) error) error {
 	d, err := openDaemon(f)
 	if err != nil {
 		return err
@@ -96,11 +96,19 @@ func serve(f serveFlags, started func(context.Context, *daemon.Daemon)) error {
 	defer d.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return d.Run(ctx, f.listen, func(s *server.Server) {
-		announce(d, s)
-		if started != nil {
-			started(ctx, d)
-		}
+	return run(ctx, d)
+}
+
+// serve runs the daemon until SIGINT or SIGTERM. note, if set, is printed
+// as one more line after the start-up lines (the headless tray's reason).
+func serve(f serveFlags, note string) error {
+	return runDaemon(f, func(ctx context.Context, d *daemon.Daemon) error {
+		return d.Run(ctx, f.listen, func(s *server.Server) {
+			announce(d, s)
+			if note != "" {
+				fmt.Println("corral:", note)
+			}
+		})
 	})
 }
 

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"corral/app/daemon"
@@ -25,23 +23,24 @@ import (
 func tray(f serveFlags) error {
 	desk := ui.Detect(os.Getenv)
 	if desk.Display == "" {
-		// After the start-up lines, as below, so they always come first.
-		return serve(f, func(context.Context, *daemon.Daemon) { fmt.Println("corral:", desk.Note) })
+		// After the start-up lines, as in desktop, so they always come first.
+		return serve(f, desk.Note)
 	}
-	d, err := openDaemon(f)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	return runDaemon(f, func(ctx context.Context, d *daemon.Daemon) error {
+		return desktop(ctx, d, f.listen, desk)
+	})
+}
+
+// desktop runs d on another goroutine and the desktop UI on this one until
+// ctx ends, the owner quits or the daemon stops.
+func desktop(ctx context.Context, d *daemon.Daemon, listen string, desk ui.Desktop) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
 	ready := make(chan *server.Server, 1)
 	errc := make(chan error, 1)
 	go func() {
-		errc <- d.Run(ctx, f.listen, func(s *server.Server) {
+		errc <- d.Run(ctx, listen, func(s *server.Server) {
 			announce(d, s)
 			ready <- s
 		})
