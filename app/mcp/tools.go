@@ -171,13 +171,17 @@ var (
 	destructive = sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
 )
 
-// addTool registers t on s with the input schema in, and notes the schema
-// in schemas for checkArguments.
-func addTool[In any](s *sdk.Server, schemas map[string]*jsonschema.Schema, t tool, in *jsonschema.Schema, h sdk.ToolHandlerFor[In, any]) {
+// handler makes a tool's handler that performs method on b.
+type handler[In any] func(b Backend, method string) sdk.ToolHandlerFor[In, any]
+
+// addTool registers t on s with the input schema in and the handler h
+// makes for t's method, and notes the schema in schemas for
+// checkArguments.
+func addTool[In any](s *sdk.Server, schemas map[string]*jsonschema.Schema, b Backend, t tool, in *jsonschema.Schema, h handler[In]) {
 	ann := t.ann
 	ann.Title = t.title
 	schemas[t.name] = in
-	sdk.AddTool(s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h)
+	sdk.AddTool(s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h(b, t.method))
 }
 
 // NewServer returns an MCP server whose tools call b.
@@ -187,36 +191,36 @@ func NewServer(b Backend, version string) *sdk.Server {
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
 	schemas := map[string]*jsonschema.Schema{}
-	addTool(s, schemas, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
-		inputSchema[readIn](nil), readHandler(b))
-	addTool(s, schemas, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
-		inputSchema[writeIn](func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }), forward[writeIn](b, "file.write"))
-	addTool(s, schemas, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
-		inputSchema[editIn](nil), forward[editIn](b, "file.edit"))
-	addTool(s, schemas, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
-		inputSchema[listIn](nil), forward[listIn](b, "folder.list"))
-	addTool(s, schemas, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
-		inputSchema[findIn](nil), forward[findIn](b, "file.find"))
-	addTool(s, schemas, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
-		inputSchema[grepIn](nil), forward[grepIn](b, "file.grep"))
-	addTool(s, schemas, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
-		inputSchema[deleteIn](nil), forward[deleteIn](b, "file.delete"))
-	addTool(s, schemas, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
-		inputSchema[moveIn](nil), forward[moveIn](b, "file.move"))
-	addTool(s, schemas, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
+	addTool(s, schemas, b, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
+		inputSchema[readIn](nil), readHandler)
+	addTool(s, schemas, b, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+		inputSchema[writeIn](func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }), forward[writeIn])
+	addTool(s, schemas, b, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
+		inputSchema[editIn](nil), forward[editIn])
+	addTool(s, schemas, b, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+		inputSchema[listIn](nil), forward[listIn])
+	addTool(s, schemas, b, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+		inputSchema[findIn](nil), forward[findIn])
+	addTool(s, schemas, b, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+		inputSchema[grepIn](nil), forward[grepIn])
+	addTool(s, schemas, b, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+		inputSchema[deleteIn](nil), forward[deleteIn])
+	addTool(s, schemas, b, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+		inputSchema[moveIn](nil), forward[moveIn])
+	addTool(s, schemas, b, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
-		inputSchema[runIn](nil), forward[runIn](b, "command.run"))
-	addTool(s, schemas, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
-		inputSchema[resultIn](func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }), forward[resultIn](b, "result.save"))
-	addTool(s, schemas, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+		inputSchema[runIn](nil), forward[runIn])
+	addTool(s, schemas, b, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
+		inputSchema[resultIn](func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }), forward[resultIn])
+	addTool(s, schemas, b, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
 		inputSchema[linkIn](func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
 				Types:       []string{"integer", "string"},
 				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
 			}
-		}), forward[linkIn](b, "link.create"))
-	addTool(s, schemas, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
-		inputSchema[infoIn](nil), forward[infoIn](b, "session.info"))
+		}), forward[linkIn])
+	addTool(s, schemas, b, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+		inputSchema[infoIn](nil), forward[infoIn])
 	s.AddReceivingMiddleware(checkArguments(schemas))
 	return s
 }
@@ -365,9 +369,11 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 	}
 }
 
-func readHandler(b Backend) sdk.ToolHandlerFor[readIn, any] {
+// readHandler is file.read's handler: images become MCP image content, and
+// a cut text says how to read on.
+func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
-		raw, err := b.Call(ctx, "file.read", in)
+		raw, err := b.Call(ctx, method, in)
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
