@@ -162,7 +162,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	if err != nil {
 		return err
 	}
-	private := []string{filepath.Dir(d.Files.Config), filepath.Dir(d.Files.DB), filepath.Dir(d.Files.Secret), filepath.Dir(d.Files.OwnerToken)}
+	private := ownDirs(d.Files)
 	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log})
 	if err != nil {
 		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
@@ -260,6 +260,13 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 	return d.Server.Serve(ctx, 10*time.Second, lns...)
 }
 
+// ownDirs are the folders holding Corral's own files: hidden from
+// commands, never offered to the owner as a question, and kept apart from
+// the sandboxes.
+func ownDirs(files config.Files) []string {
+	return []string{filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
+}
+
 // checkRoots refuses a sandbox base that is or contains one of Corral's
 // own folders (a user or the shared folder would be one of them), and
 // [[sandbox.roots]] that are, contain or lie inside the sandbox base or
@@ -272,7 +279,7 @@ func checkRoots(cfg *config.Config, files config.Files) error {
 		}
 		return filepath.Clean(p)
 	}
-	own := []string{filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
+	own := ownDirs(files)
 	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") || b == "/" }
 	overlap := func(a, b string) bool { return within(a, b) || within(b, a) }
 	base := real(cfg.Sandbox.Base)

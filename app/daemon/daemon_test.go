@@ -26,18 +26,24 @@ func TestRootsOverlappingCorralsFilesAreRefused(t *testing.T) {
 		"~/Documents/sneaky":                true, // a symlink to ~/.local
 		"~/Documents":                       false,
 	} {
-		cfgText := "[[sandbox.roots]]\npath = \"" + root + "\"\n"
-		cfg, err := config.Parse(files.Config, []byte(cfgText), home, files.Sandbox)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = checkRoots(cfg, files)
-		if (err != nil) != bad {
-			t.Errorf("root %s: %v, want refused=%v", root, err, bad)
-		}
-		if err != nil && !strings.Contains(err.Error(), "sandbox.roots[0].path") {
-			t.Errorf("root %s: error does not name the key: %v", root, err)
-		}
+		checkConfig(t, files, home, "[[sandbox.roots]]\npath = \""+root+"\"\n", "sandbox.roots[0].path", bad)
+	}
+}
+
+// checkConfig runs checkRoots on the config text and wants it refused,
+// naming key, exactly when bad.
+func checkConfig(t *testing.T, files config.Files, home, text, key string, bad bool) {
+	t.Helper()
+	cfg, err := config.Parse(files.Config, []byte(text), home, files.Sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkRoots(cfg, files)
+	if (err != nil) != bad {
+		t.Errorf("%q: %v, want refused=%v", text, err, bad)
+	}
+	if err != nil && !strings.Contains(err.Error(), key) {
+		t.Errorf("%q: error does not name the key %s: %v", text, key, err)
 	}
 }
 
@@ -60,17 +66,7 @@ func TestBaseHoldingCorralsFilesIsRefused(t *testing.T) {
 		"~/srv/corral/sb": false, // the default shape: the sandbox inside Corral's home
 		"~/elsewhere":     false,
 	} {
-		cfg, err := config.Parse(files.Config, []byte("[sandbox]\nbase = \""+base+"\"\n"), home, files.Sandbox)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = checkRoots(cfg, files)
-		if (err != nil) != bad {
-			t.Errorf("base %s: %v, want refused=%v", base, err, bad)
-		}
-		if err != nil && !strings.Contains(err.Error(), "sandbox.base") {
-			t.Errorf("base %s: error does not name the key: %v", base, err)
-		}
+		checkConfig(t, files, home, "[sandbox]\nbase = \""+base+"\"\n", "sandbox.base", bad)
 	}
 }
 
