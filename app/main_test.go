@@ -33,9 +33,8 @@ var (
 	buildErr  error
 )
 
-// startServe builds the binary (once) and starts the daemon as a new user
-// would, with no config: it writes its own.
-func startServe(t testing.TB) *running {
+// corralBinary builds the real binary, once for all the tests.
+func corralBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "corral-bin-")
@@ -51,7 +50,14 @@ func startServe(t testing.TB) *running {
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
-	r := &running{bin: builtBin, home: t.TempDir(), stderr: &strings.Builder{}}
+	return builtBin
+}
+
+// startServe starts the daemon as a new user would, with no config: it
+// writes its own.
+func startServe(t testing.TB) *running {
+	t.Helper()
+	r := &running{bin: corralBinary(t), home: t.TempDir(), stderr: &strings.Builder{}}
 	r.env = append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak")
 	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
 	r.cmd.Env = r.env
@@ -84,6 +90,17 @@ func startServe(t testing.TB) *running {
 	return r
 }
 
+// agentEnv is r's environment for a command that reaches it as the
+// default config's agent (a fresh slice: r.env is shared).
+func (r *running) agentEnv() []string {
+	return r.envWith(r.agentKey)
+}
+
+// envWith is r's environment with CORRAL_URL set to r and CORRAL_KEY to key.
+func (r *running) envWith(key string) []string {
+	return slices.Concat(r.env, []string{"CORRAL_URL=" + r.url, "CORRAL_KEY=" + key})
+}
+
 // TestServeHeadlessEndToEnd starts `corral serve --headless` in a fresh
 // CORRAL_HOME, as a new user would, and drives it with `corral call`.
 func TestServeHeadlessEndToEnd(t *testing.T) {
@@ -110,18 +127,17 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 		}
 	}
 	// The default config's agent key works.
-	key := [][]byte{nil, []byte(r.agentKey)}
 	call := func(key string, args ...string) (string, error) {
 		c := exec.Command(bin, append([]string{"call"}, args...)...)
-		c.Env = append(env, "CORRAL_URL="+url, "CORRAL_KEY="+key)
+		c.Env = r.envWith(key)
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
-	out, err := call(string(key[1]), "file.write", `{"path":"notes/hello.txt","content":"hi\n"}`)
+	out, err := call(r.agentKey, "file.write", `{"path":"notes/hello.txt","content":"hi\n"}`)
 	if err != nil || !strings.Contains(out, `"bytes": 3`) {
 		t.Fatalf("corral call file.write: %v %s", err, out)
 	}
-	out, err = call(string(key[1]), "file.read", `{"path":"../../owner.token"}`)
+	out, err = call(r.agentKey, "file.read", `{"path":"../../owner.token"}`)
 	if err == nil || !strings.Contains(out, "(denied)") {
 		t.Fatalf("escape attempt: %v %s", err, out)
 	}

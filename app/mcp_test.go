@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"net/http"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -35,26 +34,11 @@ func textOf(t *testing.T, res *sdk.CallToolResult) string {
 // HTTP with the official Go SDK client, as an agent app would.
 func TestMCPBothTransports(t *testing.T) {
 	r := startServe(t)
-	transports := map[string]func() sdk.Transport{
-		"stdio": func() sdk.Transport {
-			cmd := exec.Command(r.bin, "mcp")
-			cmd.Env = append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey)
-			return &sdk.CommandTransport{Command: cmd}
-		},
-		"http": func() sdk.Transport {
-			return &sdk.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{r.agentKey}}}
-		},
-	}
-	for name, tr := range transports {
+	for _, name := range []string{"stdio", "http"} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			cs := mcpClient(t, r, name)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			cl := sdk.NewClient(&sdk.Implementation{Name: "test-agent", Version: "1"}, nil)
-			cs, err := cl.Connect(ctx, tr(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
 			tools, err := cs.ListTools(ctx, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -77,25 +61,17 @@ func TestMCPBothTransports(t *testing.T) {
 					t.Errorf("missing tool %s (have %v)", want, names)
 				}
 			}
-			callTool := func(tool string, args map[string]any) *sdk.CallToolResult {
-				t.Helper()
-				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: args})
-				if err != nil {
-					t.Fatalf("%s: %v", tool, err)
-				}
-				return res
-			}
-			if res := callTool("file_write", map[string]any{"path": "mcp/" + name + ".txt", "content": "hello from " + name}); res.IsError {
+			if res := callMCP(t, cs, "file_write", map[string]any{"path": "mcp/" + name + ".txt", "content": "hello from " + name}); res.IsError {
 				t.Fatalf("file_write: %s", textOf(t, res))
 			}
-			if res := callTool("file_read", map[string]any{"path": "mcp/" + name + ".txt"}); res.IsError || textOf(t, res) != "hello from "+name {
+			if res := callMCP(t, cs, "file_read", map[string]any{"path": "mcp/" + name + ".txt"}); res.IsError || textOf(t, res) != "hello from "+name {
 				t.Fatalf("file_read: %v %q", res.IsError, textOf(t, res))
 			}
-			res := callTool("file_read", map[string]any{"path": "../../owner.token"})
+			res := callMCP(t, cs, "file_read", map[string]any{"path": "../../owner.token"})
 			if !res.IsError || strings.Contains(textOf(t, res), r.ownerKey) || !strings.Contains(textOf(t, res), "denied") {
 				t.Fatalf("traversal: isError=%v %q", res.IsError, textOf(t, res))
 			}
-			res = callTool("save_result_page", map[string]any{"title": "T", "content": "# Hi", "format": "markdown"})
+			res = callMCP(t, cs, "save_result_page", map[string]any{"title": "T", "content": "# Hi", "format": "markdown"})
 			if res.IsError || !strings.Contains(textOf(t, res), "/files/out?path=output/report_") {
 				t.Fatalf("save_result_page: %q", textOf(t, res))
 			}

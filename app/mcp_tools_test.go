@@ -22,7 +22,7 @@ func mcpClient(t *testing.T, r *running, transport string) *sdk.ClientSession {
 	switch transport {
 	case "stdio":
 		cmd := exec.Command(r.bin, "mcp")
-		cmd.Env = append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey)
+		cmd.Env = r.agentEnv()
 		tr = &sdk.CommandTransport{Command: cmd}
 	case "http":
 		tr = &sdk.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{r.agentKey}}}

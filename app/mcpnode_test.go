@@ -109,7 +109,7 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 	// The default config's user is the login name; write the file through
 	// Corral itself so it lands in that user's folder.
 	c := exec.Command(r.bin, "call", "file.write", `{"path":"f.txt","content":"`+strings.ReplaceAll(content, "\n", `\n`)+`"}`)
-	c.Env = append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey)
+	c.Env = r.agentEnv()
 	if out, err := c.CombinedOutput(); err != nil {
 		b.Fatalf("write: %v %s", err, out)
 	}
@@ -128,7 +128,7 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 		return res.Sequential, res.Inflight32
 	}
 	for b.Loop() {
-		cs, cp := bench(append(r.env, "CORRAL_URL="+r.url, "CORRAL_KEY="+r.agentKey),
+		cs, cp := bench(r.agentEnv(),
 			"--tool", "file_read", "--arg", "path=f.txt", "--", r.bin, "mcp")
 		rs, rp := bench(os.Environ(), "--tool", "read_text_file", "--arg", "path="+filepath.Join(refDir, "f.txt"), "--",
 			filepath.Join(node, "node_modules", ".bin", "mcp-server-filesystem"), refDir)

@@ -48,7 +48,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 			t.Fatalf("%s is missing (run packaging/deps.sh): %v", tool, err)
 		}
 	}
-	bin := trayBinary(t)
+	bin := corralBinary(t)
 	display := startXvfb(t)
 	t.Run("without a display", func(t *testing.T) {
 		s := startTray(t, bin, "", "")
@@ -102,16 +102,6 @@ func TestTrayUnderXvfb(t *testing.T) {
 	t.Run("serve --headless", func(t *testing.T) {
 		headlessRSS(t, bin)
 	})
-}
-
-// trayBinary builds the real binary into the test's temp dir.
-func trayBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "corral")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // startXvfb starts a virtual display on a free number (Xvfb picks it).
@@ -351,27 +341,27 @@ func rssMB(t *testing.T, pid int) int {
 	return kb / 1024
 }
 
+// dial connects as the smoke test's agent.
 func (s *traySession) dial() *client.Client {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(s.t.Context(), 10*time.Second)
-	defer cancel()
-	c, err := client.Dial(ctx, s.url, s.key)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(func() { c.Close() })
-	return c
+	return s.dialAs(s.key)
 }
 
+// owner connects with the owner token.
 func (s *traySession) owner() *client.Client {
 	s.t.Helper()
 	tok, err := os.ReadFile(filepath.Join(s.home, "owner.token"))
 	if err != nil {
 		s.t.Fatal(err)
 	}
+	return s.dialAs(strings.TrimSpace(string(tok)))
+}
+
+func (s *traySession) dialAs(key string) *client.Client {
+	s.t.Helper()
 	ctx, cancel := context.WithTimeout(s.t.Context(), 10*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, s.url, strings.TrimSpace(string(tok)))
+	c, err := client.Dial(ctx, s.url, key)
 	if err != nil {
 		s.t.Fatal(err)
 	}
