@@ -77,11 +77,17 @@ func (w *settingsWindow) load(s Settings) {
 		w.form.Append(v.Name, val)
 	}
 	w.form.Refresh()
-	if a := w.t.cfg.Autostart; a != nil {
-		w.autostart.OnChanged = nil
-		w.autostart.SetChecked(a.Enabled())
-		w.autostart.OnChanged = w.toggleAutostart
+	if w.t.cfg.Autostart != nil {
+		w.showAutostart()
 	}
+}
+
+// showAutostart sets the toggle to the entry's state without acting on
+// the change.
+func (w *settingsWindow) showAutostart() {
+	w.autostart.OnChanged = nil
+	w.autostart.SetChecked(w.t.cfg.Autostart.Enabled())
+	w.autostart.OnChanged = w.toggleAutostart
 }
 
 func (w *settingsWindow) openConfig() {
@@ -94,13 +100,10 @@ func (w *settingsWindow) openConfig() {
 }
 
 func (w *settingsWindow) toggleAutostart(on bool) {
-	a := w.t.cfg.Autostart
 	w.status.Show()
-	if err := a.SetEnabled(on); err != nil {
+	if err := w.t.cfg.Autostart.SetEnabled(on); err != nil {
 		w.status.SetText("Could not change autostart: " + err.Error())
-		w.autostart.OnChanged = nil
-		w.autostart.SetChecked(a.Enabled())
-		w.autostart.OnChanged = w.toggleAutostart
+		w.showAutostart()
 		return
 	}
 	if on {
