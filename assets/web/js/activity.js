@@ -6,10 +6,10 @@
 // to the view from another one brings the table up to date.
 import {
   h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
-  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num,
+  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num, follow,
 } from './dom.js';
 import { Chart } from './chart.js';
-import { openFile, shareDialog } from './links.js';
+import { openFile, shareDialog, scopeContext } from './links.js';
 
 const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text'];
 const RANGES = { '1h': 3600e3, '24h': 864e5, '7d': 7 * 864e5, '30d': 30 * 864e5 };
@@ -112,7 +112,6 @@ export class Activity {
     });
     $('#f-clear').addEventListener('click', () => {
       this.f = blankFilter();
-      this.toForm();
       this.apply();
     });
     for (const b of $$('[data-bucket]')) {
@@ -136,12 +135,9 @@ export class Activity {
       else if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
       else if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
     });
-    const dlg = $('#detail');
-    $('#detail-close').addEventListener('click', () => dlg.close());
-    dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
     // Back to the event's row, when the table shows it (an event opened by
     // "#event=ID" may not be on the page).
-    dlg.addEventListener('close', () => this.tbody.querySelector(`tr[data-id="${this.detailId}"]`)?.focus());
+    $('#detail').addEventListener('close', () => this.tbody.querySelector(`tr[data-id="${this.detailId}"]`)?.focus());
 
     this.more.addEventListener('click', () => this.loadMore());
     new IntersectionObserver((entries) => {
@@ -226,7 +222,6 @@ export class Activity {
     this.setLive(params.get('live') === '1', false);
     if (f.op) this.fillOps(f.op);
     if (f.user) this.setScopes([]);
-    this.toForm();
     this.apply();
   }
 
@@ -356,7 +351,7 @@ export class Activity {
     this.chartEl.classList.add('loading');
     try {
       const r = await this.rpc.call('audit.stats', params);
-      if (gen !== this.gen && gen !== -1) return;
+      if (gen !== this.gen) return;
       performance.mark('corral:chart-data');
       this.chart.set(r.buckets, span.start, span.end, span.step);
       performance.mark('corral:chart');
@@ -479,7 +474,7 @@ export class Activity {
     this.tbody.prepend(tr);
     this.afterPage();
     clearTimeout(this.chartTimer);
-    this.chartTimer = setTimeout(() => this.loadChart(this.gen, Date.now()), 2000);
+    this.chartTimer = setTimeout(() => this.reloadChart(), 2000);
   }
 
   // ---------- detail ----------
@@ -572,12 +567,10 @@ export class Activity {
     if (!PATH_OPS.has(e.op) || !t || t.startsWith('/') || t.startsWith('~') || !e.user || e.decision === 'deny') return;
     box.replaceChildren(h('p', { class: 'muted small' }, 'Checking whether it is still there…'));
     try {
-      const st = await this.rpc.call('file.stat', { path: t, context: { user_id: e.user } });
+      const st = await this.rpc.call('file.stat', { path: t, context: scopeContext(e.user) });
       if (st.type === 'file') {
-        const open = h('button', { type: 'button', class: 'btn primary' }, 'Open file');
-        open.addEventListener('click', () => openFile(this.rpc, e.user, st.path));
-        const share = h('button', { type: 'button', class: 'btn' }, 'Make a link…');
-        share.addEventListener('click', () => shareDialog(this.rpc, e.user, st.path));
+        const open = h('button', { type: 'button', class: 'btn primary', onclick: () => openFile(this.rpc, e.user, st.path) }, 'Open file');
+        const share = h('button', { type: 'button', class: 'btn', onclick: () => shareDialog(this.rpc, e.user, st.path) }, 'Make a link…');
         box.replaceChildren(h('h3', null, 'The file'),
           h('p', { class: 'muted small' }, `${st.path} · ${size(st.size)} · changed ${full(st.modified)}`),
           h('div', { class: 'file-actions' }, open, share));
@@ -624,10 +617,7 @@ export class Activity {
       const blob = new Blob(parts, { type: kind === 'csv' ? 'text/csv;charset=utf-8' : 'application/x-ndjson' });
       const url = URL.createObjectURL(blob);
       const stamp = isoSeconds(Date.now()).replace(/[-:]/g, '').replace('T', '-').replace('Z', '');
-      const a = h('a', { href: url, download: `corral-audit-${stamp}.${kind}` });
-      document.body.append(a);
-      a.click();
-      a.remove();
+      follow({ href: url, download: `corral-audit-${stamp}.${kind}` });
       setTimeout(() => URL.revokeObjectURL(url), 60e3);
       toast(`Exported ${plural(n, 'event')}.`);
     } catch (e) {

@@ -9,7 +9,6 @@ import { Approvals } from './approvals.js';
 import { Activity } from './activity.js';
 import { Rules } from './rules.js';
 import { Files } from './files.js';
-import { initShare } from './links.js';
 import { Devices } from './devices.js';
 
 performance.mark('corral:start');
@@ -38,6 +37,15 @@ const app = {
     banner.hidden = n === 0 || this.view === 'approvals';
     $('#pending-banner-text').textContent = n === 1 ? 'An agent is waiting for your answer.' : `${n} requests are waiting for your answer.`;
     this.title();
+    // The first time approvals are known: if something is waiting and the
+    // owner did not ask for a particular view, show the approvals.
+    if (this.firstSync && approvals.synced) {
+      this.firstSync = false;
+      if (n > 0 && bootedWithoutHash && this.view === 'activity') {
+        history.replaceState(null, '', '#approvals');
+        route();
+      }
+    }
   },
 
   title() {
@@ -133,20 +141,6 @@ function route() {
   if (changed && document.activeElement?.closest('.tabs')) $('#main').focus({ preventScroll: true });
 }
 
-// The first time approvals are known: if something is waiting and the
-// owner did not ask for a particular view, show the approvals.
-const origSetPending = app.setPending.bind(app);
-app.setPending = (n) => {
-  origSetPending(n);
-  if (app.firstSync && approvals.synced) {
-    app.firstSync = false;
-    if (n > 0 && bootedWithoutHash && app.view === 'activity') {
-      history.replaceState(null, '', '#approvals');
-      route();
-    }
-  }
-};
-
 rpc.addEventListener('state', (e) => {
   const el = $('#conn');
   el.dataset.state = e.detail;
@@ -177,6 +171,10 @@ $('.skip').addEventListener('click', (e) => {
   e.preventDefault();
   $('#main').focus();
 });
-initShare();
+// The dialogs close by their close button or a click on the backdrop.
+for (const dlg of $$('dialog')) {
+  $('.detail-head button', dlg).addEventListener('click', () => dlg.close());
+  dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
+}
 window.addEventListener('hashchange', route);
 route();

@@ -5,7 +5,7 @@
 // this view from it. While a code is on screen the list is polled, so the
 // phone shows up here moments after it is named.
 import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL } from './dom.js';
-import { copyText } from './links.js';
+import { copyLink } from './links.js';
 
 const QUIET = 4; // light modules around the code: scanners need them
 const QR_PX = 264; // about this wide on screen, in whole pixels per module
@@ -16,7 +16,7 @@ const POLL_MS = 3000;
  * zone: one path of unit squares, dark on white whatever the theme.
  * It throws on rows that are not a square of 0s and 1s.
  */
-export function qrSVG(rows, label) {
+function qrSVG(rows, label) {
   const n = rows.length;
   if (!n || rows.some((r) => typeof r !== 'string' || r.length !== n || /[^01]/.test(r))) {
     throw new Error('Corral answered a QR code this page cannot draw; open the link on the phone instead.');
@@ -63,11 +63,7 @@ export class Devices {
     this.newBtn.addEventListener('click', () => this.start());
     $('#pair-retry').addEventListener('click', () => this.start());
     $('#pair-close').addEventListener('click', () => this.closePair());
-    $('#pair-copy').addEventListener('click', async () => {
-      if (!this.code) return;
-      const ok = await copyText(this.code.url, this.url);
-      toast(ok ? 'Link copied.' : 'Select the link and copy it.');
-    });
+    $('#pair-copy').addEventListener('click', () => { if (this.code) copyLink(this.code.url, this.url); });
     this.url.addEventListener('focus', () => this.url.select());
     this.rpc.addEventListener('open', () => { if (this.visible) this.load(); });
   }

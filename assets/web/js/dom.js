@@ -61,7 +61,8 @@ export const icons = {
 
 // ---------- time and size ----------
 
-const pad = (n) => String(n).padStart(2, '0');
+/** pad writes a number with at least two digits. */
+export const pad = (n) => String(n).padStart(2, '0');
 
 // Intl formatters are costly to make and cheap to use: make each once.
 const fmt = {
@@ -200,7 +201,7 @@ export const opName = (op) => opNames[op] || op;
 
 export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed' };
 
-export const decidedByText = {
+const decidedByText = {
   scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use.'],
   root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.'],
   rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.'],
@@ -287,6 +288,14 @@ export function toast(message, { kind = 'info', action, timeout = 5000 } = {}) {
   box.append(el);
   setTimeout(() => el.remove(), timeout);
   while (box.children.length > 4) box.firstElementChild.remove();
+}
+
+/** follow clicks a throwaway link made from attrs: to open a new tab or start a download. */
+export function follow(attrs) {
+  const a = h('a', attrs);
+  document.body.append(a);
+  a.click();
+  a.remove();
 }
 
 /** safeURL accepts only http(s) URLs, so nothing the server relays can become javascript:. */

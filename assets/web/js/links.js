@@ -2,32 +2,35 @@
 // section 8). The dashboard never serves file bytes itself: it asks for a
 // short link and lets the browser open /files/out, whose pages are
 // sandboxed and cannot act as the dashboard.
-import { h, $, toast, safeURL, full, ago } from './dom.js';
+import { h, $, toast, safeURL, full, ago, follow } from './dom.js';
 
 /** scopeContext is the context that makes the owner act in a scope. */
 export const scopeContext = (scope) => ({ user_id: scope });
 
-function openURL(url) {
-  const a = h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' });
-  document.body.append(a);
-  a.click();
-  a.remove();
+/** makeLink asks for a signed link to path in scope; it resolves with the checked URL and its expiry. */
+async function makeLink(rpc, scope, path, expiresIn) {
+  const r = await rpc.call('link.create', { path, expires_in: expiresIn, context: scopeContext(scope) });
+  const url = safeURL(r.url);
+  if (!url) throw new Error('Corral answered a link this page will not open.');
+  return { url, expiresAt: r.expiresAt };
 }
 
 /** openFile asks for a fresh link and opens it in a new tab. */
 export async function openFile(rpc, scope, path) {
   try {
-    const r = await rpc.call('link.create', { path, expires_in: '1h', context: scopeContext(scope) });
-    const url = safeURL(r.url);
-    if (!url) throw new Error('Corral answered a link this page will not open.');
-    openURL(url);
+    const { url } = await makeLink(rpc, scope, path, '1h');
+    follow({ href: url, target: '_blank', rel: 'noopener noreferrer' });
   } catch (e) {
     toast(e.message, { kind: 'error' });
   }
 }
 
-/** copyText puts text on the clipboard, or selects input and copies that. */
-export async function copyText(text, input) {
+/** copyLink puts url on the clipboard (or selects input and copies that) and says how it went. */
+export async function copyLink(url, input) {
+  toast(await copyText(url, input) ? 'Link copied.' : 'Select the link and copy it.');
+}
+
+async function copyText(text, input) {
   try {
     if (navigator.clipboard && window.isSecureContext) {
       await navigator.clipboard.writeText(text);
@@ -58,18 +61,12 @@ export function shareDialog(rpc, scope, path, kind = 'file') {
     make.disabled = true;
     result.replaceChildren(h('p', { class: 'muted' }, 'Making a link…'));
     try {
-      const r = await rpc.call('link.create', { path, expires_in: expiry.value, context: scopeContext(scope) });
-      const url = safeURL(r.url);
-      if (!url) throw new Error('Corral answered a link this page will not open.');
+      const { url, expiresAt } = await makeLink(rpc, scope, path, expiry.value);
       const input = h('input', { type: 'text', readonly: true, value: url, 'aria-label': 'Link', id: 'share-url' });
-      const copy = h('button', { type: 'button', class: 'btn' }, 'Copy');
-      copy.addEventListener('click', async () => {
-        const ok = await copyText(url, input);
-        toast(ok ? 'Link copied.' : 'Select the link and copy it.');
-      });
+      const copy = h('button', { type: 'button', class: 'btn', onclick: () => copyLink(url, input) }, 'Copy');
       result.replaceChildren(
         h('div', { class: 'linkbox' }, input, copy),
-        h('p', { class: 'muted small' }, `Anyone with this link can open it until ${full(r.expiresAt)} (${ago(r.expiresAt)}). `,
+        h('p', { class: 'muted small' }, `Anyone with this link can open it until ${full(expiresAt)} (${ago(expiresAt)}). `,
           h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, 'Open it')),
       );
       input.select();
@@ -86,10 +83,4 @@ export function shareDialog(rpc, scope, path, kind = 'file') {
     result,
   );
   if (!dlg.open) dlg.showModal();
-}
-
-export function initShare() {
-  const dlg = $('#share');
-  $('#share-close').addEventListener('click', () => dlg.close());
-  dlg.addEventListener('click', (e) => { if (e.target === dlg) dlg.close(); });
 }
