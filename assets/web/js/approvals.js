@@ -52,8 +52,6 @@ export class Approvals {
     }
   }
 
-  get count() { return this.cards.size; }
-
   add(a) {
     if (this.cards.has(a.id)) return;
     const card = this.render(a);
@@ -129,13 +127,10 @@ export class Approvals {
           h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder || folderOf(a.target)))),
         h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
 
-    const buttons = [];
     const decisions = oneTime ? decisionsAll.filter((x) => x.d === 'allow_once' || x.d === 'deny_once') : decisionsAll;
-    for (const x of decisions) {
-      const b = h('button', { type: 'button', class: `btn ${x.cls}`, dataset: { decision: x.d } }, x.label);
-      b.addEventListener('click', () => this.answer(a, x.d, widen, expiry));
-      buttons.push(b);
-    }
+    const buttons = decisions.map((x) => h('button', {
+      type: 'button', class: `btn ${x.cls}`, dataset: { decision: x.d }, onclick: () => this.answer(a, x.d, widen, expiry),
+    }, x.label));
 
     // The plain-language line, with the target set off as code when it
     // names it (it usually does), so a long path wraps and reads well.

@@ -2,7 +2,7 @@
 // hand-drawn in SVG: a few dozen rectangles do not need a library. Bars
 // can be pointed at, stepped through with the arrow keys, and picked
 // (click or Enter) to narrow the log to that hour or day.
-import { s, plural, num, dateFormat } from './dom.js';
+import { s, plural, num, dateFormat, pad } from './dom.js';
 
 function niceMax(v) {
   if (v <= 4) return 4;
@@ -11,8 +11,6 @@ function niceMax(v) {
   for (const m of [1, 2, 4, 6, 8, 10]) if (m * p >= v && (m * p) % 2 === 0) return m * p;
   return 10 * p;
 }
-
-const pad = (n) => String(n).padStart(2, '0');
 
 export class Chart {
   constructor(el, readout, onPick) {
@@ -74,7 +72,7 @@ export class Chart {
       svg.append(s('line', { class: 'grid', x1: left, x2: W, y1: y(g), y2: y(g) }));
       svg.append(s('text', { x: left - 6, y: y(g) + 4, 'text-anchor': 'end' }, g >= 1000 ? `${+(g / 1000).toFixed(1)}k` : String(g)));
     }
-    this.geom = { left, W, n: cols.length };
+    this.geom = { left, W };
     if (!cols.length) {
       this.el.replaceChildren(svg);
       return;

@@ -131,14 +131,12 @@ export class Files {
     }
     const acts = [];
     if (e.type === 'file') {
-      const open = h('button', { type: 'button', class: 'btn small', 'aria-label': `Open ${e.name}` }, icons.open(), h('span', { class: 'lbl' }, 'Open'));
-      open.addEventListener('click', () => openFile(this.rpc, place.scope, e.path));
-      acts.push(open);
+      acts.push(h('button', { type: 'button', class: 'btn small', 'aria-label': `Open ${e.name}`, onclick: () => openFile(this.rpc, place.scope, e.path) },
+        icons.open(), h('span', { class: 'lbl' }, 'Open')));
     }
     if (dir || e.type === 'file') {
-      const share = h('button', { type: 'button', class: 'btn small', 'aria-label': `Make a link to ${e.name}` }, icons.link(), h('span', { class: 'lbl' }, 'Link'));
-      share.addEventListener('click', () => shareDialog(this.rpc, place.scope, e.path, e.type));
-      acts.push(share);
+      acts.push(h('button', { type: 'button', class: 'btn small', 'aria-label': `Make a link to ${e.name}`, onclick: () => shareDialog(this.rpc, place.scope, e.path, e.type) },
+        icons.link(), h('span', { class: 'lbl' }, 'Link')));
     }
     return h('li', { class: `entry ${dir ? 'dir' : 'file'}${isOutput ? ' output' : ''}`, dataset: { path: e.path } },
       h('span', { class: 'icon' }, isOutput ? icons.star() : dir ? icons.folder() : icons.file()),
@@ -146,9 +144,5 @@ export class Files {
         h('span', { class: 'row' }, name, isOutput ? h('span', { class: 'tag' }, 'Made by agents') : null),
         h('span', { class: 'sub', title: full(e.modified) }, sub)),
       h('span', { class: 'acts' }, acts));
-  }
-
-  refresh() {
-    if (this.cur) this.load();
   }
 }
