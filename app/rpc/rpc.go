@@ -58,23 +58,29 @@ var nullID = json.RawMessage("null")
 // Parse reads one frame. On failure it returns the error to answer and the
 // id to answer it with (null when the id could not be read).
 func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
-	if !utf8.Valid(frame) || !json.Valid(frame) {
-		return nil, nullID, &Error{Code: CodeParse, Message: "The message is not valid UTF-8 JSON."}
+	if !utf8.Valid(frame) {
+		return nil, nullID, notJSON()
 	}
-	trimmed := bytes.TrimLeft(frame, " \t\r\n")
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Batches are not supported: send one request per message."}
+	if trimmed := bytes.TrimLeft(frame, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
+		switch {
+		case !json.Valid(frame):
+			return nil, nullID, notJSON()
+		case trimmed[0] == '[':
+			return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "Batches are not supported: send one request per message."}
+		}
+		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "A request must be a JSON object."}
 	}
 	// One pass into a struct: absent members stay nil, a JSON null
-	// becomes the raw "null", and a member of the wrong type fails.
+	// becomes the raw "null". Every member is raw, so the only way this
+	// fails is invalid JSON (Unmarshal checks the whole frame first).
 	var env struct {
 		JSONRPC *json.RawMessage `json:"jsonrpc"`
 		ID      json.RawMessage  `json:"id"`
 		Method  *json.RawMessage `json:"method"`
 		Params  json.RawMessage  `json:"params"`
 	}
-	if len(trimmed) == 0 || trimmed[0] != '{' || json.Unmarshal(frame, &env) != nil {
-		return nil, nullID, &Error{Code: CodeInvalidRequest, Message: "A request must be a JSON object."}
+	if json.Unmarshal(frame, &env) != nil {
+		return nil, nullID, notJSON()
 	}
 	req := &Request{}
 	if id := env.ID; id != nil {
@@ -107,6 +113,10 @@ func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 		req.Params = p
 	}
 	return req, answerID, nil
+}
+
+func notJSON() *Error {
+	return &Error{Code: CodeParse, Message: "The message is not valid UTF-8 JSON."}
 }
 
 // DecodeParams decodes named parameters into v, refusing unknown names,
