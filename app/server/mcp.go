@@ -10,27 +10,13 @@ import (
 
 	"corral/app/mcp"
 	"corral/app/rpc"
-	"corral/core/errs"
 	"corral/core/sandbox"
 )
 
 // Invoke runs one method as caller, outside any connection (MCP over
 // HTTP). Methods that need a connection (subscriptions) are refused.
-func (s *Server) Invoke(ctx context.Context, caller sandbox.Caller, method string, params json.RawMessage) (result any, err error) {
-	m, ok := s.methods[method]
-	if !ok || m.needsConn {
-		return nil, rpc.MethodNotFound(method)
-	}
-	if m.owner && !caller.Owner {
-		return nil, errs.New(errs.Forbidden, "", "Only the owner may call %s.", method)
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.Error("panic in method", "method", method, "client", caller.Client, "err", v)
-			result, err = nil, errs.New(errs.IO, "", "Something went wrong inside Corral; the call did not complete.")
-		}
-	}()
-	return m.fn(ctx, &call{caller: caller, params: params})
+func (s *Server) Invoke(ctx context.Context, caller sandbox.Caller, method string, params json.RawMessage) (any, error) {
+	return s.run(ctx, method, &call{caller: caller, params: params})
 }
 
 // mcpBackend adapts Invoke to the MCP tools.

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	"corral/app/rpc"
@@ -23,6 +25,30 @@ type method struct {
 	owner     bool // owner-only: clients get forbidden
 	needsConn bool // streams notifications to a connection
 	fn        func(ctx context.Context, c *call) (any, error)
+}
+
+// run calls the method name for c.caller, after the checks every transport
+// shares: the method exists (and has the connection it needs), the caller
+// may call it, and a paired device only what deviceMethods allows. A panic
+// in the method is logged and answered as io.
+func (s *Server) run(ctx context.Context, name string, c *call) (result any, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic in method", "method", name, "client", c.caller.Client, "err", fmt.Sprint(v), "stack", string(debug.Stack()))
+			result, err = nil, errs.Wrap(fmt.Errorf("panic: %v", v), errs.IO, "", "Something went wrong inside Corral; the call did not complete.")
+		}
+	}()
+	m, ok := s.methods[name]
+	if !ok || (m.needsConn && c.conn == nil) {
+		return nil, rpc.MethodNotFound(name)
+	}
+	if m.owner && !c.caller.Owner {
+		return nil, errs.New(errs.Forbidden, "", "Only the owner may call %s.", name)
+	}
+	if c.conn != nil && c.conn.deviceID != "" && !deviceMethods[name] {
+		return nil, errs.New(errs.Forbidden, "", "A paired device may not call %s; use the computer Corral runs on.", name)
+	}
+	return m.fn(ctx, c)
 }
 
 // handle adapts a typed facade method to the method table.

@@ -2,10 +2,8 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,7 +11,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/rpc"
-	"corral/core/errs"
 	"corral/core/sandbox"
 )
 
@@ -176,7 +173,7 @@ func (c *conn) worker(req *rpc.Request) {
 
 // handle runs one call and queues its answer.
 func (c *conn) handle(req *rpc.Request) {
-	result, err := c.dispatch(req)
+	result, err := c.s.run(c.ctx, req.Method, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
 	if req.IsNotification() {
 		return
 	}
@@ -203,26 +200,6 @@ func (c *conn) handle(req *rpc.Request) {
 var frames = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
 
 const maxPooledFrame = 1 << 20
-
-func (c *conn) dispatch(req *rpc.Request) (result any, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			c.s.log.Error("panic in method", "method", req.Method, "client", c.caller.Client, "err", fmt.Sprint(v), "stack", string(debug.Stack()))
-			result, err = nil, errs.Wrap(fmt.Errorf("panic: %v", v), errs.IO, "", "Something went wrong inside Corral; the call did not complete.")
-		}
-	}()
-	m, ok := c.s.methods[req.Method]
-	if !ok {
-		return nil, rpc.MethodNotFound(req.Method)
-	}
-	if m.owner && !c.caller.Owner {
-		return nil, errs.New(errs.Forbidden, "", "Only the owner may call %s.", req.Method)
-	}
-	if c.deviceID != "" && !deviceMethods[req.Method] {
-		return nil, errs.New(errs.Forbidden, "", "A paired device may not call %s; use the computer Corral runs on.", req.Method)
-	}
-	return m.fn(c.ctx, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
-}
 
 // queue writes a frame from the calling goroutine, one writer at a time.
 // A connection whose reader is too slow to take a frame within writeWait
