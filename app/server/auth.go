@@ -106,8 +106,8 @@ func sameOrigin(r *http.Request, publicURL string) bool {
 type logins struct {
 	mu       sync.Mutex
 	now      func() time.Time
-	codes    map[string]time.Time // code → expiry
-	sessions map[string]time.Time // SHA-256 of session id → expiry
+	codes    expiries // one-time code → expiry
+	sessions expiries // SHA-256 of session id → expiry
 }
 
 const (
@@ -117,7 +117,7 @@ const (
 )
 
 func newLogins(now func() time.Time) *logins {
-	return &logins{now: now, codes: map[string]time.Time{}, sessions: map[string]time.Time{}}
+	return &logins{now: now, codes: expiries{}, sessions: expiries{}}
 }
 
 func randomString(n int) string {
@@ -141,12 +141,7 @@ func (l *logins) newCode() (string, time.Time) {
 func (l *logins) redeem(code string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	exp, ok := l.codes[code]
-	if !ok {
-		return "", false
-	}
-	delete(l.codes, code)
-	if !l.now().Before(exp) {
+	if !l.codes.spend(code, l.now()) {
 		return "", false
 	}
 	sid := randomString(32)
@@ -172,14 +167,26 @@ func (l *logins) end(sid string) {
 
 func (l *logins) gc() {
 	now := l.now()
-	for k, exp := range l.codes {
+	l.codes.prune(now)
+	l.sessions.prune(now)
+}
+
+// expiries maps one-time codes (or session hashes) to when they stop
+// working. Whoever holds one guards it with its own lock.
+type expiries map[string]time.Time
+
+// prune forgets what has expired by now.
+func (e expiries) prune(now time.Time) {
+	for k, exp := range e {
 		if !now.Before(exp) {
-			delete(l.codes, k)
+			delete(e, k)
 		}
 	}
-	for k, exp := range l.sessions {
-		if !now.Before(exp) {
-			delete(l.sessions, k)
-		}
-	}
+}
+
+// spend forgets key and reports whether it was there and still valid.
+func (e expiries) spend(key string, now time.Time) bool {
+	exp, ok := e[key]
+	delete(e, key)
+	return ok && now.Before(exp)
 }

@@ -50,14 +50,14 @@ var deviceMethods = map[string]bool{
 // pairing holds one-time pairing codes and the attempt limits.
 type pairing struct {
 	mu       sync.Mutex
-	codes    map[string]time.Time
+	codes    expiries
 	attempts map[string][]time.Time // by remote IP
 	all      []time.Time
 	seen     map[string]time.Time // device id → last TouchDevice written
 }
 
 func newPairing() *pairing {
-	return &pairing{codes: map[string]time.Time{}, attempts: map[string][]time.Time{}, seen: map[string]time.Time{}}
+	return &pairing{codes: expiries{}, attempts: map[string][]time.Time{}, seen: map[string]time.Time{}}
 }
 
 // allow records an attempt from ip and reports whether it is within limits.
@@ -96,11 +96,7 @@ func (p *pairing) newCode(now time.Time) (string, time.Time) {
 	exp := now.Add(pairCodeTTL)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for k, e := range p.codes {
-		if !now.Before(e) {
-			delete(p.codes, k)
-		}
-	}
+	p.codes.prune(now)
 	p.codes[code] = exp
 	return code, exp
 }
@@ -109,9 +105,7 @@ func (p *pairing) newCode(now time.Time) (string, time.Time) {
 func (p *pairing) spend(code string, now time.Time) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	exp, ok := p.codes[code]
-	delete(p.codes, code)
-	return ok && now.Before(exp)
+	return p.codes.spend(code, now)
 }
 
 // lanAddr is the first non-loopback IPv4 address of this machine.
@@ -267,26 +261,11 @@ func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
 	if !ok {
 		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
 	}
-	s.closeDeviceConns(a.ID)
+	s.finishConns(func(c *conn) bool { return c.deviceID == a.ID }) // a revoked device's connections end
 	if err := s.record(ctx, c.caller.Client, "device.revoke", a.ID, ""); err != nil {
 		return nil, err
 	}
 	return map[string]any{"id": a.ID}, nil
-}
-
-// closeDeviceConns ends the connections of a revoked device.
-func (s *Server) closeDeviceConns(id string) {
-	s.mu.Lock()
-	var victims []*conn
-	for c := range s.conns {
-		if c.deviceID == id {
-			victims = append(victims, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range victims {
-		c.finish()
-	}
 }
 
 // pairPage serves GET /pair?code=C: a page where the phone names itself.

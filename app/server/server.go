@@ -275,6 +275,21 @@ func (s *Server) untrack(c *conn) {
 	delete(s.conns, c)
 }
 
+// finishConns ends the open connections that match.
+func (s *Server) finishConns(match func(*conn) bool) {
+	s.mu.Lock()
+	var victims []*conn
+	for c := range s.conns {
+		if match(c) {
+			victims = append(victims, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range victims {
+		c.finish()
+	}
+}
+
 // Connections reports how many WebSocket connections are open.
 func (s *Server) Connections() int {
 	s.mu.Lock()
@@ -311,17 +326,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
 		s.logins.end(c.Value)
 		// Other tabs signed in with this session lose their connections.
-		s.mu.Lock()
-		var open []*conn
-		for cn := range s.conns {
-			if cn.session == c.Value {
-				open = append(open, cn)
-			}
-		}
-		s.mu.Unlock()
-		for _, cn := range open {
-			cn.finish()
-		}
+		s.finishConns(func(cn *conn) bool { return cn.session == c.Value })
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -351,15 +356,11 @@ func (s *Server) hasDevice(r *http.Request) bool {
 	return ok
 }
 
-type page struct {
-	Title, Body string
-	SignedIn    bool
-}
+type page struct{ Title, Body string }
 
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title></head>
 <body><main><h1>{{.Title}}</h1><p>{{.Body}}</p>
-{{if .SignedIn}}<form method="post" action="/logout"><button type="submit">Sign out</button></form>{{end}}
 </main></body></html>
 `))
