@@ -115,15 +115,14 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 	if !c.conn.subscribeOnce("approvals") {
 		return map[string]any{"subscribed": true}, nil
 	}
-	// The forwarder runs before Subscribe replays what is pending, and the
-	// buffer is larger than all the questions that can be pending at once
-	// for a few dozen clients, so the replay cannot overflow it.
+	// Subscribe replays what is pending into the buffer before the
+	// forwarder starts; the buffer is larger than all the questions that
+	// can be pending at once for a few dozen clients, so the replay cannot
+	// overflow it.
 	cs := &connSurface{conn: c.conn, ch: make(chan []byte, 4096)}
-	var cancel func()
-	ready := make(chan struct{})
+	cancel := p.Subscribe(cs)
 	go func() {
 		defer c.conn.unsubscribe("approvals")
-		<-ready
 		defer cancel()
 		for {
 			select {
@@ -136,8 +135,6 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	cancel = p.Subscribe(cs)
-	close(ready)
 	return map[string]any{"subscribed": true}, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"corral/app/rpc"
-	"corral/core/errs"
 	"corral/core/sandbox"
 )
 
@@ -50,9 +49,6 @@ func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
-	}
-	if len(a.RequestID) == 0 {
-		return nil, errs.New(errs.InvalidParams, "", "request_id is required: the id of the command.run call to stop.")
 	}
 	id := requestID(a.RequestID)
 	cancelled := s.box.CancelCommand(c.caller, id)

@@ -29,10 +29,8 @@ const maxRenderedMarkdown = 4 << 20
 // Every answer carries CSP sandbox, so a page an agent wrote runs with an
 // opaque origin: it cannot read the dashboard's cookie or open /ws with it.
 func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
-	h := w.Header()
+	h := w.Header() // guard has set nosniff and no-referrer
 	h.Set("Content-Security-Policy", "sandbox")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "private, no-cache")
 	forbidden := func() { plain(w, http.StatusForbidden, "This link is not valid. Ask for a new one.") }
 
@@ -73,11 +71,11 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer sv.File.Close()
-	if q.Get("view") == "1" && strings.HasSuffix(strings.ToLower(p), ".md") {
-		s.renderMarkdown(w, p, sv)
-		return
-	}
 	if strings.HasSuffix(strings.ToLower(p), ".md") {
+		if q.Get("view") == "1" {
+			s.renderMarkdown(w, p, sv)
+			return
+		}
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
 	}
 	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) {
@@ -136,7 +134,6 @@ func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) {
 
 func plain(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Del("Last-Modified")
 	w.WriteHeader(code)
 	io.WriteString(w, msg+"\n")
 }
