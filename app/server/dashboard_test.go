@@ -248,12 +248,11 @@ func (b *browser) login(h *harness) {
 // tray's Recent activity adds "#event=ID".
 func (b *browser) loginAt(h *harness, fragment string) {
 	b.t.Helper()
-	var r struct{ URL string }
-	r.URL, _ = h.srv.LoginURL()
-	if !strings.HasPrefix(r.URL, h.url+"/login?code=") {
-		b.t.Fatalf("session.login url %q", r.URL)
+	u, _ := h.srv.LoginURL()
+	if !strings.HasPrefix(u, h.url+"/login?code=") {
+		b.t.Fatalf("login url %q", u)
 	}
-	b.do(chromedp.Navigate(r.URL + fragment))
+	b.do(chromedp.Navigate(u + fragment))
 	b.wait(`document.querySelector('#conn')?.dataset.state === 'open' && document.body.dataset.auditReady`)
 }
 
@@ -433,17 +432,7 @@ func TestDashboardScrollLoadsMore(t *testing.T) {
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	const n = 250
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			e := audit.Event{Time: time.Now().UTC(), Client: "bulk-agent", User: "alice", Op: "file.read",
-				Target: fmt.Sprintf("notes/n%03d.txt", i), Decision: audit.Allow, DecidedBy: audit.ByScope}
-			if _, err := h.store.Record(context.Background(), e); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	recordMany(t, h, n)
 	b := newBrowser(t)
 	b.login(h)
 	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 100 && !document.querySelector('#load-more').hidden`)
