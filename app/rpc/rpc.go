@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"corral/core/errs"
@@ -148,21 +149,15 @@ func DecodeParams(params json.RawMessage, v any) error {
 
 // missing names the first required field of *v absent from params.
 func missing(params json.RawMessage, v any) error {
-	t := reflect.TypeOf(v)
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return nil
+	names := requiredNames(reflect.TypeOf(v))
+	if len(names) == 0 {
+		return nil // nothing to look for: no second pass over params
 	}
 	var given map[string]json.RawMessage
 	if err := json.Unmarshal(params, &given); err != nil {
 		return errs.New(errs.InvalidParams, "", "params must be an object of named parameters.")
 	}
-	t = t.Elem()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Tag.Get("rpc") != "required" {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	for _, name := range names {
 		present := false
 		for k, raw := range given { // names match as encoding/json matches them
 			if strings.EqualFold(k, name) && !bytes.Equal(raw, nullID) {
@@ -174,6 +169,28 @@ func missing(params json.RawMessage, v any) error {
 		}
 	}
 	return nil
+}
+
+// required caches requiredNames by type.
+var required sync.Map // reflect.Type → []string
+
+// requiredNames lists the JSON names of the fields of *T tagged
+// `rpc:"required"`, in field order.
+func requiredNames(t reflect.Type) []string {
+	if names, ok := required.Load(t); ok {
+		return names.([]string)
+	}
+	var names []string
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		for f := range t.Elem().Fields() {
+			if f.Tag.Get("rpc") == "required" {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				names = append(names, name)
+			}
+		}
+	}
+	required.Store(t, names)
+	return names
 }
 
 // fieldType is the type of the top-level field of *v named by a decoding
