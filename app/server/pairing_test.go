@@ -141,7 +141,11 @@ func TestPairingEndToEnd(t *testing.T) {
 	rpcCall[any](t, owner, "device.revoke", m("id", devices.Devices[0]["id"]))
 	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 	for {
-		if _, _, err := conn.ReadMessage(); err != nil {
+		_, _, err := conn.ReadMessage()
+		if ne, ok := err.(interface{ Timeout() bool }); ok && ne.Timeout() {
+			t.Fatal("the revoked device's connection is still open")
+		}
+		if err != nil {
 			break // closed by the revocation
 		}
 	}

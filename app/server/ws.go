@@ -62,6 +62,12 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws.Close()
 		return
 	}
+	// A sign-out or a device's revocation between authenticate and track
+	// found no connection to end. Now that c is tracked, any later one
+	// will find it, and an earlier one shows here.
+	if !s.stillSignedIn(c, r) {
+		c.finish()
+	}
 	go c.writeLoop()
 	c.readLoop()
 }
@@ -78,6 +84,20 @@ func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID 
 		return c, "", ok
 	}
 	return s.browser(r)
+}
+
+// stillSignedIn reports whether the browser session or the paired device
+// c was opened with is still valid; bearer keys are not withdrawn while
+// Corral runs.
+func (s *Server) stillSignedIn(c *conn, r *http.Request) bool {
+	switch {
+	case c.session != "":
+		return s.logins.valid(c.session)
+	case c.deviceID != "":
+		d, ok := s.device(r)
+		return ok && d.ID == c.deviceID
+	}
+	return true
 }
 
 // conn is one WebSocket connection: a reader that hands each request to a
