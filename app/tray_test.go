@@ -415,7 +415,7 @@ func (s *traySession) waitNoDialog() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.t.Fatal("the approval window is still there")
+	s.t.Fatalf("the approval window is still there\n%s", s.out.String())
 }
 
 // screenshot saves the whole screen under the test's temp dir and in
@@ -488,13 +488,33 @@ func (s *traySession) approveThroughDialog(name string) {
 }
 
 // answeredElsewhereClosesDialog answers from the owner's connection (as
-// the browser does) and watches the dialog go.
+// the browser does) and watches the dialog go, a few times over: the
+// window comes back under the pointer the click left there, and goes
+// while Fyne may still have the pointer's events for it queued (Fyne
+// 2.7.1 crashed on those when the window was closed; it is hidden now).
 func (s *traySession) answeredElsewhereClosesDialog() {
 	t := s.t
 	t.Helper()
-	res := s.read(s.dial(), "/etc/os-release")
-	s.dialogWindow()
 	owner := s.owner()
+	for i := range 4 {
+		s.answerElsewhere(owner, i == 0)
+	}
+}
+
+func (s *traySession) answerElsewhere(owner *client.Client, look bool) {
+	t := s.t
+	t.Helper()
+	res := s.read(s.dial(), "/etc/os-release")
+	win := s.dialogWindow()
+	if f, _ := s.xdotool("getwindowfocus"); f == win {
+		t.Error("the approval window, shown again, took the keyboard focus")
+	}
+	if look {
+		time.Sleep(1500 * time.Millisecond) // past the guard, and drawn
+		if _, _, ok := findAllowOnce(s.screenshot("dialog-again")); !ok {
+			t.Error("the approval window, shown again, has no \"Allow once\" button on the screenshot")
+		}
+	}
 	var list struct {
 		Pending []struct {
 			ID string `json:"id"`
@@ -737,7 +757,9 @@ func findAllowOnce(img image.Image) (x, y int, ok bool) {
 	return x, y, best > 500
 }
 
-func near(a, b uint8) bool { return max(a, b)-min(a, b) <= 12 }
+// near allows for the hovered button, a shade lighter (41,111,246 →
+// 54,119,247): the pointer rests where the first click left it.
+func near(a, b uint8) bool { return max(a, b)-min(a, b) <= 16 }
 
 // stop sends SIGTERM and expects a clean exit with no panic.
 func (s *traySession) stop() {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -189,6 +190,9 @@ func Run(ctx context.Context, d Desktop, cfg Config) (err error) {
 		t.Stop()
 		if v := recover(); v != nil {
 			err = fmt.Errorf("the desktop UI crashed: %v", v)
+			if cfg.Logger != nil {
+				cfg.Logger.Error("desktop UI crashed", "err", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
 		}
 	}()
 	a.Lifecycle().SetOnStarted(func() { t.Start(ctx) })

@@ -23,10 +23,13 @@ const dialogWidth = 620
 
 // approvalDialog is the one window that shows pending approvals, the
 // current one of the queue at a time. It renders a prompt; the decisions
-// about buttons, guard and answers are the prompt's. The window exists
-// while approvals are pending and is closed (not hidden) after, so no
-// window lingers; the tray's never-shown keeper window keeps Fyne from
-// quitting when it goes.
+// about buttons, guard and answers are the prompt's. The window is made
+// for the first approval and hidden, never closed, when none is pending:
+// Fyne 2.7.1 crashes its loop when a pointer event reaches a window it is
+// closing (processMouseMoved calls into the nil view of a closing
+// window), and a dialog that goes away under the owner's pointer — an
+// answer in the dialog itself, or from the browser or the phone — is
+// exactly that.
 type approvalDialog struct {
 	t   *Tray
 	win fyne.Window
@@ -236,8 +239,9 @@ func (d *approvalDialog) failed(id string, err error) {
 	d.setButtons(true)
 }
 
-// close stops the timers and closes the window for good.
-func (d *approvalDialog) close() {
+// hide stops the timers and takes the window off the screen; sync shows
+// it again.
+func (d *approvalDialog) hide() {
 	if d.stopGuard != nil {
 		d.stopGuard()
 	}
@@ -246,7 +250,7 @@ func (d *approvalDialog) close() {
 	}
 	d.stopGuard, d.stopTick = nil, nil
 	d.visible = false
-	d.win.Close()
+	d.win.Hide()
 }
 
 // countdownBar is a thin bar that shrinks as the approval's time runs

@@ -37,8 +37,8 @@ func anyEnabled(d *approvalDialog) bool {
 	return false
 }
 
-// windows counts the tray's windows that are on screen.
-func shownWindows(t *testing.T) (n int) {
+// dialogWindows counts the approval windows Fyne has, shown or hidden.
+func dialogWindows(t *testing.T) (n int) {
 	for _, w := range fyne.CurrentApp().Driver().AllWindows() {
 		if w.Title() == dialogTitle {
 			n++
@@ -197,7 +197,7 @@ func TestDialogQueue(t *testing.T) {
 	h.request(h.approval("ap_2", "/etc/b", 0))
 	h.request(h.approval("ap_3", "/etc/c", 0))
 	d := h.tray.dialog
-	if n := shownWindows(t); n != 1 {
+	if n := dialogWindows(t); n != 1 {
 		t.Fatalf("%d approval windows for 3 approvals", n)
 	}
 	if d.target.Text != "/etc/a" || d.position.Text != "1 of 3" {
@@ -232,7 +232,7 @@ func TestDialogQueue(t *testing.T) {
 		t.Fatalf("after ap_3: %q %q", d.target.Text, d.position.Text)
 	}
 	h.resolve("ap_2")
-	if h.tray.dialog != nil || shownWindows(t) != 0 {
+	if h.tray.dialogShown() || dialogWindows(t) != 1 {
 		t.Fatal("the dialog stays after the last approval was answered elsewhere")
 	}
 	if h.icon.item(t, labelNoPending).Label == "" || h.icon.badge() != badgeNone {
@@ -245,15 +245,18 @@ func TestDialogClosedByOwner(t *testing.T) {
 	h := newHarness(t)
 	h.request(h.approval("ap_1", "/etc/a", 0))
 	h.tray.dismissDialog() // what the window manager's close button does
-	if h.tray.dialog != nil {
+	if h.tray.dialogShown() {
 		t.Fatal("dialog still there")
 	}
 	// Still pending: the menu offers it and reopens it.
 	it := h.icon.item(t, "alice-agent wants to read /etc/a")
 	h.icon.choose(it)
 	h.loop.flush()
-	if h.tray.dialog == nil || h.tray.dialog.target.Text != "/etc/a" {
+	if !h.tray.dialogShown() || h.tray.dialog.target.Text != "/etc/a" {
 		t.Fatal("choosing the pending approval in the menu did not show it")
+	}
+	if n := dialogWindows(t); n != 1 {
+		t.Errorf("%d approval windows after it was shown again, want the one window reused", n)
 	}
 }
 
@@ -340,7 +343,7 @@ func TestStoppedTrayIgnoresTheBroker(t *testing.T) {
 	h.tray.Stop()
 	h.tray.Stop()
 	h.request(h.approval("ap_1", "/etc/a", 0))
-	if h.tray.dialog != nil || h.tray.queue.len() != 0 {
+	if h.tray.dialogShown() || h.tray.queue.len() != 0 {
 		t.Fatal("a stopped tray showed an approval")
 	}
 }
@@ -472,7 +475,7 @@ func TestWithRealPolicy(t *testing.T) {
 		t.Fatal("the agent's call did not return")
 	}
 	loop.flush()
-	if tr.dialog != nil {
+	if tr.dialogShown() {
 		t.Error("dialog still open after the answer")
 	}
 	o, err := pol.Check(t.Context(), policy.Request{Client: "alice-agent", Scope: "alice", Access: policy.Read, Target: "/srv/data/b.csv"})

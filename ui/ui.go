@@ -256,7 +256,7 @@ func (t *Tray) resolved(id string) {
 }
 
 // syncDialog shows the queue's current approval, opening the window if
-// needed, or closes the window when nothing is pending.
+// needed, or hides the window when nothing is pending.
 func (t *Tray) syncDialog() {
 	if t.queue.len() == 0 {
 		t.dismissDialog()
@@ -268,14 +268,16 @@ func (t *Tray) syncDialog() {
 	t.dialog.sync()
 }
 
-// dismissDialog closes the window; what is pending stays pending and
+// dismissDialog hides the window; what is pending stays pending and
 // comes back with the next request or from the tray menu.
 func (t *Tray) dismissDialog() {
 	if t.dialog != nil {
-		t.dialog.close()
-		t.dialog = nil
+		t.dialog.hide()
 	}
 }
+
+// dialogShown reports whether the approval window is on screen.
+func (t *Tray) dialogShown() bool { return t.dialog != nil && t.dialog.visible }
 
 // showApproval puts id on screen (from the tray menu).
 func (t *Tray) showApproval(id string) {
