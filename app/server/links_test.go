@@ -96,7 +96,7 @@ func TestLinkTampering(t *testing.T) {
 	rpcCall[any](t, bob, "file.write", m("path", "output/a.txt", "content", "bob's file"))
 	link := rpcCall[map[string]string](t, alice, "link.create", m("path", "output/a.txt"))["url"]
 	bobLink := rpcCall[map[string]string](t, bob, "link.create", m("path", "output/a.txt"))["url"]
-	short := rpcCall[map[string]string](t, alice, "link.create", m("path", "output/a.txt", "expires_in", 1))["url"]
+	short := rpcCall[map[string]string](t, alice, "link.create", m("path", "output/a.txt", "expires_in", 60))["url"]
 	if resp, body := get(t, link); resp.StatusCode != 200 || body != "alice's file" {
 		t.Fatalf("good link: %d %q", resp.StatusCode, body)
 	}
@@ -135,11 +135,13 @@ func TestLinkTampering(t *testing.T) {
 	if _, body := get(t, base+"path=output/a.txt&token="+bobTok); body != "bob's file" {
 		t.Errorf("bob's token opened %q", body)
 	}
-	// Expired: a 1 s link checked 2.5 s later (fake clock).
+	// Expired: a 60 s link checked 61 s later (fake clock; with a real
+	// second the requests above took longer than the link lived under
+	// load).
 	if resp, _ := get(t, short); resp.StatusCode != 200 {
 		t.Fatalf("short link before expiry: %d", resp.StatusCode)
 	}
-	clockOffset.Store(int64(2500 * time.Millisecond))
+	clockOffset.Store(int64(61 * time.Second))
 	if resp, _ := get(t, short); resp.StatusCode != 403 {
 		t.Errorf("expired link: %d", resp.StatusCode)
 	}
