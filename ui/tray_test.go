@@ -37,6 +37,9 @@ func anyEnabled(d *approvalDialog) bool {
 	return false
 }
 
+// dialogShown reports whether the approval window is on screen.
+func (t *Tray) dialogShown() bool { return t.dialog != nil && t.dialog.visible }
+
 // dialogWindows counts the approval windows Fyne has, shown or hidden.
 func dialogWindows(t *testing.T) (n int) {
 	for _, w := range fyne.CurrentApp().Driver().AllWindows() {

@@ -276,9 +276,6 @@ func (t *Tray) dismissDialog() {
 	}
 }
 
-// dialogShown reports whether the approval window is on screen.
-func (t *Tray) dialogShown() bool { return t.dialog != nil && t.dialog.visible }
-
 // showApproval puts id on screen (from the tray menu).
 func (t *Tray) showApproval(id string) {
 	if !t.queue.choose(id) {
