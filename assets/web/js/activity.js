@@ -19,8 +19,6 @@ const PAGE = 100;
 const PATH_OPS = new Set(['file.read', 'file.write', 'file.edit', 'file.stat', 'folder.list', 'file.find', 'file.grep',
   'file.move', 'result.save', 'link.create', 'files.out']);
 
-const byShort = { scope: 'own folder', root: 'open folder', rule: 'by a rule', owner: 'by you', timeout: 'timed out', strict: 'nobody asked', paused: 'paused' };
-
 function blankFilter() {
   return Object.fromEntries(KEYS.map((k) => [k, '']));
 }
@@ -415,11 +413,7 @@ export class Activity {
         this.reload(); // more new events than a page: start from the newest
         return;
       }
-      this.tbody.prepend(...fresh.map((e) => {
-        const tr = this.row(e);
-        tr.classList.add('fresh');
-        return tr;
-      }));
+      this.tbody.prepend(...fresh.map((e) => this.freshRow(e)));
       this.afterPage();
       if (fresh.length) this.reloadChart();
     } catch (e) {
@@ -440,7 +434,7 @@ export class Activity {
   row(e) {
     this.events.set(e.id, e);
     this.addClients([e.client]);
-    const by = decidedBy(e)[2] || byShort[e.decided_by] || e.decided_by;
+    const by = decidedBy(e)[2];
     return h('tr', { tabindex: '0', dataset: { id: String(e.id), decision: e.decision } },
       h('td', { class: 't-time', title: full(e.time) }, when(e.time)),
       h('td', { class: 't-client' }, e.client),
@@ -450,6 +444,13 @@ export class Activity {
       h('td', { class: 't-result' },
         h('span', { class: `pill ${e.decision}` }, decisionNames[e.decision] || e.decision),
         by ? h('span', { class: 't-by' }, by) : null));
+  }
+
+  /** freshRow is a row marked as new since the table was loaded. */
+  freshRow(e) {
+    const tr = this.row(e);
+    tr.classList.add('fresh');
+    return tr;
   }
 
   // ---------- live tail ----------
@@ -469,9 +470,7 @@ export class Activity {
     if (e.op === 'agents.pause' || e.op === 'agents.resume') this.app.refreshInfo();
     this.addClients([e.client]);
     if (!this.live || !this.loaded || this.events.has(e.id) || !this.matches(e)) return;
-    const tr = this.row(e);
-    tr.classList.add('fresh');
-    this.tbody.prepend(tr);
+    this.tbody.prepend(this.freshRow(e));
     this.afterPage();
     clearTimeout(this.chartTimer);
     this.chartTimer = setTimeout(() => this.reloadChart(), 2000);

@@ -183,7 +183,9 @@ const ownerActs = {
   'device.pair': ['A pairing code you showed', 'The device named itself with a one-time pairing code that you had shown.', 'pairing code'],
   'command.cancel': ['Stopping is always allowed', 'An agent may stop its own commands, and you may stop any.', 'always allowed'],
 };
-const ownerOps = new Set(['session.login', 'agents.pause', 'agents.resume', 'links.rotate', 'pairing.start', 'device.revoke', 'rule.create', 'rule.revoke']);
+// Every operation on Corral as a whole is the owner's own act, and so are
+// rule changes (device.pair is explained by ownerActs before this is asked).
+const ownerOps = new Set([...corralOps, 'rule.create', 'rule.revoke']);
 
 /** eventScope names an event's scope for the table and the detail. */
 export function eventScope(e) {
@@ -201,14 +203,15 @@ export const opName = (op) => opNames[op] || op;
 
 export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed' };
 
+// [headline, explanation, short word for the table] per decided_by.
 const decidedByText = {
-  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use.'],
-  root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.'],
-  rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.'],
-  owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.'],
-  timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.'],
-  strict: ['Nobody was there to ask', 'Strict mode: with no tray, dashboard or phone open to ask, the request was denied at once.'],
-  paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.'],
+  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use.', 'own folder'],
+  root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.', 'open folder'],
+  rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.', 'by a rule'],
+  owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.', 'by you'],
+  timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.', 'timed out'],
+  strict: ['Nobody was there to ask', 'Strict mode: with no tray, dashboard or phone open to ask, the request was denied at once.', 'nobody asked'],
+  paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.', 'paused'],
 };
 
 // Corral's fixed rules for files refuse more than escapes: what the event's
@@ -249,10 +252,9 @@ export function decidedBy(e) {
   }
   if (e.decided_by === 'owner' && !/owner answered/.test(e.detail || '')) {
     if (ownerActs[e.op]) return ownerActs[e.op];
-    if (ownerOps.has(e.op)) return ['Done with the owner’s rights', 'You did this yourself, from the tray, the dashboard, the command line or a paired device.', ''];
+    if (ownerOps.has(e.op)) return ['Done with the owner’s rights', 'You did this yourself, from the tray, the dashboard, the command line or a paired device.', 'by you'];
   }
-  const [head, why] = decidedByText[e.decided_by] || [e.decided_by, ''];
-  return [head, why, ''];
+  return decidedByText[e.decided_by] || [e.decided_by, '', e.decided_by];
 }
 
 // accessVerbs complete "<agent> wants to …" (network reads "wants network
