@@ -236,11 +236,23 @@ func (d Dir) openRegular(name string, slash bool) (*os.File, fs.FileInfo, error)
 	if err := d.checkRegular(name, fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := d.Root.OpenFile(n, openReadFlags, 0)
+	return d.openChecked(d.Root, n, name, nil)
+}
+
+// openChecked opens n in r for reading, without blocking on a FIFO swapped
+// in after a stat and without making a terminal the controlling one, and
+// checks the opened handle: a regular file with one link and, when was is
+// not nil, the very file an lstat described as was (else it answers
+// denied as a symlink swapped in). name is n's path in d, for errors.
+func (d Dir) openChecked(r *os.Root, n, name string, was fs.FileInfo) (*os.File, fs.FileInfo, error) {
+	f, err := r.OpenFile(n, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, d.fail(err, name)
 	}
-	fi, err = f.Stat()
+	fi, err := f.Stat()
+	if err == nil && was != nil && !os.SameFile(was, fi) {
+		err = d.symlinked(name) // replaced between the lstat and the open
+	}
 	if err == nil {
 		err = d.checkRegular(name, fi)
 	}
@@ -250,10 +262,6 @@ func (d Dir) openRegular(name string, slash bool) (*os.File, fs.FileInfo, error)
 	}
 	return f, fi, nil
 }
-
-// openReadFlags open a file for reading without blocking on a FIFO swapped
-// in after its stat, and without making a terminal the controlling one.
-const openReadFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 
 func (d Dir) checkRegular(name string, fi fs.FileInfo) error {
 	switch {

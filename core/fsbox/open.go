@@ -41,20 +41,6 @@ func (d Dir) OpenNoFollow(rel string) (Opened, error) {
 	if err != nil {
 		return Opened{}, err
 	}
-	if name == "." {
-		sub, err := d.Root.OpenRoot(".") // the caller's to close
-		var fi fs.FileInfo
-		if err == nil {
-			if fi, err = sub.Stat("."); err != nil {
-				sub.Close()
-			}
-		}
-		if err != nil {
-			return Opened{}, d.fail(err, name)
-		}
-		info, _ := d.info(name, fi)
-		return Opened{Dir: &Dir{Root: sub, Prefix: d.Visible(name)}, Info: info}, nil
-	}
 	// cur is the folder reached so far; it is this call's to close unless
 	// it is still d.Root.
 	cur := d.Root
@@ -63,6 +49,8 @@ func (d Dir) OpenNoFollow(rel string) (Opened, error) {
 			cur.Close()
 		}
 	}
+	// For "." the one part is the root itself, opened again like any
+	// folder: the caller always gets a handle of its own to close.
 	parts := strings.Split(name, "/")
 	for _, part := range parts[:len(parts)-1] {
 		fi, err := cur.Lstat(part)
@@ -104,21 +92,10 @@ func (d Dir) OpenNoFollow(rel string) (Opened, error) {
 		release()
 		return Opened{}, d.fail(err, name)
 	}
-	f, err := cur.OpenFile(last, openReadFlags, 0)
+	f, ofi, err := d.openChecked(cur, last, name, fi)
 	release() // an open file does not need its folder's handle
 	if err != nil {
-		return Opened{}, d.fail(err, name)
-	}
-	ofi, err := f.Stat()
-	if err == nil && !os.SameFile(fi, ofi) {
-		err = d.symlinked(name) // replaced between the lstat and the open
-	}
-	if err == nil {
-		err = d.checkRegular(name, ofi)
-	}
-	if err != nil {
-		f.Close()
-		return Opened{}, d.fail(err, name)
+		return Opened{}, err
 	}
 	info, _ := d.info(name, ofi)
 	return Opened{File: f, Info: info}, nil
