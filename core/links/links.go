@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"corral/core/paths"
 )
 
 const version = "v1"
@@ -143,15 +145,12 @@ func notBase64URL(r rune) bool {
 	return !(r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 }
 
-// MaxPathBytes is the longest path Verify considers, the longest path
-// Corral accepts anywhere (core/paths). It bounds the work a forged folder
-// token costs: one MAC per ancestor, at most 256 of them.
-const MaxPathBytes = 4096
-
 // Verify checks token for a request of path at now and returns its claims.
 // maxLife bounds how far in the future the expiry may lie.
 func (s *Signer) Verify(token, path string, now time.Time, maxLife time.Duration) (Claims, error) {
-	if len(path) > MaxPathBytes {
+	// No longer a path than Corral accepts anywhere: that bounds the work
+	// a forged folder token costs, one MAC per ancestor, at most 256.
+	if len(path) > paths.MaxPathBytes {
 		return Claims{}, ErrInvalid
 	}
 	p, err := s.parse(token)

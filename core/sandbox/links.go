@@ -89,10 +89,15 @@ func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Dura
 		life = lc.Expiry
 	}
 	if life > lc.MaxExpiry {
-		return Link{}, errs.New(errs.InvalidParams, "", "Links can last at most %s.", lc.MaxExpiry)
+		return Link{}, tooLong(lc)
 	}
 	exp := s.now().Add(life).Truncate(time.Second).UTC()
 	return signed(signer, links.Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp}), nil
+}
+
+// tooLong refuses a link asked to outlive lc.MaxExpiry.
+func tooLong(lc LinkConfig) error {
+	return errs.New(errs.InvalidParams, "", "Links can last at most %s.", humanDuration(lc.MaxExpiry))
 }
 
 // signed is the Link for c, signed by signer.
@@ -116,7 +121,7 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 	}
 	if _, lc, serr := s.signer(); serr == nil && a.ExpiresIn > lc.MaxExpiry {
 		o.ev.Target = a.Path
-		return Link{}, o.end(ctx, errs.New(errs.InvalidParams, "", "Links can last at most %s.", humanDuration(lc.MaxExpiry)))
+		return Link{}, o.end(ctx, tooLong(lc))
 	}
 	// Only the scope and the shared folder: never ask the owner about a
 	// path that could not be linked anyway.
