@@ -52,12 +52,9 @@ func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	}
 	limit := clampLimit(f.Limit)
 
-	viaTime := false
-	if f.ID == 0 { // one id: its row, whatever the other filters
-		var err error
-		if viaTime, err = s.preferTimeIndex(ctx, f, before, limit); err != nil {
-			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
-		}
+	viaTime, err := s.preferTimeIndex(ctx, f, before, limit)
+	if err != nil {
+		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 	}
 	q, args := pageQuery(f, before, limit, viaTime)
 	return s.page(ctx, q, args, limit)
@@ -115,9 +112,10 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 // event when too few do). Both costs are estimated from the ids of the
 // range's first and last events, which the time index finds in O(log n).
 // The estimate assumes times roughly follow ids; when they do not, the
-// answer is the same, only slower.
+// answer is the same, only slower. A filter on one id reads its row by id,
+// whatever the other filters.
 func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int64, limit int) (bool, error) {
-	if f.Since.IsZero() && f.Until.IsZero() {
+	if f.ID != 0 || f.Since.IsZero() && f.Until.IsZero() {
 		return false, nil
 	}
 	switch s.plan {
