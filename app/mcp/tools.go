@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"corral/core/fsbox"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -174,14 +176,23 @@ var (
 // handler makes a tool's handler that performs method on b.
 type handler[In any] func(b Backend, method string) sdk.ToolHandlerFor[In, any]
 
-// addTool registers t on s with the input schema in and the handler h
-// makes for t's method, and notes the schema in schemas for
-// checkArguments.
-func addTool[In any](s *sdk.Server, schemas map[string]*jsonschema.Schema, b Backend, t tool, in *jsonschema.Schema, h handler[In]) {
+// registry is what NewServer adds the tools to: the server, the backend
+// their handlers call, and each tool's input schema for checkArguments.
+type registry struct {
+	s       *sdk.Server
+	b       Backend
+	schemas map[string]*jsonschema.Schema
+}
+
+// addTool registers t on r.s with In's input schema (see inputSchema;
+// edit may be nil) and the handler h makes for t's method, and notes the
+// schema for checkArguments.
+func addTool[In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	ann := t.ann
 	ann.Title = t.title
-	schemas[t.name] = in
-	sdk.AddTool(s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h(b, t.method))
+	in := inputSchema[In](edit)
+	r.schemas[t.name] = in
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h(r.b, t.method))
 }
 
 // NewServer returns an MCP server whose tools call b.
@@ -190,38 +201,38 @@ func NewServer(b Backend, version string) *sdk.Server {
 		Instructions: "Corral gives you a private folder on the owner's computer. " + pathRules +
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
-	schemas := map[string]*jsonschema.Schema{}
-	addTool(s, schemas, b, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
-		inputSchema[readIn](nil), readHandler)
-	addTool(s, schemas, b, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
-		inputSchema[writeIn](func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }), forward[writeIn])
-	addTool(s, schemas, b, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
-		inputSchema[editIn](nil), forward[editIn])
-	addTool(s, schemas, b, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
-		inputSchema[listIn](nil), forward[listIn])
-	addTool(s, schemas, b, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
-		inputSchema[findIn](nil), forward[findIn])
-	addTool(s, schemas, b, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
-		inputSchema[grepIn](nil), forward[grepIn])
-	addTool(s, schemas, b, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
-		inputSchema[deleteIn](nil), forward[deleteIn])
-	addTool(s, schemas, b, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
-		inputSchema[moveIn](nil), forward[moveIn])
-	addTool(s, schemas, b, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
+	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}}
+	addTool(r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
+		nil, readHandler)
+	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
+	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
+		nil, forward[editIn])
+	addTool(r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+		nil, forward[listIn])
+	addTool(r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+		nil, forward[findIn])
+	addTool(r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+		nil, forward[grepIn])
+	addTool(r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+		nil, forward[deleteIn])
+	addTool(r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+		nil, forward[moveIn])
+	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
-		inputSchema[runIn](nil), forward[runIn])
-	addTool(s, schemas, b, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
-		inputSchema[resultIn](func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }), forward[resultIn])
-	addTool(s, schemas, b, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
-		inputSchema[linkIn](func(p map[string]*jsonschema.Schema) {
+		nil, forward[runIn])
+	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
+		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
+	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
 				Types:       []string{"integer", "string"},
 				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
 			}
-		}), forward[linkIn])
-	addTool(s, schemas, b, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
-		inputSchema[infoIn](nil), forward[infoIn])
-	s.AddReceivingMiddleware(checkArguments(schemas))
+		}, forward[linkIn])
+	addTool(r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+		nil, forward[infoIn])
+	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
 }
 
@@ -238,6 +249,7 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			if !ok || r.Params == nil || schemas[r.Params.Name] == nil {
 				return next(ctx, method, req)
 			}
+			name, schema := r.Params.Name, schemas[r.Params.Name]
 			args := map[string]json.RawMessage{}
 			if raw := r.Params.Arguments; len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
 				return next(ctx, method, req) // not an object: the SDK says so
@@ -247,7 +259,7 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			// required one that is null is named as missing below.
 			dropped := false
 			for k, v := range args {
-				if isNull(v) && !slices.Contains(schemas[r.Params.Name].Required, k) {
+				if isNull(v) && !slices.Contains(schema.Required, k) {
 					delete(args, k)
 					dropped = true
 				}
@@ -259,7 +271,7 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				}
 				r.Params.Arguments = raw
 			}
-			if msg := argumentProblems(r.Params.Name, schemas[r.Params.Name], args); msg != "" {
+			if msg := argumentProblems(name, schema, args); msg != "" {
 				res := &sdk.CallToolResult{}
 				res.SetError(errors.New(msg))
 				return res, nil
@@ -267,7 +279,7 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			res, err := next(ctx, method, req)
 			if tr, ok := res.(*sdk.CallToolResult); ok && tr.IsError && len(tr.Content) == 1 {
 				if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
-					tc.Text = schemaMismatch(r.Params.Name, tc.Text)
+					tc.Text = schemaMismatch(name, tc.Text)
 				}
 			}
 			return res, err
@@ -293,7 +305,7 @@ func schemaMismatch(tool, text string) string {
 	return fmt.Sprintf("%s's arguments do not fit its input schema: %s.", tool, strings.TrimSuffix(detail, "."))
 }
 
-func isNull(v json.RawMessage) bool { return v != nil && string(v) == "null" }
+func isNull(v json.RawMessage) bool { return string(v) == "null" }
 
 // argumentProblems says in sentences which arguments of the tool name are
 // unknown or missing (a required one that is null counts as missing), or
@@ -404,22 +416,19 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			if path == "" {
 				path = in.Path
 			}
-			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == "bytes")
+			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
 	}
 }
 
-// readChunk is what file.read returns at most of one line (MaxReadBytes in
-// core/fsbox), and what the hint's command asks for at a time.
-const readChunk = 256 << 10
-
 // withReadOnHint appends to content, lines first to first+lines-1 of a
 // file of total lines, how to read on. Only a cut by bytes can fall
 // inside a line, and then content is the start of that one line alone
 // (file.read returns whole lines otherwise): file_read cannot give the
-// rest of it, so the hint names a run_command that can, and offers the
-// next line only if there is one.
+// rest of it, so the hint names a run_command that can (asking for as
+// much at a time as file.read returns at most), and offers the next line
+// only if there is one.
 func withReadOnHint(content, path string, first, lines, total int, byBytes bool) string {
 	var sb strings.Builder
 	sb.WriteString(content)
@@ -432,9 +441,9 @@ func withReadOnHint(content, path string, first, lines, total int, byBytes bool)
 		file := shellQuote(path)
 		var cmd string
 		if total == 1 {
-			cmd = fmt.Sprintf("tail -c +%d %s | head -c %d", len(content)+1, file, readChunk)
+			cmd = fmt.Sprintf("tail -c +%d %s | head -c %d", len(content)+1, file, fsbox.MaxReadBytes)
 		} else {
-			cmd = fmt.Sprintf("sed -n %dp %s | tail -c +%d | head -c %d", last, file, len(content)+1, readChunk)
+			cmd = fmt.Sprintf("sed -n %dp %s | tail -c +%d | head -c %d", last, file, len(content)+1, fsbox.MaxReadBytes)
 		}
 		fmt.Fprintf(&sb, "\n[Line %d of %d is longer than file_read returns; these are its first %d bytes. To read the rest of it, use run_command, e.g. `%s`.", last, total, len(content), cmd)
 		if next <= total {
