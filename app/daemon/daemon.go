@@ -56,8 +56,7 @@ func RunningURL(files config.Files) string {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		return "" // nobody holds it: no daemon runs
 	}
-	b, _ := io.ReadAll(io.LimitReader(f, 256))
-	u, err := url.Parse(strings.TrimSpace(string(b)))
+	u, err := url.Parse(lockedURL(f))
 	if err != nil || u.Scheme != "http" || u.Path != "" || u.RawQuery != "" || u.User != nil {
 		return ""
 	}
@@ -78,27 +77,35 @@ func acquire(files config.Files) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A CLI looking for the daemon holds a shared lock for a moment: try
-	// again briefly before calling the lock taken.
-	var err2 error
+	if !lockExclusive(f) {
+		where := ""
+		if u := lockedURL(f); u != "" {
+			where = " at " + u
+		}
+		f.Close()
+		return nil, fmt.Errorf("Corral is already running with these files%s (lock %s); stop it first, or give this one another CORRAL_HOME", where, name)
+	}
+	f.Truncate(0) // a URL left by a daemon that died is not this one's
+	return f, nil
+}
+
+// lockExclusive takes f's lock for this process. A CLI looking for the
+// daemon holds a shared lock for a moment: it tries again briefly before
+// calling the lock taken.
+func lockExclusive(f *os.File) bool {
 	for range 10 {
-		if err2 = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err2 == nil {
-			break
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			return true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err2 == nil {
-		f.Truncate(0) // a URL left by a daemon that died is not this one's
-	} else {
-		url, _ := io.ReadAll(io.LimitReader(f, 256))
-		f.Close()
-		where := ""
-		if u := strings.TrimSpace(string(url)); u != "" {
-			where = " at " + u
-		}
-		return nil, fmt.Errorf("Corral is already running with these files%s (lock %s); stop it first, or give this one another CORRAL_HOME", where, name)
-	}
-	return f, nil
+	return false
+}
+
+// lockedURL is what the daemon holding the lock file f wrote in it.
+func lockedURL(f *os.File) string {
+	b, _ := io.ReadAll(io.LimitReader(f, 256))
+	return strings.TrimSpace(string(b))
 }
 
 // Options choose where Corral's files are and how it logs.
@@ -291,8 +298,9 @@ func checkRoots(cfg *config.Config, files config.Files) error {
 	}
 	private := append([]string{cfg.Sandbox.Base}, own...)
 	for i, r := range cfg.Sandbox.Roots {
+		root := real(r.Path)
 		for _, p := range private {
-			if overlap(real(r.Path), real(p)) {
+			if overlap(root, real(p)) {
 				return &config.Error{File: cfg.Path, Key: fmt.Sprintf("sandbox.roots[%d].path", i),
 					Msg: fmt.Sprintf("%q overlaps %s, which holds Corral's own files or the sandboxes; choose a folder that neither contains nor lies inside it", r.Path, p)}
 			}
