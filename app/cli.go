@@ -25,8 +25,8 @@ import (
 	"corral/core/audit"
 )
 
-// dial connects to the running daemon: CORRAL_URL, else the config's
-// listen address; CORRAL_KEY, else the owner token.
+// dial connects to the running daemon: CORRAL_URL, else daemonURL;
+// CORRAL_KEY, else the owner token.
 func dial(ctx context.Context) (*client.Client, error) {
 	base := os.Getenv("CORRAL_URL")
 	key := os.Getenv("CORRAL_KEY")
@@ -36,17 +36,7 @@ func dial(ctx context.Context) (*client.Client, error) {
 			return nil, err
 		}
 		if base == "" {
-			// The running daemon wrote where it listens (it may have been
-			// started with --listen); else the config's address.
-			if u := daemon.RunningURL(files); u != "" {
-				base = u
-			} else {
-				host, port, _ := net.SplitHostPort(cfg.Server.Listen)
-				if host == "" || host == "0.0.0.0" || host == "::" {
-					host = "127.0.0.1"
-				}
-				base = "http://" + net.JoinHostPort(host, port)
-			}
+			base = daemonURL(files, cfg)
 		}
 		if key == "" {
 			b, err := os.ReadFile(files.OwnerToken)
@@ -71,6 +61,20 @@ func dial(ctx context.Context) (*client.Client, error) {
 		return nil, fmt.Errorf("CORRAL_URL %q is not an http:// or https:// URL", base)
 	}
 	return nil, fmt.Errorf("nothing answers at %s (%v): is Corral running? Start it with `corral` or `corral serve`", base, errors.Unwrap(de.Err))
+}
+
+// daemonURL is where the daemon of files listens: what the running one
+// wrote in its lock file (it may have been started with --listen), else
+// the config's address.
+func daemonURL(files config.Files, cfg *config.Config) string {
+	if u := daemon.RunningURL(files); u != "" {
+		return u
+	}
+	host, port, _ := net.SplitHostPort(cfg.Server.Listen)
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func runCall(args []string) error {

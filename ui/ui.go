@@ -113,7 +113,7 @@ type Tray struct {
 	raise func(w fyne.Window)
 
 	queue    queue
-	dialog   *approvalDialog // nil while nothing is on screen
+	dialog   *approvalDialog // nil until the first approval; hidden, not closed, after
 	keeper   fyne.Window     // never shown: Fyne quits when its last window closes
 	activity activity
 	actErr   error // the last failure to read the audit log
