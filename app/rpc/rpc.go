@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"reflect"
 	"strings"
 	"sync"
@@ -158,17 +159,22 @@ func missing(params json.RawMessage, v any) error {
 		return errs.New(errs.InvalidParams, "", "params must be an object of named parameters.")
 	}
 	for _, name := range names {
-		present := false
-		for k, raw := range given { // names match as encoding/json matches them
-			if strings.EqualFold(k, name) && !bytes.Equal(raw, nullID) {
-				present = true
-			}
-		}
-		if !present {
+		if !present(given, name) {
 			return errs.New(errs.InvalidParams, "", "The parameter %q is missing.", name)
 		}
 	}
 	return nil
+}
+
+// present reports whether given holds name with a value other than null;
+// names match as encoding/json matches them (ignoring case).
+func present(given map[string]json.RawMessage, name string) bool {
+	for k, raw := range given {
+		if strings.EqualFold(k, name) && !bytes.Equal(raw, nullID) {
+			return true
+		}
+	}
+	return false
 }
 
 // required caches requiredNames by type.
@@ -181,12 +187,9 @@ func requiredNames(t reflect.Type) []string {
 		return names.([]string)
 	}
 	var names []string
-	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
-		for f := range t.Elem().Fields() {
-			if f.Tag.Get("rpc") == "required" {
-				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-				names = append(names, name)
-			}
+	for name, f := range fieldsOf(t) {
+		if f.Tag.Get("rpc") == "required" {
+			names = append(names, name)
 		}
 	}
 	required.Store(t, names)
@@ -197,17 +200,27 @@ func requiredNames(t reflect.Type) []string {
 // error (its JSON name), which says more than the element that failed:
 // "env" is an object of strings, not a string. Else fallback.
 func fieldType(v any, field string, fallback reflect.Type) reflect.Type {
-	t := reflect.TypeOf(v)
-	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
-		return fallback
-	}
-	t = t.Elem()
-	for i := range t.NumField() {
-		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name == field {
-			return t.Field(i).Type
+	for name, f := range fieldsOf(reflect.TypeOf(v)) {
+		if name == field {
+			return f.Type
 		}
 	}
 	return fallback
+}
+
+// fieldsOf yields the fields of the struct t points to, each with the name
+// its json tag gives it; nothing when t is not a pointer to a struct.
+func fieldsOf(t reflect.Type) iter.Seq2[string, reflect.StructField] {
+	return func(yield func(string, reflect.StructField) bool) {
+		if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+			return
+		}
+		for f := range t.Elem().Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); !yield(name, f) {
+				return
+			}
+		}
+	}
 }
 
 func describe(t reflect.Type) string {

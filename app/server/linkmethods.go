@@ -44,11 +44,12 @@ func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"path": res.Link.Path, "url": s.URL(res.Link), "expiresAt": res.Link.Expires.Format(time.RFC3339)}
+	url := s.URL(res.Link)
+	out := map[string]any{"path": res.Link.Path, "url": url, "expiresAt": res.Link.Expires.Format(time.RFC3339)}
 	if a.Format == "markdown" || a.Format == "" {
 		out["content"] = res.Content
 		// The same report rendered as a page, for a person to open.
-		out["view_url"] = s.URL(res.Link) + "&view=1"
+		out["view_url"] = url + "&view=1"
 	}
 	return out, nil
 }

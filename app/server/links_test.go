@@ -307,9 +307,9 @@ func TestFilesOutPlainAndConditional(t *testing.T) {
 		"output/empty.js": "",
 		"output/big.txt":  strings.Repeat("0123456789abcdef", (smallFile+100)/16),
 	}
+	// Written on disk: the big one would not fit in one frame.
+	os.MkdirAll(filepath.Join(h.base, "alice", "output"), 0o700)
 	for p, content := range files {
-		// Written on disk: the big one would not fit in one frame.
-		os.MkdirAll(filepath.Join(h.base, "alice", "output"), 0o700)
 		if err := os.WriteFile(filepath.Join(h.base, "alice", filepath.FromSlash(p)), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
