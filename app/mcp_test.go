@@ -72,7 +72,7 @@ func TestMCPBothTransports(t *testing.T) {
 				t.Fatalf("traversal: isError=%v %q", res.IsError, textOf(t, res))
 			}
 			res = callMCP(t, cs, "save_result_page", map[string]any{"title": "T", "content": "# Hi", "format": "markdown"})
-			if res.IsError || !strings.Contains(textOf(t, res), "/files/out?path=output/report_") {
+			if res.IsError || !strings.Contains(textOf(t, res), "/files/out?path=output/report_") || !strings.Contains(textOf(t, res), "&token=") {
 				t.Fatalf("save_result_page: %q", textOf(t, res))
 			}
 		})

@@ -307,6 +307,16 @@ func encode(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
+// Marshal is json.Marshal without HTML escaping, as frames are written
+// (see encode): for results that leave Corral another way, such as MCP.
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encode(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 // Fail encodes an error response.
 func Fail(id json.RawMessage, e *Error) []byte {
 	if id == nil {

@@ -44,7 +44,7 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, kindError{rpc.FromError(err)}
 	}
-	return json.Marshal(res)
+	return rpc.Marshal(res) // as /ws writes it: a URL's "&" stays "&"
 }
 
 // mcpServers holds one MCP server per authenticated client.
