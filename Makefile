@@ -17,6 +17,7 @@ deps:
 
 build: deps
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./app
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/corral-netinit ./app/netinit
 
 # Starts Corral on the embedded default config (created on first start under
 # $CORRAL_HOME, else the XDG folders), headless when there is no display.

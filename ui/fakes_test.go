@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"path"
 	"sort"
 	"sync"
 	"testing"
@@ -298,7 +299,7 @@ func (h *harness) lastOpened() string {
 func (h *harness) approval(id, target string, age time.Duration) policy.Approval {
 	at := h.clock.Now().Add(age)
 	return policy.Approval{
-		ID: id, Client: "alice-agent", User: "alice", Access: policy.Read, Target: target,
+		ID: id, Client: "alice-agent", User: "alice", Access: policy.Read, Target: target, Folder: path.Dir(target),
 		Reason: "to summarise it", RequestedAt: at, ExpiresAt: at.Add(2 * time.Minute),
 		Description: policy.Describe("alice-agent", policy.Read, target),
 	}

@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 func fileApproval(id string, at time.Time) policy.Approval {
 	return policy.Approval{
 		ID: id, Client: "alice-agent", User: "alice", Access: policy.Write, Target: "/home/alice/notes/todo.txt",
-		RequestedAt: at, ExpiresAt: at.Add(2 * time.Minute),
+		Folder: "/home/alice/notes", RequestedAt: at, ExpiresAt: at.Add(2 * time.Minute),
 	}
 }
 
@@ -35,6 +35,12 @@ func TestPromptChoices(t *testing.T) {
 	}
 	if !normal.remembers() || !normal.canWiden() || normal.folder() != "/home/alice/notes" {
 		t.Errorf("normal: remembers %v, canWiden %v, folder %q", normal.remembers(), normal.canWiden(), normal.folder())
+	}
+
+	guarded := prompt{a: fileApproval("ap_3", t0)}
+	guarded.a.Folder = "" // the policy offers no folder: the home folder, Corral's files or "/"
+	if guarded.canWiden() {
+		t.Error("a folder the policy did not offer can be chosen")
 	}
 
 	network := prompt{a: policy.Approval{ID: "ap_2", Access: policy.Network, Target: "curl example.org", OneTimeOnly: true}}

@@ -3,7 +3,6 @@ package ui
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"time"
 
@@ -90,8 +89,8 @@ func (p prompt) remembers() bool { return !p.a.OneTimeOnly }
 // canWiden reports whether "apply to this folder" is offered: only file
 // requests that can become rules.
 func (p prompt) canWiden() bool {
-	if p.a.OneTimeOnly {
-		return false
+	if p.a.OneTimeOnly || p.a.Folder == "" {
+		return false // the policy offers no folder: it would reach the home folder, Corral's files or "/"
 	}
 	switch p.a.Access {
 	case policy.Read, policy.Write, policy.Delete:
@@ -100,14 +99,8 @@ func (p prompt) canWiden() bool {
 	return false
 }
 
-// folder is what "apply to this folder" covers: the policy says (the
-// target itself when it is a folder), else the folder holding the target.
-func (p prompt) folder() string {
-	if p.a.Folder != "" {
-		return p.a.Folder
-	}
-	return path.Dir(p.a.Target)
-}
+// folder is what "apply to this folder" covers, as the policy says.
+func (p prompt) folder() string { return p.a.Folder }
 
 // ready reports whether the guard has passed.
 func (p prompt) ready(now time.Time) bool { return now.Sub(p.shown) >= GuardDelay }

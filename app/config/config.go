@@ -167,6 +167,10 @@ type Exec struct {
 	Ask         bool     `toml:"ask"`
 	Timeout     Duration `toml:"timeout"`
 	MaxOutputKB int      `toml:"max_output_kb"`
+	// Network limits for commands given network (README, "Network").
+	MaxConnections int      `toml:"max_connections"` // open at once per command
+	MaxUploadMB    int64    `toml:"max_upload_mb"`   // sent upstream per command
+	AllowPrivate   []string `toml:"allow_private"`   // "host:port" on this computer or the LAN commands may reach
 }
 
 type Audit struct {
@@ -203,7 +207,7 @@ func Defaults() Config {
 		Server:  Server{Listen: "127.0.0.1:8765", MaxMessageBytes: 16 << 20},
 		Sandbox: Sandbox{SharedDir: "share", OutputDir: "output", Strict: true, ApprovalTimeout: Duration(2 * time.Minute)},
 		Links:   Links{Expiry: Duration(24 * time.Hour), MaxExpiry: Duration(8760 * time.Hour), SaveResultMaxKB: 500},
-		Exec:    Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024},
+		Exec:    Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024, MaxConnections: 32, MaxUploadMB: 256},
 		Audit:   Audit{Retention: Duration(2160 * time.Hour)},
 	}
 }
@@ -361,6 +365,17 @@ func (c *Config) validate(home string) error {
 	}
 	if c.Exec.Timeout.D() < time.Second {
 		return bad("exec.timeout", "must be at least 1s")
+	}
+	if c.Exec.MaxConnections <= 0 {
+		return bad("exec.max_connections", "must be positive")
+	}
+	if c.Exec.MaxUploadMB <= 0 {
+		return bad("exec.max_upload_mb", "must be positive")
+	}
+	for _, hp := range c.Exec.AllowPrivate {
+		if _, port, err := net.SplitHostPort(hp); err != nil || port == "" || port == "0" {
+			return bad("exec.allow_private", "%q must be host:port, such as \"192.168.1.20:8123\"", hp)
+		}
 	}
 	if c.Exec.MaxOutputKB <= 0 {
 		return bad("exec.max_output_kb", "must be positive")

@@ -34,6 +34,9 @@ const defaultTemplate = `# Corral configuration. Every key is shown with its def
 # ask = false                    # true: each new command needs the owner's approval
 # timeout = "2m"
 # max_output_kb = 1024
+# max_connections = 32          # network: connections a command may have open at once
+# max_upload_mb = 256           # network: what a command may send out in total, in MiB
+# allow_private = []            # network: "host:port" on this computer or your LAN commands may reach, e.g. ["192.168.1.20:8123"]
 
 [audit]
 # retention = "2160h"

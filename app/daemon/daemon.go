@@ -17,8 +17,11 @@ import (
 	"time"
 
 	"corral/app/config"
+	"corral/app/egress"
 	"corral/app/server"
 	"corral/core/execbox"
+	"corral/core/netgate"
+	"corral/core/paths"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -114,6 +117,27 @@ type Options struct {
 	Home    string       // the owner's home ("~" in config); "" = os.UserHomeDir
 	Logger  *slog.Logger
 	Version string
+	// NetInit is the corral-netinit program that gives commands network;
+	// "" = NetInitPath().
+	NetInit string
+}
+
+// NetInitPath finds corral-netinit: $CORRAL_NETINIT, else next to this
+// program (bin/ after `make build`), else where packages install it.
+func NetInitPath() string {
+	if p := os.Getenv("CORRAL_NETINIT"); p != "" {
+		return p
+	}
+	candidates := []string{"/usr/lib/corral/corral-netinit", "/usr/libexec/corral/corral-netinit"}
+	if exe, err := os.Executable(); err == nil {
+		candidates = append([]string{filepath.Join(filepath.Dir(exe), "corral-netinit")}, candidates...)
+	}
+	for _, c := range candidates {
+		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() {
+			return c
+		}
+	}
+	return ""
 }
 
 // Open loads the config (writing the default when missing), makes the
@@ -153,7 +177,11 @@ func Open(o Options) (*Daemon, error) {
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
 	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock}
-	if err := d.wire(home, secret, owner, o.Version); err != nil {
+	netinit := o.NetInit
+	if netinit == "" {
+		netinit = NetInitPath()
+	}
+	if err := d.wire(home, secret, owner, o.Version, netinit); err != nil {
 		st.Close()
 		lock.Close()
 		return nil, err
@@ -161,15 +189,16 @@ func Open(o Options) (*Daemon, error) {
 	return d, nil
 }
 
-func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
+func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string) error {
 	cfg, st, log := d.Config, d.Store, d.Log
+	private := ownDirs(d.Files)
 	pol, err := policy.New(context.Background(), policy.Config{
 		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log,
+		Guarded: append([]string{home, cfg.Sandbox.Base}, private...),
 	})
 	if err != nil {
 		return err
 	}
-	private := ownDirs(d.Files)
 	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log})
 	if err != nil {
 		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
@@ -184,6 +213,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 		Hidden:    private,
 		Timeout:   cfg.Exec.Timeout.D(),
 		MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		NetInit:   netinit,
 		Logger:    log,
 	})
 	if err != nil {
@@ -192,7 +222,20 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
 		log.Warn("commands unavailable", "why", why)
 	}
-	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10})
+	gate, err := netgate.New(netgate.Config{
+		Policy: pol, Audit: st, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,
+		MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20,
+	})
+	if err != nil {
+		return &config.Error{File: d.Files.Config, Key: "exec.allow_private", Msg: err.Error()}
+	}
+	proxy := func(ctx context.Context, c net.Conn, dl netgate.Dialer) {
+		egress.Serve(ctx, c, dl, egress.Options{Logger: log})
+	}
+	box.SetExec(sandbox.ExecConfig{
+		Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		Gate: gate, Proxy: proxy,
+	})
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(d.Files.Secret)
 		if err != nil {
@@ -280,18 +323,11 @@ func ownDirs(files config.Files) []string {
 // Corral's own folders: agents would reach the secrets or other users'
 // folders through them. Paths are compared by their real names.
 func checkRoots(cfg *config.Config, files config.Files) error {
-	real := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return filepath.Clean(p)
-	}
+	real := paths.Resolved
 	own := ownDirs(files)
-	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") || b == "/" }
-	overlap := func(a, b string) bool { return within(a, b) || within(b, a) }
 	base := real(cfg.Sandbox.Base)
 	for _, p := range own {
-		if within(real(p), base) {
+		if paths.Within(real(p), base) {
 			return &config.Error{File: cfg.Path, Key: "sandbox.base",
 				Msg: fmt.Sprintf("%q contains %s, which holds Corral's own files; agents' folders would reach them. Choose a folder that does not contain it", cfg.Sandbox.Base, p)}
 		}
@@ -300,7 +336,7 @@ func checkRoots(cfg *config.Config, files config.Files) error {
 	for i, r := range cfg.Sandbox.Roots {
 		root := real(r.Path)
 		for _, p := range private {
-			if overlap(root, real(p)) {
+			if paths.Overlap(root, real(p)) {
 				return &config.Error{File: cfg.Path, Key: fmt.Sprintf("sandbox.roots[%d].path", i),
 					Msg: fmt.Sprintf("%q overlaps %s, which holds Corral's own files or the sandboxes; choose a folder that neither contains nor lies inside it", r.Path, p)}
 			}

@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/core/fsbox"
+	"corral/core/netgate"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -110,7 +111,9 @@ type moveIn struct {
 type runIn struct {
 	Command    string            `json:"command" jsonschema:"the shell command, run as /bin/sh -c COMMAND"`
 	WorkingDir string            `json:"working_dir,omitempty" jsonschema:"folder relative to your home folder; 'playground' for the scratch folder"`
-	Network    bool              `json:"network,omitempty" jsonschema:"ask the owner for network access for this one run (asked every time)"`
+	Network    bool              `json:"network,omitempty" jsonschema:"network to any public domain for this one run; the owner is asked every time. Prefer allowed_domains or package_managers"`
+	Domains    []string          `json:"allowed_domains,omitempty" jsonschema:"the domains the command needs, such as api.example.com or *.example.com (names below it); each is asked of the owner once when first used, unless a rule answers"`
+	Managers   []string          `json:"package_managers,omitempty" jsonschema:"named bundles of package registry domains: pip, npm, go, cargo, apt, git-hosts"`
 	TimeoutMs  int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
 	Stdin      string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
@@ -218,9 +221,15 @@ func NewServer(b Backend, version string) *sdk.Server {
 		nil, forward[deleteIn])
 	addTool(r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
 		nil, forward[moveIn])
-	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
+	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
-		nil, forward[runIn])
+		func(p map[string]*jsonschema.Schema) {
+			names := []any{}
+			for _, b := range netgate.Bundles() {
+				names = append(names, b.Name)
+			}
+			p["package_managers"].Items.Enum = names
+		}, forward[runIn])
 	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
 	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},

@@ -17,11 +17,11 @@ import (
 
 // owner subscribes to approvals and returns the next requested one.
 type ownerView struct {
-	t *testing.T
+	t testing.TB
 	c *client.Client
 }
 
-func (h *harness) owner(t *testing.T) ownerView {
+func (h *harness) owner(t testing.TB) ownerView {
 	c := h.dial(ownerToken)
 	rpcCall[any](t, c, "approval.subscribe", nil)
 	return ownerView{t, c}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,12 +137,14 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	var accepted atomic.Int64
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
+			accepted.Add(1)
 			c.Write([]byte("hello from the host\n"))
 			c.Close()
 		}
@@ -185,15 +188,25 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 	if len(ev.Events) < 3 || !strings.Contains(ev.Events[0].Detail, "network allowed") {
 		t.Errorf("audit: %+v", ev.Events)
 	}
-	// The approved run really had the network.
+	// The approved run has network only through Corral's proxy: the
+	// host's loopback stays out of reach, directly and through the proxy.
 	done := make(chan sandbox.RunResult, 1)
+	viaProxy := fmt.Sprintf(`%s; curl -s -o /dev/null -w "proxy:%%{http_code}\n" http://127.0.0.1:%d/`, connect, port)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", connect, "network", true))
+		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", viaProxy, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
-	if r := <-done; !strings.Contains(r.Stdout, "connected") {
-		t.Errorf("allowed network run: %+v", r)
+	r = <-done
+	if !strings.Contains(r.Stdout, "refused") || !strings.Contains(r.Stdout, "proxy:403") || !strings.HasPrefix(r.Stdout, "1\n") {
+		t.Errorf("allowed network reached the host's loopback: %+v", r)
+	}
+	if r.Network == nil || len(r.Network.Refused) != 1 || !strings.Contains(r.Network.Refused[0].Reason, "this computer itself") ||
+		!strings.Contains(r.Stderr, "corral: Corral refused 127.0.0.1:") {
+		t.Errorf("the refusal is not explained: %+v", r)
+	}
+	if n := accepted.Load(); n != 0 {
+		t.Errorf("the host listener accepted %d connections", n)
 	}
 }
 

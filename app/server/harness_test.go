@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,7 +16,10 @@ import (
 
 	"corral/app/client"
 	"corral/app/config"
+	"corral/app/egress"
 	"corral/core/execbox"
+	"corral/core/execbox/execboxtest"
+	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -87,6 +91,13 @@ func testNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load(
 // startIn starts a server whose files live in dir (reused across restarts).
 func startIn(t testing.TB, dir, extra string) *harness {
 	t.Helper()
+	return startNet(t, dir, extra, nil)
+}
+
+// startNet is startIn with the names a command's connections resolve
+// through r (nil: the system's resolver).
+func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
+	t.Helper()
 	base := filepath.Join(dir, "sandbox")
 	text := testConfig + extra
 	if rest, ok := strings.CutPrefix(extra, "[server]\n"); ok { // more keys for the [server] table
@@ -120,11 +131,19 @@ func startIn(t testing.TB, dir, extra string) *harness {
 	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log})
+	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log, NetInit: execboxtest.NetInit(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10})
+	gate, err := netgate.New(netgate.Config{Policy: pol, Audit: st, Resolver: r, Logger: log,
+		AllowPrivate: cfg.Exec.AllowPrivate, MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		Gate: gate, Proxy: func(ctx context.Context, c net.Conn, d netgate.Dialer) {
+			egress.Serve(ctx, c, d, egress.Options{Logger: log})
+		}})
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(filepath.Join(dir, "secret.key"))
 		if err != nil {
@@ -177,7 +196,7 @@ func (h *harness) dial(key string) *client.Client {
 }
 
 // call makes a call that must succeed and decodes its result.
-func rpcCall[T any](t *testing.T, c *client.Client, method string, params any) T {
+func rpcCall[T any](t testing.TB, c *client.Client, method string, params any) T {
 	t.Helper()
 	var v T
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -189,7 +208,7 @@ func rpcCall[T any](t *testing.T, c *client.Client, method string, params any) T
 }
 
 // callErr makes a call that must fail and returns its error.
-func callErr(t *testing.T, c *client.Client, method string, params any) *client.Error {
+func callErr(t testing.TB, c *client.Client, method string, params any) *client.Error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

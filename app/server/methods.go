@@ -10,6 +10,8 @@ import (
 	"corral/app/rpc"
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/execbox"
+	"corral/core/netgate"
 	"corral/core/sandbox"
 )
 
@@ -128,6 +130,8 @@ type execInfo struct {
 	Why       string   `json:"why,omitempty"`      // when unavailable: what the owner should do
 	Writable  []string `json:"writable,omitempty"` // where commands may write; everything else is read-only
 	Network   string   `json:"network,omitempty"`
+	// PackageManagers are the bundles command.run's package_managers names.
+	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
 }
 
 type sessionInfo struct {
@@ -172,7 +176,11 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 				info.Exec.Writable = append(info.Exec.Writable, r.Path)
 			}
 		}
-		info.Exec.Network = "off unless network=true and the owner allows it for that one run"
+		info.Exec.Network = "off unless asked for. allowed_domains and package_managers give the command those domains only, each asked of the owner (or answered by a rule) when first used; network=true gives any public domain and is asked every time. Programs reach the network only through Corral's proxy at " + execbox.ProxyAddr + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); this computer and the home network are never reachable."
+		if ok, why := s.box.NetworkInfo(); !ok {
+			info.Exec.Network = why
+		}
+		info.Exec.PackageManagers = netgate.Bundles()
 	}
 	for _, r := range s.cfg.Sandbox.Roots {
 		info.Roots = append(info.Roots, rootInfo{Path: r.Path, Access: r.Access})

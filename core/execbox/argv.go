@@ -1,9 +1,11 @@
 package execbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/paths"
 )
 
 // Inside the sandbox.
@@ -22,14 +25,32 @@ const (
 	homeBase    = "/corral" // $HOME is homeBase/<user>
 	shareMount  = "/share"
 	sandboxPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	netinitPath = "/run/corral/netinit"
+	// ProxyAddr is where a command with network finds Corral's egress
+	// proxy, inside its own network namespace. One port speaks HTTP
+	// (CONNECT and absolute URLs) and SOCKS5.
+	ProxyAddr = "127.0.0.1:3128"
 )
+
+// proxyEnv points programs at the egress proxy; socks5h makes clients that
+// use ALL_PROXY resolve names at the proxy (the sandbox has no DNS).
+var proxyEnv = []string{
+	"HTTP_PROXY", "http://" + ProxyAddr, "HTTPS_PROXY", "http://" + ProxyAddr,
+	"ALL_PROXY", "socks5h://" + ProxyAddr,
+	"http_proxy", "http://" + ProxyAddr, "https_proxy", "http://" + ProxyAddr,
+	"all_proxy", "socks5h://" + ProxyAddr,
+	"NO_PROXY", "", "no_proxy", "",
+}
 
 // File descriptors bwrap reads from (see Argv).
 const (
-	fdPasswd = 3
-	fdGroup  = 4
-	fdInfo   = 5
-	fdBlock  = 6
+	fdPasswd  = 3
+	fdGroup   = 4
+	fdInfo    = 5
+	fdBlock   = 6
+	fdArgs    = 7 // bwrap's options, NUL-separated (--args), so ps shows no environment or host path
+	fdSeccomp = 8 // the seccomp filter (seccomp.go)
+	fdEgress  = 9 // with Spec.Egress: where corral-netinit sends the listener
 )
 
 // maxArg is the longest single argument execve accepts (MAX_ARG_STRLEN
@@ -69,6 +90,7 @@ type plan struct {
 	timeout   time.Duration
 	maxOutput int
 	onOutput  func(string, []byte)
+	egress    func(context.Context, net.Conn)
 }
 
 // systemView builds the read-only system arguments once.
@@ -124,12 +146,9 @@ func systemView(extra []string) ([]string, error) {
 
 // baseArgs are the flags every sandbox shares: namespaces, environment
 // base, system view, private /tmp, identity files. home is $HOME inside.
-func (r *Runner) baseArgs(network bool, home string) []string {
+func (r *Runner) baseArgs(home string) []string {
 	a := make([]string, 0, 96+len(r.sysArgs))
 	a = append(a, r.nsArgs...)
-	if network {
-		a = append(a, "--share-net")
-	}
 	a = append(a,
 		"--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--hostname", "corral",
@@ -152,6 +171,9 @@ func (r *Runner) baseArgs(network bool, home string) []string {
 		"--perms", "0644", "--file", strconv.Itoa(fdGroup), "/etc/group",
 		"--info-fd", strconv.Itoa(fdInfo), "--block-fd", strconv.Itoa(fdBlock),
 	)
+	if r.seccomp != nil {
+		a = append(a, "--seccomp", strconv.Itoa(fdSeccomp))
+	}
 	return a
 }
 
@@ -194,7 +216,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	if !isCleanAbs(s.ScopeDir) || s.ScopeDir == "/" {
 		return nil, fmt.Errorf("execbox: scope folder %q is not an absolute, clean path", s.ScopeDir)
 	}
-	scope := resolve(s.ScopeDir)
+	scope := paths.Resolved(s.ScopeDir)
 	if fi, err := os.Stat(scope); err != nil || !fi.IsDir() {
 		return nil, errs.Wrap(err, errs.IO, "", "The home folder of this scope is missing, so the command did not run.")
 	}
@@ -203,16 +225,16 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		if !isCleanAbs(s.ShareDir) || s.ShareDir == "/" {
 			return nil, fmt.Errorf("execbox: shared folder %q is not an absolute, clean path", s.ShareDir)
 		}
-		share = resolve(s.ShareDir)
+		share = paths.Resolved(s.ShareDir)
 		if fi, err := os.Stat(share); err != nil || !fi.IsDir() {
 			return nil, errs.Wrap(err, errs.IO, "", "The shared folder is missing, so the command did not run.")
 		}
-		if within(scope, share) || within(share, scope) {
+		if paths.Overlap(scope, share) {
 			return nil, fmt.Errorf("execbox: scope folder %q and shared folder %q overlap", scope, share)
 		}
 	}
 	for _, h := range r.hidden {
-		if within(h, scope) || (share != "" && within(h, share)) {
+		if paths.Within(h, scope) || (share != "" && paths.Within(h, share)) {
 			return nil, errs.New(errs.Denied, "", "Commands cannot run here: the scope or shared folder contains Corral's own files.")
 		}
 	}
@@ -240,10 +262,19 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		return nil, err
 	}
 
+	if s.Egress != nil && r.netinit == "" {
+		return nil, errs.New(errs.Unavailable, "", "%s", r.netWhy)
+	}
 	a := []string{r.bwrap}
-	a = append(a, r.baseArgs(s.Network, home)...)
+	a = append(a, r.baseArgs(home)...)
 	for _, k := range envKeys {
 		a = append(a, "--setenv", k, s.Env[k])
+	}
+	if s.Egress != nil {
+		for i := 0; i < len(proxyEnv); i += 2 {
+			a = append(a, "--setenv", proxyEnv[i], proxyEnv[i+1])
+		}
+		a = append(a, "--ro-bind", r.netinit, netinitPath)
 	}
 	a = append(a, "--bind", scope, home)
 	if share != "" {
@@ -256,8 +287,11 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		}
 		a = append(a, op, m.src, m.dest)
 	}
-	a = append(a, "--remount-ro", "/", "--chdir", wd,
-		"--", "/bin/sh", "-c", "--", s.Command)
+	a = append(a, "--remount-ro", "/", "--chdir", wd, "--")
+	if s.Egress != nil {
+		a = append(a, netinitPath, strconv.Itoa(fdEgress), ProxyAddr, "--")
+	}
+	a = append(a, "/bin/sh", "-c", "--", s.Command)
 
 	p := &plan{
 		argv:      a,
@@ -266,6 +300,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		timeout:   s.Timeout,
 		maxOutput: s.MaxOutput,
 		onOutput:  s.OnOutput,
+		egress:    s.Egress,
 	}
 	if p.timeout <= 0 {
 		p.timeout = r.timeout
@@ -297,7 +332,7 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 			return nil, errs.New(errs.Denied, d, "The folder %q cannot be shown inside the sandbox: it is not an absolute, clean path.", d)
 		}
 		for _, res := range reserved {
-			if within(res, d) || (within(d, res) && res != "/tmp") {
+			if paths.Within(res, d) || (paths.Within(d, res) && res != "/tmp") {
 				return nil, errs.New(errs.Denied, d, "The folder %s cannot be shown inside the sandbox: it overlaps the sandbox's own %s.", d, res)
 			}
 		}
@@ -307,12 +342,12 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 			continue
 		}
 		for _, g := range guarded {
-			if within(src, g) || within(g, src) {
+			if paths.Overlap(src, g) {
 				return nil, errs.New(errs.Denied, d, "The folder %s cannot be shown inside the sandbox: it overlaps Corral's own files or a scope folder.", d)
 			}
 		}
 		for _, o := range out {
-			if within(d, o.dest) || within(o.dest, d) {
+			if paths.Overlap(d, o.dest) {
 				return nil, errs.New(errs.Denied, d, "The folders %s and %s cannot both be shown inside the sandbox: one lies inside the other. Keep only one of them in [[sandbox.roots]].", o.dest, d)
 			}
 		}
@@ -405,13 +440,13 @@ func workingDir(dir, home, scope, share, shareLink string, mounts []bind) (strin
 	case path.IsAbs(dir):
 		c := path.Clean(dir)
 		switch {
-		case within(c, home):
+		case paths.Within(c, home):
 			base = home
-		case share != "" && within(c, shareMount):
+		case share != "" && paths.Within(c, shareMount):
 			base, hostRoot = shareMount, share
 		default:
 			for _, m := range mounts {
-				if within(c, m.dest) {
+				if paths.Within(c, m.dest) {
 					base, hostRoot = m.dest, m.src
 					break
 				}

@@ -35,8 +35,25 @@
 //     namespaces disabled where the kernel allows, and --clearenv: the
 //     environment is PATH, HOME, LANG, TERM and Spec.Env, nothing from the
 //     daemon.
-//   - Without Spec.Network the only network interface is lo (a loopback
-//     of the sandbox's own); with it the host's network namespace is shared.
+//   - Every command runs in a network namespace of its own whose only
+//     interface is lo, a loopback of the sandbox's own: the host's
+//     loopback, its abstract Unix sockets (X11, D-Bus), the LAN and the
+//     internet are unreachable. The host's network namespace is never
+//     shared. With Spec.Egress, the sandbox's first program is
+//     corral-netinit (Options.NetInit), which listens on ProxyAddr inside
+//     that namespace, hands the listening socket to Run over an inherited
+//     Unix socket and then execs /bin/sh; Run accepts the command's
+//     connections from outside and passes each to Spec.Egress. HTTP_PROXY,
+//     HTTPS_PROXY and ALL_PROXY (and their lowercase forms) point there.
+//     That listener is the command's only way out.
+//   - A seccomp filter (seccomp.go) refuses with EPERM the system calls no
+//     ordinary program needs: new namespaces (unshare, setns, clone with
+//     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,
+//     perf_event_open, bpf, userfaultfd, module and kernel loading, mounts,
+//     and other ABIs' system calls. Debuggers do not work in the sandbox.
+//   - bubblewrap reads its options from a pipe (--args), so the process
+//     list that every user of the machine can read shows neither the
+//     command's environment values nor host paths.
 //   - The command runs as /bin/sh -c -- COMMAND after bubblewrap's "--", so
 //     no part of it is ever read as a bubblewrap or shell option.
 //   - No mount point is ever created inside a folder an agent can write:
@@ -70,10 +87,9 @@
 //     process (RLIMIT_DATA) and per tmpfs.
 //   - As root without a writable pids cgroup there is no process limit other
 //     than the timeout (NewRunner logs a warning).
-//   - With Spec.Network the command reaches everything the host reaches:
-//     the LAN, the internet, services on the host's loopback (Corral's own
-//     server included, which still asks for a key) and abstract-namespace
-//     Unix sockets such as X11's @/tmp/.X11-unix.
+//   - What a connection handed to Spec.Egress may reach is Spec.Egress's
+//     business (core/netgate decides, app/egress speaks the protocols).
+//     Programs that ignore the proxy variables simply get no network.
 //   - The sandbox can read some facts about the host: kernel version, CPU and
 //     memory figures, and in /proc/self/mountinfo the host paths of the
 //     folders bound into it (the scope folder's included).
@@ -91,13 +107,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
 	"corral/core/errs"
+	"corral/core/paths"
 )
 
 // Mount is a [[sandbox.roots]] entry, mounted at its own host path.
@@ -108,17 +127,22 @@ type Mount struct {
 
 // Spec is one command to run.
 type Spec struct {
-	Command    string            // run as /bin/sh -c -- Command
-	ScopeDir   string            // host folder of the scope; $HOME (/corral/<User>) inside
-	ShareDir   string            // host shared folder; /share inside ("" = none)
-	ShareLink  string            // name of the link in $HOME to /share; "" = "share"
-	WorkingDir string            // relative to $HOME ("playground" = $HOME/playground), "~/…", or absolute inside $HOME, /share or a Mount; "" = $HOME
-	Mounts     []Mount           // [[sandbox.roots]] entries
-	Network    bool              // true only when the owner approved this one run
-	Env        map[string]string // added to PATH, HOME, LANG, TERM
-	Stdin      []byte            // fed, then closed; empty = /dev/null
-	Timeout    time.Duration     // 0 = Options.Timeout
-	MaxOutput  int               // bytes kept per stream; 0 = Options.MaxOutput
+	Command    string  // run as /bin/sh -c -- Command
+	ScopeDir   string  // host folder of the scope; $HOME (/corral/<User>) inside
+	ShareDir   string  // host shared folder; /share inside ("" = none)
+	ShareLink  string  // name of the link in $HOME to /share; "" = "share"
+	WorkingDir string  // relative to $HOME ("playground" = $HOME/playground), "~/…", or absolute inside $HOME, /share or a Mount; "" = $HOME
+	Mounts     []Mount // [[sandbox.roots]] entries
+	// Egress, if set, gives the command network through Corral's egress
+	// proxy: it is called, on its own goroutine, with every connection the
+	// command opens to ProxyAddr inside its sandbox, and must return once
+	// its ctx ends (Run cancels it when the command has ended and waits for
+	// every call to return). Nil: no network at all.
+	Egress    func(ctx context.Context, c net.Conn)
+	Env       map[string]string // added to PATH, HOME, LANG, TERM
+	Stdin     []byte            // fed, then closed; empty = /dev/null
+	Timeout   time.Duration     // 0 = Options.Timeout
+	MaxOutput int               // bytes kept per stream; 0 = Options.MaxOutput
 	// OnOutput, if set, receives output as it arrives, in order per stream,
 	// before Run returns. Calls are never concurrent. A chunk never ends in
 	// the middle of a UTF-8 sequence unless the program's output does.
@@ -156,7 +180,11 @@ type Options struct {
 	Hidden []string // host paths never to show: Corral's config and data folders, the sandbox base
 	// Etc lists extra entries of /etc to show read-only (names or globs
 	// relative to /etc, such as "java-*"), on top of the curated list.
-	Etc       []string
+	Etc []string
+	// NetInit is the path of the corral-netinit program that gives a
+	// command with Spec.Egress its proxy listener; "" = commands get no
+	// network (Run refuses Spec.Egress with errs.Unavailable).
+	NetInit   string
 	Timeout   time.Duration // default timeout; 0 = 2 minutes
 	MaxOutput int           // default bytes kept per stream; 0 = 1 MiB
 	Logger    *slog.Logger  // nil = discard
@@ -174,6 +202,9 @@ type Runner struct {
 	hidden    []string
 	sysArgs   []string // system view: /usr, /bin …, /etc entries
 	nsArgs    []string // namespace flags found to work
+	netinit   string   // corral-netinit, or "" when commands get no network
+	netWhy    string   // why netinit is "", for the owner
+	seccomp   []byte   // the filter bwrap loads, or nil on an architecture without one
 	timeout   time.Duration
 	maxOutput int
 	uid, gid  int
@@ -212,7 +243,15 @@ func NewRunner(opts Options) (*Runner, error) {
 		if !isCleanAbs(h) {
 			return nil, fmt.Errorf("execbox: hidden path %q is not absolute and clean", h)
 		}
-		r.hidden = append(r.hidden, resolve(h))
+		r.hidden = append(r.hidden, paths.Resolved(h))
+	}
+	if err := r.findNetInit(opts.NetInit); err != nil {
+		r.netWhy = "Network for commands is unavailable: " + err.Error()
+		r.log.Warn("execbox: commands get no network", "err", err)
+	}
+	r.seccomp = seccompFilter()
+	if r.seccomp == nil {
+		r.log.Warn("execbox: no seccomp filter for this architecture; commands run without one", "arch", runtime.GOARCH)
 	}
 	sys, err := systemView(opts.Etc)
 	if err != nil {
@@ -285,7 +324,7 @@ func (r *Runner) probe() error {
 // smoke runs `true` in a sandbox with the full system view, through the same
 // path as Run (limits and cgroup included).
 func (r *Runner) smoke() error {
-	argv := append([]string{r.bwrap}, r.baseArgs(false, "/")...)
+	argv := append([]string{r.bwrap}, r.baseArgs("/")...)
 	argv = append(argv, "--remount-ro", "/", "--chdir", "/", "--", "/bin/sh", "-c", "--", "exit 0")
 	p := &plan{argv: argv, files: r.identity("agent"), timeout: smokeTimeout, maxOutput: 4096}
 	// NewRunner has no context of its own; the smoke test is bounded by smokeTimeout.
@@ -304,6 +343,32 @@ func (r *Runner) smoke() error {
 // install or change.
 func (r *Runner) Available() (ok bool, version string, why string) {
 	return r.ok, r.version, r.why
+}
+
+// Network reports whether commands can be given network (Spec.Egress),
+// and otherwise a sentence saying why not.
+func (r *Runner) Network() (ok bool, why string) {
+	if !r.ok {
+		return false, r.why
+	}
+	return r.netinit != "", r.netWhy
+}
+
+// findNetInit checks the corral-netinit program.
+func (r *Runner) findNetInit(p string) error {
+	if p == "" {
+		return errors.New("Corral was started without its corral-netinit program.")
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is missing or not executable; reinstall Corral.", abs)
+	}
+	r.netinit = abs
+	return nil
 }
 
 // ProcessLimit describes how the process limit is enforced, for logs and
@@ -394,20 +459,6 @@ func isCleanAbs(p string) bool {
 	return p != "" && filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
 }
 
-// resolve returns p with symbolic links resolved, or p itself when it does
-// not exist (yet).
-func resolve(p string) string {
-	if q, err := filepath.EvalSymlinks(p); err == nil {
-		return q
-	}
-	return p
-}
-
-// within reports whether a is b or lies inside b.
-func within(a, b string) bool {
-	return a == b || b == "/" || strings.HasPrefix(a, b+"/")
-}
-
 // Plain returns the bubblewrap command Run would start for s, ready to
 // run with os/exec but without Corral's bookkeeping: no resource limits,
 // no cgroup, no output capture. It exists so benchmarks can measure Run
@@ -443,12 +494,13 @@ func (r *Runner) Plain(s Spec) (*exec.Cmd, func(), error) {
 	passwd, err1 := filled(files[0])
 	group, err2 := filled(files[1])
 	block, err3 := filled([]byte{1})
-	if err := errors.Join(err1, err2, err3); err != nil {
+	filter, err4 := filled(r.seccomp)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		cleanup()
 		return nil, nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{}
-	cmd.ExtraFiles = []*os.File{passwd, group, devnull, block}
+	cmd.ExtraFiles = []*os.File{passwd, group, devnull, block, devnull, filter} // fds 3–8, as Run has them (7: no --args here)
 	return cmd, cleanup, nil
 }

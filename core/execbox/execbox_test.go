@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -19,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"corral/core/errs"
+	"corral/core/execbox/execboxtest"
 )
 
 // These tests run real bubblewrap. They fail when it is missing, except
@@ -385,60 +387,165 @@ func TestDescriptorsNotInherited(t *testing.T) {
 	}
 }
 
-func TestNetwork(t *testing.T) {
+// hostListeners starts what a command must never reach: a TCP listener on
+// the host's loopback and a listener on an abstract Unix socket (as X11
+// and D-Bus use). hits counts connections either one accepted.
+func hostListeners(t *testing.T) (tcpPort int, abstract string, hits func() int) {
+	t.Helper()
+	var n sync.Mutex
+	count := 0
+	serve := func(ln net.Listener) {
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				n.Lock()
+				count++
+				n.Unlock()
+				c.Close()
+			}
+		}()
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(ln)
+	abstract = fmt.Sprintf("corral-test-%d", rand.Int64())
+	ul, err := net.Listen("unix", "@"+abstract)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve(ul)
+	return ln.Addr().(*net.TCPAddr).Port, abstract, func() int {
+		n.Lock()
+		defer n.Unlock()
+		return count
+	}
+}
+
+// reachHost is a command that tries the host's loopback port and abstract
+// socket and prints what got through.
+func reachHost(port int, abstract string) string {
+	return fmt.Sprintf(`bash -c 'echo hi > /dev/tcp/127.0.0.1/%d && echo tcp-reached'; `+
+		`perl -MSocket -e 'socket(S, PF_UNIX, SOCK_STREAM, 0) or die; connect(S, pack_sockaddr_un("\0%s")) and print "unix-reached\n"'; true`, port, abstract)
+}
+
+func TestNetworkIsolated(t *testing.T) {
 	b := newBox(t)
 	r := newRunner(t, b.opts())
+	port, abstract, hits := hostListeners(t)
 
 	res := run(t, r, b.spec("tail -n +3 /proc/net/dev | cut -d: -f1"))
 	if got := strings.Fields(res.Stdout); !slices.Equal(got, []string{"lo"}) {
 		t.Errorf("interfaces without network: %q", got)
 	}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	res = run(t, r, b.spec(reachHost(port, abstract)))
+	if strings.Contains(res.Stdout, "reached") || hits() != 0 {
+		t.Errorf("a command without network reached the host: %q, %d connections", res.Stdout, hits())
 	}
-	defer ln.Close()
-	got := make(chan string, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			data, _ := io.ReadAll(c)
-			c.Close()
-			got <- string(data)
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	connect := fmt.Sprintf("bash -c 'echo hi > /dev/tcp/127.0.0.1/%d'", port)
+}
 
-	res = run(t, r, b.spec(connect))
-	if res.ExitCode == 0 {
-		t.Errorf("connect to the host's loopback succeeded without network: %+v", res)
+func TestEgress(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.NetInit = execboxtest.NetInit(t)
+	r := newRunner(t, opts)
+	if ok, why := r.Network(); !ok {
+		t.Fatalf("no network: %s", why)
+	}
+	port, abstract, hits := hostListeners(t)
+
+	var mu sync.Mutex
+	var got []string
+	s := b.spec(reachHost(port, abstract) + `; env | grep -i _proxy= | sort; ` +
+		`bash -c "exec 3<>/dev/tcp/127.0.0.1/3128 && echo through-proxy >&3 && head -c 3 <&3"; echo`)
+	s.Egress = func(ctx context.Context, c net.Conn) {
+		line, _ := bufioLine(c)
+		mu.Lock()
+		got = append(got, line)
+		mu.Unlock()
+		c.Write([]byte("ok\n"))
+	}
+	res := run(t, r, s)
+	if strings.Contains(res.Stdout, "reached") || hits() != 0 {
+		t.Errorf("a command with network reached the host: %q, %d connections", res.Stdout, hits())
+	}
+	for _, want := range []string{"HTTP_PROXY=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128", "ALL_PROXY=socks5h://127.0.0.1:3128"} {
+		if !strings.Contains(res.Stdout, want+"\n") {
+			t.Errorf("missing %s in %q", want, res.Stdout)
+		}
+	}
+	if !strings.HasSuffix(res.Stdout, "ok\n\n") {
+		t.Errorf("the proxy's answer did not arrive: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, []string{"through-proxy"}) {
+		t.Errorf("egress saw %q", got)
+	}
+	if strings.Contains(res.Stderr, "corral:") {
+		t.Errorf("stderr: %q", res.Stderr)
+	}
+}
+
+// TestEgressEndsWithCommand: a connection still open when the command ends
+// (here, a background client the command leaves behind) has its handler's
+// context cancelled, and Run returns only after the handler did.
+func TestEgressEndsWithCommand(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.NetInit = execboxtest.NetInit(t)
+	r := newRunner(t, opts)
+	returned := make(chan struct{})
+	s := b.spec(`exec bash -c "exec 3<>/dev/tcp/127.0.0.1/3128; echo open >&3; head -c 2 <&3"`)
+	s.Egress = func(ctx context.Context, c net.Conn) {
+		defer close(returned)
+		bufioLine(c)
+		c.Write([]byte("go"))
+		<-ctx.Done() // the command ends; the handler must be told
+	}
+	res := run(t, r, s)
+	if res.Stdout != "go" {
+		t.Errorf("stdout %q", res.Stdout)
 	}
 	select {
-	case s := <-got:
-		t.Errorf("listener received %q without network", s)
-	case <-time.After(200 * time.Millisecond):
+	case <-returned:
+	default:
+		t.Error("Run returned before the egress handler did")
 	}
+}
 
-	s := b.spec(connect)
-	s.Network = true
-	res = run(t, r, s)
-	if res.ExitCode != 0 {
-		t.Fatalf("connect with network failed: %+v", res)
+func TestEgressWithoutNetInit(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	if ok, why := r.Network(); ok || !strings.Contains(why, "corral-netinit") {
+		t.Errorf("Network() = %v, %q", ok, why)
 	}
-	select {
-	case s := <-got:
-		if s != "hi\n" {
-			t.Errorf("listener received %q", s)
+	s := b.spec("true")
+	s.Egress = func(context.Context, net.Conn) {}
+	_, err := r.Run(t.Context(), s)
+	wantKind(t, err, errs.Unavailable)
+}
+
+// bufioLine reads one line (without its newline) from c, byte by byte so
+// that nothing after it is consumed.
+func bufioLine(c net.Conn) (string, error) {
+	var b []byte
+	one := make([]byte, 1)
+	for len(b) < 4096 {
+		if _, err := c.Read(one); err != nil {
+			return string(b), err
 		}
-	case <-time.After(10 * time.Second):
-		t.Error("listener received nothing with network")
+		if one[0] == '\n' {
+			return string(b), nil
+		}
+		b = append(b, one[0])
 	}
+	return string(b), nil
 }
 
 func TestSystemReadOnly(t *testing.T) {
@@ -797,12 +904,7 @@ func TestArgv(t *testing.T) {
 		}
 	}
 	if slices.Contains(argv, "--share-net") {
-		t.Error("--share-net without Network")
-	}
-	s.Network = true
-	argv, _ = r.Argv(s)
-	if !slices.Contains(argv, "--share-net") {
-		t.Error("no --share-net with Network")
+		t.Error("--share-net: the host's network is never shared")
 	}
 	if _, err := os.Stat(filepath.Join(b.scope, "playground")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("Argv touched the scope folder")
@@ -883,5 +985,81 @@ func TestCgroupDir(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s %s %s: %q %v, want %q %v", c.fstype, c.opt, c.path, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// TestNoSecretsInPs: every user of the machine can read the command lines
+// of running processes. Environment values and host paths given to a
+// command never appear there (bwrap reads its options from a pipe).
+func TestNoSecretsInPs(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	secret := fmt.Sprintf("corral-secret-%d", rand.Int64())
+	arg, _ := sleeper(t)
+	s := b.spec("sleep " + arg)
+	s.Env = map[string]string{"API_TOKEN": secret}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan Result, 1)
+	go func() { res, _ := r.Run(ctx, s); done <- res }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		lines := cmdlines(t)
+		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "sleep "+arg) && strings.HasPrefix(l, "/bin/sh") }) {
+			for _, l := range lines {
+				if strings.Contains(l, secret) || strings.Contains(l, b.scope) {
+					t.Errorf("a command line shows a secret or host path: %q", l)
+				}
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command never showed up")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// cmdlines reads every process's command line, arguments joined by spaces.
+func cmdlines(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && len(b) > 0 {
+			out = append(out, strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// TestSeccomp: inside the sandbox the system calls seccomp.go lists fail
+// with EPERM, new user namespaces cannot be made even where bubblewrap
+// could not disable them, and ordinary programs (threads, forks, pipes,
+// sockets on the sandbox's own loopback) still work.
+func TestSeccomp(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	probe := func(name string, nr uintptr) string {
+		return fmt.Sprintf(`perl -e '$r = syscall(%d, 0, 0, 0, 0, 0); printf "%s %%d %%d\n", $r, $!+0';`, nr, name)
+	}
+	cmd := probe("io_uring_setup", unix.SYS_IO_URING_SETUP) + probe("keyctl", unix.SYS_KEYCTL) +
+		probe("perf_event_open", unix.SYS_PERF_EVENT_OPEN) + probe("ptrace", unix.SYS_PTRACE) +
+		probe("bpf", unix.SYS_BPF) + probe("unshare", unix.SYS_UNSHARE) +
+		fmt.Sprintf(`perl -e '$r = syscall(%d, %d, 0, 0, 0, 0); printf "clone-newuser %%d %%d\n", $r, $!+0';`, unix.SYS_CLONE, unix.CLONE_NEWUSER) +
+		`unshare -U true 2>/dev/null && echo UNSHARED; ` +
+		`sh -c 'echo forked' | cat; python3 -c 'import threading; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()'`
+	res := run(t, r, b.spec(cmd))
+	eperm := fmt.Sprint(int(unix.EPERM))
+	for _, name := range []string{"io_uring_setup", "keyctl", "perf_event_open", "ptrace", "bpf", "unshare", "clone-newuser"} {
+		if !strings.Contains(res.Stdout, name+" -1 "+eperm+"\n") {
+			t.Errorf("%s was not refused with EPERM: %q", name, res.Stdout)
+		}
+	}
+	if strings.Contains(res.Stdout, "UNSHARED") || !strings.Contains(res.Stdout, "forked\n") || !strings.Contains(res.Stdout, "thread\n") {
+		t.Errorf("%+v", res)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"corral/core/paths"
 )
 
 // procLimit is how the number of processes in a sandbox is bounded.
@@ -251,7 +253,7 @@ func cgroupDir(mountinfo, fstype, opt, p string) (string, bool) {
 		root, mp := f[3], f[4]
 		rel := p
 		if root != "/" {
-			if !within(p, root) {
+			if !paths.Within(p, root) {
 				continue
 			}
 			rel = strings.TrimPrefix(p, root)

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -106,14 +109,14 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		}()
 	}
 
-	// Six pipes: passwd, group, --info-fd, --block-fd, stdout, stderr.
+	// Seven pipes: passwd, group, --info-fd, --block-fd, stdout, stderr, seccomp.
 	var held []*os.File // every end we hold; closed on return
 	defer func() {
 		for _, f := range held {
 			_ = f.Close()
 		}
 	}()
-	var pipes [6][2]*os.File
+	var pipes [7][2]*os.File
 	for i := range pipes {
 		rd, wr, perr := os.Pipe()
 		if perr != nil {
@@ -127,14 +130,48 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	blockR, blockW := pipes[3][0], pipes[3][1]
 	outR, outW := pipes[4][0], pipes[4][1]
 	errR, errW := pipes[5][0], pipes[5][1]
-	for i, data := range p.files {
-		if err := writeAndClose(pipes[i][1], data); err != nil {
+	filterR := pipes[6][0]
+	for _, fill := range []struct {
+		w    *os.File
+		data []byte
+	}{{pipes[0][1], p.files[0]}, {pipes[1][1], p.files[1]}, {pipes[6][1], r.seccomp}} {
+		if err := writeAndClose(fill.w, fill.data); err != nil {
 			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 		}
 	}
 
+	var egressOurs, egressTheirs *os.File
+	if p.egress != nil {
+		pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+		}
+		egressOurs, egressTheirs = os.NewFile(uintptr(pair[0]), "egress"), os.NewFile(uintptr(pair[1]), "egress-sandbox")
+		held = append(held, egressOurs, egressTheirs)
+	}
+
+	// bwrap's options travel on a pipe (--args), so the command line that
+	// ps shows to every user of the machine is "bwrap --args 7 -- /bin/sh
+	// -c -- COMMAND": no environment values, no host paths. (The command
+	// itself shows anyway, as the sandboxed shell's own arguments.)
+	dash := slices.Index(p.argv, "--")
+	argsR, argsW, err := os.Pipe()
+	if err != nil {
+		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+	}
+	held = append(held, argsR, argsW)
+	go func() {
+		var b bytes.Buffer
+		for _, a := range p.argv[1:dash] {
+			b.WriteString(a)
+			b.WriteByte(0)
+		}
+		_, _ = argsW.Write(b.Bytes()) // bwrap reads it all before anything else; fails only if bwrap died
+		_ = argsW.Close()
+	}()
+
 	sealFDs()
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
+	cmd := exec.Command(p.argv[0], append([]string{"--args", strconv.Itoa(fdArgs)}, p.argv[dash:]...)...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	if len(p.stdin) > 0 {
@@ -142,7 +179,10 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.ExtraFiles = []*os.File{passwdR, groupR, infoW, blockR} // fds 3, 4, 5, 6
+	cmd.ExtraFiles = []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR} // fds 3–8
+	if egressTheirs != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, egressTheirs) // fd 9
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = drainWait
 	if err := cmd.Start(); err != nil {
@@ -152,8 +192,14 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
 	started := time.Now()
-	for _, f := range []*os.File{passwdR, groupR, infoW, blockR, outW, errW} {
-		_ = f.Close()
+	for _, f := range []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR, outW, errW, egressTheirs} {
+		if f != nil {
+			_ = f.Close()
+		}
+	}
+	if egressOurs != nil {
+		stop := serveEgress(runCtx, egressOurs, p.egress, r.log)
+		defer stop()
 	}
 
 	box := &sandbox{pgid: cmd.Process.Pid, pidfd: -1}
@@ -276,6 +322,92 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	return res, nil
+}
+
+// serveEgress receives the listening socket corral-netinit makes inside the
+// sandbox and hands every connection accepted on it to egress. The
+// returned stop closes the listener, cancels the handlers' context and
+// waits for them.
+func serveEgress(ctx context.Context, ours *os.File, egress func(context.Context, net.Conn), log *slog.Logger) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var (
+		mu       sync.Mutex
+		ln       net.Listener
+		stopped  bool
+		handlers sync.WaitGroup
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// Blocks until corral-netinit sends the listener, or every copy of
+		// the sandbox's end is closed (bwrap failed or the command ended).
+		l, err := receiveListener(ours)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				log.Warn("execbox: no proxy listener from the sandbox", "err", err)
+			}
+			return
+		}
+		mu.Lock()
+		if stopped {
+			mu.Unlock()
+			_ = l.Close()
+			return
+		}
+		ln = l
+		mu.Unlock()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			handlers.Go(func() {
+				defer c.Close()
+				egress(ctx, c)
+			})
+		}
+	}()
+	return func() {
+		mu.Lock()
+		stopped = true
+		if ln != nil {
+			_ = ln.Close()
+		}
+		mu.Unlock()
+		cancel()
+		// The command has ended: every copy of the sandbox's end is closed,
+		// so a receive still waiting returns.
+		<-done
+		handlers.Wait()
+	}
+}
+
+// receiveListener reads the one message corral-netinit sends: a byte and
+// the listening socket as SCM_RIGHTS.
+func receiveListener(f *os.File) (net.Listener, error) {
+	buf := make([]byte, 1)
+	oob := make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 && oobn == 0 {
+		return nil, io.EOF
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("bad control message (%d, %v)", len(msgs), err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		for _, fd := range fds {
+			_ = unix.Close(fd)
+		}
+		return nil, fmt.Errorf("bad descriptors (%d, %v)", len(fds), err)
+	}
+	lf := os.NewFile(uintptr(fds[0]), "proxy-listener")
+	defer lf.Close() // FileListener dups it
+	return net.FileListener(lf)
 }
 
 // sealFDs marks every descriptor above stderr close-on-exec. os/exec passes

@@ -260,7 +260,7 @@ func (l *Layout) Resolve(scope, p string) (Target, error) {
 	if !SafeSegment(scope) {
 		return Target{}, errs.New(errs.InvalidParams, "", "The scope name is not a simple name.")
 	}
-	if asciiEqualFold(scope, l.SharedDir) {
+	if ASCIIEqualFold(scope, l.SharedDir) {
 		return Target{}, errs.New(errs.InvalidParams, "", "The scope name is the shared folder's name.")
 	}
 	if err := Check(p); err != nil {
@@ -288,7 +288,7 @@ func (l *Layout) Resolve(scope, p string) (Target, error) {
 	if first == "~" {
 		return Target{}, invalid("A folder named ~ would be read as your home folder; rename it or write ~/… for home.")
 	}
-	if asciiEqualFold(first, l.SharedDir) {
+	if ASCIIEqualFold(first, l.SharedDir) {
 		rel := rest
 		if rel == "" {
 			rel = "."
@@ -318,7 +318,7 @@ func (l *Layout) Resolve(scope, p string) (Target, error) {
 func (l *Layout) host(h string) Target {
 	best := -1
 	for i, r := range l.Roots {
-		if contains(r.Path, h) && (best < 0 || len(r.Path) > len(l.Roots[best].Path)) {
+		if Within(h, r.Path) && (best < 0 || len(r.Path) > len(l.Roots[best].Path)) {
 			best = i
 		}
 	}
@@ -335,35 +335,4 @@ func (l *Layout) host(h string) Target {
 	}
 	dir := path.Dir(h)
 	return Target{Area: Outside, Dir: dir, Rel: path.Base(h), Visible: h, Prefix: dir, Host: h}
-}
-
-// contains reports whether the clean absolute path root contains p,
-// component-wise.
-func contains(root, p string) bool {
-	if root == "/" {
-		return true
-	}
-	return p == root || strings.HasPrefix(p, root) && p[len(root)] == '/'
-}
-
-// asciiEqualFold compares a and b ignoring the case of ASCII letters only,
-// unlike strings.EqualFold, which also folds 'ſ' to 's' and the Kelvin sign
-// to 'k'.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		ca, cb := a[i], b[i]
-		if 'A' <= ca && ca <= 'Z' {
-			ca += 'a' - 'A'
-		}
-		if 'A' <= cb && cb <= 'Z' {
-			cb += 'a' - 'A'
-		}
-		if ca != cb {
-			return false
-		}
-	}
-	return true
 }

@@ -33,6 +33,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/paths"
 )
 
 // RuleStore persists "always" rules. Session rules never reach it.
@@ -55,6 +56,11 @@ type Approval struct {
 	ExpiresAt   time.Time `json:"expires_at"`
 	Description string    `json:"description"`
 	Folder      string    `json:"folder,omitempty"` // what an answer widened to "folder" covers; empty if it cannot be widened
+	// Domain is set on a network question about one domain (Target is the
+	// domain too): a command wants to connect there. Command is that
+	// command, as the owner reads it.
+	Domain  string `json:"domain,omitempty"`
+	Command string `json:"command,omitempty"`
 }
 
 // Decisions lists the answers the approval accepts.
@@ -81,7 +87,14 @@ type Request struct {
 	Reason      string // the agent's own words, if any
 	OneTimeOnly bool
 	Folder      bool // Target is a folder: an answer widened to "folder" covers it, not its parent
+	// Command, on a network request that is not one-time-only, is the
+	// command wanting to reach the domain in Target (shown to the owner).
+	Command string
 }
+
+// domainQuestion reports whether r asks about one domain for a command:
+// rules apply to it and identical questions are shared.
+func (r Request) domainQuestion() bool { return r.Access == Network && !r.OneTimeOnly }
 
 // Outcome is the decision on a request.
 type Outcome struct {
@@ -97,6 +110,11 @@ type Config struct {
 	Audit   audit.Sink
 	Timeout time.Duration // approval_timeout
 	Strict  bool          // no surface subscribed: deny at once
+	// Guarded are folders no answer may be widened to cover: an answer
+	// "for the whole folder" is not offered, and refused, when the folder
+	// is one of them or holds one (the owner's home, Corral's own files,
+	// the sandbox base). "/" holds everything, so it is never offered.
+	Guarded []string
 	Logger  *slog.Logger
 }
 
@@ -262,6 +280,19 @@ func widened(r Request) string {
 	return path.Dir(r.Target)
 }
 
+// widenable returns folder when an answer may cover it, else "".
+func (p *Policy) widenable(folder string) string {
+	if folder == "" || folder == "/" {
+		return ""
+	}
+	for _, g := range p.cfg.Guarded {
+		if paths.Within(g, folder) {
+			return ""
+		}
+	}
+	return folder
+}
+
 var errWithdrawn = errs.New(errs.Denied, "", "The request was withdrawn before the owner answered.")
 
 // Check decides a request: a matching rule answers; otherwise the owner
@@ -275,7 +306,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	}
 	now := time.Now()
 	p.mu.Lock()
-	if !r.OneTimeOnly && r.Access != Network {
+	if !r.OneTimeOnly {
 		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
 			p.mu.Unlock()
 			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
@@ -293,7 +324,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		p.mu.Unlock()
 		return Outcome{By: audit.ByTimeout}, errWithdrawn // asking would only flash a question
 	}
-	once := r.OneTimeOnly || r.Access == Network
+	once := r.OneTimeOnly
 	k := key{client: r.Client, scope: r.Scope, access: r.Access, target: r.Target}
 	if once {
 		// A one-time answer lets exactly one request through: identical
@@ -309,8 +340,12 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
 			Reason: visible(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
-			Description: Describe(r.Client, r.Access, r.Target), Folder: widened(r),
+			Description: Describe(r.Client, r.Access, r.Target), Folder: p.widenable(widened(r)),
 		}}
+		if r.domainQuestion() {
+			pd.a.Domain, pd.a.Command = r.Target, visible(r.Command, 500)
+			pd.a.Description = fmt.Sprintf("%s wants to connect to %s for: %s", r.Client, r.Target, pd.a.Command)
+		}
 		p.pending[k], p.byID[pd.a.ID] = pd, pd
 	}
 	pd.waiters++
@@ -418,6 +453,9 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	if ans.Widen == "folder" && (a.Access == Execute || a.Access == Network) {
 		return errs.New(errs.InvalidParams, "", "Only file requests can be widened to their folder.")
 	}
+	if ans.Widen == "folder" && a.Folder == "" {
+		return errs.New(errs.InvalidParams, "", "This answer cannot cover the whole folder: it would reach your home folder, Corral's own files or the whole disk. Answer for %s alone.", a.Target)
+	}
 	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision}
 	var rule *Rule
 	if ans.Decision == AllowSession || ans.Decision == AllowAlways || ans.Decision == DenyAlways {
@@ -483,6 +521,14 @@ func (p *Policy) record(ctx context.Context, op, scope, target, detail, by strin
 		return errs.Wrap(err, errs.IO, "", "Corral could not write its audit log.")
 	}
 	return nil
+}
+
+// RuleFor returns the rule that decides an access to target without
+// asking: deny beats allow, the most specific allow wins.
+func (p *Policy) RuleFor(client, scope string, a Access, target string) (Rule, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return decide(p.rules, client, scope, a, target, time.Now())
 }
 
 // Rules lists the rules in force (expired ones left out), oldest first.

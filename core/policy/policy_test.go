@@ -497,3 +497,91 @@ func TestReasonIsMadeVisible(t *testing.T) {
 		t.Errorf("not cut: %d runes", len([]rune(got)))
 	}
 }
+
+// TestDomainQuestions: a command's question about one domain is shared by
+// identical pending questions (two commands, or two connections, of the
+// same client), offers every answer, and its "always" answer is a rule for
+// the domain that later questions, a wildcard rule included, answer.
+func TestDomainQuestions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		q := Request{Client: "alice-agent", Scope: "alice", Access: Network, Target: "pypi.org", Command: "pip install requests"}
+		first, second := check(p, context.Background(), q), check(p, context.Background(), q)
+		synctest.Wait()
+		if n := len(p.Pending()); n != 1 {
+			t.Fatalf("%d questions pending; identical domain questions share one", n)
+		}
+		a := <-s.asked
+		if a.Domain != "pypi.org" || a.Command != "pip install requests" || a.OneTimeOnly || len(a.Decisions()) != 5 ||
+			a.Description != "alice-agent wants to connect to pypi.org for: pip install requests" || a.Folder != "" {
+			t.Fatalf("approval %+v", a)
+		}
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways, Widen: "folder"}); errs.KindOf(err) != errs.InvalidParams {
+			t.Errorf("widened network answer: %v", err)
+		}
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways, ExpiresIn: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+		if !(<-first).Allowed || !(<-second).Allowed {
+			t.Fatal("allow_always did not allow both")
+		}
+		out, err := p.Check(context.Background(), q)
+		if err != nil || !out.Allowed || out.By != audit.ByRule {
+			t.Errorf("after allow_always: %+v %v", out, err)
+		}
+		if r, ok := p.RuleFor("alice-agent", "alice", Network, "pypi.org"); !ok || r.Expires == nil {
+			t.Errorf("rule %+v %v", r, ok)
+		}
+		time.Sleep(2 * time.Hour) // synctest: the rule expires
+		if _, ok := p.RuleFor("alice-agent", "alice", Network, "pypi.org"); ok {
+			t.Error("an expired rule still answers")
+		}
+		// Rules for "*.example.com" answer names below it, not the domain.
+		p.addRule(context.Background(), Rule{ID: "ru_w", Client: "alice-agent", User: "alice", Access: Network, Target: "*.example.com", Match: Exact, Decision: EffectDeny, Lifetime: Session})
+		for host, want := range map[string]bool{"a.example.com": true, "a.b.example.com": true, "example.com": false, "badexample.com": false} {
+			if _, ok := p.RuleFor("alice-agent", "alice", Network, host); ok != want {
+				t.Errorf("wildcard rule on %s: %v", host, ok)
+			}
+		}
+	})
+}
+
+// TestWideningIsLimited: "apply to this folder" is not offered, and is
+// refused, where the folder would be "/", the owner's home or a folder
+// holding Corral's own files; below the home it works as before.
+func TestWideningIsLimited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		rs := &memRules{rules: map[string]Rule{}}
+		p, err := New(context.Background(), Config{Rules: rs, Audit: &memAudit{}, Timeout: time.Minute, Strict: true,
+			Guarded: []string{"/home/alice", "/home/alice/.local/share/corral"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSurface()
+		defer p.Subscribe(s)()
+		for target, folder := range map[string]string{
+			"/etc/passwd":                  "/etc",
+			"/x":                           "",
+			"/home/alice/.bashrc":          "",
+			"/home/alice/.local/share":     "",
+			"/home/alice/Documents/a.txt":  "/home/alice/Documents",
+			"/home/alice/.local/share/c/x": "/home/alice/.local/share/c",
+		} {
+			ch := check(p, context.Background(), Request{Client: "a", Scope: "alice", Access: Read, Target: target})
+			a := <-s.asked
+			if a.Folder != folder {
+				t.Errorf("%s: folder offered %q, want %q", target, a.Folder, folder)
+			}
+			err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways, Widen: "folder"})
+			if (err == nil) != (folder != "") {
+				t.Errorf("%s: widened answer: %v", target, err)
+			}
+			if err != nil {
+				p.Respond(context.Background(), Answer{ID: a.ID, Decision: DenyOnce})
+			}
+			<-ch
+		}
+	})
+}

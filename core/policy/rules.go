@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/paths"
 )
 
 // Access is what a request wants to do with its target.
@@ -135,17 +136,17 @@ func (r *Rule) covers(client, scope string, a Access, target string, now time.Ti
 		return false
 	}
 	if r.Match == Exact {
-		return r.Target == target
+		return r.Target == target || (a == Network && wildcardCovers(r.Target, target))
 	}
-	return under(target, r.Target)
+	return paths.Within(target, r.Target)
 }
 
-// under reports whether p is dir or below it, component-wise.
-func under(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || strings.HasPrefix(p, dir+"/")
+// wildcardCovers reports whether a network rule target such as
+// "*.example.com" covers domain: any name below example.com, not
+// example.com itself.
+func wildcardCovers(pattern, domain string) bool {
+	suffix, ok := strings.CutPrefix(pattern, "*")
+	return ok && strings.HasPrefix(suffix, ".") && len(domain) > len(suffix) && strings.HasSuffix(domain, suffix)
 }
 
 // specificity orders matching allow rules: exact beats prefix, a longer

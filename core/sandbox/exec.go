@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
 )
@@ -24,6 +26,10 @@ type ExecConfig struct {
 	Ask       bool            // [exec] ask: every command needs a one-time approval
 	Timeout   time.Duration   // default and maximum
 	MaxOutput int             // bytes per stream
+	// Gate decides a command's connections and Proxy serves each one it
+	// opens (app/egress.Serve); both nil: commands get no network.
+	Gate  *netgate.Gate
+	Proxy func(ctx context.Context, c net.Conn, d netgate.Dialer)
 }
 
 // SetExec installs the command runner.
@@ -48,17 +54,37 @@ func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
 	return ok, version, why
 }
 
+// NetworkInfo says whether commands can be given network, and otherwise
+// why not (session.info).
+func (s *Sandbox) NetworkInfo() (bool, string) {
+	s.mu.Lock()
+	ec := s.exec
+	s.mu.Unlock()
+	switch {
+	case ec.Runner == nil:
+		return false, "Commands are unavailable."
+	case ec.Gate == nil || ec.Proxy == nil:
+		return false, "Commands get no network: Corral's egress proxy is not set up."
+	}
+	return ec.Runner.Network()
+}
+
 // RunArgs are command.run's parameters.
 type RunArgs struct {
-	Context    *Context          `json:"context"`
-	Command    string            `json:"command" rpc:"required"`
-	WorkingDir string            `json:"working_dir"`
-	Network    bool              `json:"network"`
-	TimeoutMs  int64             `json:"timeout_ms"`
-	Env        map[string]string `json:"env"`
-	Stdin      string            `json:"stdin"`
-	Stream     bool              `json:"stream"`
-	Reason     string            `json:"reason"`
+	Context    *Context `json:"context"`
+	Command    string   `json:"command" rpc:"required"`
+	WorkingDir string   `json:"working_dir"`
+	Network    bool     `json:"network"`
+	// AllowedDomains and PackageManagers give the command network to
+	// those domains only, each asked of the owner (or answered by a rule)
+	// when the command first connects there.
+	AllowedDomains  []string          `json:"allowed_domains"`
+	PackageManagers []string          `json:"package_managers"`
+	TimeoutMs       int64             `json:"timeout_ms"`
+	Env             map[string]string `json:"env"`
+	Stdin           string            `json:"stdin"`
+	Stream          bool              `json:"stream"`
+	Reason          string            `json:"reason"`
 }
 
 // RunResult is command.run's answer.
@@ -71,6 +97,9 @@ type RunResult struct {
 	TimedOut   bool    `json:"timedOut"`
 	Cancelled  bool    `json:"cancelled,omitempty"`
 	DurationMs int64   `json:"durationMs"`
+	// Network says what the command did on the network, and which
+	// connections Corral refused and why; absent without network.
+	Network *netgate.Summary `json:"network,omitempty"`
 }
 
 // Running describes a command in progress (command.list).
@@ -195,11 +224,28 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 			return RunResult{}, err
 		}
 	}
-	if a.Network {
+	var domains []string
+	wantsNet := a.Network || len(a.AllowedDomains) > 0 || len(a.PackageManagers) > 0
+	if wantsNet {
+		var err error
+		if domains, err = netgate.CheckDomains(a.AllowedDomains, a.PackageManagers); err != nil {
+			return RunResult{}, err
+		}
+		if ec.Gate == nil || ec.Proxy == nil {
+			return RunResult{}, errs.New(errs.Unavailable, "", "Commands cannot have network here: Corral's egress proxy is not set up.")
+		}
+		if ok, why := ec.Runner.Network(); !ok {
+			return RunResult{}, errs.New(errs.Unavailable, "", "%s", why)
+		}
+	}
+	anyDomain := a.Network && len(domains) == 0
+	if anyDomain {
 		if err := o.askOnce(policy.Network, whole); err != nil {
 			return RunResult{}, err
 		}
 		o.ev.Detail = appendDetail(o.ev.Detail, "network allowed for this run")
+	} else if wantsNet {
+		o.ev.Detail = appendDetail(o.ev.Detail, "network to "+clip(strings.Join(domains, ", "), 500))
 	}
 	scopeDir, err := s.ScopeDir(o.scope)
 	if err != nil {
@@ -211,7 +257,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	}
 	spec := execbox.Spec{
 		Command: a.Command, ScopeDir: scopeDir, ShareDir: share.Dir, ShareLink: s.layout.SharedDir,
-		WorkingDir: a.WorkingDir, Network: a.Network, Env: a.Env, Stdin: []byte(a.Stdin),
+		WorkingDir: a.WorkingDir, Env: a.Env, Stdin: []byte(a.Stdin),
 		Timeout: timeout, MaxOutput: ec.MaxOutput, User: o.scope,
 	}
 	if a.Stream {
@@ -219,6 +265,14 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	}
 	for _, r := range s.layout.Roots {
 		spec.Mounts = append(spec.Mounts, execbox.Mount{Host: r.Path, ReadWrite: r.Access == paths.ReadWrite})
+	}
+	var gate *netgate.Run
+	if wantsNet {
+		gate = ec.Gate.Open(netgate.Command{
+			Client: o.ev.Client, Scope: o.scope, RequestID: requestID, Command: clip(a.Command, 2000), Reason: o.reason,
+			AnyDomain: anyDomain, Domains: domains,
+		})
+		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
 	}
 	rctx, cancel := context.WithCancel(o.ctx)
 	defer cancel()
@@ -234,6 +288,16 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if r.Signal != "" {
 		sig := r.Signal
 		res.Signal = &sig
+	}
+	if gate != nil {
+		sum := gate.Summary()
+		res.Network = &sum
+		for _, f := range sum.Refused {
+			res.Stderr += "corral: " + f.Reason + "\n"
+		}
+		if len(sum.Refused) > 0 || sum.Connections > 0 {
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("network: %d connections, %d refused", sum.Connections, len(sum.Refused)))
+		}
 	}
 	o.ev.Bytes = int64(len(r.Stdout) + len(r.Stderr))
 	switch {

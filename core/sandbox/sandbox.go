@@ -185,13 +185,13 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		// spelling (/dev/fd/N, /proc/self/root/…, a link to the sandbox
 		// base) reaches Corral's own files or another scope, and so that
 		// the owner is asked about the folder that would really be opened.
-		real := realFolder(t.Dir)
+		real := paths.Resolved(t.Dir)
 		var host string
 		if t.Area == paths.Outside {
 			// The file itself by its real name too, and the operation then
 			// runs on exactly that: a symlink named in the question cannot
 			// lead somewhere else once allowed.
-			host = realFolder(filepath.Join(real, t.Rel))
+			host = paths.Resolved(filepath.Join(real, t.Rel))
 			real, t.Rel = filepath.Dir(host), filepath.Base(host)
 		} else {
 			host = filepath.Join(real, filepath.FromSlash(t.Rel))
@@ -383,31 +383,17 @@ func (s *Sandbox) ScopeDir(scope string) (string, error) {
 	return t.Dir, nil
 }
 
-// realFolder returns dir with every symlink resolved, or dir itself when
-// it does not exist (opening it will then fail).
-func realFolder(dir string) string {
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		return real
-	}
-	return dir
-}
-
 // systemFolder reports whether p is in a kernel-provided tree whose
 // entries are doors to other places (/proc/self/root, /dev/fd/N).
 func systemFolder(p string) bool {
-	for _, d := range []string{"/proc", "/dev", "/sys"} {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
+	return paths.Within(p, "/proc") || paths.Within(p, "/dev") || paths.Within(p, "/sys")
 }
 
 // ownSpelling returns the agent-visible path of host, a real host path,
 // when it lies in scope's own folder or the shared folder ("notes/a.txt",
 // "share/x"), else "".
 func (s *Sandbox) ownSpelling(scope, host string) string {
-	base := realFolder(filepath.Clean(s.layout.Base))
+	base := paths.Resolved(filepath.Clean(s.layout.Base))
 	for _, f := range []struct{ dir, prefix string }{
 		{filepath.Join(base, s.layout.SharedDir), s.layout.SharedDir},
 		{filepath.Join(base, scope), ""},
@@ -431,7 +417,7 @@ func (s *Sandbox) ownSpelling(scope, host string) string {
 // folder (the sandbox base, Corral's own folders).
 func (s *Sandbox) isPrivate(host string) bool {
 	for _, p := range s.private {
-		if host == p || strings.HasPrefix(host, p+"/") || strings.HasPrefix(p, host+"/") || host == "/" {
+		if paths.Overlap(host, p) {
 			return true
 		}
 	}

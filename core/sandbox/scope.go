@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"corral/core/errs"
+	"corral/core/paths"
 )
 
 // Caller is who sends a request: a configured client or the owner.
@@ -35,27 +36,6 @@ func (c *Context) empty() bool {
 	return c == nil || (c.SessionID == "" && c.UserID == "" && c.AppID == "" && c.ChannelName == "" && c.ConversationType == "")
 }
 
-// asciiEqualFold compares ASCII case-insensitively; unlike
-// strings.EqualFold it does not fold 'ſ' to 's' or the Kelvin sign to 'k'.
-func asciiEqualFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
-}
-
 // ScopeFor selects the scope of a request (PROTOCOL.md section 4) and
 // checks that the caller may act in it.
 func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
@@ -68,7 +48,7 @@ func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 		case ctx.UserID != "" && s.users[ctx.UserID]:
 			scope = ctx.UserID
 		case slices.ContainsFunc([]string{ctx.SessionID, ctx.UserID, ctx.AppID, ctx.ChannelName, ctx.ConversationType},
-			func(v string) bool { return asciiEqualFold(v, ScopeCompanion) }):
+			func(v string) bool { return paths.ASCIIEqualFold(v, ScopeCompanion) }):
 			scope = ScopeCompanion
 		default:
 			scope = ScopeDefault

@@ -18,11 +18,6 @@ const saidAs = {
 
 const fileAccess = new Set(['read', 'write', 'delete']);
 
-function folderOf(target) {
-  const i = target.lastIndexOf('/');
-  return i <= 0 ? '/' : target.slice(0, i);
-}
-
 export class Approvals {
   constructor(app) {
     this.app = app;
@@ -104,7 +99,9 @@ export class Approvals {
   render(a) {
     const id = `ap-${a.id}`;
     const oneTime = !!a.one_time_only;
-    const widenable = !oneTime && fileAccess.has(a.access);
+    // The server offers a folder only where an answer may cover it (never
+    // "/", the home folder or Corral's own files).
+    const widenable = !oneTime && fileAccess.has(a.access) && !!a.folder;
     const fill = h('div', { class: 'fill' });
     const left = h('span', { class: 'left' });
     const countdown = h('div', { class: 'countdown' },
@@ -124,7 +121,7 @@ export class Approvals {
         : 'This can only be allowed or denied once.')
       : h('div', { class: 'options' },
         widen && h('label', { for: widen.id }, widen,
-          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder || folderOf(a.target)))),
+          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder))),
         h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
 
     const decisions = oneTime ? decisionsAll.filter((x) => x.d === 'allow_once' || x.d === 'deny_once') : decisionsAll;

@@ -1,0 +1,82 @@
+// Command corral-netinit starts a sandboxed command's network. Corral runs
+// it as the first program inside the command's sandbox, in the sandbox's
+// own network namespace (whose only interface is its own loopback):
+//
+//	corral-netinit FD ADDR -- PROGRAM ARGS...
+//
+// It listens on ADDR (an IPv4 loopback address and port, such as
+// 127.0.0.1:3128) inside that namespace, hands the listening socket to
+// Corral over the Unix socket FD it inherited, closes both, and then
+// becomes PROGRAM (execve), so nothing of it stays running. Corral accepts
+// the command's connections on that socket from outside the sandbox and
+// serves them with its egress proxy; the sandbox itself has no other way
+// out.
+//
+// It is a separate, static program so that starting it costs about a
+// millisecond: it imports nothing but the runtime and golang.org/x/sys.
+// Any failure prints one line and exits 125 before PROGRAM runs.
+package main
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+const failed = 125
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "corral: the command's network could not be set up: %v\n", err)
+		os.Exit(failed)
+	}
+}
+
+func run(args []string) error {
+	if len(args) < 4 || args[2] != "--" {
+		return fmt.Errorf("usage: corral-netinit FD ADDR -- PROGRAM ARGS")
+	}
+	fd, err := strconv.Atoi(args[0])
+	if err != nil || fd < 3 {
+		return fmt.Errorf("bad descriptor %q", args[0])
+	}
+	addr, err := netip.ParseAddrPort(args[1])
+	if err != nil || !addr.Addr().Is4() || !addr.Addr().IsLoopback() {
+		return fmt.Errorf("bad listen address %q", args[1])
+	}
+	ln, err := listen(addr)
+	if err != nil {
+		return err
+	}
+	err = unix.Sendmsg(fd, []byte{1}, unix.UnixRights(ln), nil, 0)
+	unix.Close(ln)
+	unix.Close(fd)
+	if err != nil {
+		return fmt.Errorf("hand over the listener: %w", err)
+	}
+	prog := args[3]
+	return fmt.Errorf("start %s: %w", prog, unix.Exec(prog, args[3:], os.Environ()))
+}
+
+func listen(addr netip.AddrPort) (int, error) {
+	s, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("socket: %w", err)
+	}
+	if err := unix.SetsockoptInt(s, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		unix.Close(s)
+		return -1, fmt.Errorf("setsockopt: %w", err)
+	}
+	if err := unix.Bind(s, &unix.SockaddrInet4{Port: int(addr.Port()), Addr: addr.Addr().As4()}); err != nil {
+		unix.Close(s)
+		return -1, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if err := unix.Listen(s, 128); err != nil {
+		unix.Close(s)
+		return -1, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return s, nil
+}

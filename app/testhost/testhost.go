@@ -1,0 +1,245 @@
+// Package testhost starts, for tests, a host that stands for the outside
+// world: a network namespace of its own, reached from this machine over a
+// veth pair, serving HTTP on port 80, HTTPS with a self-signed certificate
+// on 443 and an SSH-like TCP service on 22 (it sends a banner and echoes
+// lines). Its traffic never leaves this machine: the namespace has no
+// other interface and no route beyond the pair.
+//
+// Creating namespaces and links needs root (CAP_NET_ADMIN); Start fails
+// the test otherwise, and skips it under -short.
+package testhost
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Host is a running test host.
+type Host struct {
+	// Addr is the host's address; Gateway is this machine's end of the
+	// pair (an address of this machine: a command must not reach it).
+	Addr, Gateway netip.Addr
+	// Cert is the HTTPS certificate, for clients that pin it.
+	Cert *x509.Certificate
+	// Payload is what GET /big serves: its size is set by Options.
+	Payload []byte
+
+	hits atomic.Int64
+}
+
+// Hits counts the connections the host accepted, on any port.
+func (h *Host) Hits() int64 { return h.hits.Load() }
+
+// Options configure Start.
+type Options struct {
+	BigBytes int // size of GET /big; 0: 10 MiB
+}
+
+var seq atomic.Int64
+
+// Start creates the namespace, the pair and the services, and removes
+// them when the test ends. Each call makes its own host with its own
+// addresses (in 203.0.113.0/24, a documentation range no real host uses).
+func Start(t testing.TB, o Options) *Host {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if testing.Short() {
+			t.Skip("creating a network namespace needs root; skipped under -short")
+		}
+		t.Fatal("testhost: creating a network namespace needs root (CI runs as root)")
+	}
+	n := (seq.Add(1)+int64(os.Getpid()))%60 + 1
+	name := fmt.Sprintf("corral-th-%d-%d", os.Getpid(), n)
+	outer, inner := fmt.Sprintf("cth%da", n), fmt.Sprintf("cth%db", n)
+	gw := netip.AddrFrom4([4]byte{203, 0, 113, byte(n*4 + 1)})
+	addr := netip.AddrFrom4([4]byte{203, 0, 113, byte(n*4 + 2)})
+	ip := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	_ = exec.Command("ip", "netns", "del", name).Run()
+	_ = exec.Command("ip", "link", "del", outer).Run()
+	ip("netns", "add", name)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
+	ip("link", "add", outer, "type", "veth", "peer", "name", inner)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", outer).Run() })
+	ip("link", "set", inner, "netns", name)
+	ip("addr", "add", gw.String()+"/30", "dev", outer)
+	ip("link", "set", outer, "up")
+	ip("-n", name, "addr", "add", addr.String()+"/30", "dev", inner)
+	ip("-n", name, "link", "set", inner, "up")
+	ip("-n", name, "link", "set", "lo", "up")
+
+	h := &Host{Addr: addr, Gateway: gw}
+	size := o.BigBytes
+	if size == 0 {
+		size = 10 << 20
+	}
+	h.Payload = make([]byte, size)
+	for i := range h.Payload {
+		h.Payload[i] = byte('a' + i%26)
+	}
+	lns, err := listenIn("/run/netns/"+name, addr, 80, 443, 22)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := selfSigned(t, addr)
+	h.Cert = cert
+	mux := http.NewServeMux()
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { w.Write(h.Payload) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "hello from the test host: %s %s host=%s\n", r.Method, r.URL.Path, r.Host)
+	})
+	counted := func(ln net.Listener) net.Listener { return &countingListener{Listener: ln, n: &h.hits} }
+	plain := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	tlsSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, TLSConfig: &tls.Config{
+		Certificates: []tls.Certificate{{Certificate: [][]byte{cert.Raw}, PrivateKey: key}},
+	}}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = plain.Serve(counted(lns[0])) })
+	wg.Go(func() { _ = tlsSrv.ServeTLS(counted(lns[1]), "", "") })
+	wg.Go(func() { serveBanner(counted(lns[2])) })
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = plain.Shutdown(ctx)
+		_ = tlsSrv.Shutdown(ctx)
+		lns[2].Close()
+		wg.Wait()
+	})
+	return h
+}
+
+// listenIn opens listeners inside the namespace at nsPath: a thread joins
+// it, makes the sockets (which stay in that namespace) and then ends
+// without ever serving another goroutine.
+func listenIn(nsPath string, addr netip.Addr, ports ...int) ([]net.Listener, error) {
+	type result struct {
+		lns []net.Listener
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		f, err := os.Open(nsPath)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		if err := unix.Setns(int(f.Fd()), unix.CLONE_NEWNET); err != nil {
+			ch <- result{err: fmt.Errorf("setns %s: %w", nsPath, err)}
+			return
+		}
+		var r result
+		for _, p := range ports {
+			ln, err := net.Listen("tcp", netip.AddrPortFrom(addr, uint16(p)).String())
+			if err != nil {
+				r.err = err
+				break
+			}
+			r.lns = append(r.lns, ln)
+		}
+		ch <- r
+	}()
+	r := <-ch
+	if r.err != nil {
+		for _, ln := range r.lns {
+			ln.Close()
+		}
+	}
+	return r.lns, r.err
+}
+
+func serveBanner(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+			fmt.Fprintf(c, "SSH-2.0-CorralTestHost\r\n")
+			sc := bufio.NewScanner(c)
+			for sc.Scan() {
+				fmt.Fprintf(c, "echo: %s\n", sc.Text())
+			}
+		}()
+	}
+}
+
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.n.Add(1)
+	}
+	return c, err
+}
+
+func selfSigned(t testing.TB, addr netip.Addr) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "corral test host"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		DNSNames: []string{"pypi.test", "files.test", "git.test", "api.test"}, IPAddresses: []net.IP{addr.AsSlice()},
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	return cert, key
+}
+
+// Resolver answers names ending in ".test" with the host's address and
+// nothing else: the tests' DNS. Extra maps more names to addresses (for
+// names that must resolve to loopback or the LAN).
+type Resolver struct {
+	Host  *Host
+	Extra map[string][]netip.Addr
+}
+
+// LookupNetIP implements netgate.Resolver.
+func (r Resolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := r.Extra[host]; ok {
+		return a, nil
+	}
+	if r.Host != nil && strings.HasSuffix(host, ".test") {
+		return []netip.Addr{r.Host.Addr}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}

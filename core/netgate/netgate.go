@@ -1,0 +1,472 @@
+// Package netgate decides and opens the network connections of sandboxed
+// commands. A command never shares the host's network: it runs in a
+// network namespace of its own (core/execbox), and its only way out is
+// Corral's egress proxy (app/egress), which asks a Run from this package
+// for every connection. The Run is the fence.
+//
+// # What is guaranteed
+//
+//   - A connection is opened only to a public address. Loopback, private
+//     (RFC 1918, unique-local), link-local, carrier-grade NAT, multicast,
+//     unspecified and reserved addresses, their IPv4-mapped forms, and every
+//     address of the host's own interfaces are refused, whether the program
+//     named them or a domain resolved to them, unless the owner allowed that
+//     exact host and port (Config.AllowPrivate, or an allow rule whose
+//     target is "host:port"). Names are resolved here, once, and the checked
+//     address is the one dialled: a name that resolves differently a moment
+//     later (DNS rebinding) cannot redirect the connection.
+//   - The domains a command may reach: with Command.AnyDomain (network:
+//     true, which the owner allowed for this run), any public one; else only
+//     those matching Command.Domains (its allowed_domains and package
+//     bundles, "*.example.com" matching names below example.com), each
+//     decided by the owner's rules or, failing a rule, asked per (client,
+//     domain) while the connection waits. A deny rule refuses in both modes.
+//     An "allow once"/"deny once" answer holds for the rest of this run.
+//   - Every connection attempt is one audit event (op "network.connect",
+//     target "host:port"): a refusal before the proxy answers the program,
+//     an allowed connection when it ends, with bytes up and down and its
+//     duration. The command's request id links them to its event.
+//   - At most MaxConns connections of a command are open at once, and all of
+//     them together send at most MaxUpload bytes upstream.
+//
+// # What is not guaranteed
+//
+//   - An allowed domain is trusted with what the command sends it, up to
+//     MaxUpload: the gate does not read the traffic.
+//   - A domain's owner decides where its name points; the gate checks the
+//     addresses, not who runs them.
+//   - An allowed connection's event is written when it ends, so a crash
+//     while it is open loses that one connection's event.
+package netgate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/policy"
+)
+
+// Policy is what the gate needs of core/policy: rules without asking, and
+// asking. *policy.Policy implements it.
+type Policy interface {
+	RuleFor(client, scope string, a policy.Access, target string) (policy.Rule, bool)
+	Check(ctx context.Context, r policy.Request) (policy.Outcome, error)
+}
+
+// Resolver looks up a name's addresses (net.Resolver implements it).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// Config holds the gate's dependencies and limits.
+type Config struct {
+	Policy   Policy     // nil: only AnyDomain commands connect
+	Audit    audit.Sink // required
+	Resolver Resolver   // nil: net.DefaultResolver
+	// Dial opens a TCP connection to a checked address; nil: net.Dialer
+	// with a 10 s timeout.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// LocalAddrs lists the host's own addresses, refused like loopback;
+	// nil: the addresses of every interface.
+	LocalAddrs func() ([]netip.Addr, error)
+	// AllowPrivate lists "host:port" pairs the owner allows although they
+	// are on the host or the home network (a printer, a home assistant).
+	AllowPrivate []string
+	MaxConns     int   // open connections per command; 0: 32
+	MaxUpload    int64 // bytes sent upstream per command; 0: 256 MiB
+	Logger       *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxConns  = 32
+	DefaultMaxUpload = 256 << 20
+	dialTimeout      = 10 * time.Second
+	resolveTimeout   = 10 * time.Second
+	// MaxDomains bounds allowed_domains and the bundles together.
+	MaxDomains = 64
+)
+
+// Gate opens Runs. It is safe for concurrent use.
+type Gate struct {
+	cfg     Config
+	log     *slog.Logger
+	private map[string]bool
+}
+
+// New checks cfg and returns a Gate.
+func New(cfg Config) (*Gate, error) {
+	if cfg.Audit == nil {
+		return nil, errors.New("netgate: Audit is required")
+	}
+	if cfg.Resolver == nil {
+		cfg.Resolver = net.DefaultResolver
+	}
+	if cfg.Dial == nil {
+		d := &net.Dialer{Timeout: dialTimeout}
+		cfg.Dial = d.DialContext
+	}
+	if cfg.LocalAddrs == nil {
+		cfg.LocalAddrs = interfaceAddrs
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	g := &Gate{cfg: cfg, log: cfg.Logger, private: map[string]bool{}}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	for _, hp := range cfg.AllowPrivate {
+		host, port, err := net.SplitHostPort(hp)
+		n, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("netgate: allowed private address %q is not host:port", hp)
+		}
+		h, err := normalHost(host)
+		if err != nil {
+			return nil, fmt.Errorf("netgate: allowed private address %q: %w", hp, err)
+		}
+		g.private[net.JoinHostPort(h, port)] = true
+	}
+	return g, nil
+}
+
+// Command is what one command.run asks of the network.
+type Command struct {
+	Client, Scope string
+	RequestID     string // the command's JSON-RPC id: links its connections to it
+	Command       string // as the owner reads it in questions
+	Reason        string // the agent's own words
+	// AnyDomain: the owner allowed this run the network (network: true
+	// with no list): every public domain, asked no further.
+	AnyDomain bool
+	// Domains are the patterns the command may ask for: "example.com" or
+	// "*.example.com" (names below it). Checked by CheckDomains.
+	Domains []string
+}
+
+// Refusal is a connection the gate refused, for the command's result.
+type Refusal struct {
+	Target string `json:"target"` // host:port
+	Reason string `json:"reason"`
+}
+
+// Summary is what a command did on the network.
+type Summary struct {
+	Connections int       `json:"connections"` // allowed and opened
+	Allowed     []string  `json:"allowed,omitempty"`
+	Refused     []Refusal `json:"refused,omitempty"`
+	BytesUp     int64     `json:"bytesUp"`
+	BytesDown   int64     `json:"bytesDown"`
+}
+
+// Run decides the connections of one command; it implements Dialer.
+type Run struct {
+	g      *Gate
+	cmd    Command
+	budget atomic.Int64
+
+	mu      sync.Mutex
+	open    int
+	once    map[string]bool // domain → the owner's allow/deny once, for this run
+	allowed []string
+	refused []Refusal
+	sum     Summary
+}
+
+var _ Dialer = (*Run)(nil)
+
+// Open starts the gate for one command. Its Domains must have passed
+// CheckDomains.
+func (g *Gate) Open(c Command) *Run {
+	r := &Run{g: g, cmd: c, once: map[string]bool{}}
+	r.budget.Store(g.cfg.MaxUpload)
+	return r
+}
+
+// Summary reports what the command did so far.
+func (r *Run) Summary() Summary {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sum
+	s.Allowed = slices.Clone(r.allowed)
+	s.Refused = slices.Clone(r.refused)
+	return s
+}
+
+// Dial implements Dialer.
+func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
+	start := time.Now()
+	target := net.JoinHostPort(host, strconv.Itoa(port))
+	h, err := normalHost(host)
+	if err != nil || port < 1 || port > 65535 {
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible(target)))
+	}
+	host, target = h, net.JoinHostPort(h, strconv.Itoa(port))
+
+	r.mu.Lock()
+	if r.open >= r.g.cfg.MaxConns {
+		r.mu.Unlock()
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: the command already has %d connections open.", target, r.g.cfg.MaxConns))
+	}
+	r.open++
+	r.mu.Unlock()
+	release := func() {
+		r.mu.Lock()
+		r.open--
+		r.mu.Unlock()
+	}
+
+	by, err := r.decide(ctx, host, target)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	addrs, err := r.addresses(ctx, host, port, target)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	var c net.Conn
+	var last error
+	for _, a := range addrs {
+		c, last = r.g.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		if last == nil {
+			break
+		}
+	}
+	if c == nil {
+		release()
+		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, dialReason(last))
+		r.record(ctx, target, audit.Error, by, why, 0, start)
+		r.note(Refusal{Target: target, Reason: why})
+		return nil, errs.Wrap(last, errs.IO, "", "%s", why)
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		c.Close()
+		release()
+		return nil, errs.New(errs.IO, "", "Corral could not connect to %s.", target)
+	}
+	remote := c.RemoteAddr().String()
+	r.mu.Lock()
+	r.sum.Connections++
+	if !slices.Contains(r.allowed, target) {
+		r.allowed = append(r.allowed, target)
+	}
+	r.mu.Unlock()
+	return &Conn{TCPConn: tc, Budget: &r.budget, OnFinish: func(up, down int64) {
+		release()
+		r.mu.Lock()
+		r.sum.BytesUp += up
+		r.sum.BytesDown += down
+		r.mu.Unlock()
+		detail := fmt.Sprintf("%s; to %s; up %d B, down %d B", r.link(), remote, up, down)
+		r.record(context.WithoutCancel(ctx), target, audit.Allow, by, detail, up+down, start)
+	}}, nil
+}
+
+// decide applies the rules, the command's mode and its domains, asking the
+// owner when nothing else decides.
+func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy, error) {
+	pol := r.g.cfg.Policy
+	if pol != nil {
+		if rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, host); ok {
+			if rule.Decision == policy.EffectDeny {
+				return "", r.refuse(ctx, target, audit.ByRule, fmt.Sprintf("Corral refused %s: the owner's rules deny %s.", target, host))
+			}
+			return audit.ByRule, nil
+		}
+	}
+	if r.cmd.AnyDomain {
+		return audit.ByOwner, nil
+	}
+	if !MatchAny(r.cmd.Domains, host) {
+		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
+	}
+	r.mu.Lock()
+	answer, answered := r.once[host]
+	r.mu.Unlock()
+	if answered {
+		if !answer {
+			return "", r.refuse(ctx, target, audit.ByOwner, fmt.Sprintf("Corral refused %s: the owner denied it.", target))
+		}
+		return audit.ByOwner, nil
+	}
+	if pol == nil {
+		return "", r.refuse(ctx, target, audit.ByStrict, fmt.Sprintf("Corral refused %s: nobody is there to approve it.", target))
+	}
+	out, err := pol.Check(ctx, policy.Request{
+		Client: r.cmd.Client, Scope: r.cmd.Scope, Access: policy.Network, Target: host,
+		Command: r.cmd.Command, Reason: r.cmd.Reason,
+	})
+	if err != nil {
+		by := out.By
+		if by == "" {
+			by = audit.ByOwner
+		}
+		return "", r.refuse(ctx, target, by, fmt.Sprintf("Corral refused %s: %s", target, errs.As(err).Msg))
+	}
+	switch out.Decision {
+	case policy.AllowOnce, policy.DenyOnce:
+		r.mu.Lock()
+		r.once[host] = out.Allowed
+		r.mu.Unlock()
+	}
+	if !out.Allowed {
+		var why string
+		switch out.By {
+		case audit.ByTimeout:
+			why = "the owner did not answer in time"
+		case audit.ByPaused:
+			why = "agents are paused"
+		case audit.ByStrict:
+			why = "nobody is there to approve it"
+		default:
+			why = "the owner denied it"
+		}
+		return "", r.refuse(ctx, target, out.By, fmt.Sprintf("Corral refused %s: %s.", target, why))
+	}
+	return out.By, nil
+}
+
+// addresses resolves host and keeps the addresses a command may reach.
+func (r *Run) addresses(ctx context.Context, host string, port int, target string) ([]netip.Addr, error) {
+	if (host == "localhost" || strings.HasSuffix(host, ".localhost")) && !r.privateAllowed(host, target) {
+		// RFC 6761: always this computer, whatever a resolver says.
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is this computer itself, which commands may not reach.", target, host))
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+		addrs, err = r.g.cfg.Resolver.LookupNetIP(rctx, "ip", host)
+		cancel()
+		if err != nil || len(addrs) == 0 {
+			return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral could not find the address of %s.", host))
+		}
+	}
+	if r.privateAllowed(host, target) {
+		return addrs, nil
+	}
+	local, err := r.g.cfg.LocalAddrs()
+	if err != nil {
+		r.g.log.Warn("netgate: the host's own addresses are unknown", "err", err)
+	}
+	var ok []netip.Addr
+	var bad netip.Addr
+	for _, a := range addrs {
+		a = a.Unmap()
+		if !Public(a) || slices.Contains(local, a) {
+			bad = a
+			continue
+		}
+		ok = append(ok, a)
+	}
+	if len(ok) == 0 {
+		where := "an address on this computer or its home network"
+		if bad.IsLoopback() || slices.Contains(local, bad) {
+			where = "this computer itself"
+		}
+		name := host
+		if name != bad.String() {
+			name = fmt.Sprintf("%s (%s)", host, bad)
+		}
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is %s, which commands may not reach.", target, name, where))
+	}
+	return ok, nil
+}
+
+func (r *Run) privateAllowed(host, target string) bool {
+	if r.g.private[target] {
+		return true
+	}
+	if pol := r.g.cfg.Policy; pol != nil {
+		rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, target)
+		return ok && rule.Decision == policy.EffectAllow && rule.Match == policy.Exact && rule.Target == target
+	}
+	return false
+}
+
+// refuse records a refused connection and returns the error the proxy
+// passes on.
+func (r *Run) refuse(ctx context.Context, target string, by audit.DecidedBy, why string) error {
+	r.record(ctx, target, audit.Deny, by, why, 0, time.Now())
+	r.note(Refusal{Target: target, Reason: why})
+	return errs.New(errs.Denied, "", "%s", why)
+}
+
+func (r *Run) note(f Refusal) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.refused) < 32 && !slices.Contains(r.refused, f) {
+		r.refused = append(r.refused, f)
+	}
+}
+
+func (r *Run) link() string {
+	return "for command " + visible(r.cmd.RequestID)
+}
+
+func (r *Run) record(ctx context.Context, target string, d audit.Decision, by audit.DecidedBy, detail string, bytes int64, start time.Time) {
+	if d != audit.Allow {
+		detail = r.link() + "; " + detail
+	}
+	_, err := r.g.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
+		Time: start.UTC(), Client: r.cmd.Client, User: r.cmd.Scope, Op: "network.connect", Target: target,
+		Decision: d, DecidedBy: by, Detail: detail, Bytes: bytes, DurationMs: time.Since(start).Milliseconds(),
+	})
+	if err != nil {
+		r.g.log.Error("netgate: audit event lost", "err", err, "target", target)
+	}
+}
+
+// dialReason is a connect failure in a few words.
+func dialReason(err error) string {
+	var ne net.Error
+	switch {
+	case err == nil:
+		return "no address to try"
+	case errors.As(err, &ne) && ne.Timeout():
+		return "it did not answer in time"
+	case errors.Is(err, context.Canceled):
+		return "the command ended"
+	}
+	return "the connection was refused or the host is unreachable"
+}
+
+func interfaceAddrs() ([]netip.Addr, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(as))
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			out = append(out, p.Addr().Unmap())
+		}
+	}
+	return out, nil
+}
+
+// visible makes s safe to show: control characters are escaped.
+func visible(s string) string {
+	q := strconv.QuoteToGraphic(s)
+	return q[1 : len(q)-1]
+}

@@ -1,0 +1,386 @@
+package netgate
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/policy"
+)
+
+// fakePolicy answers every question with answer and counts them; rules
+// are looked up by exact target.
+type fakePolicy struct {
+	mu     sync.Mutex
+	rules  map[string]policy.Rule
+	answer policy.Decision
+	asked  []policy.Request
+}
+
+func (p *fakePolicy) RuleFor(client, scope string, a policy.Access, target string) (policy.Rule, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.rules[target]
+	return r, ok
+}
+
+func (p *fakePolicy) Check(ctx context.Context, r policy.Request) (policy.Outcome, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.asked = append(p.asked, r)
+	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer}, nil
+}
+
+type sink struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (s *sink) Record(ctx context.Context, e audit.Event) (int64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events = append(s.events, e)
+	return int64(len(s.events)), nil
+}
+
+func (s *sink) all() []audit.Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]audit.Event(nil), s.events...)
+}
+
+// world is the outside of the machine, faked: names resolve to the
+// addresses in dns, and a dial to a "public" address reaches the loopback
+// server standing in for it. Nothing leaves the machine.
+type world struct {
+	dns    map[string][]netip.Addr
+	server string // the loopback listener every public address leads to
+	dialed []string
+	mu     sync.Mutex
+}
+
+func (w *world) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	if a, ok := w.dns[host]; ok {
+		return a, nil
+	}
+	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+}
+
+func (w *world) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	w.mu.Lock()
+	w.dialed = append(w.dialed, addr)
+	w.mu.Unlock()
+	ap := netip.MustParseAddrPort(addr)
+	if ap.Addr().IsLoopback() { // an allowed private address: the real thing
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}
+	return (&net.Dialer{}).DialContext(ctx, network, w.server)
+}
+
+func addrs(s ...string) []netip.Addr {
+	var out []netip.Addr
+	for _, a := range s {
+		out = append(out, netip.MustParseAddr(a))
+	}
+	return out
+}
+
+type fixture struct {
+	pol  *fakePolicy
+	log  *sink
+	w    *world
+	gate *Gate
+	port int // the loopback server's port
+}
+
+func newFixture(t *testing.T, mod func(*Config)) *fixture {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { c.Write([]byte("hello")); c.Close() }()
+		}
+	}()
+	f := &fixture{
+		pol: &fakePolicy{rules: map[string]policy.Rule{}, answer: policy.AllowOnce},
+		log: &sink{},
+		w: &world{server: ln.Addr().String(), dns: map[string][]netip.Addr{
+			"pypi.org":               addrs("203.0.113.7"),
+			"files.pythonhosted.org": addrs("203.0.113.8", "2001:db8::8"),
+			"evil.test":              addrs("127.0.0.1"),
+			"router.test":            addrs("192.168.1.1"),
+			"mixed.test":             addrs("10.0.0.1", "203.0.113.9"),
+			"mapped.test":            addrs("::ffff:127.0.0.1"),
+			"self.test":              addrs("203.0.113.200"),
+			"printer.test":           addrs("127.0.0.1"),
+		}},
+		port: ln.Addr().(*net.TCPAddr).Port,
+	}
+	cfg := Config{
+		Policy: f.pol, Audit: f.log, Resolver: f.w, Dial: f.w.dial,
+		LocalAddrs:   func() ([]netip.Addr, error) { return addrs("203.0.113.200", "127.0.0.1"), nil },
+		AllowPrivate: []string{"printer.test:" + strconv.Itoa(f.port)},
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	f.gate, err = New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func pipCommand(t *testing.T) Command {
+	t.Helper()
+	ds, err := CheckDomains(nil, []string{"pip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Command{Client: "alice-agent", Scope: "alice", RequestID: "7", Command: "pip install requests", Domains: ds}
+}
+
+func wantRefused(t *testing.T, err error, words string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("connected; want a refusal saying %q", words)
+	}
+	e := errs.As(err)
+	if e.Kind != errs.Denied || !strings.Contains(e.Msg, words) {
+		t.Fatalf("got %s %q; want denied saying %q", e.Kind, e.Msg, words)
+	}
+}
+
+func TestAllowedDomainAskedOncePerRun(t *testing.T) {
+	f := newFixture(t, nil)
+	run := f.gate.Open(pipCommand(t))
+	for i := range 3 {
+		c, err := run.Dial(t.Context(), "PyPI.org.", 443)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		c.Finish(10, 5)
+	}
+	if len(f.pol.asked) != 1 {
+		t.Fatalf("asked %d times; want once for the run", len(f.pol.asked))
+	}
+	q := f.pol.asked[0]
+	if q.Access != policy.Network || q.Target != "pypi.org" || q.OneTimeOnly || q.Command != "pip install requests" {
+		t.Errorf("question %+v", q)
+	}
+	// A new run asks again: allow_once held for one command.
+	if _, err := f.gate.Open(pipCommand(t)).Dial(t.Context(), "pypi.org", 443); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.pol.asked) != 2 {
+		t.Errorf("a second command was not asked")
+	}
+	s := run.Summary()
+	if s.Connections != 3 || s.BytesUp != 30 || s.BytesDown != 15 || len(s.Allowed) != 1 || s.Allowed[0] != "pypi.org:443" {
+		t.Errorf("summary %+v", s)
+	}
+	evs := f.log.all()
+	if len(evs) != 3 || evs[0].Op != "network.connect" || evs[0].Target != "pypi.org:443" || evs[0].Decision != audit.Allow || evs[0].Bytes != 15 || !strings.Contains(evs[0].Detail, "for command 7") {
+		t.Errorf("events %+v", evs)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name, host string
+		port       int
+		any        bool
+		words      string
+	}{
+		{"not in the list", "example.com", 443, false, "not in this command's allowed_domains"},
+		{"loopback literal", "127.0.0.1", 8765, true, "this computer itself"},
+		{"loopback name", "evil.test", 80, true, "evil.test (127.0.0.1) is this computer itself"},
+		{"home network", "router.test", 80, true, "home network"},
+		{"mapped loopback", "mapped.test", 80, true, "this computer itself"},
+		{"ipv6 loopback", "[::1]", 80, true, "this computer itself"},
+		{"localhost, whatever DNS says", "api.localhost", 80, true, "api.localhost is this computer itself"},
+		{"link local", "169.254.169.254", 80, true, "home network"},
+		{"own address", "self.test", 80, true, "this computer itself"},
+		{"private port other than allowed", "printer.test", 9, true, "this computer itself"},
+		{"unknown name", "nowhere.test", 80, true, "could not find the address"},
+		{"bad port", "pypi.org", 0, true, "not a valid host and port"},
+		{"control character", "a\nb.test", 80, true, `a\nb.test`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			cmd := pipCommand(t)
+			cmd.AnyDomain = tc.any
+			_, err := f.gate.Open(cmd).Dial(t.Context(), tc.host, tc.port)
+			wantRefused(t, err, tc.words)
+			if len(f.w.dialed) != 0 {
+				t.Errorf("dialled %v", f.w.dialed)
+			}
+			evs := f.log.all()
+			if len(evs) != 1 || evs[0].Decision != audit.Deny || evs[0].Op != "network.connect" {
+				t.Errorf("events %+v", evs)
+			}
+		})
+	}
+}
+
+func TestOnlyPublicAddressesDialled(t *testing.T) {
+	f := newFixture(t, nil)
+	cmd := pipCommand(t)
+	cmd.AnyDomain = true
+	c, err := f.gate.Open(cmd).Dial(t.Context(), "mixed.test", 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Finish(0, 0)
+	if len(f.w.dialed) != 1 || f.w.dialed[0] != "203.0.113.9:443" {
+		t.Errorf("dialled %v", f.w.dialed)
+	}
+}
+
+func TestAllowPrivateExactHostAndPort(t *testing.T) {
+	f := newFixture(t, nil)
+	cmd := pipCommand(t)
+	cmd.AnyDomain = true
+	c, err := f.gate.Open(cmd).Dial(t.Context(), "printer.test", f.port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Finish(0, 0)
+	buf := make([]byte, 5)
+	if _, err := c.Read(buf); err != nil || string(buf) != "hello" {
+		t.Errorf("read %q %v", buf, err)
+	}
+}
+
+func TestRulesDecide(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.rules["pypi.org"] = policy.Rule{Decision: policy.EffectDeny}
+	f.pol.rules["example.com"] = policy.Rule{Decision: policy.EffectAllow}
+	cmd := pipCommand(t)
+	_, err := f.gate.Open(cmd).Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "the owner's rules deny pypi.org")
+	cmd.AnyDomain = true
+	_, err = f.gate.Open(cmd).Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "the owner's rules deny pypi.org")
+	if len(f.pol.asked) != 0 {
+		t.Errorf("asked %v", f.pol.asked)
+	}
+}
+
+func TestDenyOnceHoldsForTheRun(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.answer = policy.DenyOnce
+	run := f.gate.Open(pipCommand(t))
+	for range 3 {
+		_, err := run.Dial(t.Context(), "files.pythonhosted.org", 443)
+		wantRefused(t, err, "the owner denied")
+	}
+	if len(f.pol.asked) != 1 {
+		t.Errorf("asked %d times", len(f.pol.asked))
+	}
+	if s := run.Summary(); len(s.Refused) != 1 || s.Refused[0].Target != "files.pythonhosted.org:443" {
+		t.Errorf("refused %+v", s.Refused)
+	}
+}
+
+func TestConnectionLimitAndBudget(t *testing.T) {
+	f := newFixture(t, func(c *Config) { c.MaxConns, c.MaxUpload = 2, 100 })
+	cmd := pipCommand(t)
+	cmd.AnyDomain = true
+	run := f.gate.Open(cmd)
+	a, err := run.Dial(t.Context(), "pypi.org", 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := run.Dial(t.Context(), "pypi.org", 443)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = run.Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "already has 2 connections open")
+	a.Finish(0, 0)
+	c, err := run.Dial(t.Context(), "pypi.org", 443)
+	if err != nil {
+		t.Fatalf("after one closed: %v", err)
+	}
+	if !b.Spend(60) || c.Spend(60) || !c.Spend(40) || b.Spend(1) {
+		t.Error("the upload budget is not shared by the command's connections")
+	}
+	b.Finish(0, 0)
+	c.Finish(0, 0)
+}
+
+func TestCheckDomains(t *testing.T) {
+	got, err := CheckDomains([]string{"API.Example.com.", "*.cdn.example.com", "203.0.113.1"}, []string{"pip", "git-hosts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"api.example.com", "*.cdn.example.com", "203.0.113.1", "pypi.org", "github.com"} {
+		if !MatchAny(got, strings.TrimPrefix(want, "*.")) && !strings.HasPrefix(want, "*.") {
+			t.Errorf("%s not allowed by %v", want, got)
+		}
+	}
+	if !MatchAny(got, "a.cdn.example.com") || MatchAny(got, "cdn.example.com") || MatchAny(got, "xcdn.example.com") {
+		t.Error("wildcards match names below the domain only")
+	}
+	for _, bad := range [][2][]string{
+		{{"exa mple.com"}, nil}, {{"*"}, nil}, {{"*.com"}, nil}, {{"fe80::1%eth0"}, nil},
+		{{"a..b"}, nil}, {{strings.Repeat("a", 64) + ".com"}, nil}, {{"café.com"}, nil},
+		{nil, {"brew"}},
+	} {
+		if _, err := CheckDomains(bad[0], bad[1]); errs.KindOf(err) != errs.InvalidParams {
+			t.Errorf("CheckDomains(%q, %q) = %v", bad[0], bad[1], err)
+		}
+	}
+}
+
+func TestPublic(t *testing.T) {
+	for a, want := range map[string]bool{
+		"203.0.113.7": true, "8.8.8.8": true, "2606:4700::1": true,
+		"127.0.0.1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
+		"169.254.169.254": false, "100.64.0.1": false, "0.0.0.0": false, "255.255.255.255": false,
+		"224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fc00::1": false, "fd12::1": false,
+		"::ffff:127.0.0.1": false, "::ffff:8.8.8.8": true, "64:ff9b::7f00:1": false, "64:ff9b::808:808": true,
+		"198.18.0.1": false, "2001:db8::1": false,
+	} {
+		if got := Public(netip.MustParseAddr(a)); got != want {
+			t.Errorf("Public(%s) = %v", a, got)
+		}
+	}
+}
+
+func FuzzCheckDomains(f *testing.F) {
+	for _, s := range []string{"example.com", "*.example.com", "[::1]", "a\x00b", "*.", "..", "xn--caf-dma.com", "1.2.3.4"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, d string) {
+		got, err := CheckDomains([]string{d}, nil)
+		if err != nil {
+			return
+		}
+		for _, p := range got {
+			if strings.ContainsFunc(p, func(r rune) bool {
+				return r <= ' ' || r >= 0x7f || r == '/' || r == ':' && !strings.Contains(p, "::") && strings.Count(p, ":") < 2
+			}) {
+				t.Errorf("pattern %q from %q", p, d)
+			}
+			if again, err := CheckDomains([]string{p}, nil); err != nil || len(again) != 1 || again[0] != p {
+				t.Errorf("pattern %q is not stable: %v %v", p, again, err)
+			}
+		}
+	})
+}
