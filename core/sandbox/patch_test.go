@@ -126,7 +126,9 @@ func TestApplyPatchUnified(t *testing.T) {
 		{Path: "win/notes.txt", Action: "modified", Hunks: 1},
 		{Path: "share/hello.txt", Action: "created", Hunks: 1},
 	}
-	if !slices.EqualFunc(res.Files, want, func(a, b PatchFile) bool { return a.Path == b.Path && a.From == b.From && a.Action == b.Action && a.Hunks == b.Hunks }) || res.DryRun {
+	if !slices.EqualFunc(res.Files, want, func(a, b PatchFile) bool {
+		return a.Path == b.Path && a.From == b.From && a.Action == b.Action && a.Hunks == b.Hunks
+	}) || res.DryRun {
 		t.Errorf("result:\n got %+v\nwant %+v", res, want)
 	}
 	got := readAll(t, w.scope(), "src/main.go", "docs/new.md", "docs/old.md", "tmp/junk.txt", "pkg/util/util.go", "win/notes.txt")
