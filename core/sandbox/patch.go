@@ -121,7 +121,11 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 		detail = append(detail, "dry run")
 		res.DryRun = true
 	}
-	o.ev.Detail = appendDetail(o.ev.Detail, string(p.Format)+" patch: "+strings.Join(detail, ", "))
+	d := string(p.Format) + " patch"
+	if len(detail) > 0 {
+		d += ": " + strings.Join(detail, ", ")
+	}
+	o.ev.Detail = appendDetail(o.ev.Detail, d)
 	if err != nil {
 		res.Files = []PatchFile{}
 	}
