@@ -173,6 +173,29 @@ func TestMCPRunCommandReason(t *testing.T) {
 	}
 }
 
+// TestMCPApplyPatch: apply_patch applies a Codex patch through the daemon,
+// and a hunk that does not match comes back as an isError result naming
+// the file, with nothing written.
+func TestMCPApplyPatch(t *testing.T) {
+	r := startServe(t)
+	cs := mcpClient(t, r, "http")
+	if d, _ := schemaProp(t, toolSchemas(t, cs), "apply_patch", "patch")["description"].(string); !strings.Contains(d, "*** Begin Patch") {
+		t.Errorf("apply_patch's patch description: %q", d)
+	}
+	res := callMCP(t, cs, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: p.txt\n+one\n+two\n*** End Patch\n"})
+	if res.IsError || !strings.Contains(textOf(t, res), `"path":"p.txt","action":"created"`) {
+		t.Fatalf("apply_patch: isError=%v %s", res.IsError, textOf(t, res))
+	}
+	res = callMCP(t, cs, "apply_patch", map[string]any{"patch": "--- a/p.txt\n+++ b/p.txt\n@@ -1,2 +1,2 @@\n one\n-three\n+3\n"})
+	if text := textOf(t, res); !res.IsError || !strings.Contains(text, "p.txt") || !strings.HasSuffix(text, "(conflict)") {
+		t.Errorf("conflict: isError=%v %q", res.IsError, text)
+	}
+	res = callMCP(t, cs, "file_read", map[string]any{"path": "p.txt"})
+	if text := textOf(t, res); !strings.Contains(text, "one\ntwo\n") {
+		t.Errorf("p.txt after a failed patch: %s", text)
+	}
+}
+
 // TestMCPGenerateLinkExpiresIn: expires_in is a number of seconds or a
 // duration string, as in PROTOCOL.md section 10.
 func TestMCPGenerateLinkExpiresIn(t *testing.T) {

@@ -39,6 +39,13 @@ const pathRules = "Paths are relative to your private folder (e.g. notes/todo.md
 	"'share/…' is the folder shared by every user and the companion; 'output/…' is where finished results belong. " +
 	"Absolute paths and '~/…' outside your folder need the owner's approval, which may take a while or be denied."
 
+const patchDesc = "Apply a patch that creates, modifies, renames and deletes files in one call. " +
+	"Formats: a unified diff as git diff or diff -u writes it (--- a/path and +++ b/path headers, @@ -l,n +l,n @@ hunks with context lines; --- /dev/null creates a file, +++ /dev/null deletes one, git's rename from/rename to renames), " +
+	"or the Codex format (*** Begin Patch, then *** Add File: path with every line starting with +, *** Delete File: path, or *** Update File: path with an optional *** Move to: newpath and hunks that start with @@ or '@@ a line to find first', each line starting with a space (unchanged), - (removed) or + (added); finish with *** End Patch). " +
+	"Paths in the patch are relative to your folder, like every other path here (a/ and b/ prefixes are stripped). " +
+	"All or nothing: every file and hunk is checked before anything is written; if one hunk does not match, nothing changes and the error names the file, the line and the text expected and found, so read the file again and send a corrected patch. " +
+	"A numbered hunk may match up to 3 lines from where its @@ line says (the result reports offsets); include at least 3 unchanged context lines around each change. dry_run=true checks without writing. "
+
 // Descriptions shared by many tools.
 const (
 	reasonDesc  = "why you need this, in a few words; shown to the owner if approval is needed"
@@ -69,6 +76,13 @@ type editIn struct {
 	ReplaceAll bool     `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`
+}
+
+type patchIn struct {
+	Patch   string   `json:"patch" jsonschema:"the whole patch text: a unified diff (--- a/path, +++ b/path, @@ -l,n +l,n @@ hunks) or a Codex patch (*** Begin Patch … *** End Patch)"`
+	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"check every file and hunk and report what would change, without writing anything"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
 }
 
 type listIn struct {
@@ -211,6 +225,8 @@ func NewServer(b Backend, version string) *sdk.Server {
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
 	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
 		nil, forward[editIn])
+	addTool(r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
+		nil, forward[patchIn])
 	addTool(r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
 		nil, forward[listIn])
 	addTool(r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},

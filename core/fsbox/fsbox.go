@@ -25,6 +25,11 @@
 //     writes to the file the link points at (resolved inside the root), it
 //     does not replace the link. Replacing keeps the old file's permission
 //     bits; a new file gets 0644.
+//   - [Dir.Stage] writes and syncs new content under a temporary name and
+//     changes nothing visible until [Staged.Commit] renames it into place;
+//     [Staged.Abort] removes the temporary file and the folders Stage
+//     created (if still empty). A multi-file change stages every file
+//     first, so a failed write leaves no file changed.
 //   - Walks (List, Find, Grep) never follow symlinks, report them as type
 //     "symlink", skip special files, open each folder through the root with
 //     O_DIRECTORY|O_NONBLOCK, visit each folder (device and inode) at most
