@@ -56,6 +56,8 @@ import (
 )
 
 var (
+	_ audit.Completer  = (*Store)(nil)
+	_ audit.Health     = (*Store)(nil)
 	_ audit.Sink       = (*Store)(nil)
 	_ audit.Reader     = (*Store)(nil)
 	_ audit.Subscriber = (*Store)(nil)
@@ -88,6 +90,9 @@ type Options struct {
 	// checkpointer briefly holds writers to start the log over. 0 means
 	// 8192 (32 MiB).
 	MaxWALPages int
+	// Reserve is the room, in bytes, kept beside the database for a full
+	// disk (reserve.go). 0 means DefaultReserve; negative, none.
+	Reserve int64
 }
 
 func (o Options) withDefaults() Options {
@@ -114,6 +119,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWALPages <= 0 {
 		o.MaxWALPages = 8192
+	}
+	if o.Reserve == 0 {
+		o.Reserve = DefaultReserve
 	}
 	return o
 }
@@ -145,6 +153,8 @@ type Store struct {
 	subsClosed bool
 
 	plan planChoice // planAuto except in tests
+
+	res reserve // room kept for a full disk (reserve.go)
 }
 
 // Open opens or creates the database at path, applies any migrations it
@@ -169,6 +179,7 @@ func Open(path string, opts Options) (*Store, error) {
 		s.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	s.openReserve(abs)
 	go s.run()
 	go s.checkpointer()
 	return s, nil

@@ -15,6 +15,7 @@ const (
 	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ? WHERE id = ?`
 
 	// insertRows is how many events one multi-row INSERT stores; a batch
 	// is written insertRows at a time, then one by one.
@@ -46,8 +47,9 @@ type result struct {
 }
 
 type recordReq struct {
-	ev   audit.Event
-	done chan result // buffered 1: the writer never blocks answering
+	ev     audit.Event
+	update bool        // Complete: ev.ID names a row to overwrite
+	done   chan result // buffered 1: the writer never blocks answering
 }
 
 type pruneReq struct {
@@ -60,6 +62,21 @@ type pruneReq struct {
 // before the event is queued it is not stored; if it ends while the commit
 // is pending, Record returns ctx's error and the event may still be stored.
 func (s *Store) Record(ctx context.Context, e audit.Event) (int64, error) {
+	return s.queueEvent(ctx, e, false)
+}
+
+// Complete overwrites the event e.ID, recorded earlier, with e (its time
+// stays), and returns once that is committed; subscribers receive the
+// completed event again under the same id.
+func (s *Store) Complete(ctx context.Context, e audit.Event) error {
+	if e.ID <= 0 {
+		return fmt.Errorf("complete audit event: no id")
+	}
+	_, err := s.queueEvent(ctx, e, true)
+	return err
+}
+
+func (s *Store) queueEvent(ctx context.Context, e audit.Event, update bool) (int64, error) {
 	if e.Time.IsZero() {
 		e.Time = s.opts.Clock()
 	}
@@ -73,7 +90,7 @@ func (s *Store) Record(ctx context.Context, e audit.Event) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("record audit event: %w", err)
 	}
-	r := &recordReq{ev: e, done: make(chan result, 1)}
+	r := &recordReq{ev: e, update: update, done: make(chan result, 1)}
 	select {
 	case s.queue <- r:
 	case <-s.quit:
@@ -184,6 +201,13 @@ func (s *Store) gather(batch []*recordReq) []*recordReq {
 // subscribers and then answers every Record waiting on the batch.
 func (s *Store) commit(batch []*recordReq) {
 	err := s.insert(batch)
+	if err != nil && diskFull(err) {
+		// Give SQLite the reserve and try once more: what was asked to be
+		// recorded is recorded; new operations are refused until there is
+		// room again (Writable).
+		s.markFull()
+		err = s.insert(batch)
+	}
 	if err == nil {
 		s.publish(batch)
 		s.kickCheckpoint(len(batch))
@@ -204,12 +228,25 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		if err != nil {
 			tx.Rollback()
 			for _, r := range batch {
-				r.ev.ID = 0
+				if !r.update {
+					r.ev.ID = 0
+				}
 			}
 		}
 	}()
+	var inserts []*recordReq
+	for _, r := range batch {
+		if r.update {
+			e := &r.ev
+			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, e.ID); err != nil {
+				return err
+			}
+			continue
+		}
+		inserts = append(inserts, r)
+	}
 	many, one := tx.Stmt(s.insMany), tx.Stmt(s.insOne)
-	for rest := batch; len(rest) > 0; {
+	for rest := inserts; len(rest) > 0; {
 		n, stmt := insertRows, many
 		if len(rest) < insertRows {
 			n, stmt = 1, one

@@ -12,6 +12,9 @@ type Status struct {
 	Listen string // the local URL, "http://127.0.0.1:8765"
 	Agents int    // open WebSocket connections (agents, dashboards, phones)
 	Paused bool
+	// Problem, when set, is why Corral refuses every agent operation
+	// now (it cannot write its audit log), in a few words.
+	Problem string
 }
 
 // badge is the tray icon's state. Pending approvals win over paused (the
@@ -124,6 +127,9 @@ func statusLine(st Status) string {
 	state := "running"
 	if st.Paused {
 		state = "paused"
+	}
+	if st.Problem != "" {
+		state = "refusing agents: " + st.Problem
 	}
 	return addr + " · " + agents + " · " + state
 }

@@ -354,4 +354,3 @@ func FuzzServe(f *testing.F) {
 		client.Close()
 	})
 }
-

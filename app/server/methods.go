@@ -145,7 +145,10 @@ type sessionInfo struct {
 	Roots     []rootInfo `json:"roots"`
 	Exec      execInfo   `json:"exec"`
 	Paused    bool       `json:"paused"`
-	Scopes    []string   `json:"scopes,omitempty"` // owner only: every scope it may browse
+	// AuditProblem, when set, says why every agent operation is refused
+	// now: Corral cannot write its audit log (the disk is full).
+	AuditProblem string   `json:"audit_problem,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"` // owner only: every scope it may browse
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
@@ -168,6 +171,9 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
+	}
+	if err := s.box.Writable(); err != nil {
+		info.AuditProblem = errs.As(err).Msg
 	}
 	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = s.box.ExecInfo()
 	if info.Exec.Available {

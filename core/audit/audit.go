@@ -84,6 +84,21 @@ type Sink interface {
 	Record(ctx context.Context, e Event) (int64, error)
 }
 
+// Completer is implemented by sinks that can finish an event recorded
+// earlier: a command's event is recorded before the command starts (so
+// nothing runs unaudited) and completed, under the same id, when it ends.
+// Complete blocks until the change is committed.
+type Completer interface {
+	Complete(ctx context.Context, e Event) error
+}
+
+// Health is implemented by sinks that know whether they can record now.
+// Writable returns nil when they can, else an error whose message is a
+// sentence for the owner (for example: the disk is full).
+type Health interface {
+	Writable() error
+}
+
 // Reader answers the owner's questions about the log.
 type Reader interface {
 	Query(ctx context.Context, f Filter) (Page, error)

@@ -274,6 +274,10 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		})
 		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
 	}
+	o.ev.Decision = audit.Allow
+	if err := o.recordStart("the command"); err != nil {
+		return RunResult{}, err
+	}
 	rctx, cancel := context.WithCancel(o.ctx)
 	defer cancel()
 	run := &Running{RequestID: requestID, Client: o.ev.Client, Scope: o.scope, Command: clip(a.Command, 500), Started: s.now().UTC(), cancel: cancel}

@@ -143,11 +143,53 @@ type op struct {
 	scope  string
 	reason string     // the agent's reason, shown when the owner is asked
 	closer []*os.Root // roots opened for this operation only
+	// recorded is the id of the event recordStart committed before the
+	// operation began; end completes it instead of recording anew.
+	recorded int64
+}
+
+// Writable reports whether the audit log can be written now; when it
+// cannot, the error is unavailable with a sentence for the owner, and no
+// agent operation starts.
+func (s *Sandbox) Writable() error {
+	h, ok := s.audit.(audit.Health)
+	if !ok {
+		return nil
+	}
+	if err := h.Writable(); err != nil {
+		return errs.Wrap(err, errs.Unavailable, "", "%s.", err.Error())
+	}
+	return nil
+}
+
+// recordStart commits the operation's event before the operation begins
+// (a command before it starts), where the audit sink can complete events
+// later. The event says "running" until end completes it.
+func (o *op) recordStart(what string) error {
+	if _, ok := o.s.audit.(audit.Completer); !ok {
+		return nil
+	}
+	ev := o.ev
+	ev.Time = o.start.UTC()
+	ev.Detail = appendDetail(ev.Detail, "running")
+	id, err := o.s.audit.Record(context.WithoutCancel(o.ctx), ev)
+	if err != nil {
+		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", err)
+		return errs.Wrap(err, errs.Unavailable, "", "Corral could not write its audit log, so %s did not start.", what)
+	}
+	o.recorded = id
+	return nil
 }
 
 // begin starts an operation: it selects the scope and, when the caller may
 // not act in it, records the refusal and returns the error.
 func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason string) (*op, error) {
+	if err := s.Writable(); err != nil {
+		// Nothing may happen that cannot be recorded; this refusal itself
+		// cannot be recorded either, so it is logged.
+		s.log.Warn("operation refused: the audit log cannot be written", "op", name, "client", c.Client, "err", err)
+		return nil, err
+	}
 	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: name}, reason: reason}
 	scope, err := s.ScopeFor(c, cx)
 	if err != nil {
@@ -331,6 +373,14 @@ func (o *op) end(ctx context.Context, err error) error {
 			}
 		}
 		ev.Error = string(e.Kind) + ": " + e.Msg
+	}
+	if o.recorded != 0 {
+		ev.ID = o.recorded
+		if rerr := o.s.audit.(audit.Completer).Complete(context.WithoutCancel(ctx), *ev); rerr != nil {
+			o.s.log.Error("audit completion failed", "op", ev.Op, "client", ev.Client, "id", ev.ID, "err", rerr)
+			return errs.Wrap(rerr, errs.IO, "", "Corral could not complete its audit record of this operation, so it withholds the result.")
+		}
+		return err
 	}
 	if _, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev); rerr != nil {
 		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", rerr)

@@ -469,7 +469,18 @@ export class Activity {
     if (e.op === 'rule.create' || e.op === 'rule.revoke') this.app.rulesChanged();
     if (e.op === 'agents.pause' || e.op === 'agents.resume') this.app.refreshInfo();
     this.addClients([e.client]);
-    if (!this.live || !this.loaded || this.events.has(e.id) || !this.matches(e)) return;
+    if (this.events.has(e.id)) {
+      // A command's event comes twice: when it starts ("running") and,
+      // under the same id, when it ends. Update the row in place.
+      const old = this.tbody.querySelector(`tr[data-id="${e.id}"]`);
+      if (old) {
+        const tr = this.row(e);
+        tr.classList.toggle('fresh', old.classList.contains('fresh'));
+        old.replaceWith(tr);
+      }
+      return;
+    }
+    if (!this.live || !this.loaded || !this.matches(e)) return;
     this.tbody.prepend(this.freshRow(e));
     this.afterPage();
     clearTimeout(this.chartTimer);

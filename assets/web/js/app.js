@@ -66,6 +66,9 @@ const app = {
       setDevice(String(info.client || '').startsWith('device:'));
       document.body.dataset.infoReady = '1';
       setPaused(info.paused);
+      const banner = $('#audit-banner');
+      banner.hidden = !info.audit_problem;
+      banner.textContent = info.audit_problem ? `Agents are refused: ${info.audit_problem}` : '';
       activity.setScopes(info.scopes || []);
       if (this.view === 'files' && files.waiting) route();
     } catch (e) {
@@ -155,6 +158,10 @@ rpc.addEventListener('open', () => {
   rpc.call('client.list').then((r) => activity.addClients((r.clients || []).map((c) => c.name))).catch(() => {});
   rules.changed();
 });
+
+// The audit log can become unwritable (a full disk) without any event
+// saying so: look now and then while the page is visible.
+setInterval(() => { if (!document.hidden && rpc.ws?.readyState === WebSocket.OPEN) app.refreshInfo(); }, 15000);
 
 $('#pause').addEventListener('click', togglePause);
 $('#resume-inline').addEventListener('click', togglePause);

@@ -1,0 +1,116 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+	"golang.org/x/sys/unix"
+)
+
+// A full disk must not cost the audit log. The store keeps a reserve: a
+// file of Options.Reserve bytes beside the database, allocated at start.
+// When a commit fails because the disk is full, the reserve is given up
+// and the commit tried again, so what was being recorded is recorded; the
+// store then reports itself unwritable (Writable) until the disk has room
+// for the reserve again, when it takes the reserve back. Callers refuse
+// new operations meanwhile.
+
+// DefaultReserve is Options.Reserve's default.
+const DefaultReserve = 16 << 20
+
+type reserve struct {
+	path    string
+	size    int64
+	full    atomic.Bool
+	checked atomic.Int64 // unix nanos of the last free-space check while full
+}
+
+func (s *Store) openReserve(dbPath string) {
+	r := &s.res
+	r.path, r.size = dbPath+".reserve", s.opts.Reserve
+	if r.size <= 0 {
+		return
+	}
+	if err := r.take(); err != nil {
+		s.opts.Logger.Warn("store: no reserve for a full disk", "path", r.path, "err", err)
+	}
+}
+
+// take allocates the reserve file (again).
+func (r *reserve) take() error {
+	f, err := os.OpenFile(r.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, r.size); err != nil {
+		os.Remove(r.path)
+		return err
+	}
+	return f.Sync()
+}
+
+// markFull gives the reserve up and marks the store unwritable.
+func (s *Store) markFull() {
+	r := &s.res
+	if r.full.Swap(true) {
+		return
+	}
+	s.opts.Logger.Error("store: the disk holding the audit log is full; new operations are refused until there is room", "path", filepath.Dir(r.path))
+	if r.size > 0 {
+		if err := os.Remove(r.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.opts.Logger.Error("store: could not release the reserve", "err", err)
+		}
+	}
+}
+
+// Writable reports whether events can be recorded now (audit.Health).
+// While the disk is full it checks, at most once a second, whether there
+// is room for the reserve and a margin again, and if so takes the reserve
+// back and answers nil.
+func (s *Store) Writable() error {
+	r := &s.res
+	if !r.full.Load() {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if last := r.checked.Load(); now-last < int64(time.Second) || !r.checked.CompareAndSwap(last, now) {
+		return r.fullError()
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(filepath.Dir(r.path), &st); err != nil {
+		return r.fullError()
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if free < 2*max(r.size, 4<<20) {
+		return r.fullError()
+	}
+	if r.size > 0 {
+		if err := r.take(); err != nil {
+			return r.fullError()
+		}
+	}
+	r.full.Store(false)
+	s.opts.Logger.Info("store: there is room on the disk again; recording resumes")
+	return nil
+}
+
+func (r *reserve) fullError() error {
+	return fmt.Errorf("Corral cannot write its audit log: the disk holding it (%s) is full. Free some space there; Corral resumes by itself", filepath.Dir(r.path))
+}
+
+// diskFull reports whether err means the disk (or the database's size
+// limit) is full.
+func diskFull(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.ExtendedCode == sqlite3.ErrIoErrWrite && errors.Is(se.SystemErrno, syscall.ENOSPC)) {
+		return true
+	}
+	return errors.Is(err, syscall.ENOSPC)
+}
