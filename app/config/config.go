@@ -167,6 +167,11 @@ type Exec struct {
 	Ask         bool     `toml:"ask"`
 	Timeout     Duration `toml:"timeout"`
 	MaxOutputKB int      `toml:"max_output_kb"`
+	// Resource ceilings (README, "Commands").
+	MaxRunning         int      `toml:"max_running"`           // commands running at once, all agents
+	MaxRunningPerAgent int      `toml:"max_running_per_agent"` // commands one agent runs at once
+	MaxMemoryMB        int64    `toml:"max_memory_mb"`         // memory of one whole command (memory cgroup)
+	QueueWait          Duration `toml:"queue_wait"`            // how long a command waits for a free slot
 	// Network limits for commands given network (README, "Network").
 	MaxConnections int      `toml:"max_connections"` // open at once per command
 	MaxUploadMB    int64    `toml:"max_upload_mb"`   // sent upstream per command
@@ -207,8 +212,9 @@ func Defaults() Config {
 		Server:  Server{Listen: "127.0.0.1:8765", MaxMessageBytes: 16 << 20},
 		Sandbox: Sandbox{SharedDir: "share", OutputDir: "output", Strict: true, ApprovalTimeout: Duration(2 * time.Minute)},
 		Links:   Links{Expiry: Duration(24 * time.Hour), MaxExpiry: Duration(8760 * time.Hour), SaveResultMaxKB: 500},
-		Exec:    Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024, MaxConnections: 32, MaxUploadMB: 256},
-		Audit:   Audit{Retention: Duration(2160 * time.Hour)},
+		Exec: Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024, MaxConnections: 32, MaxUploadMB: 256,
+			MaxRunning: 8, MaxRunningPerAgent: 4, MaxMemoryMB: 2048, QueueWait: Duration(30 * time.Second)},
+		Audit: Audit{Retention: Duration(2160 * time.Hour)},
 	}
 }
 
@@ -365,6 +371,15 @@ func (c *Config) validate(home string) error {
 	}
 	if c.Exec.Timeout.D() < time.Second {
 		return bad("exec.timeout", "must be at least 1s")
+	}
+	if c.Exec.MaxRunning <= 0 {
+		return bad("exec.max_running", "must be positive")
+	}
+	if c.Exec.MaxRunningPerAgent <= 0 {
+		return bad("exec.max_running_per_agent", "must be positive")
+	}
+	if c.Exec.MaxMemoryMB < 64 {
+		return bad("exec.max_memory_mb", "must be at least 64")
 	}
 	if c.Exec.MaxConnections <= 0 {
 		return bad("exec.max_connections", "must be positive")

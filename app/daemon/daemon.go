@@ -213,6 +213,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 		Hidden:    private,
 		Timeout:   cfg.Exec.Timeout.D(),
 		MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		Limits:    execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20},
 		NetInit:   netinit,
 		Logger:    log,
 	})
@@ -234,6 +235,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	}
 	box.SetExec(sandbox.ExecConfig{
 		Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
 		Gate: gate, Proxy: proxy,
 	})
 	rotate := func(ctx context.Context, by string) error {

@@ -255,3 +255,33 @@ func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
 		t.Errorf("tab and newline: %q", r.Stdout)
 	}
 }
+
+// TestCommandLimits: an agent at its limit of commands running at once
+// waits, then is refused with a sentence; another agent is not held up;
+// session.info says what the limits are.
+func TestCommandLimits(t *testing.T) {
+	h := start(t, "[exec]\nmax_running_per_agent = 1\nqueue_wait = \"1s\"\n")
+	alice, bob := h.dial(aliceKey), h.dial(bobKey)
+	owner := h.dial(ownerToken)
+	first := async(alice, "command.run", m("command", "sleep 30"))
+	deadline := time.Now().Add(10 * time.Second)
+	for len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the first command did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ce := callErr(t, alice, "command.run", m("command", "true"))
+	if ce.Data.Kind != "unavailable" || !strings.Contains(ce.Message, "alice-agent already runs 1 commands at once") {
+		t.Errorf("over the limit: %+v", ce)
+	}
+	if r := rpcCall[sandbox.RunResult](t, bob, "command.run", m("command", "echo bob")); r.Stdout != "bob\n" {
+		t.Errorf("another agent: %+v", r)
+	}
+	ex := rpcCall[map[string]any](t, alice, "session.info", nil)["exec"].(map[string]any)
+	if !strings.Contains(ex["running"].(string), "1 per agent") || ex["memory"] == "" {
+		t.Errorf("session.info.exec: %v", ex)
+	}
+	rpcCall[any](t, owner, "agents.pause", nil)
+	<-first
+}

@@ -131,7 +131,8 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log, NetInit: execboxtest.NetInit(t)})
+	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log, NetInit: execboxtest.NetInit(t),
+		Limits: execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +142,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		t.Fatal(err)
 	}
 	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
 		Gate: gate, Proxy: func(ctx context.Context, c net.Conn, d netgate.Dialer) {
 			egress.Serve(ctx, c, d, egress.Options{Logger: log})
 		}})

@@ -131,6 +131,8 @@ type execInfo struct {
 	Why       string   `json:"why,omitempty"`      // when unavailable: what the owner should do
 	Writable  []string `json:"writable,omitempty"` // where commands may write; everything else is read-only
 	Network   string   `json:"network,omitempty"`
+	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
+	Running   string   `json:"running,omitempty"` // how many commands may run at once
 	// PackageManagers are the bundles command.run's package_managers names.
 	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
 }
@@ -188,6 +190,8 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 			info.Exec.Network = why
 		}
 		info.Exec.PackageManagers = netgate.Bundles()
+		info.Exec.Memory = s.box.MemoryInfo()
+		info.Exec.Running = fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D())
 	}
 	for _, r := range s.cfg.Sandbox.Roots {
 		info.Roots = append(info.Roots, rootInfo{Path: r.Path, Access: r.Access})

@@ -83,8 +83,10 @@
 //
 //   - The sandbox shares the kernel: a kernel or bubblewrap bug is an escape.
 //   - CPU time is bounded only by the timeout; disk use in read-write folders
-//     is bounded per file (RLIMIT_FSIZE), not in total; memory only per
-//     process (RLIMIT_DATA) and per tmpfs.
+//     is bounded per file (RLIMIT_FSIZE), not in total; memory per process
+//     (RLIMIT_DATA) and per tmpfs, and for the command as a whole
+//     (Limits.Total) only where a memory cgroup can be made (as root, or in a
+//     delegated cgroup v2 with the memory controller enabled).
 //   - As root without a writable pids cgroup there is no process limit other
 //     than the timeout (NewRunner logs a warning).
 //   - What a connection handed to Spec.Egress may reach is Spec.Egress's
@@ -171,6 +173,10 @@ type Limits struct {
 	AddressSpace int64 // address space per process, in bytes (RLIMIT_AS); default none
 	OpenFiles    int   // open files per process (RLIMIT_NOFILE); default 4096
 	TmpSize      int64 // size of /tmp and of /dev/shm, in bytes; default 512 MiB
+	// Total is the memory of the whole command, every process and its
+	// /tmp and /dev/shm pages together, in bytes: a memory cgroup where
+	// one can be made (Runner.MemoryLimit says); default 2 GiB.
+	Total int64
 }
 
 // Options configure a Runner.
@@ -209,6 +215,7 @@ type Runner struct {
 	maxOutput int
 	uid, gid  int
 	procs     procLimit
+	memory    *cgroupCtl // nil: no memory cgroup could be made
 }
 
 const (
@@ -301,6 +308,13 @@ func (r *Runner) probe() error {
 	}
 
 	r.procs = findProcLimit(r.uid, r.log)
+	if r.limits.Total > 0 {
+		if cg, err := findCgroup("memory"); err == nil {
+			r.memory = cg
+		} else {
+			r.log.Info("execbox: no memory cgroup; memory is limited per process only", "err", err)
+		}
+	}
 	// Prefer a user namespace with nested user namespaces disabled; fall
 	// back to plain --unshare-all where the kernel refuses either.
 	candidates := [][]string{
@@ -371,6 +385,14 @@ func (r *Runner) findNetInit(p string) error {
 	return nil
 }
 
+// MemoryLimit says how a command's memory is bounded, for session.info.
+func (r *Runner) MemoryLimit() string {
+	if r.memory != nil && r.limits.Total > 0 {
+		return fmt.Sprintf("%d MiB for the whole command (a memory cgroup), and %d MiB per process", r.limits.Total>>20, r.limits.Memory>>20)
+	}
+	return fmt.Sprintf("%d MiB per process only: Corral could not make a memory cgroup here (it needs a delegated cgroup, such as root's or a systemd service's with Delegate=yes), so a command's processes together are not bounded", r.limits.Memory>>20)
+}
+
 // ProcessLimit describes how the process limit is enforced, for logs and
 // diagnostics: a pids cgroup, RLIMIT_NPROC, or none.
 func (r *Runner) ProcessLimit() string { return r.procs.describe(r.limits.Procs) }
@@ -425,6 +447,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.TmpSize == 0 {
 		l.TmpSize = 512 << 20
+	}
+	if l.Total == 0 {
+		l.Total = 2 << 30
 	}
 	return l
 }

@@ -1063,3 +1063,33 @@ func TestSeccomp(t *testing.T) {
 		t.Errorf("%+v", res)
 	}
 }
+
+// TestMemoryCgroup: where a memory cgroup can be made (here as root), a
+// command's processes together cannot use more than Limits.Total, even
+// when each stays under its own per-process limit.
+func TestMemoryCgroup(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.Limits.Total = 96 << 20
+	r := newRunner(t, opts)
+	if os.Getuid() == 0 && r.memory == nil {
+		t.Fatal("root, but no memory cgroup")
+	}
+	if r.memory == nil {
+		t.Skip("no memory cgroup can be made here (not root, nothing delegated): " + r.MemoryLimit())
+	}
+	if !strings.Contains(r.MemoryLimit(), "96 MiB for the whole command") {
+		t.Errorf("MemoryLimit: %s", r.MemoryLimit())
+	}
+	// Three processes of 60 MiB each: every one under RLIMIT_DATA, the
+	// three together over the command's 96 MiB.
+	hog := `python3 -c 'import time; x = bytearray(60 << 20); x[::4096] = b"x" * len(x[::4096]); time.sleep(3)'`
+	res := run(t, r, b.spec(hog+" & a=$!; "+hog+" & b=$!; "+hog+" & c=$!; for p in $a $b $c; do wait $p; echo $?; done"))
+	if !slices.Contains(strings.Fields(res.Stdout), "137") {
+		t.Errorf("three 60 MiB processes ran under a 96 MiB limit (none was killed): %+v", res)
+	}
+	res = run(t, r, b.spec(`python3 -c 'x = bytearray(40 << 20); print("fits")'`))
+	if res.Stdout != "fits\n" {
+		t.Errorf("a command under the limit: %+v", res)
+	}
+}

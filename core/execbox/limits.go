@@ -30,14 +30,14 @@ import (
 // when one can be created.
 type procLimit struct {
 	root   bool
-	perNS  bool        // RLIMIT_NPROC counted per user namespace
-	cgroup *pidsCgroup // as root only; nil when none is writable
+	perNS  bool       // RLIMIT_NPROC counted per user namespace
+	cgroup *cgroupCtl // as root only; nil when none is writable
 }
 
 func findProcLimit(uid int, log *slog.Logger) procLimit {
 	p := procLimit{root: uid == 0, perNS: kernelAtLeast(5, 14)}
 	if p.root {
-		cg, err := findPidsCgroup()
+		cg, err := findCgroup("pids")
 		if err != nil {
 			log.Debug("execbox: no pids cgroup", "err", err)
 		} else {
@@ -164,17 +164,31 @@ func countTasks(uid int) int {
 	return n
 }
 
-// pidsCgroup makes one child cgroup with pids.max per run.
-type pidsCgroup struct {
-	parent string // folder in which the per-run cgroups are created
-	v2     bool
-	seq    atomic.Uint64
+// cgroupCtl is one cgroup controller (pids or memory) in which a child
+// cgroup with a limit is made per run.
+type cgroupCtl struct {
+	controller string // "pids" or "memory"
+	parent     string // folder in which the per-run cgroups are created
+	v2         bool
 }
 
-// findPidsCgroup finds the pids controller of this process's own cgroup and
-// checks that a child cgroup can be made there: v2 when pids is enabled for
-// its children, else v1.
-func findPidsCgroup() (*pidsCgroup, error) {
+// limitFile is the file that holds the controller's limit.
+func (c *cgroupCtl) limitFile() string {
+	switch {
+	case c.controller == "pids":
+		return "pids.max"
+	case c.v2:
+		return "memory.max"
+	}
+	return "memory.limit_in_bytes"
+}
+
+var cgroupSeq atomic.Uint64
+
+// findCgroup finds controller in this process's own cgroup and checks that
+// a child cgroup with a limit can be made there: v2 when the controller is
+// enabled for its children, else v1.
+func findCgroup(controller string) (*cgroupCtl, error) {
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, err
@@ -195,7 +209,7 @@ func findPidsCgroup() (*pidsCgroup, error) {
 			continue
 		}
 		for _, c := range strings.Split(f[1], ",") {
-			if c == "pids" {
+			if c == controller {
 				v1Path, haveV1 = f[2], true
 			}
 		}
@@ -204,8 +218,8 @@ func findPidsCgroup() (*pidsCgroup, error) {
 	if haveV2 {
 		if dir, ok := cgroupDir(string(mounts), "cgroup2", "", v2Path); ok {
 			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if hasWord(string(ctl), "pids") {
-				cg := &pidsCgroup{parent: dir, v2: true}
+			if hasWord(string(ctl), controller) {
+				cg := &cgroupCtl{controller: controller, parent: dir, v2: true}
 				err := cg.probe()
 				if err == nil {
 					cg.sweep()
@@ -213,13 +227,13 @@ func findPidsCgroup() (*pidsCgroup, error) {
 				}
 				tried = append(tried, err.Error())
 			} else {
-				tried = append(tried, "cgroup v2 "+dir+": pids not enabled for child cgroups")
+				tried = append(tried, "cgroup v2 "+dir+": "+controller+" not enabled for child cgroups")
 			}
 		}
 	}
 	if haveV1 {
-		if dir, ok := cgroupDir(string(mounts), "cgroup", "pids", v1Path); ok {
-			cg := &pidsCgroup{parent: dir}
+		if dir, ok := cgroupDir(string(mounts), "cgroup", controller, v1Path); ok {
+			cg := &cgroupCtl{controller: controller, parent: dir}
 			err := cg.probe()
 			if err == nil {
 				cg.sweep()
@@ -229,7 +243,7 @@ func findPidsCgroup() (*pidsCgroup, error) {
 		}
 	}
 	if len(tried) == 0 {
-		return nil, errors.New("no pids cgroup found")
+		return nil, errors.New("no " + controller + " cgroup found")
 	}
 	return nil, errors.New(strings.Join(tried, "; "))
 }
@@ -269,7 +283,7 @@ func hasWord(s, want string) bool { return slices.Contains(strings.Fields(s), wa
 
 // sweep removes empty cgroups left by earlier Corral processes that are
 // gone (a crash skips the per-run cleanup).
-func (c *pidsCgroup) sweep() {
+func (c *cgroupCtl) sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(c.parent, "corral-*-*"))
 	for _, d := range dirs {
 		f := strings.SplitN(filepath.Base(d), "-", 3)
@@ -284,25 +298,61 @@ func (c *pidsCgroup) sweep() {
 	}
 }
 
-func (c *pidsCgroup) probe() error {
-	dir, err := c.create(1)
+func (c *cgroupCtl) probe() error {
+	v := int64(1) // one task, or 1 GiB
+	if c.controller == "memory" {
+		v = 1 << 30
+	}
+	dirs, err := makeCgroups([]cgroupLimit{{c, v}})
 	if err != nil {
 		return err
 	}
-	return removeCgroup(dir)
+	return removeCgroup(dirs[0])
 }
 
-// create makes a fresh child cgroup allowing max tasks.
-func (c *pidsCgroup) create(max int) (string, error) {
-	dir := filepath.Join(c.parent, fmt.Sprintf("corral-%d-%d", os.Getpid(), c.seq.Add(1)))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create cgroup: %w", err)
+// cgroupLimit is a limit to set in a controller's per-run cgroup.
+type cgroupLimit struct {
+	ctl   *cgroupCtl
+	value int64
+}
+
+// makeCgroups makes the per-run cgroups for limits: one folder per
+// hierarchy (in cgroup v2, controllers sharing a parent share the folder,
+// since a process is in exactly one v2 cgroup), each limit written there.
+// The run's init joins every returned folder (addToCgroup).
+func makeCgroups(limits []cgroupLimit) (dirs []string, err error) {
+	byParent := map[string]string{}
+	defer func() {
+		if err != nil {
+			for _, d := range dirs {
+				_ = removeCgroup(d)
+			}
+			dirs = nil
+		}
+	}()
+	for _, l := range limits {
+		dir, ok := byParent[l.ctl.parent]
+		if !ok {
+			dir = filepath.Join(l.ctl.parent, fmt.Sprintf("corral-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return dirs, fmt.Errorf("create cgroup: %w", err)
+			}
+			byParent[l.ctl.parent] = dir
+			dirs = append(dirs, dir)
+		}
+		if err := os.WriteFile(filepath.Join(dir, l.ctl.limitFile()), []byte(strconv.FormatInt(l.value, 10)), 0); err != nil {
+			return dirs, fmt.Errorf("set %s: %w", l.ctl.limitFile(), err)
+		}
+		if l.ctl.controller == "memory" {
+			// No swapping past the limit, where swap is accounted at all.
+			if l.ctl.v2 {
+				_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
+			} else {
+				_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(l.value, 10)), 0)
+			}
+		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
-		_ = removeCgroup(dir)
-		return "", fmt.Errorf("set pids.max: %w", err)
-	}
-	return dir, nil
+	return dirs, nil
 }
 
 // addToCgroup moves pid into the cgroup at dir.

@@ -96,18 +96,24 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
-	var cgDir string
+	var cgLimits []cgroupLimit
 	if r.procs.cgroup != nil && r.limits.Procs > 0 {
-		cgDir, err = r.procs.cgroup.create(r.limits.Procs)
-		if err != nil {
-			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
-		}
-		defer func() {
-			if err := removeCgroup(cgDir); err != nil {
+		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(r.limits.Procs)})
+	}
+	if r.memory != nil && r.limits.Total > 0 {
+		cgLimits = append(cgLimits, cgroupLimit{r.memory, r.limits.Total})
+	}
+	cgDirs, err := makeCgroups(cgLimits)
+	if err != nil {
+		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+	}
+	defer func() {
+		for _, d := range cgDirs {
+			if err := removeCgroup(d); err != nil {
 				r.log.Warn("execbox: cgroup left behind", "err", err)
 			}
-		}()
-	}
+		}
+	}()
 
 	// Seven pipes: passwd, group, --info-fd, --block-fd, stdout, stderr, seccomp.
 	var held []*os.File // every end we hold; closed on return
@@ -265,8 +271,10 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			childKnown = true
 			box.setChild(in.pid)
 			attachErr = applyRlimits(in.pid, r.rlimits())
-			if attachErr == nil && cgDir != "" {
-				attachErr = addToCgroup(cgDir, in.pid)
+			for _, d := range cgDirs {
+				if attachErr == nil {
+					attachErr = addToCgroup(d, in.pid)
+				}
 			}
 		}
 		if attachErr != nil {

@@ -26,6 +26,11 @@ type ExecConfig struct {
 	Ask       bool            // [exec] ask: every command needs a one-time approval
 	Timeout   time.Duration   // default and maximum
 	MaxOutput int             // bytes per stream
+	// MaxRunning and MaxPerClient bound the commands running at once, for
+	// all agents together and for each one (0: no bound); a command waits
+	// up to QueueWait for a free slot, then is refused.
+	MaxRunning, MaxPerClient int
+	QueueWait                time.Duration
 	// Gate decides a command's connections and Proxy serves each one it
 	// opens (app/egress.Serve); both nil: commands get no network.
 	Gate  *netgate.Gate
@@ -37,6 +42,10 @@ func (s *Sandbox) SetExec(ec ExecConfig) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.exec = ec
+	if ec.QueueWait <= 0 {
+		ec.QueueWait = 30 * time.Second
+	}
+	s.slots = newSlots(ec.MaxRunning, ec.MaxPerClient, ec.QueueWait)
 }
 
 // ExecInfo says whether commands can run and under what (session.info).
@@ -67,6 +76,17 @@ func (s *Sandbox) NetworkInfo() (bool, string) {
 		return false, "Commands get no network: Corral's egress proxy is not set up."
 	}
 	return ec.Runner.Network()
+}
+
+// MemoryInfo says how a command's memory is bounded (session.info).
+func (s *Sandbox) MemoryInfo() string {
+	s.mu.Lock()
+	ec := s.exec
+	s.mu.Unlock()
+	if ec.Runner == nil {
+		return ""
+	}
+	return ec.Runner.MemoryLimit()
 }
 
 // RunArgs are command.run's parameters.
@@ -274,6 +294,14 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		})
 		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
 	}
+	s.mu.Lock()
+	sl := s.slots
+	s.mu.Unlock()
+	release, err := sl.acquire(o.ctx, o.ev.Client)
+	if err != nil {
+		return RunResult{}, err
+	}
+	defer release()
 	o.ev.Decision = audit.Allow
 	if err := o.recordStart("the command"); err != nil {
 		return RunResult{}, err

@@ -62,6 +62,7 @@ type Sandbox struct {
 	links   *links.Signer
 	linkCfg LinkConfig
 	exec    ExecConfig
+	slots   *slots // bounds commands running at once (SetExec)
 
 	running runningSet
 }

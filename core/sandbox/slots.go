@@ -1,0 +1,71 @@
+package sandbox
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"corral/core/errs"
+)
+
+// slots bounds how many commands run at once, for all agents together and
+// for each agent alone. A command that finds no free slot waits for one,
+// in no particular order, up to wait; then it is refused with a sentence.
+type slots struct {
+	total, perClient int
+	wait             time.Duration
+
+	mu      sync.Mutex
+	running int
+	per     map[string]int
+	freed   chan struct{} // closed (and replaced) whenever a slot is freed
+}
+
+func newSlots(total, perClient int, wait time.Duration) *slots {
+	return &slots{total: total, perClient: perClient, wait: wait, per: map[string]int{}, freed: make(chan struct{})}
+}
+
+// acquire takes a slot for client, waiting as long as s.wait allows; the
+// returned release gives it back.
+func (s *slots) acquire(ctx context.Context, client string) (release func(), err error) {
+	if s == nil {
+		return func() {}, nil
+	}
+	timer := time.NewTimer(s.wait)
+	defer timer.Stop()
+	for {
+		s.mu.Lock()
+		full := s.total > 0 && s.running >= s.total
+		mine := s.perClient > 0 && s.per[client] >= s.perClient
+		if !full && !mine {
+			s.running++
+			s.per[client]++
+			s.mu.Unlock()
+			var once sync.Once
+			return func() { once.Do(func() { s.release(client) }) }, nil
+		}
+		freed := s.freed
+		s.mu.Unlock()
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return nil, errs.New(errs.Unavailable, "", "The command was cancelled while it waited for a free slot.")
+		case <-timer.C:
+			if mine {
+				return nil, errs.New(errs.Unavailable, "", "%s already runs %d commands at once, its limit; this one waited %s for one of them to finish and did not start. Try again when one has finished.", client, s.perClient, s.wait)
+			}
+			return nil, errs.New(errs.Unavailable, "", "Corral already runs %d commands at once, its limit for all agents together; this one waited %s and did not start. Try again shortly.", s.total, s.wait)
+		}
+	}
+}
+
+func (s *slots) release(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running--
+	if s.per[client]--; s.per[client] <= 0 {
+		delete(s.per, client)
+	}
+	close(s.freed)
+	s.freed = make(chan struct{})
+}
