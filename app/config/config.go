@@ -148,6 +148,7 @@ type Sandbox struct {
 	OutputDir       string   `toml:"output_dir"`
 	Strict          bool     `toml:"strict"`
 	ApprovalTimeout Duration `toml:"approval_timeout"`
+	QuotaMB         int64    `toml:"quota_mb"` // most a scope folder or the shared folder may hold; 0: no quota
 	Roots           []Root   `toml:"roots"`
 }
 
@@ -371,6 +372,9 @@ func (c *Config) validate(home string) error {
 	}
 	if c.Exec.Timeout.D() < time.Second {
 		return bad("exec.timeout", "must be at least 1s")
+	}
+	if c.Sandbox.QuotaMB < 0 {
+		return bad("sandbox.quota_mb", "must be 0 (no quota) or positive")
 	}
 	if c.Exec.MaxRunning <= 0 {
 		return bad("exec.max_running", "must be positive")

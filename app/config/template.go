@@ -18,6 +18,7 @@ const defaultTemplate = `# Corral configuration. Every key is shown with its def
 # output_dir = "output"
 # strict = true                  # no answer / nobody to ask: deny
 # approval_timeout = "2m"
+# quota_mb = 0                  # the most each person's folder (and the shared folder) may hold, in MiB; 0: no quota
 
 # Extra host folders agents may use without asking:
 # [[sandbox.roots]]

@@ -199,7 +199,8 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	if err != nil {
 		return err
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log})
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log,
+		Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}

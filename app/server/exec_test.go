@@ -285,3 +285,25 @@ func TestCommandLimits(t *testing.T) {
 	rpcCall[any](t, owner, "agents.pause", nil)
 	<-first
 }
+
+// TestQuotaStopsCommands: a command may push its folder past the quota;
+// the next command and the next write are refused with a sentence.
+func TestQuotaStopsCommands(t *testing.T) {
+	h := start(t, "[sandbox]\nquota_mb = 1\n")
+	alice := h.dial(aliceKey)
+	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "head -c 2000000 /dev/zero > big && echo wrote"))
+	if r.Stdout != "wrote\n" {
+		t.Fatalf("%+v", r)
+	}
+	for _, call := range []struct {
+		method string
+		params map[string]any
+	}{{"command.run", m("command", "true")}, {"file.write", m("path", "x.txt", "content", "x")}} {
+		ce := callErr(t, alice, call.method, call.params)
+		if ce.Data.Kind != "too_large" || !strings.Contains(ce.Message, "reached its quota of 1.0 MiB") {
+			t.Errorf("%s over the quota: %+v", call.method, ce)
+		}
+	}
+	rpcCall[any](t, alice, "file.delete", m("path", "big"))
+	rpcCall[any](t, alice, "file.write", m("path", "x.txt", "content", "room again"))
+}

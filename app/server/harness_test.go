@@ -119,7 +119,8 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow})
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow,
+		Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,6 +275,13 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if _, err := s.root(share); err != nil {
 		return RunResult{}, err
 	}
+	if err := s.checkQuota(scopeDir, "Your folder"); err != nil {
+		o.ev.Decision = audit.Deny
+		return RunResult{}, err
+	}
+	// What the command writes is not counted as it goes: measure again.
+	defer s.stale(scopeDir)
+	defer s.stale(share.Dir)
 	spec := execbox.Spec{
 		Command: a.Command, ScopeDir: scopeDir, ShareDir: share.Dir, ShareLink: s.layout.SharedDir,
 		WorkingDir: a.WorkingDir, Env: a.Env, Stdin: []byte(a.Stdin),

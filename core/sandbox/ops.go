@@ -98,6 +98,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	if err == nil {
 		n, err = d.Write(t.RelSlash(), data, a.Append)
 		o.ev.Bytes = n
+		s.grew(t.Dir, n)
 	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
 }

@@ -45,6 +45,9 @@ type Config struct {
 	Private []string
 	Clock   func() time.Time // nil: time.Now
 	Logger  *slog.Logger     // nil: slog.Default()
+	// Quota is the most each scope folder and the shared folder may hold,
+	// in bytes (quota.go); 0: no quota.
+	Quota int64
 }
 
 // Sandbox performs agents' file operations. It is safe for concurrent use.
@@ -56,6 +59,8 @@ type Sandbox struct {
 	private []string // Base and Config.Private, cleaned
 	now     func() time.Time
 	log     *slog.Logger
+	quota   int64
+	usage   usage
 
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
@@ -83,6 +88,7 @@ func New(cfg Config) (*Sandbox, error) {
 		private: []string{filepath.Clean(cfg.Layout.Base)},
 		now:     cfg.Clock,
 		log:     cfg.Logger,
+		quota:   cfg.Quota,
 		roots:   map[string]*os.Root{},
 	}
 	if s.now == nil {
@@ -266,12 +272,29 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 			return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
 		}
 	}
+	if n == needWrite {
+		if err := o.s.checkQuota(t.Dir, o.s.folderName(t)); err != nil {
+			o.ev.Decision = audit.Deny
+			return fsbox.Dir{}, t, err
+		}
+	}
+	if n == needDelete && o.s.quota > 0 {
+		o.s.stale(t.Dir) // measured again after the delete
+	}
 	o.ev.Decision = audit.Allow
 	r, err := o.s.root(t)
 	if err != nil {
 		return fsbox.Dir{}, t, err
 	}
 	return fsbox.Dir{Root: r, Prefix: t.Prefix}, t, nil
+}
+
+// folderName is how a quota refusal names the folder of t.
+func (s *Sandbox) folderName(t paths.Target) string {
+	if t.Area == paths.InShare {
+		return "The shared folder"
+	}
+	return "Your folder"
 }
 
 // ask puts an access across the fence to the policy and records how it
