@@ -306,3 +306,39 @@ func TestWidenedFolderAnswer(t *testing.T) {
 		t.Error("etc/shadow was read without the owner's answer")
 	}
 }
+
+// TestPauseStopsEverything: while paused, an agent's operations inside
+// its own folder are refused too (denied, decided_by paused), with a
+// sentence; the owner's own calls still work; resuming lets them through.
+func TestPauseStopsEverything(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	owner := h.dial(ownerToken)
+	rpcCall[any](t, alice, "file.write", m("path", "notes.txt", "content", "before"))
+	rpcCall[any](t, owner, "agents.pause", nil)
+	for _, call := range []struct {
+		method string
+		params map[string]any
+	}{
+		{"file.write", m("path", "notes.txt", "content", "while paused")},
+		{"file.delete", m("path", "notes.txt")},
+		{"file.read", m("path", "notes.txt")},
+		{"folder.list", nil},
+		{"link.create", m("path", "notes.txt")},
+	} {
+		ce := callErr(t, alice, call.method, call.params)
+		if ce.Data.Kind != "denied" || !strings.Contains(ce.Message, "Agents are paused by the owner") {
+			t.Errorf("%s while paused: %+v", call.method, ce)
+		}
+	}
+	got := rpcCall[struct{ Content string }](t, owner, "file.read", m("path", "notes.txt", "context", m("user_id", "alice")))
+	if got.Content != "before" {
+		t.Errorf("the owner's read while paused: %+v", got)
+	}
+	ev := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("client", "alice-agent", "decision", "deny"))
+	if len(ev.Events) != 5 || ev.Events[0].DecidedBy != audit.ByPaused {
+		t.Errorf("refusals in the log: %+v", ev.Events)
+	}
+	rpcCall[any](t, owner, "agents.resume", nil)
+	rpcCall[any](t, alice, "file.write", m("path", "notes.txt", "content", "after"))
+}

@@ -318,7 +318,12 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	run := &Running{RequestID: requestID, Client: o.ev.Client, Scope: o.scope, Command: clip(a.Command, 500), Started: s.now().UTC(), cancel: cancel}
 	s.running.add(run)
 	defer s.running.remove(run)
-	o.ev.Decision = audit.Allow
+	if s.policy != nil && s.policy.Paused() {
+		// Paused after the check above but before the command was listed:
+		// StopCommands did not see it, so stop it here (SetPaused sets
+		// the flag before it stops what runs).
+		cancel()
+	}
 	r, err := ec.Runner.Run(rctx, spec)
 	if err != nil {
 		return RunResult{}, err

@@ -205,6 +205,11 @@ func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason
 		return nil, o.end(ctx, err)
 	}
 	o.scope, o.ev.User = scope, scope
+	if !c.Owner && s.policy != nil && s.policy.Paused() {
+		// Pause stops everything an agent does, not only what would ask.
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
+		return nil, o.end(ctx, errs.New(errs.Denied, "", "Agents are paused by the owner, so Corral refused this. It works again once the owner resumes agents."))
+	}
 	return o, nil
 }
 
