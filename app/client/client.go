@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
+
+	"corral/app/rpc"
 )
 
 // Error is a JSON-RPC error answered by the server.
@@ -158,18 +161,15 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	ch := make(chan reply, 1)
 	c.wait[id] = ch
 	c.mu.Unlock()
-	req := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
-	if params != nil {
-		req["params"] = params
-	}
-	b, err := json.Marshal(req)
+	// rpc.Marshal, not json.Marshal: "<", ">" and "&" stay one byte each,
+	// so a frame never grows past the daemon's limit by escaping.
+	b, err := rpc.Marshal(request{JSONRPC: "2.0", ID: json.RawMessage(id), Method: method, Params: params})
 	if err != nil {
+		c.forget(id)
 		return nil, err
 	}
-	c.wmu.Lock()
-	err = c.ws.WriteMessage(websocket.TextMessage, b)
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.write(b); err != nil {
+		c.forget(id)
 		return nil, err
 	}
 	select {
@@ -182,12 +182,44 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 		}
 		return r.Result, nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.wait, id)
-		c.mu.Unlock()
+		// Tell the daemon, so that the call stops there too: a command is
+		// killed, a question to the owner withdrawn.
+		if c.forget(id) {
+			if b, err := rpc.Notify(rpc.CancelRequest, map[string]json.RawMessage{"id": json.RawMessage(id)}); err == nil {
+				c.write(b)
+			}
+		}
 		return nil, ctx.Err()
 	}
 }
+
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  any             `json:"params,omitempty"`
+}
+
+// forget stops waiting for id's answer; it reports whether it was still
+// awaited.
+func (c *Client) forget(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.wait[id]
+	delete(c.wait, id)
+	return ok
+}
+
+// write sends one text frame, one writer at a time.
+func (c *Client) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// writeWait bounds one frame's write: a daemon that does not read is gone.
+const writeWait = 30 * time.Second
 
 // CallInto is Call decoding the result into v.
 func (c *Client) CallInto(ctx context.Context, method string, params, v any) error {
