@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,8 +129,9 @@ func (s *Server) mcpHandler() http.Handler {
 		// server's ReadTimeout, meant for slow bodies, must not end it.
 		http.NewResponseController(w).SetReadDeadline(time.Time{})
 		ctx := context.WithValue(r.Context(), callerKey{}, caller)
-		rec := &sessionRecorder{ResponseWriter: w}
+		rec := &sessionRecorder{ResponseWriter: w, hold: id != nil}
 		ms.handler.ServeHTTP(rec, r.WithContext(ctx))
+		rec.release(id)
 		if sid != "" && rec.code == http.StatusNotFound {
 			ms.mu.Lock()
 			delete(ms.sessions, sid) // ended (idle, deleted): forget it
@@ -181,24 +183,56 @@ func callID(body []byte) json.RawMessage {
 	return m.ID
 }
 
-// sessionRecorder notes the Mcp-Session-Id a response hands out.
+// sessionRecorder notes the Mcp-Session-Id a response hands out, and
+// with hold keeps back a 400 so that release can answer a call of an
+// unknown method as JSON-RPC says (-32601) rather than in plain text, as
+// the SDK does for protocol versions before 2026-07-28.
 type sessionRecorder struct {
 	http.ResponseWriter
 	session string
 	code    int
+	hold    bool
+	held    *bytes.Buffer
 }
 
 func (r *sessionRecorder) WriteHeader(code int) {
+	if r.code != 0 {
+		return
+	}
 	r.code = code
 	r.session = r.Header().Get("Mcp-Session-Id")
+	if r.hold && code == http.StatusBadRequest {
+		r.held = &bytes.Buffer{}
+		return
+	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *sessionRecorder) Write(b []byte) (int, error) {
-	if r.session == "" {
-		r.session = r.Header().Get("Mcp-Session-Id")
+	if r.code == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	if r.held != nil {
+		return r.held.Write(b)
 	}
 	return r.ResponseWriter.Write(b)
+}
+
+// release writes what was held back: for a call of a method the server
+// does not have, a JSON-RPC error answering id; otherwise the SDK's 400.
+func (r *sessionRecorder) release(id json.RawMessage) {
+	if r.held == nil {
+		return
+	}
+	h := r.ResponseWriter.Header()
+	if strings.HasPrefix(r.held.String(), "JSON RPC not handled") {
+		h.Set("Content-Type", "application/json")
+		r.ResponseWriter.WriteHeader(http.StatusOK)
+		r.ResponseWriter.Write(rpc.Fail(id, &rpc.Error{Code: rpc.CodeMethodNotFound, Message: "Corral's MCP server has no such method."}))
+		return
+	}
+	r.ResponseWriter.WriteHeader(r.code)
+	r.ResponseWriter.Write(r.held.Bytes())
 }
 
 func (r *sessionRecorder) Flush() {
