@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"corral/app/client"
@@ -56,7 +57,20 @@ func (b *wsBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, fmt.Errorf("Corral cannot be reached, so the call was not made: %w", err)
 	}
-	raw, err := c.Call(ctx, method, params)
+	var onNote func(client.Notification)
+	if report := mcp.Progress(ctx); report != nil {
+		onNote = func(n client.Notification) {
+			var p struct{ Message, Data string }
+			json.Unmarshal(n.Params, &p)
+			switch {
+			case n.Method == "request.progress":
+				report(p.Message)
+			case n.Method == "command.output" && p.Data != "":
+				report(strings.TrimSuffix(p.Data, "\n"))
+			}
+		}
+	}
+	raw, err := c.CallNotify(ctx, method, params, onNote)
 	if err != nil && ctx.Err() == nil {
 		select {
 		case <-c.Done():

@@ -43,6 +43,7 @@ type Client struct {
 	mu     sync.Mutex
 	nextID int64
 	wait   map[string]chan reply
+	listen map[string]func(Notification) // by request id: see CallNotify
 	notes  chan Notification
 	done   chan struct{}
 	err    error
@@ -132,6 +133,10 @@ func (c *Client) readLoop() {
 			continue
 		}
 		if msg.Method != "" && msg.ID == nil {
+			if f := c.listener(msg.Params); f != nil {
+				f(Notification{Method: msg.Method, Params: msg.Params})
+				continue
+			}
 			select {
 			case c.notes <- Notification{Method: msg.Method, Params: msg.Params}:
 			default: // nobody reads notifications fast enough: drop
@@ -148,9 +153,37 @@ func (c *Client) readLoop() {
 	}
 }
 
+// listener is the CallNotify function for a notification about a call
+// (params.request_id), if any.
+func (c *Client) listener(params json.RawMessage) func(Notification) {
+	c.mu.Lock()
+	n := len(c.listen)
+	c.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"request_id"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listen[string(p.RequestID)]
+}
+
 // Call sends one request and waits for its answer. A JSON-RPC error is
-// returned as *Error.
+// returned as *Error. When ctx ends first, the daemon is told to cancel
+// the call ($/cancelRequest).
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.CallNotify(ctx, method, params, nil)
+}
+
+// CallNotify is Call that hands the notifications about this call
+// (command.output, request.progress: those whose request_id is its id)
+// to onNote, on the reading goroutine, instead of Notifications().
+func (c *Client) CallNotify(ctx context.Context, method string, params any, onNote func(Notification)) (json.RawMessage, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -160,6 +193,17 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	id := strconv.FormatInt(c.nextID, 10)
 	ch := make(chan reply, 1)
 	c.wait[id] = ch
+	if onNote != nil {
+		if c.listen == nil {
+			c.listen = map[string]func(Notification){}
+		}
+		c.listen[id] = onNote
+		defer func() {
+			c.mu.Lock()
+			delete(c.listen, id)
+			c.mu.Unlock()
+		}()
+	}
 	c.mu.Unlock()
 	// rpc.Marshal, not json.Marshal: "<", ">" and "&" stay one byte each,
 	// so a frame never grows past the daemon's limit by escaping.

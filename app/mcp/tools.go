@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -192,7 +193,57 @@ func addTool[In any](r registry, t tool, edit func(props map[string]*jsonschema.
 	ann.Title = t.title
 	in := inputSchema[In](edit)
 	r.schemas[t.name] = in
-	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h(r.b, t.method))
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, withProgress(h(r.b, t.method)))
+}
+
+type progressKey struct{}
+
+// Progress is the function a backend calls with a line of progress for
+// the call under ctx (command output, "waiting for the owner's answer"),
+// or nil when the client asked for none (no progressToken).
+func Progress(ctx context.Context) func(message string) {
+	f, _ := ctx.Value(progressKey{}).(func(string))
+	return f
+}
+
+// withProgress gives h's backend calls a Progress function when the
+// request carries a progressToken: each message becomes a
+// notifications/progress with a growing progress count, so that clients
+// which reset their timeout on progress keep waiting.
+func withProgress[In any](h sdk.ToolHandlerFor[In, any]) sdk.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		if req == nil || req.Params == nil || req.Session == nil {
+			return h(ctx, req, in)
+		}
+		tok := req.Params.GetProgressToken()
+		if tok == nil {
+			return h(ctx, req, in)
+		}
+		var mu sync.Mutex
+		n := 0
+		report := func(msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: float64(n)})
+		}
+		return h(context.WithValue(ctx, progressKey{}, report), req, in)
+	}
+}
+
+// runHandler is command.run's handler: with progress wanted, the output
+// is streamed to it as it comes.
+func runHandler(b Backend, method string) sdk.ToolHandlerFor[runIn, any] {
+	fwd := forward[runStream](b, method)
+	return func(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, any, error) {
+		return fwd(ctx, req, runStream{runIn: in, Stream: Progress(ctx) != nil})
+	}
+}
+
+// runStream is command.run's params with stream set.
+type runStream struct {
+	runIn
+	Stream bool `json:"stream,omitempty"`
 }
 
 // NewServer returns an MCP server whose tools call b.
@@ -220,7 +271,7 @@ func NewServer(b Backend, version string) *sdk.Server {
 		nil, forward[moveIn])
 	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. Network is off unless you set network=true, which asks the owner every time (say why in reason). Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
-		nil, forward[runIn])
+		nil, runHandler)
 	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
 	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},

@@ -14,6 +14,7 @@ import (
 
 	"corral/app/mcp"
 	"corral/app/rpc"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -44,7 +45,12 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, err
 	}
-	res, err := b.s.Invoke(ctx, b.caller, method, raw)
+	c := &call{caller: b.caller, params: raw}
+	if report := mcp.Progress(ctx); report != nil {
+		ctx = policy.WithWaiting(ctx, func(a policy.Approval) { report(waitingMessage(a)) })
+		c.output = func(_ string, data []byte) { report(strings.TrimSuffix(string(data), "\n")) }
+	}
+	res, err := b.s.run(ctx, method, c)
 	if err != nil {
 		return nil, kindError{rpc.FromError(err)}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/rpc"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -188,6 +189,20 @@ func (c *conn) readLoop() {
 	}
 }
 
+// progressMethod is the notification {request_id, message} that tells a
+// /ws client what its call is waiting for (the owner's answer).
+const progressMethod = "request.progress"
+
+type progress struct {
+	RequestID json.RawMessage `json:"request_id"`
+	Message   string          `json:"message"`
+}
+
+// waitingMessage says what a call waits for while a is pending.
+func waitingMessage(a policy.Approval) string {
+	return "Waiting for the owner's answer: " + a.Description
+}
+
 // job is one request with the context it runs under: the connection's,
 // or for a request with an id its own, which $/cancelRequest cancels.
 type job struct {
@@ -270,6 +285,11 @@ func (c *conn) worker(j job) {
 
 // handle runs one call under ctx and queues its answer.
 func (c *conn) handle(ctx context.Context, req *rpc.Request) {
+	if !req.IsNotification() {
+		ctx = policy.WithWaiting(ctx, func(a policy.Approval) {
+			c.notify(progressMethod, progress{RequestID: req.ID, Message: waitingMessage(a)})
+		})
+	}
 	result, err := c.s.run(ctx, req.Method, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
 	if req.IsNotification() {
 		return
