@@ -86,7 +86,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 	for _, tl := range list.Tools {
 		names[tl.Name] = true
 	}
-	if !names["file_read"] || !names["run_command"] || len(names) != 12 {
+	if !names["file_read"] || !names["run_command"] || len(names) != 14 {
 		t.Fatalf("tools: %v", names)
 	}
 	run("--method", "tools/call", "--tool-name", "file_write", "--tool-arg", "path=hello.txt", "content=hi from node")
