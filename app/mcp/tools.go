@@ -290,7 +290,9 @@ func NewServer(b Backend, version string) *sdk.Server {
 			p["tail"].Maximum = ptrf(2000)
 		}, readHandler)
 	addTool(r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
-		func(p map[string]*jsonschema.Schema) { p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany) }, readManyHandler)
+		func(p map[string]*jsonschema.Schema) {
+			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
+		}, readManyHandler)
 	addTool(r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
 		nil, forward[statIn])
 	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
