@@ -5,21 +5,92 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"strings"
+	"sync"
 
 	"corral/app/client"
 	"corral/app/mcp"
 )
 
 // wsBackend forwards MCP tool calls to the daemon over its WebSocket, so
-// the daemon's approvals, audit and tray see them.
-type wsBackend struct{ c *client.Client }
+// the daemon's approvals, audit and tray see them. When the daemon
+// restarts, the next call dials it again; a call that was under way when
+// the connection broke fails (it may or may not have completed there) and
+// is not repeated.
+type wsBackend struct {
+	dial   func(ctx context.Context) (*client.Client, error)
+	mu     sync.Mutex
+	c      *client.Client
+	closed bool // after close: no new connection
+}
 
-func (b wsBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	return b.c.Call(ctx, method, params)
+// client returns the open connection, dialling a new one if the last has
+// closed.
+func (b *wsBackend) client(ctx context.Context) (*client.Client, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil, errors.New("corral mcp is shutting down")
+	}
+	if b.c != nil {
+		select {
+		case <-b.c.Done():
+			b.c.Close()
+			b.c = nil
+		default:
+			return b.c, nil
+		}
+	}
+	c, err := b.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.c = c
+	return c, nil
+}
+
+func (b *wsBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c, err := b.client(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("Corral cannot be reached, so the call was not made: %w", err)
+	}
+	var onNote func(client.Notification)
+	if report := mcp.Progress(ctx); report != nil {
+		onNote = func(n client.Notification) {
+			var p struct{ Message, Data string }
+			json.Unmarshal(n.Params, &p)
+			switch {
+			case n.Method == "request.progress":
+				report(p.Message)
+			case n.Method == "command.output" && p.Data != "":
+				report(strings.TrimSuffix(p.Data, "\n"))
+			}
+		}
+	}
+	raw, err := c.CallNotify(ctx, method, params, onNote)
+	if err != nil && ctx.Err() == nil {
+		select {
+		case <-c.Done():
+			return nil, errors.New("The connection to Corral broke before it answered (was it restarted?); the call may or may not have completed. Check before repeating it.")
+		default:
+		}
+	}
+	return raw, err
+}
+
+// close closes the connection in use, if any: the daemon cancels what is
+// still running for it.
+func (b *wsBackend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	if b.c != nil {
+		b.c.Close()
+		b.c = nil
+	}
 }
 
 func runMCP(args []string) error {
@@ -30,21 +101,21 @@ func runMCP(args []string) error {
 	return withDaemon(serveMCP)
 }
 
-// serveMCP serves MCP over stdio, forwarding to c, until ctx ends or the
-// connection to the daemon closes.
+// serveMCP serves MCP over stdio, forwarding to c (and to a new
+// connection when the daemon restarts), until ctx ends (SIGINT, SIGTERM)
+// or stdin closes. Either way the calls still running are cancelled: the
+// MCP server cancels their contexts, which tells the daemon, and closing
+// the connection cancels whatever is left there.
 func serveMCP(ctx context.Context, c *client.Client) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { // the daemon went away: stop serving tools that cannot work
-		select {
-		case <-c.Done():
-			fmt.Fprintln(os.Stderr, "corral mcp: the connection to Corral closed")
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	err := mcp.NewServer(wsBackend{c}, version).Run(ctx, &sdk.StdioTransport{})
-	if ctx.Err() != nil {
+	b := &wsBackend{c: c, dial: dial}
+	defer b.close()
+	// The SDK waits for running handlers before Run returns; closing the
+	// connection first ends their calls at once (and the daemon cancels
+	// them), so a signal ends `corral mcp` promptly.
+	stop := context.AfterFunc(ctx, b.close)
+	defer stop()
+	err := mcp.NewServer(b, version).Run(ctx, &mcp.LineTransport{In: os.Stdin, Out: os.Stdout})
+	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err

@@ -86,7 +86,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 	for _, tl := range list.Tools {
 		names[tl.Name] = true
 	}
-	for _, want := range []string{"file_read", "file_write", "file_edit", "folder_list", "file_find", "file_grep", "file_delete", "file_move", "run_command", "save_result_page", "generate_link", "session_info", "apply_patch"} {
+	for _, want := range []string{"file_read", "file_write", "file_edit", "folder_list", "file_find", "file_grep", "file_delete", "file_move", "run_command", "save_result_page", "generate_link", "session_info", "apply_patch", "file_stat", "read_multiple_files"} {
 		if !names[want] {
 			t.Fatalf("tools: %v, no %s", names, want)
 		}

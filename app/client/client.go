@@ -11,8 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gorilla/websocket"
+
+	"corral/app/rpc"
 )
 
 // Error is a JSON-RPC error answered by the server.
@@ -40,6 +43,7 @@ type Client struct {
 	mu     sync.Mutex
 	nextID int64
 	wait   map[string]chan reply
+	listen map[string]func(Notification) // by request id: see CallNotify
 	notes  chan Notification
 	done   chan struct{}
 	err    error
@@ -129,6 +133,10 @@ func (c *Client) readLoop() {
 			continue
 		}
 		if msg.Method != "" && msg.ID == nil {
+			if f := c.listener(msg.Params); f != nil {
+				f(Notification{Method: msg.Method, Params: msg.Params})
+				continue
+			}
 			select {
 			case c.notes <- Notification{Method: msg.Method, Params: msg.Params}:
 			default: // nobody reads notifications fast enough: drop
@@ -145,9 +153,37 @@ func (c *Client) readLoop() {
 	}
 }
 
+// listener is the CallNotify function for a notification about a call
+// (params.request_id), if any.
+func (c *Client) listener(params json.RawMessage) func(Notification) {
+	c.mu.Lock()
+	n := len(c.listen)
+	c.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	var p struct {
+		RequestID json.RawMessage `json:"request_id"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.RequestID) == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.listen[string(p.RequestID)]
+}
+
 // Call sends one request and waits for its answer. A JSON-RPC error is
-// returned as *Error.
+// returned as *Error. When ctx ends first, the daemon is told to cancel
+// the call ($/cancelRequest).
 func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	return c.CallNotify(ctx, method, params, nil)
+}
+
+// CallNotify is Call that hands the notifications about this call
+// (command.output, request.progress: those whose request_id is its id)
+// to onNote, on the reading goroutine, instead of Notifications().
+func (c *Client) CallNotify(ctx context.Context, method string, params any, onNote func(Notification)) (json.RawMessage, error) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
@@ -157,19 +193,27 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 	id := strconv.FormatInt(c.nextID, 10)
 	ch := make(chan reply, 1)
 	c.wait[id] = ch
-	c.mu.Unlock()
-	req := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(id), "method": method}
-	if params != nil {
-		req["params"] = params
+	if onNote != nil {
+		if c.listen == nil {
+			c.listen = map[string]func(Notification){}
+		}
+		c.listen[id] = onNote
+		defer func() {
+			c.mu.Lock()
+			delete(c.listen, id)
+			c.mu.Unlock()
+		}()
 	}
-	b, err := json.Marshal(req)
+	c.mu.Unlock()
+	// rpc.Marshal, not json.Marshal: "<", ">" and "&" stay one byte each,
+	// so a frame never grows past the daemon's limit by escaping.
+	b, err := rpc.Marshal(request{JSONRPC: "2.0", ID: json.RawMessage(id), Method: method, Params: params})
 	if err != nil {
+		c.forget(id)
 		return nil, err
 	}
-	c.wmu.Lock()
-	err = c.ws.WriteMessage(websocket.TextMessage, b)
-	c.wmu.Unlock()
-	if err != nil {
+	if err := c.write(b); err != nil {
+		c.forget(id)
 		return nil, err
 	}
 	select {
@@ -182,12 +226,44 @@ func (c *Client) Call(ctx context.Context, method string, params any) (json.RawM
 		}
 		return r.Result, nil
 	case <-ctx.Done():
-		c.mu.Lock()
-		delete(c.wait, id)
-		c.mu.Unlock()
+		// Tell the daemon, so that the call stops there too: a command is
+		// killed, a question to the owner withdrawn.
+		if c.forget(id) {
+			if b, err := rpc.Notify(rpc.CancelRequest, map[string]json.RawMessage{"id": json.RawMessage(id)}); err == nil {
+				c.write(b)
+			}
+		}
 		return nil, ctx.Err()
 	}
 }
+
+type request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  any             `json:"params,omitempty"`
+}
+
+// forget stops waiting for id's answer; it reports whether it was still
+// awaited.
+func (c *Client) forget(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.wait[id]
+	delete(c.wait, id)
+	return ok
+}
+
+// write sends one text frame, one writer at a time.
+func (c *Client) write(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// writeWait bounds one frame's write: a daemon that does not read is gone.
+const writeWait = 30 * time.Second
 
 // CallInto is Call decoding the result into v.
 func (c *Client) CallInto(ctx context.Context, method string, params, v any) error {

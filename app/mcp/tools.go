@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,6 +57,29 @@ type readIn struct {
 	Path    string   `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
 	Offset  int      `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
+	Head    int      `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
+	Tail    int      `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
+// readWire is file.read's params: readIn without head and tail.
+type readWire struct {
+	Path    string   `json:"path"`
+	Offset  int      `json:"offset,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
+type statIn struct {
+	Path    string   `json:"path" jsonschema:"the file or folder"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
+type readManyIn struct {
+	Paths   []string `json:"paths" jsonschema:"the files to read (at most 20), each as file_read takes it"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
@@ -178,6 +202,10 @@ func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonsc
 
 func ptr(b bool) *bool { return &b }
 
+func ptrf(f float64) *float64 { return &f }
+
+func ptri(i int) *int { return &i }
+
 // tool describes one MCP tool and the Corral method behind it.
 type tool struct {
 	name, method, title, desc string
@@ -209,7 +237,57 @@ func addTool[In any](r registry, t tool, edit func(props map[string]*jsonschema.
 	ann.Title = t.title
 	in := inputSchema[In](edit)
 	r.schemas[t.name] = in
-	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, h(r.b, t.method))
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, withProgress(h(r.b, t.method)))
+}
+
+type progressKey struct{}
+
+// Progress is the function a backend calls with a line of progress for
+// the call under ctx (command output, "waiting for the owner's answer"),
+// or nil when the client asked for none (no progressToken).
+func Progress(ctx context.Context) func(message string) {
+	f, _ := ctx.Value(progressKey{}).(func(string))
+	return f
+}
+
+// withProgress gives h's backend calls a Progress function when the
+// request carries a progressToken: each message becomes a
+// notifications/progress with a growing progress count, so that clients
+// which reset their timeout on progress keep waiting.
+func withProgress[In any](h sdk.ToolHandlerFor[In, any]) sdk.ToolHandlerFor[In, any] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, any, error) {
+		if req == nil || req.Params == nil || req.Session == nil {
+			return h(ctx, req, in)
+		}
+		tok := req.Params.GetProgressToken()
+		if tok == nil {
+			return h(ctx, req, in)
+		}
+		var mu sync.Mutex
+		n := 0
+		report := func(msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			n++
+			req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Message: msg, Progress: float64(n)})
+		}
+		return h(context.WithValue(ctx, progressKey{}, report), req, in)
+	}
+}
+
+// runHandler is command.run's handler: with progress wanted, the output
+// is streamed to it as it comes.
+func runHandler(b Backend, method string) sdk.ToolHandlerFor[runIn, any] {
+	fwd := forward[runStream](b, method)
+	return func(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, any, error) {
+		return fwd(ctx, req, runStream{runIn: in, Stream: Progress(ctx) != nil})
+	}
+}
+
+// runStream is command.run's params with stream set.
+type runStream struct {
+	runIn
+	Stream bool `json:"stream,omitempty"`
 }
 
 // NewServer returns an MCP server whose tools call b.
@@ -219,8 +297,21 @@ func NewServer(b Backend, version string) *sdk.Server {
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}}
-	addTool(r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more) or an image. " + pathRules, readOnly},
-		nil, readHandler)
+	addTool(r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
+		func(p map[string]*jsonschema.Schema) {
+			for _, k := range []string{"offset", "limit", "head", "tail"} {
+				p[k].Minimum = ptrf(1)
+			}
+			p["limit"].Maximum = ptrf(2000)
+			p["head"].Maximum = ptrf(2000)
+			p["tail"].Maximum = ptrf(2000)
+		}, readHandler)
+	addTool(r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
+		func(p map[string]*jsonschema.Schema) {
+			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
+		}, readManyHandler)
+	addTool(r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
+		nil, forward[statIn])
 	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
 	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
@@ -245,7 +336,7 @@ func NewServer(b Backend, version string) *sdk.Server {
 				names = append(names, b.Name)
 			}
 			p["package_managers"].Items.Enum = names
-		}, forward[runIn])
+		}, runHandler)
 	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
 	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
@@ -410,7 +501,26 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 // a cut text says how to read on.
 func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
-		raw, err := b.Call(ctx, method, in)
+		w := readWire{Path: in.Path, Offset: in.Offset, Limit: in.Limit, Reason: in.Reason, Context: in.Context}
+		switch {
+		case (in.Head > 0 || in.Tail > 0) && (in.Offset > 0 || in.Limit > 0 || (in.Head > 0 && in.Tail > 0)):
+			return nil, nil, errors.New("Give head, tail or offset/limit, not several of them.")
+		case in.Head > 0:
+			w.Offset, w.Limit = 1, in.Head
+		case in.Tail > 0:
+			// The last lines: first how many there are.
+			raw, err := b.Call(ctx, method, readWire{Path: in.Path, Limit: 1, Reason: in.Reason, Context: in.Context})
+			if err != nil {
+				return nil, nil, toolError(err)
+			}
+			var n struct {
+				TotalLines int `json:"totalLines"`
+			}
+			json.Unmarshal(raw, &n)
+			w.Offset, w.Limit = max(1, n.TotalLines-in.Tail+1), in.Tail
+			in.Offset = w.Offset
+		}
+		raw, err := b.Call(ctx, method, w)
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
@@ -490,4 +600,30 @@ func shellQuote(path string) string {
 		path = "./" + path
 	}
 	return "'" + strings.ReplaceAll(path, "'", `'\''`) + "'"
+}
+
+// maxReadMany bounds read_multiple_files.
+const maxReadMany = 20
+
+// readManyHandler reads each path with file.read, one after another, and
+// answers one text block per file headed by its path; a failure is that
+// file's text, not the call's.
+func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, any] {
+	one := readHandler(b, method)
+	return func(ctx context.Context, req *sdk.CallToolRequest, in readManyIn) (*sdk.CallToolResult, any, error) {
+		if len(in.Paths) == 0 || len(in.Paths) > maxReadMany {
+			return nil, nil, fmt.Errorf("Give between 1 and %d paths.", maxReadMany)
+		}
+		res := &sdk.CallToolResult{}
+		for _, p := range in.Paths {
+			r, _, err := one(ctx, req, readIn{Path: p, Reason: in.Reason, Context: in.Context})
+			if err != nil {
+				res.Content = append(res.Content, &sdk.TextContent{Text: p + ": " + err.Error()})
+				continue
+			}
+			res.Content = append(res.Content, &sdk.TextContent{Text: "== " + p + " ==\n"})
+			res.Content = append(res.Content, r.Content...)
+		}
+		return res, nil, nil
+	}
 }

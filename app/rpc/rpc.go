@@ -30,6 +30,11 @@ const (
 	CodeServer         = -32000
 )
 
+// CancelRequest is the notification {id} that cancels the sender's own
+// call with that id on the same connection (as LSP's $/cancelRequest).
+// The call still answers; the answer may be an error or a partial result.
+const CancelRequest = "$/cancelRequest"
+
 // Request is a parsed request or notification.
 type Request struct {
 	ID     json.RawMessage // nil for a notification; otherwise a string, number or null

@@ -35,10 +35,13 @@ func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
 	}
 	id := requestID(c.id)
 	var onOutput func(string, []byte)
-	if a.Stream && c.conn != nil {
+	switch {
+	case a.Stream && c.conn != nil:
 		onOutput = func(stream string, data []byte) {
 			c.conn.notify("command.output", map[string]any{"request_id": json.RawMessage(c.id), "stream": stream, "data": string(data)})
 		}
+	case a.Stream:
+		onOutput = c.output
 	}
 	return s.box.Run(ctx, c.caller, a, id, onOutput)
 }

@@ -21,6 +21,7 @@ type call struct {
 	caller sandbox.Caller
 	id     json.RawMessage
 	params json.RawMessage
+	output func(stream string, data []byte) // outside a connection: command.run's stream
 }
 
 type method struct {

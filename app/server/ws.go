@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/rpc"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -50,7 +52,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		deviceID: deviceID,
 		session:  sessionCookie(r, caller),
 		done:     make(chan struct{}),
-		work:     make(chan *rpc.Request),
+		work:     make(chan job),
 	}
 	// The connection's context exists before anyone else can see c:
 	// logout, device revocation and shutdown call finish from elsewhere.
@@ -117,9 +119,11 @@ type conn struct {
 	wmu       sync.Mutex    // held while writing a frame
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
-	work      chan *rpc.Request // unbuffered: taken only by an idle worker
-	workers   int               // workers started; only readLoop touches it
+	work      chan job // unbuffered: taken only by an idle worker
+	workers   int      // workers started; only readLoop touches it
 	calls     sync.WaitGroup
+	flightMu  sync.Mutex
+	inflight  map[string][]context.CancelFunc // by requestID: cancelled by $/cancelRequest
 	subsMu    sync.Mutex
 	subs      map[string]bool // subscriptions made on this connection
 	draining  atomic.Bool     // shutting down: let in-flight calls answer
@@ -157,43 +161,136 @@ func (c *conn) readLoop() {
 			c.queue(rpc.Fail(id, perr))
 			continue
 		}
+		if req.Method == rpc.CancelRequest {
+			// Here, not on a worker: a cancel must not wait behind the
+			// calls it cancels.
+			c.cancelRequest(req)
+			continue
+		}
+		j := c.start(req)
 		c.calls.Add(1)
 		select {
-		case c.work <- req: // an idle worker took it
+		case c.work <- j: // an idle worker took it
 			continue
 		default:
 		}
 		if c.workers < maxInFlight {
 			c.workers++
-			go c.worker(req)
+			go c.worker(j)
 			continue
 		}
 		select {
-		case c.work <- req:
+		case c.work <- j:
 		case <-c.done:
+			j.end()
 			c.calls.Done()
 			return
 		}
 	}
 }
 
-// worker handles req, then whatever the reader hands it, until the
+// progressMethod is the notification {request_id, message} that tells a
+// /ws client what its call is waiting for (the owner's answer).
+const progressMethod = "request.progress"
+
+type progress struct {
+	RequestID json.RawMessage `json:"request_id"`
+	Message   string          `json:"message"`
+}
+
+// waitingMessage says what a call waits for while a is pending.
+func waitingMessage(a policy.Approval) string {
+	return "Waiting for the owner's answer: " + a.Description
+}
+
+// job is one request with the context it runs under: the connection's,
+// or for a request with an id its own, which $/cancelRequest cancels.
+type job struct {
+	req *rpc.Request
+	ctx context.Context
+	end func() // forgets the request and releases its context
+}
+
+// start makes req's job; a request with an id can be cancelled from the
+// moment it is read, also while it waits for a worker.
+func (c *conn) start(req *rpc.Request) job {
+	if req.IsNotification() {
+		return job{req: req, ctx: c.ctx, end: func() {}}
+	}
+	ctx, cancel := context.WithCancel(c.ctx)
+	key := requestID(req.ID)
+	c.flightMu.Lock()
+	if c.inflight == nil {
+		c.inflight = map[string][]context.CancelFunc{}
+	}
+	c.inflight[key] = append(c.inflight[key], cancel)
+	c.flightMu.Unlock()
+	return job{req: req, ctx: ctx, end: func() {
+		cancel()
+		c.flightMu.Lock()
+		defer c.flightMu.Unlock()
+		// Ids may repeat: forget the oldest with this id (this one, or one
+		// that will find its own entry gone, which does no harm).
+		if l := c.inflight[key]; len(l) > 1 {
+			c.inflight[key] = l[1:]
+		} else {
+			delete(c.inflight, key)
+		}
+	}}
+}
+
+// cancelRequest cancels the calls of this connection whose id is the
+// notification's params.id: a running command is killed, a pending
+// approval withdrawn. The calls still answer (a cancelled command with
+// its output so far, a withdrawn question as denied). An unknown id, or a
+// call that has answered, is ignored; a cancel sent as a request (with an
+// id) is answered with {cancelled}.
+func (c *conn) cancelRequest(req *rpc.Request) {
+	var a struct {
+		ID json.RawMessage `json:"id" rpc:"required"`
+	}
+	if err := rpc.DecodeParams(req.Params, &a); err != nil {
+		if !req.IsNotification() {
+			c.queue(rpc.Fail(req.ID, rpc.FromError(err)))
+		}
+		return
+	}
+	c.flightMu.Lock()
+	l := c.inflight[requestID(a.ID)]
+	for _, cancel := range l {
+		cancel()
+	}
+	c.flightMu.Unlock()
+	if !req.IsNotification() {
+		if b, err := rpc.AppendResult(nil, req.ID, map[string]bool{"cancelled": len(l) > 0}); err == nil {
+			c.queue(b)
+		}
+	}
+}
+
+// worker handles j, then whatever the reader hands it, until the
 // connection is finished.
-func (c *conn) worker(req *rpc.Request) {
+func (c *conn) worker(j job) {
 	for {
-		c.handle(req)
+		c.handle(j.ctx, j.req)
+		j.end()
 		c.calls.Done()
 		select {
-		case req = <-c.work:
+		case j = <-c.work:
 		case <-c.done:
 			return
 		}
 	}
 }
 
-// handle runs one call and queues its answer.
-func (c *conn) handle(req *rpc.Request) {
-	result, err := c.s.run(c.ctx, req.Method, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
+// handle runs one call under ctx and queues its answer.
+func (c *conn) handle(ctx context.Context, req *rpc.Request) {
+	if !req.IsNotification() {
+		ctx = policy.WithWaiting(ctx, func(a policy.Approval) {
+			c.notify(progressMethod, progress{RequestID: req.ID, Message: waitingMessage(a)})
+		})
+	}
+	result, err := c.s.run(ctx, req.Method, &call{conn: c, caller: c.caller, id: req.ID, params: req.Params})
 	if req.IsNotification() {
 		return
 	}

@@ -293,6 +293,15 @@ func (p *Policy) widenable(folder string) string {
 	return folder
 }
 
+type waitingKey struct{}
+
+// WithWaiting returns ctx carrying f, which Check calls (on its own
+// goroutine, once) when the request under ctx starts waiting for the
+// owner's answer: a transport tells its client what the call waits for.
+func WithWaiting(ctx context.Context, f func(Approval)) context.Context {
+	return context.WithValue(ctx, waitingKey{}, f)
+}
+
 var errWithdrawn = errs.New(errs.Denied, "", "The request was withdrawn before the owner answered.")
 
 // Check decides a request: a matching rule answers; otherwise the owner
@@ -355,6 +364,9 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		for _, s := range surfaces {
 			s.ApprovalRequested(pd.a)
 		}
+	}
+	if f, ok := ctx.Value(waitingKey{}).(func(Approval)); ok && f != nil {
+		f(pd.a)
 	}
 
 	timer := time.NewTimer(time.Until(pd.a.ExpiresAt))

@@ -402,6 +402,11 @@ func (o *op) end(ctx context.Context, err error) error {
 			}
 		}
 		ev.Error = string(e.Kind) + ": " + e.Msg
+		// The caller gave up (a cancel, a closed connection): say so, as
+		// a cancelled command does, rather than leave a bare "withdrawn".
+		if o.ctx != nil && errors.Is(o.ctx.Err(), context.Canceled) && !strings.Contains(ev.Detail, "cancelled") {
+			ev.Detail = appendDetail(ev.Detail, "cancelled")
+		}
 	}
 	if o.recorded != 0 {
 		ev.ID = o.recorded

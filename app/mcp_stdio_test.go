@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// restartServe stops r's daemon and starts it again on the same address
+// and CORRAL_HOME, as an owner restarting Corral would.
+func restartServe(t *testing.T, r *running) {
+	t.Helper()
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.cmd.Wait()
+	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", strings.TrimPrefix(r.url, "http://"))
+	r.cmd.Env = r.env
+	stdout, _ := r.cmd.StdoutPipe()
+	r.cmd.Stderr = r.stderr
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !regexp.MustCompile(`^corral: listening on `+regexp.QuoteMeta(r.url)+`\n$`).MatchString(first) {
+		t.Fatalf("restart: %q %v\n%s", first, err, r.stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+}
+
+// TestMCPStdioSurvivesRestart: `corral mcp` keeps serving after the daemon
+// restarts; the call after the restart works.
+func TestMCPStdioSurvivesRestart(t *testing.T) {
+	r := startServe(t)
+	cs := mcpClient(t, r, "stdio")
+	if res := callMCP(t, cs, "file_write", map[string]any{"path": "before.txt", "content": "1"}); res.IsError {
+		t.Fatal(textOf(t, res))
+	}
+	restartServe(t, r)
+	res := callMCP(t, cs, "file_read", map[string]any{"path": "before.txt"})
+	if res.IsError || textOf(t, res) != "1" {
+		t.Fatalf("after the restart: %v %q", res.IsError, textOf(t, res))
+	}
+}
+
+// TestMCPStdioBigHTMLText: 4 MiB of "<" written through `corral mcp`
+// reaches the file whole; escaped as \u003c the frame to the daemon would
+// have been 24 MiB, past its 16 MiB limit.
+func TestMCPStdioBigHTMLText(t *testing.T) {
+	r := startServe(t)
+	cs := mcpClient(t, r, "stdio")
+	content := strings.Repeat("<", 4<<20)
+	if res := callMCP(t, cs, "file_write", map[string]any{"path": "big.txt", "content": content}); res.IsError {
+		t.Fatal(textOf(t, res))
+	}
+	files, _ := filepath.Glob(filepath.Join(r.home, "sandbox", "*", "big.txt"))
+	if len(files) != 1 {
+		t.Fatalf("big.txt: %v", files)
+	}
+	if b, err := os.ReadFile(files[0]); err != nil || string(b) != content {
+		t.Fatalf("big.txt holds %d bytes (%v)", len(b), err)
+	}
+	res := callMCP(t, cs, "file_read", map[string]any{"path": "big.txt"})
+	if got := textOf(t, res); res.IsError || !strings.HasPrefix(got, strings.Repeat("<", 256<<10)) {
+		t.Fatalf("file_read: %v %.80q", res.IsError, got)
+	}
+}
+
+// TestMCPStdioSIGTERM: `corral mcp` exits promptly on SIGTERM, and the
+// command it was forwarding is killed in the daemon.
+func TestMCPStdioSIGTERM(t *testing.T) {
+	r := startServe(t)
+	cmd := exec.Command(r.bin, "mcp")
+	cmd.Env = r.agentEnv()
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	go io.Copy(io.Discard, out)
+	io.WriteString(in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(in, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"sleep 20.4721"}}}`+"\n")
+	waitFor(t, 20*time.Second, "the sleep to start", func() bool { return len(sleepers("sleep", "20.4721")) > 0 })
+	cmd.Process.Signal(syscall.SIGTERM)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("corral mcp did not exit within 5 s of SIGTERM")
+	}
+	waitFor(t, 10*time.Second, "the sleep to be killed", func() bool { return len(sleepers("sleep", "20.4721")) == 0 })
+}
+
+// mcpPost posts one JSON-RPC message to r's /mcp as an agent and returns
+// the response and its body.
+func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+r.agentKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestMCPHTTPSessionAndUnknownMethod: /mcp hands out a session, answers
+// an unknown method in it with JSON-RPC -32601, and refuses the session
+// to another client's key.
+func TestMCPHTTPSessionAndUnknownMethod(t *testing.T) {
+	r := startServe(t)
+	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d session %q %s", resp.StatusCode, sid, body)
+	}
+	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body = mcpPost(t, r, sid, `{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
+	if !strings.Contains(body, `"code":-32601`) || !strings.Contains(body, `"id":2`) {
+		t.Fatalf("unknown method: %d %q", resp.StatusCode, body)
+	}
+	// The owner's key with the agent's session: not found.
+	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+r.ownerKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("another client's session: %d", resp.StatusCode)
+	}
+}
