@@ -92,10 +92,12 @@ func TestMCPCancelCommand(t *testing.T) {
 			}
 			waitFor(t, 10*time.Second, "the sleep to be killed", func() bool { return len(sleepers("sleep", secs)) == 0 })
 			var ev auditEvent
+			// The event is there from the start ("running") and is
+			// completed when the command has ended.
 			waitFor(t, 10*time.Second, "the cancelled event", func() bool {
 				var ok bool
 				ev, ok = lastEvent(t, owner, "command.run", "sleep "+secs)
-				return ok
+				return ok && ev.Detail != "running"
 			})
 			if !strings.Contains(ev.Detail, "cancelled") {
 				t.Fatalf("event: %+v", ev)
