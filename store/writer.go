@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -12,9 +13,9 @@ import (
 
 const (
 	insertSQL = `INSERT INTO audit_events
-	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	// insertRows is how many events one multi-row INSERT stores; a batch
 	// is written insertRows at a time, then one by one.
@@ -218,7 +219,7 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		for _, r := range rest[:n] {
 			e := &r.ev
 			args = append(args, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
-				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error)
+				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes))
 		}
 		s.args = args
 		res, err := stmt.Exec(args...)
@@ -263,4 +264,17 @@ func clampNanos(t time.Time) int64 {
 		return math.MaxInt64
 	}
 	return t.UnixNano()
+}
+
+// changesJSON is the changes column of an event: its changes as a JSON
+// array, or "" when it changed nothing.
+func changesJSON(cs []audit.Change) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(cs)
+	if err != nil { // a Change holds only strings and numbers
+		return ""
+	}
+	return string(b)
 }
