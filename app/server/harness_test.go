@@ -22,6 +22,7 @@ import (
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/versions"
 	"corral/store"
 )
 
@@ -119,7 +120,8 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow})
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow,
+		Versions: versions.Config{Dir: filepath.Join(dir, "versions")}, History: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +133,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log, NetInit: execboxtest.NetInit(t)})
+	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db", filepath.Join(dir, "versions")}, Logger: log, NetInit: execboxtest.NetInit(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
