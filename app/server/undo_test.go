@@ -214,3 +214,52 @@ func TestUndoConflict(t *testing.T) {
 		}
 	}
 }
+
+// Agents can neither see nor reach the version store: no path, symlink
+// or command of theirs names it, and the owner is never even asked.
+func TestVersionStoreOutOfReach(t *testing.T) {
+	h := start(t, "")
+	alice, own := h.dial(aliceKey), h.dial(ownerToken)
+	secret := "only-in-a-kept-version-" + fmt.Sprint(randomBytes(4))
+	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", secret))
+	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "replaced"))
+	vdir := filepath.Join(h.dir, "versions")
+	blobs, _ := filepath.Glob(filepath.Join(vdir, "blobs", "*", "*"))
+	if len(blobs) == 0 {
+		t.Fatal("no version kept")
+	}
+	blob := blobs[0]
+	rel, _ := filepath.Rel(filepath.Join(h.base, "alice"), blob)
+	rpcCall[any](t, alice, "command.run", m("command", "ln -s "+vdir+" abs-link; ln -s ../../versions rel-link; ln -s "+rel+" rel-blob"))
+
+	for _, p := range []string{vdir, blob, filepath.Join(vdir, "blobs"), "../versions", "../../versions/blobs", rel,
+		"abs-link", "abs-link/blobs", "rel-link", "rel-link/blobs", "rel-blob", "share/../../versions"} {
+		for _, meth := range []string{"file.read", "folder.list", "file.stat", "file.delete", "file.write", "file.find"} {
+			params := m("path", p, "content", "x", "pattern", "**")
+			raw, err := alice.Call(t.Context(), meth, params)
+			if err == nil {
+				if meth == "file.stat" && (strings.HasSuffix(p, "-link") || p == "rel-blob") {
+					continue // the link itself, not what it names
+				}
+				if meth == "file.delete" && (strings.HasSuffix(p, "-link") || p == "rel-blob") {
+					continue // removes the agent's own link
+				}
+				t.Errorf("%s %s succeeded: %.200s", meth, p, raw)
+			}
+			if bytes := string(raw); strings.Contains(bytes, secret) {
+				t.Errorf("%s %s leaked the kept content", meth, p)
+			}
+		}
+	}
+	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "cat "+blob+"; ls -la "+vdir+" "+filepath.Dir(vdir)+"; cat rel-blob rel-link/blobs/*/* abs-link/blobs/*/*; find / -name blobs 2>/dev/null"))
+	if strings.Contains(r.Stdout+r.Stderr, secret) || strings.Contains(r.Stdout, "blobs\n") {
+		t.Errorf("a command reached the version store: %+v", r)
+	}
+	// The owner was never asked about any of it.
+	if p := rpcCall[map[string][]any](t, own, "approval.list", nil); len(p["pending"]) != 0 {
+		t.Errorf("questions asked: %v", p)
+	}
+	if b, err := os.ReadFile(blob); err != nil || string(b) != secret {
+		t.Errorf("the version itself: %q %v", b, err)
+	}
+}

@@ -163,7 +163,7 @@ func (s *Sandbox) stateAt(scope, vis string) (state, error) {
 		case e.Info.Mode()&fs.ModeSymlink != 0:
 			st.link = e.Link
 		case e.File != nil:
-			data, err := readAll(e.File, s.versions.MaxFile())
+			data, err := readCapped(e.File, s.versions.MaxFile())
 			if err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ func (s *Sandbox) stateAt(scope, vis string) (state, error) {
 
 var errStop = errors.New("stop")
 
-func readAll(f *os.File, max int64) ([]byte, error) {
+func readCapped(f *os.File, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read the file as it is now.")
