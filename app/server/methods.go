@@ -142,6 +142,8 @@ type execInfo struct {
 	Network   string   `json:"network,omitempty"`
 	// PackageManagers are the bundles command.run's package_managers names.
 	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
+	// Versions says what the owner can undo of what commands change.
+	Versions string `json:"versions,omitempty"`
 }
 
 type sessionInfo struct {
@@ -179,6 +181,9 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Paused = p.Paused()
 	}
 	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = s.box.ExecInfo()
+	if s.box.Versions() != nil {
+		info.Exec.Versions = "Files changed by the file methods (write, edit, delete, move, apply_patch) are kept as versions the owner can restore. Files a command changes are not recorded and cannot be undone."
+	}
 	if info.Exec.Available {
 		info.Exec.Writable = []string{"$HOME (your folder)", "$HOME/playground", "/share"}
 		for _, r := range s.cfg.Sandbox.Roots {
