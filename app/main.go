@@ -56,6 +56,8 @@ func main() {
 		err = runLink(args)
 	case "links":
 		err = runLinks(args)
+	case "undo":
+		err = runUndo(args)
 	case "version", "--version":
 		fmt.Println("corral", version)
 	case "help", "-h", "--help":

@@ -147,6 +147,40 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 		t.Fatalf("audit.query: %v %s", err, out)
 	}
 
+	// corral undo: an overwrite comes back, previewed first.
+	if out, err := call(r.agentKey, "file.write", `{"path":"notes/hello.txt","content":"overwritten\n"}`); err != nil {
+		t.Fatalf("overwrite: %v %s", err, out)
+	}
+	out, err = call(r.ownerKey, "audit.query", `{"op":"file.write","limit":1}`)
+	if err != nil || json.Unmarshal([]byte(out), &page) != nil || len(page.Events) != 1 {
+		t.Fatalf("audit.query: %v %s", err, out)
+	}
+	id := fmt.Sprint(page.Events[0]["id"])
+	undo := exec.Command(bin, "undo", id, "--dry-run")
+	undo.Env = env
+	if b, err := undo.CombinedOutput(); err != nil || !strings.Contains(string(b), "-overwritten\n    +hi\n") {
+		t.Errorf("corral undo --dry-run: %v %s", err, b)
+	}
+	found, _ := filepath.Glob(filepath.Join(home, "sandbox", "*", "notes", "hello.txt"))
+	if len(found) != 1 {
+		t.Fatalf("notes/hello.txt on disk: %v", found)
+	}
+	hello := found[0]
+	if b, _ := os.ReadFile(hello); string(b) != "overwritten\n" {
+		t.Errorf("a dry run changed the file: %q", b)
+	}
+	undo = exec.Command(bin, "undo", id)
+	undo.Env = env
+	if b, err := undo.CombinedOutput(); err != nil || !strings.Contains(string(b), "Undone") {
+		t.Errorf("corral undo: %v %s", err, b)
+	}
+	if b, _ := os.ReadFile(hello); string(b) != "hi\n" {
+		t.Errorf("after corral undo the file holds %q", b)
+	}
+	if fi, err := os.Stat(filepath.Join(home, "versions")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("version store folder: %v %v", fi, err)
+	}
+
 	// Without CORRAL_URL and CORRAL_KEY the CLI finds the daemon started
 	// with --listen through its lock file, and acts as the owner.
 	c := exec.Command(bin, "call", "session.info")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -33,7 +34,7 @@ const (
 	planIDs
 )
 
-const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error`
+const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes`
 
 // Query returns one page of events matching f, newest (highest id, that is
 // last committed) first, and a cursor for the next page ("" when there is
@@ -92,9 +93,15 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 		}
 		var e audit.Event
 		var ns int64
+		var changes string
 		if err := rows.Scan(&e.ID, &ns, &e.Client, &e.User, &e.Op, &e.Target, &e.Decision,
-			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error); err != nil {
+			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error, &changes); err != nil {
 			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
+		}
+		if changes != "" {
+			if err := json.Unmarshal([]byte(changes), &e.Changes); err != nil {
+				return audit.Page{}, fmt.Errorf("query audit events: changes of event %d: %w", e.ID, err)
+			}
 		}
 		e.Time = time.Unix(0, ns).UTC()
 		p.Events = append(p.Events, e)
@@ -152,7 +159,7 @@ func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int6
 
 	inRange := end - lo.Int64 + 1
 	pass := int64(1) // 1 in pass events of the range match the other filters: a guess
-	if f.Client != "" || f.User != "" || f.Op != "" || f.Decision != "" || f.Text != "" {
+	if f.Client != "" || f.User != "" || f.Op != "" || f.Decision != "" || f.Text != "" || f.Changed || f.Path != "" {
 		pass = 20
 	}
 	walk := newest - end // newer events passed over first
@@ -206,7 +213,7 @@ const maxBucketScans = 1000
 // covers the filter (no client, user, op or text) and the range spans at
 // most maxBucketScans buckets; otherwise ok is false.
 func statsByBucket(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) (out []audit.Bucket, ok bool, err error) {
-	if f.Client != "" || f.User != "" || f.Op != "" || f.Text != "" || f.ID != 0 {
+	if f.Client != "" || f.User != "" || f.Op != "" || f.Text != "" || f.ID != 0 || f.Changed || f.Path != "" {
 		return nil, false, nil
 	}
 	// The range: the filter's bounds, narrowed to the events there are.
@@ -354,6 +361,15 @@ func attrs(c *conds, f audit.Filter) {
 	if f.Text != "" {
 		// instr matches a literal substring: no LIKE wildcards to escape.
 		c.add("(instr(target, ?) > 0 OR instr(detail, ?) > 0)", f.Text, f.Text)
+	}
+	if f.Changed || f.Path != "" {
+		c.add("changes <> ''")
+	}
+	if f.Path != "" {
+		// The path as JSON spells it, quotes included: a literal match on
+		// a whole path (as "path" or "from"), never a longer one.
+		q, _ := json.Marshal(f.Path)
+		c.add("instr(changes, ?) > 0", string(q))
 	}
 }
 

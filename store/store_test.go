@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -109,8 +110,40 @@ func TestRecordRoundTrip(t *testing.T) {
 		t.Errorf("Time = %v, want %v in UTC", e.Time, want.Time)
 	}
 	e.Time, want.Time = time.Time{}, time.Time{}
-	if e != want {
+	if !reflect.DeepEqual(e, want) {
 		t.Errorf("round trip:\n got %+v\nwant %+v", e, want)
+	}
+}
+
+// An event's changes come back as they were recorded, and Path finds the
+// events that changed one path (as the path or a move's source), never a
+// path that only starts the same.
+func TestRecordChanges(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	moved := audit.Event{Op: "file.move", User: "alice", Decision: audit.Allow, Changes: []audit.Change{
+		{Path: "b.txt", From: "a.txt", Kind: audit.Moved, SizeBefore: 3, SizeAfter: 3, Version: "ab", After: "ab", Mode: 0o644},
+	}}
+	moved.ID = record(t, s, moved)
+	wrote := audit.Event{Op: "file.write", User: "alice", Decision: audit.Allow, Changes: []audit.Change{
+		{Path: "a.txt.bak", Kind: audit.Created, SizeAfter: 9, After: "cd"},
+		{Path: "big \"q\".bin", Kind: audit.Modified, SizeBefore: 1 << 40, NotKept: "too_large"},
+	}}
+	wrote.ID = record(t, s, wrote)
+	record(t, s, audit.Event{Op: "file.read", User: "alice", Target: "a.txt", Decision: audit.Allow})
+
+	got := all(t, s, audit.Filter{Changed: true})
+	if len(got) != 2 || !reflect.DeepEqual(got[0].Changes, wrote.Changes) || !reflect.DeepEqual(got[1].Changes, moved.Changes) {
+		t.Fatalf("changed events = %+v", got)
+	}
+	for p, want := range map[string][]int64{"a.txt": {moved.ID}, "b.txt": {moved.ID}, "a.txt.bak": {wrote.ID}, `big "q".bin`: {wrote.ID}, "a": nil} {
+		got := ids(all(t, s, audit.Filter{Path: p}))
+		if len(got) != len(want) || (len(want) > 0 && got[0] != want[0]) {
+			t.Errorf("Path %q: events %v, want %v", p, got, want)
+		}
+	}
+	if got := all(t, s, audit.Filter{}); got[0].Changes != nil {
+		t.Errorf("an event without changes came back with %v", got[0].Changes)
 	}
 }
 

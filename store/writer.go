@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -12,10 +13,10 @@ import (
 
 const (
 	insertSQL = `INSERT INTO audit_events
-	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ? WHERE id = ?`
+	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, changes = ? WHERE id = ?`
 
 	// insertRows is how many events one multi-row INSERT stores; a batch
 	// is written insertRows at a time, then one by one.
@@ -238,7 +239,7 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 	for _, r := range batch {
 		if r.update {
 			e := &r.ev
-			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, e.ID); err != nil {
+			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.ID); err != nil {
 				return err
 			}
 			continue
@@ -255,7 +256,7 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		for _, r := range rest[:n] {
 			e := &r.ev
 			args = append(args, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
-				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error)
+				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes))
 		}
 		s.args = args
 		res, err := stmt.Exec(args...)
@@ -300,4 +301,17 @@ func clampNanos(t time.Time) int64 {
 		return math.MaxInt64
 	}
 	return t.UnixNano()
+}
+
+// changesJSON is the changes column of an event: its changes as a JSON
+// array, or "" when it changed nothing.
+func changesJSON(cs []audit.Change) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(cs)
+	if err != nil { // a Change holds only strings and numbers
+		return ""
+	}
+	return string(b)
 }

@@ -123,13 +123,14 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // Config mirrors config.toml (PROTOCOL.md section 2).
 type Config struct {
-	Server  Server   `toml:"server"`
-	Sandbox Sandbox  `toml:"sandbox"`
-	Links   Links    `toml:"links"`
-	Exec    Exec     `toml:"exec"`
-	Audit   Audit    `toml:"audit"`
-	Users   []User   `toml:"users"`
-	Clients []Client `toml:"clients"`
+	Server   Server   `toml:"server"`
+	Sandbox  Sandbox  `toml:"sandbox"`
+	Links    Links    `toml:"links"`
+	Exec     Exec     `toml:"exec"`
+	Audit    Audit    `toml:"audit"`
+	Versions Versions `toml:"versions"`
+	Users    []User   `toml:"users"`
+	Clients  []Client `toml:"clients"`
 
 	// Path is the file the config was read from.
 	Path string `toml:"-"`
@@ -183,6 +184,14 @@ type Audit struct {
 	Retention Duration `toml:"retention"`
 }
 
+// Versions is the budget of the version store (README, "Undo").
+type Versions struct {
+	Enabled   bool     `toml:"enabled"`
+	Retention Duration `toml:"retention"`   // how long a version is kept
+	MaxSizeMB int64    `toml:"max_size_mb"` // total; 0: 5 GiB or 10% of the free space, whichever is smaller
+	MaxFileMB int64    `toml:"max_file_mb"` // a larger file is recorded without its content
+}
+
 type User struct {
 	ID   string `toml:"id"`
 	Name string `toml:"name"`
@@ -215,7 +224,8 @@ func Defaults() Config {
 		Links:   Links{Expiry: Duration(24 * time.Hour), MaxExpiry: Duration(8760 * time.Hour), SaveResultMaxKB: 500},
 		Exec: Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024, MaxConnections: 32, MaxUploadMB: 256,
 			MaxRunning: 8, MaxRunningPerAgent: 4, MaxMemoryMB: 2048, QueueWait: Duration(30 * time.Second)},
-		Audit: Audit{Retention: Duration(2160 * time.Hour)},
+		Audit:    Audit{Retention: Duration(2160 * time.Hour)},
+		Versions: Versions{Enabled: true, Retention: Duration(30 * 24 * time.Hour), MaxFileMB: 256},
 	}
 }
 
@@ -401,6 +411,15 @@ func (c *Config) validate(home string) error {
 	}
 	if c.Audit.Retention.D() < time.Hour {
 		return bad("audit.retention", "must be at least 1h")
+	}
+	if c.Versions.Retention.D() < time.Hour {
+		return bad("versions.retention", "must be at least 1h")
+	}
+	if c.Versions.MaxSizeMB < 0 {
+		return bad("versions.max_size_mb", "must not be negative")
+	}
+	if c.Versions.MaxFileMB <= 0 {
+		return bad("versions.max_file_mb", "must be positive")
 	}
 
 	users := map[string]bool{}

@@ -46,6 +46,12 @@ const defaultTemplate = `# Corral configuration. Every key is shown with its def
 [audit]
 # retention = "2160h"
 
+[versions]                       # what agents change is kept so you can undo it
+# enabled = true
+# retention = "30d"              # how long a version is kept
+# max_size_mb = 0                # total; 0: 5 GiB or 10%% of the free space, whichever is smaller
+# max_file_mb = 256              # a larger file is recorded without its content
+
 [[users]]
 id = %q
 name = %q

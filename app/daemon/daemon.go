@@ -24,6 +24,7 @@ import (
 	"corral/core/paths"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/versions"
 	"corral/store"
 )
 
@@ -199,8 +200,13 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	if err != nil {
 		return err
 	}
+	var vc versions.Config
+	if cfg.Versions.Enabled {
+		vc = versions.Config{Dir: VersionsDir(d.Files), MaxAge: cfg.Versions.Retention.D(),
+			MaxBytes: cfg.Versions.MaxSizeMB << 20, MaxFile: cfg.Versions.MaxFileMB << 20, Logger: log}
+	}
 	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log,
-		Quota: cfg.Sandbox.QuotaMB << 20})
+		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}
@@ -258,6 +264,13 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	return nil
 }
 
+// VersionsDir is the version store's folder, in Corral's data folder
+// beside the database (never in the sandbox base; hidden from commands
+// like the rest of that folder).
+func VersionsDir(files config.Files) string {
+	return filepath.Join(filepath.Dir(files.DB), "versions")
+}
+
 // Close releases everything; the audit writer is flushed.
 func (d *Daemon) Close() error {
 	d.Box.Close()
@@ -277,6 +290,9 @@ func (d *Daemon) prune(ctx context.Context) {
 			}
 		} else if n > 0 {
 			d.Log.Info("audit retention", "deleted", n)
+		}
+		if vs := d.Box.Versions(); vs != nil {
+			vs.Prune()
 		}
 		select {
 		case <-ctx.Done():

@@ -94,12 +94,20 @@ type writeIn struct {
 }
 
 type editIn struct {
-	Path       string   `json:"path" jsonschema:"the file to edit"`
-	OldText    string   `json:"old_text" jsonschema:"the exact text to replace; must occur exactly once unless replace_all"`
-	NewText    string   `json:"new_text" jsonschema:"the replacement text"`
-	ReplaceAll bool     `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
-	Reason     string   `json:"reason,omitempty"`
-	Context    *Context `json:"context,omitempty"`
+	Path       string     `json:"path" jsonschema:"the file to edit"`
+	OldText    *string    `json:"old_text,omitempty" jsonschema:"the exact text to replace; must occur exactly once unless replace_all (or give edits instead)"`
+	NewText    *string    `json:"new_text,omitempty" jsonschema:"the replacement text"`
+	ReplaceAll bool       `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
+	Edits      []editItem `json:"edits,omitempty" jsonschema:"several edits applied in order, all or none, instead of old_text/new_text"`
+	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"only check the edits and return the diff; the file is not changed"`
+	Reason     string     `json:"reason,omitempty"`
+	Context    *Context   `json:"context,omitempty"`
+}
+
+type editItem struct {
+	OldText    string `json:"old_text" jsonschema:"the exact text to replace; must occur exactly once unless replace_all"`
+	NewText    string `json:"new_text" jsonschema:"the replacement text"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 }
 
 type patchIn struct {
@@ -314,7 +322,7 @@ func NewServer(b Backend, version string) *sdk.Server {
 		nil, forward[statIn])
 	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
-	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file. Fails with a conflict unless old_text occurs exactly once (or replace_all is set). " + pathRules, destructive},
+	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
 		nil, forward[editIn])
 	addTool(r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
 		nil, forward[patchIn])
@@ -387,7 +395,12 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				}
 				r.Params.Arguments = raw
 			}
-			if msg := argumentProblems(name, schema, args); msg != "" {
+			msg := argumentProblems(name, schema, args)
+			if _, edits := args["edits"]; msg == "" && name == "file_edit" && !edits && (args["old_text"] == nil || args["new_text"] == nil) {
+				// old_text and new_text are required unless edits are given.
+				msg = "file_edit needs values for old_text (the exact text to replace) and new_text (the replacement text), or a list of edits."
+			}
+			if msg != "" {
 				res := &sdk.CallToolResult{}
 				res.SetError(errors.New(msg))
 				return res, nil

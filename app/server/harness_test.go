@@ -22,6 +22,7 @@ import (
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/versions"
 	"corral/store"
 )
 
@@ -120,7 +121,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		t.Fatal(err)
 	}
 	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow,
-		Quota: cfg.Sandbox.QuotaMB << 20})
+		Versions: versions.Config{Dir: filepath.Join(dir, "versions")}, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
-	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db"}, Logger: log, NetInit: execboxtest.NetInit(t),
+	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db", filepath.Join(dir, "versions")}, Logger: log, NetInit: execboxtest.NetInit(t),
 		Limits: execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20}})
 	if err != nil {
 		t.Fatal(err)

@@ -105,6 +105,15 @@ func (s *Server) methodTable() map[string]method {
 		"links.rotate": {owner: true, fn: s.linksRotate},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
+
+		// Versions and undo (core/sandbox/undo.go; README "Undo").
+		"versions.list":   {owner: true, fn: handle(b.History)},
+		"versions.usage":  {owner: true, fn: handle(b.VersionsInfo)},
+		"changes.get":     {owner: true, fn: handle(b.Changes)},
+		"undo.preview":    {owner: true, fn: handle(b.UndoPreview)},
+		"undo.apply":      {owner: true, fn: handle(b.UndoApply)},
+		"undo.client":     {owner: true, fn: handle(b.UndoClient)},
+		"version.restore": {owner: true, fn: handle(b.Restore)},
 	}
 }
 
@@ -136,6 +145,8 @@ type execInfo struct {
 	Running   string   `json:"running,omitempty"` // how many commands may run at once
 	// PackageManagers are the bundles command.run's package_managers names.
 	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
+	// Versions says what the owner can undo of what commands change.
+	Versions string `json:"versions,omitempty"`
 }
 
 type sessionInfo struct {
@@ -179,6 +190,9 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.AuditProblem = errs.As(err).Msg
 	}
 	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = s.box.ExecInfo()
+	if s.box.Versions() != nil {
+		info.Exec.Versions = "Files changed by the file methods (write, edit, delete, move, apply_patch) are kept as versions the owner can restore. Files a command changes are not recorded and cannot be undone."
+	}
 	if info.Exec.Available {
 		info.Exec.Writable = []string{"$HOME (your folder)", "$HOME/playground", "/share"}
 		for _, r := range s.cfg.Sandbox.Roots {

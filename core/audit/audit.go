@@ -48,6 +48,39 @@ type Event struct {
 	Bytes      int64     `json:"bytes"`
 	DurationMs int64     `json:"duration_ms"`
 	Error      string    `json:"error"`
+	// Changes lists the files the operation created, modified, deleted or
+	// moved, with the versions Corral kept of what was there before
+	// (core/versions). Empty for operations that changed nothing.
+	Changes []Change `json:"changes,omitempty"`
+}
+
+// ChangeKind says what an operation did to one path.
+type ChangeKind string
+
+const (
+	Created  ChangeKind = "created"
+	Modified ChangeKind = "modified"
+	Deleted  ChangeKind = "deleted"
+	Moved    ChangeKind = "moved"
+)
+
+// Change is what one operation did to one file. Paths are agent-visible
+// paths in the event's scope (User). Version and After are SHA-256 hex
+// digests of the content before and after the change: Version names the
+// content kept in the version store ("" when nothing was there, or when
+// NotKept says why it was not kept); After is what the change left there
+// ("" for a deletion), so an undo can tell whether the file changed again.
+type Change struct {
+	Path       string     `json:"path"`
+	Kind       ChangeKind `json:"kind"`
+	From       string     `json:"from,omitempty"` // a move's old path
+	SizeBefore int64      `json:"size_before"`
+	SizeAfter  int64      `json:"size_after"`
+	Version    string     `json:"version,omitempty"`
+	After      string     `json:"after,omitempty"`
+	Mode       uint32     `json:"mode,omitempty"`     // permission bits before (after, for a created file)
+	Link       string     `json:"link,omitempty"`     // a symlink's target, for a link that was changed
+	NotKept    string     `json:"not_kept,omitempty"` // why the content before was not kept ("too_large", "not_regular", …)
 }
 
 // Filter selects events for Query and Stats. Zero fields do not filter.
@@ -60,6 +93,8 @@ type Filter struct {
 	Decision Decision
 	Text     string // literal substring of Target or Detail
 	ID       int64  // only the event with this id; 0: any
+	Changed  bool   // only events that changed files (Event.Changes not empty)
+	Path     string // only events whose changes name this path (as Path or From); implies Changed
 	Cursor   string // opaque, from Page.NextCursor
 	Limit    int    // clamped to 1..1000; 0 means 100
 }

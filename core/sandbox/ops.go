@@ -9,8 +9,10 @@ import (
 	"regexp/syntax"
 	"strings"
 
+	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/patch"
 )
 
 // Limits of the list, find and grep methods.
@@ -95,28 +97,54 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	}
 	d, t, err := o.target(a.Path, needWrite)
 	var n int64
+	var before []prior
+	if err == nil {
+		before, err = s.priors(d, t.RelSlash(), true, a.Append)
+	}
 	if err == nil {
 		n, err = d.Write(t.RelSlash(), data, a.Append)
 		o.ev.Bytes = n
 		s.grew(t.Dir, n)
 	}
+	if err == nil && s.keeping() {
+		if a.Append {
+			o.ev.Changes = appended(before, t.Visible, data)
+		} else {
+			o.ev.Changes = written(before, t.Visible, data)
+		}
+	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
 }
 
-// EditArgs are file.edit's parameters.
+// EditArgs are file.edit's parameters: one edit (old_text, new_text,
+// replace_all) or several in order (edits), as the reference MCP
+// filesystem server takes them.
 type EditArgs struct {
-	Context    *Context `json:"context"`
-	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path       string   `json:"path" rpc:"required"`
-	OldText    string   `json:"old_text" rpc:"required"`
-	NewText    string   `json:"new_text" rpc:"required"`
-	ReplaceAll bool     `json:"replace_all"`
+	Context    *Context            `json:"context"`
+	Reason     string              `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
+	Path       string              `json:"path" rpc:"required"`
+	OldText    *string             `json:"old_text"`
+	NewText    *string             `json:"new_text"`
+	ReplaceAll bool                `json:"replace_all"`
+	Edits      []fsbox.Replacement `json:"edits"`
+	DryRun     bool                `json:"dry_run"`
 }
+
+// MaxEdits is how many edits one file.edit call may make.
+const MaxEdits = 1000
+
+// maxDiffBytes caps the diff file.edit returns.
+const maxDiffBytes = 64 << 10
 
 // EditResult is file.edit's answer.
 type EditResult struct {
 	Path         string `json:"path"`
 	Replacements int    `json:"replacements"`
+	// Diff is the change as a unified diff (cut at 64 KiB, DiffTruncated
+	// then set).
+	Diff          string `json:"diff"`
+	DiffTruncated bool   `json:"diff_truncated,omitempty"`
+	DryRun        bool   `json:"dry_run,omitempty"`
 }
 
 // Edit answers file.edit.
@@ -125,13 +153,66 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 	if err != nil {
 		return EditResult{}, err
 	}
-	d, t, err := o.target(a.Path, needWrite)
-	var n int
-	if err == nil {
-		n, err = d.Edit(t.RelSlash(), a.OldText, a.NewText, a.ReplaceAll)
-		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d replacements", n))
+	edits := a.Edits
+	switch {
+	case a.OldText != nil || a.NewText != nil:
+		o.ev.Target = a.Path
+		switch {
+		case len(edits) > 0:
+			return EditResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "Give either old_text and new_text, or a list of edits, not both."))
+		case a.OldText == nil:
+			return EditResult{}, o.end(ctx, errs.New(errs.InvalidParams, "", "The parameter %q is missing.", "old_text"))
+		case a.NewText == nil:
+			return EditResult{}, o.end(ctx, errs.New(errs.InvalidParams, "", "The parameter %q is missing.", "new_text"))
+		}
+		o.ev.Target = ""
+		edits = []fsbox.Replacement{{Old: *a.OldText, New: *a.NewText, All: a.ReplaceAll}}
+	case len(edits) == 0:
+		o.ev.Target = a.Path
+		return EditResult{}, o.end(ctx, errs.New(errs.InvalidParams, "", "The parameter %q (or %q) is missing.", "old_text", "edits"))
+	case len(edits) > MaxEdits:
+		o.ev.Target = a.Path
+		return EditResult{}, o.end(ctx, errs.New(errs.TooLarge, a.Path, "One call may make at most %d edits.", MaxEdits))
 	}
-	return EditResult{Path: t.Visible, Replacements: n}, o.end(ctx, err)
+	if a.DryRun {
+		o.ev.Detail = appendDetail(o.ev.Detail, "dry run")
+	}
+	d, t, err := o.target(a.Path, needWrite)
+	res := EditResult{Path: t.Visible, DryRun: a.DryRun}
+	if err != nil {
+		return res, o.end(ctx, err)
+	}
+	// Read and check every edit first; keep the old content; then write.
+	before, after, counts, err := d.EditText(t.RelSlash(), edits, true)
+	if err == nil && !a.DryRun {
+		var kept []audit.Change
+		if s.keeping() {
+			var p []prior
+			if p, err = s.priors(d, t.RelSlash(), true, false); err == nil {
+				kept = written(p, t.Visible, after)
+			}
+		}
+		if err == nil {
+			if _, err = d.Write(t.RelSlash(), after, false); err == nil {
+				o.ev.Changes = kept
+			}
+		}
+	}
+	for _, n := range counts {
+		res.Replacements += n
+	}
+	o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d replacements", res.Replacements))
+	if len(edits) > 1 {
+		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d edits", len(edits)))
+	}
+	if err == nil {
+		res.Diff = patch.Diff(strings.TrimPrefix(t.Visible, "/"), strings.TrimPrefix(t.Visible, "/"), before, after)
+		if len(res.Diff) > maxDiffBytes {
+			cut := strings.LastIndexByte(res.Diff[:maxDiffBytes], '\n')
+			res.Diff, res.DiffTruncated = res.Diff[:cut+1], true
+		}
+	}
+	return res, o.end(ctx, err)
 }
 
 // DeleteArgs are file.delete's parameters.
@@ -157,8 +238,15 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 		o.ev.Detail = appendDetail(o.ev.Detail, "recursive")
 	}
 	d, t, err := o.target(a.Path, needDelete)
+	var before []prior
+	if err == nil && (a.Recursive || !isDirAt(d, t.RelSlash())) {
+		before, err = s.priors(d, t.RelSlash(), false, false)
+	}
 	if err == nil {
 		err = d.Delete(t.RelSlash(), a.Recursive)
+	}
+	if err == nil {
+		o.ev.Changes = removed(before)
 	}
 	return PathResult{Path: t.Visible}, o.end(ctx, err)
 }
@@ -188,10 +276,24 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 		return MoveResult{}, o.end(ctx, err)
 	}
 	dst, to, err := o.target(a.To, needWrite)
+	var before []prior
+	if err == nil {
+		before, err = s.priors(src, from.RelSlash(), false, false)
+	}
 	if err == nil {
 		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())
 	}
+	if err == nil {
+		o.ev.Changes = moved(before, from.Visible, to.Visible)
+	}
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
+}
+
+// isDirAt reports whether rel of d is a folder (not following a link):
+// a non-recursive delete of one changes nothing that needs a version.
+func isDirAt(d fsbox.Dir, rel string) bool {
+	info, err := d.Stat(rel)
+	return err == nil && info.Type == "dir"
 }
 
 // StatArgs are file.stat's parameters.

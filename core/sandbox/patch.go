@@ -108,7 +108,12 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 		if err = ctx.Err(); err != nil {
 			err = errs.Wrap(err, errs.Timeout, "", "The call was cancelled before the patch was written; nothing was changed.")
 		} else {
-			err = commitPatch(plan)
+			var kept []audit.Change
+			if kept, err = s.patchChanges(plan); err == nil {
+				if err = commitPatch(plan); err == nil {
+					o.ev.Changes = kept
+				}
+			}
 		}
 	}
 	var detail []string

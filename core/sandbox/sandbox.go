@@ -32,6 +32,7 @@ import (
 	"corral/core/links"
 	"corral/core/paths"
 	"corral/core/policy"
+	"corral/core/versions"
 )
 
 // Config holds the sandbox's dependencies.
@@ -48,6 +49,13 @@ type Config struct {
 	// Quota is the most each scope folder and the shared folder may hold,
 	// in bytes (quota.go); 0: no quota.
 	Quota int64
+	// Versions configures the version store: what agents change is kept
+	// there (versions.go, undo.go). Its Dir must be in Corral's own data
+	// folder; it is private like Private. Dir "": no versions, no undo.
+	Versions versions.Config
+	// History reads the audit log back for the owner's undo; nil: the
+	// owner cannot undo (versions are still kept).
+	History audit.Reader
 }
 
 // Sandbox performs agents' file operations. It is safe for concurrent use.
@@ -70,6 +78,10 @@ type Sandbox struct {
 	slots   *slots // bounds commands running at once (SetExec)
 
 	running runningSet
+
+	versions *versions.Store // nil: no versions kept
+	history  audit.Reader
+	undoMu   sync.Mutex // one undo at a time
 }
 
 // New returns a Sandbox, creating the sandbox base (mode 0700) if needed.
@@ -100,6 +112,20 @@ func New(cfg Config) (*Sandbox, error) {
 	for _, u := range cfg.Users {
 		s.users[u] = true
 	}
+	if cfg.Versions.Dir != "" {
+		if cfg.Versions.Clock == nil {
+			cfg.Versions.Clock = cfg.Clock
+		}
+		if cfg.Versions.Logger == nil {
+			cfg.Versions.Logger = cfg.Logger
+		}
+		vs, err := versions.Open(cfg.Versions)
+		if err != nil {
+			return nil, err
+		}
+		s.versions, s.history = vs, cfg.History
+		cfg.Private = append(cfg.Private, vs.Dir())
+	}
 	for _, p := range cfg.Private {
 		if p != "" {
 			s.private = append(s.private, filepath.Clean(p))
@@ -125,6 +151,9 @@ func (s *Sandbox) Close() error {
 	}
 	return nil
 }
+
+// Versions returns the version store, or nil.
+func (s *Sandbox) Versions() *versions.Store { return s.versions }
 
 // Layout returns the path layout the sandbox resolves against.
 func (s *Sandbox) Layout() paths.Layout { return s.layout }

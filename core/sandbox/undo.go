@@ -1,0 +1,728 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/fsbox"
+	"corral/core/patch"
+	"corral/core/paths"
+	"corral/core/versions"
+)
+
+// The owner's undo. Every change an event recorded (audit.Change) can be
+// put back from the version store: a created file is removed, a modified
+// or deleted one gets its earlier content back, a moved one goes back to
+// where it was. Before anything is written, every file is checked to
+// still hold what the event left there; a file that changed again since
+// is a conflict, named in the answer, and then nothing is written unless
+// the owner asks to skip the conflicts. The undo itself is an event
+// ("undo.apply") whose changes keep what it replaced, so it can be undone
+// in turn.
+
+// maxPreviewDiff caps each file's diff in a preview.
+const maxPreviewDiff = 16 << 10
+
+// UndoArgs are undo.preview's and undo.apply's parameters.
+type UndoArgs struct {
+	EventID int64 `json:"event_id" rpc:"required"`
+	// SkipConflicts applies what does not conflict and leaves the
+	// conflicting files as they are; without it a conflict stops the
+	// whole undo.
+	SkipConflicts bool `json:"skip_conflicts"`
+}
+
+// UndoFile is what undoing one change does (or would do) to one file.
+type UndoFile struct {
+	Path   string `json:"path"`
+	Action string `json:"action"` // "restore", "remove", "move_back", "none"
+	From   string `json:"from,omitempty"`
+	Kind   string `json:"kind"` // the change being undone
+	// Conflict says why the file cannot be put back ("" when it can).
+	Conflict  string `json:"conflict,omitempty"`
+	SizeNow   int64  `json:"size_now"`
+	SizeAfter int64  `json:"size_after"` // after the undo
+	Binary    bool   `json:"binary,omitempty"`
+	Diff      string `json:"diff,omitempty"` // from now to after the undo, for text
+}
+
+// UndoResult answers undo.preview and undo.apply.
+type UndoResult struct {
+	EventID   int64      `json:"event_id"`
+	Op        string     `json:"op"`
+	Client    string     `json:"client"`
+	Files     []UndoFile `json:"files"`
+	Conflicts int        `json:"conflicts"`
+	Applied   bool       `json:"applied"`
+	// UndoEvent is the event that recorded the undo (undo it to redo).
+	UndoEvent int64 `json:"undo_event,omitempty"`
+}
+
+// undoStep is one planned change of an undo.
+type undoStep struct {
+	file    UndoFile
+	scope   string
+	change  audit.Change
+	content []byte // what the path gets ("restore", "move_back")
+}
+
+func (s *Sandbox) needOwner(c Caller) error {
+	if !c.Owner {
+		return errs.New(errs.Forbidden, "", "Only the owner may look at versions or undo changes.")
+	}
+	if s.versions == nil || s.history == nil {
+		return errs.New(errs.Unavailable, "", "Corral keeps no versions here, so nothing can be undone.")
+	}
+	return nil
+}
+
+// event reads one event back from the audit log.
+func (s *Sandbox) event(ctx context.Context, id int64) (audit.Event, error) {
+	p, err := s.history.Query(ctx, audit.Filter{ID: id, Limit: 1})
+	if err != nil {
+		return audit.Event{}, errs.Wrap(err, errs.IO, "", "Corral could not read its audit log.")
+	}
+	if len(p.Events) == 0 {
+		return audit.Event{}, errs.New(errs.NotFound, "", "There is no event %d in the audit log.", id)
+	}
+	return p.Events[0], nil
+}
+
+// ownerDir opens the folder of the agent-visible path vis of scope for
+// the owner: as an agent's operation would, but without asking (the
+// owner is the one who would be asked), and never in Corral's own or
+// system folders.
+func (s *Sandbox) ownerDir(scope, vis string) (fsbox.Dir, string, func(), error) {
+	t, err := s.layout.Resolve(scope, vis)
+	if err != nil {
+		return fsbox.Dir{}, "", nil, err
+	}
+	if t.Area == paths.InScope || t.Area == paths.InShare || t.Area == paths.InRoot {
+		host := filepath.Join(paths.Resolved(t.Dir), filepath.FromSlash(t.Rel))
+		if t.Area == paths.InRoot && (s.isPrivate(host) || systemFolder(host)) {
+			return fsbox.Dir{}, "", nil, errs.New(errs.Denied, vis, "%s belongs to Corral or the system.", vis)
+		}
+		r, err := s.root(t)
+		if err != nil {
+			return fsbox.Dir{}, "", nil, err
+		}
+		return fsbox.Dir{Root: r, Prefix: t.Prefix}, t.Rel, func() {}, nil
+	}
+	host := paths.Resolved(filepath.Join(paths.Resolved(t.Dir), t.Rel))
+	if s.isPrivate(host) || systemFolder(host) {
+		return fsbox.Dir{}, "", nil, errs.New(errs.Denied, vis, "%s belongs to Corral or the system.", vis)
+	}
+	dir := filepath.Dir(host)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fsbox.Dir{}, "", nil, errs.Wrap(err, errs.IO, vis, "Corral could not make the folder of %s.", vis)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return fsbox.Dir{}, "", nil, hostOpenError(err, t)
+	}
+	return fsbox.Dir{Root: r, Prefix: t.Prefix}, filepath.Base(host), func() { r.Close() }, nil
+}
+
+// state is what is at a path now.
+type state struct {
+	exists bool
+	dir    bool
+	link   string
+	sum    string // content's SHA-256 for a regular file
+	size   int64
+	data   []byte // content, when small enough to diff
+}
+
+func (s *Sandbox) stateAt(scope, vis string) (state, error) {
+	d, rel, done, err := s.ownerDir(scope, vis)
+	if err != nil {
+		return state{}, err
+	}
+	defer done()
+	var st state
+	_, err = d.Prior(rel, false, func(e fsbox.PriorEntry) error {
+		if e.Rel != rel {
+			return nil
+		}
+		st.exists, st.size = true, e.Info.Size()
+		switch {
+		case e.Info.IsDir():
+			st.dir = true
+			return errStop
+		case e.Info.Mode()&fs.ModeSymlink != 0:
+			st.link = e.Link
+		case e.File != nil:
+			data, err := readCapped(e.File, s.versions.MaxFile())
+			if err != nil {
+				return err
+			}
+			st.sum, st.data = versions.Sum(data), data
+		default:
+			st.sum = "unreadable"
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStop) {
+		return state{}, err
+	}
+	return st, nil
+}
+
+var errStop = errors.New("stop")
+
+func readCapped(f *os.File, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read the file as it is now.")
+	}
+	if int64(len(data)) > max {
+		return nil, errs.New(errs.TooLarge, "", "The file is larger than versions are kept for.")
+	}
+	return data, nil
+}
+
+// matches reports whether st is sum (a content's digest) or link (a
+// symlink's target); both "" mean nothing at all.
+func (st state) matches(sum, link string) bool {
+	switch {
+	case sum == "" && link == "":
+		return !st.exists
+	case link != "":
+		return st.exists && st.link == link
+	}
+	return st.exists && !st.dir && st.link == "" && st.sum == sum
+}
+
+func changedSince(p string) string {
+	return fmt.Sprintf("%s changed after this event (it is not what the event left there), so Corral will not overwrite it.", p)
+}
+
+// planUndo checks every change of ev against the disk and plans putting
+// it back.
+func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
+	var steps []*undoStep
+	for i := len(ev.Changes) - 1; i >= 0; i-- {
+		c := ev.Changes[i]
+		st := &undoStep{scope: ev.User, change: c, file: UndoFile{Path: c.Path, Kind: string(c.Kind), From: c.From}}
+		steps = append(steps, st)
+		f := &st.file
+		now, err := s.stateAt(ev.User, c.Path)
+		if err != nil {
+			f.Conflict = errs.As(err).Msg
+			continue
+		}
+		f.SizeNow = now.size
+		// What the event left at Path, and what the undo leaves there.
+		leftSum, leftLink := c.After, ""
+		if c.Kind == audit.Created || c.Kind == audit.Moved {
+			leftLink = c.Link
+			if c.Link != "" {
+				leftSum = ""
+			}
+		}
+		if c.Kind == audit.Deleted {
+			leftSum = ""
+		}
+		switch c.Kind {
+		case audit.Created:
+			f.Action = "remove"
+		case audit.Moved:
+			f.Action = "move_back"
+		default:
+			f.Action = "restore"
+		}
+		var want []byte
+		if c.Kind != audit.Created && c.Link == "" {
+			if c.Version == "" {
+				f.Conflict = "Its earlier content was not kept (" + notKeptSentence(c.NotKept) + "), so it cannot be put back."
+				continue
+			}
+			data, err := s.versions.Read(c.Version, s.versions.MaxFile())
+			if err != nil {
+				f.Conflict = errs.As(err).Msg
+				continue
+			}
+			want, st.content = data, data
+		}
+		switch c.Kind {
+		case audit.Created:
+			if !now.exists {
+				f.Action = "none" // already gone
+			} else if !now.matches(leftSum, leftLink) {
+				f.Conflict = changedSince(c.Path)
+			}
+		case audit.Modified, audit.Deleted:
+			wantSum, wantLink := c.Version, c.Link
+			if wantLink != "" {
+				wantSum = ""
+			}
+			if now.exists && now.matches(wantSum, wantLink) {
+				f.Action = "none" // already as it was
+			} else if !now.matches(leftSum, leftLink) {
+				f.Conflict = changedSince(c.Path)
+			}
+		case audit.Moved:
+			from, err := s.stateAt(ev.User, c.From)
+			switch {
+			case err != nil:
+				f.Conflict = errs.As(err).Msg
+			case !now.exists && from.exists && from.matches(c.Version, c.Link):
+				f.Action = "none" // already back
+			case !now.matches(leftSum, leftLink):
+				f.Conflict = changedSince(c.Path)
+			case from.exists:
+				f.Conflict = fmt.Sprintf("Something is at %s again, so Corral will not move %s back onto it.", c.From, c.Path)
+			}
+		}
+		f.SizeAfter = int64(len(want))
+		if c.Kind == audit.Created {
+			f.SizeAfter = 0
+		}
+		if now.data != nil && (want != nil || c.Kind == audit.Created) && fsbox.IsText(now.data) && (want == nil || fsbox.IsText(want)) {
+			name := strings.TrimPrefix(c.Path, "/")
+			d := patch.Diff(name, name, now.data, want)
+			if len(d) > maxPreviewDiff {
+				d = d[:strings.LastIndexByte(d[:maxPreviewDiff], '\n')+1] + "…\n"
+			}
+			f.Diff = d
+		} else if now.data != nil || want != nil {
+			f.Binary = !(now.data == nil || fsbox.IsText(now.data)) || !(want == nil || fsbox.IsText(want))
+		}
+	}
+	return steps
+}
+
+func notKeptSentence(why string) string {
+	switch why {
+	case notKeptTooLarge:
+		return "the file was over the size limit for versions"
+	case notKeptHardLinked:
+		return "the file had more than one name"
+	case notKeptSpecial:
+		return "it was not a regular file"
+	}
+	return "Corral kept no versions then"
+}
+
+// UndoPreview answers undo.preview: what undoing the event would do.
+func (s *Sandbox) UndoPreview(ctx context.Context, c Caller, a UndoArgs) (UndoResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return UndoResult{}, err
+	}
+	ev, err := s.event(ctx, a.EventID)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	steps := s.planUndo(ev)
+	return undoResult(ev, steps), nil
+}
+
+func undoResult(ev audit.Event, steps []*undoStep) UndoResult {
+	r := UndoResult{EventID: ev.ID, Op: ev.Op, Client: ev.Client, Files: []UndoFile{}}
+	for _, st := range steps {
+		r.Files = append(r.Files, st.file)
+		if st.file.Conflict != "" {
+			r.Conflicts++
+		}
+	}
+	return r
+}
+
+// UndoApply answers undo.apply: it puts back what the event changed,
+// unless a file changed again since (a conflict: nothing is written,
+// unless SkipConflicts).
+func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return UndoResult{}, err
+	}
+	s.undoMu.Lock()
+	defer s.undoMu.Unlock()
+	ev, err := s.event(ctx, a.EventID)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	if len(ev.Changes) == 0 {
+		return UndoResult{}, errs.New(errs.InvalidParams, "", "Event %d changed no files, so there is nothing to undo.", ev.ID)
+	}
+	steps := s.planUndo(ev)
+	res := undoResult(ev, steps)
+	if res.Conflicts > 0 && !a.SkipConflicts {
+		return res, errs.New(errs.Conflict, "", "%d of the files event %d changed have changed again since; nothing was undone. Look at undo.preview, or undo with skip_conflicts to leave those files as they are.", res.Conflicts, ev.ID)
+	}
+	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "undo.apply", User: ev.User,
+		Target: fmt.Sprintf("event %d", ev.ID), Decision: audit.Allow, DecidedBy: audit.ByOwner}}
+	o.ev.Detail = fmt.Sprintf("undo of %s by %s", ev.Op, ev.Client)
+	err = s.applySteps(o, steps)
+	res.Applied = err == nil
+	if err := o.end(ctx, err); err != nil {
+		return res, err
+	}
+	res.UndoEvent = s.lastRecorded(ctx, o)
+	return res, nil
+}
+
+// lastRecorded finds the id of the event o just recorded (the newest
+// undo.apply of the owner in that scope).
+func (s *Sandbox) lastRecorded(ctx context.Context, o *op) int64 {
+	p, err := s.history.Query(ctx, audit.Filter{Op: o.ev.Op, User: o.ev.User, Client: o.ev.Client, Limit: 1})
+	if err != nil || len(p.Events) == 0 {
+		return 0
+	}
+	return p.Events[0].ID
+}
+
+// applySteps carries out the planned steps without conflicts, keeping
+// versions of what they replace, and records the changes on o.
+func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
+	for _, st := range steps {
+		if st.file.Conflict != "" || st.file.Action == "none" {
+			continue
+		}
+		c := st.change
+		d, rel, done, err := s.ownerDir(st.scope, c.Path)
+		if err != nil {
+			return err
+		}
+		before, err := s.priors(d, rel, false, false)
+		if err != nil {
+			done()
+			return err
+		}
+		switch c.Kind {
+		case audit.Created:
+			err = d.RemoveEntry(rel)
+			if err == nil {
+				removeEmptyParents(d, rel)
+				o.ev.Changes = append(o.ev.Changes, removed(before)...)
+			}
+		case audit.Modified, audit.Deleted:
+			if c.Link != "" {
+				err = d.PutLink(rel, c.Link)
+			} else {
+				err = d.PutFile(rel, st.content, fs.FileMode(c.Mode))
+			}
+			if err == nil {
+				o.ev.Changes = append(o.ev.Changes, restoredChange(before, c.Path, st.content, c.Link, c.Mode))
+			}
+		case audit.Moved:
+			fd, frel, fdone, ferr := s.ownerDir(st.scope, c.From)
+			if ferr != nil {
+				done()
+				return ferr
+			}
+			if c.Link != "" {
+				err = fd.PutLink(frel, c.Link)
+			} else {
+				err = fd.PutFile(frel, st.content, fs.FileMode(c.Mode))
+			}
+			if err == nil {
+				if err = d.RemoveEntry(rel); err == nil {
+					removeEmptyParents(d, rel)
+				}
+			}
+			fdone()
+			if err == nil {
+				mc := audit.Change{Path: c.From, From: c.Path, Kind: audit.Moved, SizeAfter: int64(len(st.content)), After: versions.Sum(st.content), Mode: c.Mode, Link: c.Link}
+				if len(before) == 1 {
+					mc.SizeBefore, mc.Version, mc.NotKept = before[0].size, before[0].version, before[0].notKept
+				}
+				o.ev.Changes = append(o.ev.Changes, mc)
+			}
+		}
+		done()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeEmptyParents removes the folders above rel that the removal left
+// empty (a move or a creation made them), up to the first that is not.
+func removeEmptyParents(d fsbox.Dir, rel string) {
+	for p := path.Dir(rel); p != "." && p != "/"; p = path.Dir(p) {
+		if d.RemoveEntry(p) != nil {
+			return
+		}
+	}
+}
+
+// restoredChange is the change of putting content (or a link) back at
+// vis, given what was there.
+func restoredChange(before []prior, vis string, content []byte, link string, mode uint32) audit.Change {
+	c := audit.Change{Path: vis, Kind: audit.Created, SizeAfter: int64(len(content)), Mode: mode, Link: link}
+	if link == "" {
+		c.After = versions.Sum(content)
+	}
+	for _, p := range before {
+		if p.vis == vis && !p.dir {
+			c.Kind, c.SizeBefore, c.Version, c.NotKept = audit.Modified, p.size, p.version, p.notKept
+		}
+	}
+	return c
+}
+
+// RestoreArgs are version.restore's parameters.
+type RestoreArgs struct {
+	Context *Context `json:"context"`
+	Path    string   `json:"path" rpc:"required"`
+	Version string   `json:"version" rpc:"required"`
+}
+
+// Restore answers version.restore: the file at path gets the content of
+// a kept version, whatever it holds now (what it held is kept in turn).
+func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return UndoResult{}, err
+	}
+	scope, err := s.ScopeFor(c, a.Context)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	t, err := s.layout.Resolve(scope, a.Path)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	data, err := s.versions.Read(a.Version, s.versions.MaxFile())
+	if err != nil {
+		return UndoResult{}, err
+	}
+	s.undoMu.Lock()
+	defer s.undoMu.Unlock()
+	now, err := s.stateAt(scope, t.Visible)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	if now.dir {
+		return UndoResult{}, errs.New(errs.IsDirectory, t.Visible, "%s is a folder now; move it away first.", t.Visible)
+	}
+	mode := uint32(0)
+	if p, err := s.History(ctx, c, HistoryArgs{Context: a.Context, Path: t.Visible}); err == nil {
+		for _, v := range p.Versions {
+			if v.Version == a.Version {
+				mode = v.Mode
+				break
+			}
+		}
+	}
+	st := &undoStep{scope: scope, content: data, change: audit.Change{Path: t.Visible, Kind: audit.Modified, Version: a.Version, Mode: mode},
+		file: UndoFile{Path: t.Visible, Action: "restore", Kind: string(audit.Modified), SizeNow: now.size, SizeAfter: int64(len(data))}}
+	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "version.restore", User: scope,
+		Target: t.Visible, Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: "version " + a.Version[:12]}}
+	err = s.applySteps(o, []*undoStep{st})
+	res := UndoResult{Op: "version.restore", Client: c.Client, Files: []UndoFile{st.file}, Applied: err == nil}
+	if err := o.end(ctx, err); err != nil {
+		return res, err
+	}
+	res.UndoEvent = s.lastRecorded(ctx, o)
+	return res, nil
+}
+
+// HistoryArgs are versions.list's parameters.
+type HistoryArgs struct {
+	Context *Context `json:"context"`
+	Path    string   `json:"path" rpc:"required"`
+	Limit   int      `json:"limit"`
+}
+
+// Version is one kept content of a path: what it held before event
+// EventID changed it.
+type Version struct {
+	EventID int64     `json:"event_id"`
+	Time    time.Time `json:"time"`
+	Client  string    `json:"client"`
+	Op      string    `json:"op"`
+	Kind    string    `json:"kind"`
+	Version string    `json:"version,omitempty"` // "" when nothing was there or it was not kept
+	Size    int64     `json:"size"`
+	Mode    uint32    `json:"mode,omitempty"`
+	NotKept string    `json:"not_kept,omitempty"`
+	Kept    bool      `json:"kept"` // the content is still in the store
+}
+
+// HistoryResult answers versions.list.
+type HistoryResult struct {
+	Path     string    `json:"path"`
+	Versions []Version `json:"versions"`
+}
+
+// History answers versions.list: the changes of a path, newest first,
+// each with the content it had before.
+func (s *Sandbox) History(ctx context.Context, c Caller, a HistoryArgs) (HistoryResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return HistoryResult{}, err
+	}
+	scope, err := s.ScopeFor(c, a.Context)
+	if err != nil {
+		return HistoryResult{}, err
+	}
+	t, err := s.layout.Resolve(scope, a.Path)
+	if err != nil {
+		return HistoryResult{}, err
+	}
+	limit := a.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	res := HistoryResult{Path: t.Visible, Versions: []Version{}}
+	f := audit.Filter{User: scope, Path: t.Visible, Limit: 200}
+	for len(res.Versions) < limit {
+		p, err := s.history.Query(ctx, f)
+		if err != nil {
+			return res, errs.Wrap(err, errs.IO, "", "Corral could not read its audit log.")
+		}
+		for _, ev := range p.Events {
+			for _, ch := range ev.Changes {
+				if ch.Path != t.Visible && ch.From != t.Visible {
+					continue
+				}
+				v := Version{EventID: ev.ID, Time: ev.Time, Client: ev.Client, Op: ev.Op, Kind: string(ch.Kind),
+					Version: ch.Version, Size: ch.SizeBefore, Mode: ch.Mode, NotKept: ch.NotKept}
+				v.Kept = v.Version != "" && s.versions.Has(v.Version)
+				res.Versions = append(res.Versions, v)
+			}
+		}
+		if p.NextCursor == "" {
+			break
+		}
+		f.Cursor = p.NextCursor
+	}
+	if len(res.Versions) > limit {
+		res.Versions = res.Versions[:limit]
+	}
+	return res, nil
+}
+
+// ChangesArgs are changes.get's parameters.
+type ChangesArgs struct {
+	EventID int64 `json:"event_id" rpc:"required"`
+}
+
+// ChangesResult answers changes.get.
+type ChangesResult struct {
+	Event   audit.Event    `json:"event"`
+	Changes []audit.Change `json:"changes"`
+}
+
+// Changes answers changes.get: what one event changed.
+func (s *Sandbox) Changes(ctx context.Context, c Caller, a ChangesArgs) (ChangesResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return ChangesResult{}, err
+	}
+	ev, err := s.event(ctx, a.EventID)
+	if err != nil {
+		return ChangesResult{}, err
+	}
+	cs := ev.Changes
+	if cs == nil {
+		cs = []audit.Change{}
+	}
+	return ChangesResult{Event: ev, Changes: cs}, nil
+}
+
+// UndoClientArgs are undo.client's parameters.
+type UndoClientArgs struct {
+	Client        string    `json:"client" rpc:"required"`
+	Since         time.Time `json:"since" rpc:"required"`
+	DryRun        bool      `json:"dry_run"`
+	SkipConflicts bool      `json:"skip_conflicts"`
+}
+
+// UndoClientResult answers undo.client.
+type UndoClientResult struct {
+	Events    []UndoResult `json:"events"` // newest first, the order they are undone in
+	Conflicts int          `json:"conflicts"`
+	Applied   bool         `json:"applied"`
+	DryRun    bool         `json:"dry_run,omitempty"`
+}
+
+// maxUndoEvents bounds undo.client.
+const maxUndoEvents = 1000
+
+// UndoClient answers undo.client: every change one client made since a
+// time, undone newest first. With dry_run it only previews. Without
+// skip_conflicts, a conflict in any event stops before anything is
+// written; a later event's undo is checked after the newer ones are
+// undone, so a file changed twice goes back to what it held first.
+func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (UndoClientResult, error) {
+	res := UndoClientResult{Events: []UndoResult{}, DryRun: a.DryRun}
+	if err := s.needOwner(c); err != nil {
+		return res, err
+	}
+	var evs []audit.Event
+	f := audit.Filter{Client: a.Client, Since: a.Since, Changed: true, Limit: 1000}
+	for {
+		p, err := s.history.Query(ctx, f)
+		if err != nil {
+			return res, errs.Wrap(err, errs.IO, "", "Corral could not read its audit log.")
+		}
+		evs = append(evs, p.Events...)
+		if p.NextCursor == "" || len(evs) >= maxUndoEvents {
+			break
+		}
+		f.Cursor = p.NextCursor
+	}
+	if len(evs) > maxUndoEvents {
+		return res, errs.New(errs.TooLarge, "", "%s changed files in more than %d calls since then; choose a later time.", a.Client, maxUndoEvents)
+	}
+	evs = slices.DeleteFunc(evs, func(e audit.Event) bool { return e.Decision != audit.Allow || strings.HasPrefix(e.Op, "undo.") })
+	if a.DryRun || !a.SkipConflicts {
+		// A preview of each event against the disk as it is now: a file
+		// changed by several of the events shows as a conflict in all but
+		// the newest, which undoing in order resolves.
+		touched := map[string]bool{}
+		for _, ev := range evs {
+			r := undoResult(ev, s.planUndo(ev))
+			for i := range r.Files {
+				f := &r.Files[i]
+				key := ev.User + "\x00" + f.Path
+				if f.Conflict != "" && touched[key] {
+					f.Conflict = "" // changed by a newer event of the same client, undone first
+					r.Conflicts--
+				}
+				touched[key] = true
+				if f.From != "" {
+					touched[ev.User+"\x00"+f.From] = true
+				}
+			}
+			res.Events = append(res.Events, r)
+			res.Conflicts += r.Conflicts
+		}
+		if a.DryRun {
+			return res, nil
+		}
+		if res.Conflicts > 0 {
+			return res, errs.New(errs.Conflict, "", "%d files that %s changed have been changed again by someone else since; nothing was undone. Undo with skip_conflicts to leave those files as they are.", res.Conflicts, a.Client)
+		}
+		res.Events, res.Conflicts = []UndoResult{}, 0
+	}
+	for _, ev := range evs {
+		r, err := s.UndoApply(ctx, c, UndoArgs{EventID: ev.ID, SkipConflicts: a.SkipConflicts})
+		res.Events = append(res.Events, r)
+		res.Conflicts += r.Conflicts
+		if err != nil && errs.KindOf(err) != errs.InvalidParams {
+			return res, err
+		}
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// VersionsInfo answers versions.usage: the store's size and budget.
+func (s *Sandbox) VersionsInfo(ctx context.Context, c Caller, _ struct{}) (versions.Usage, error) {
+	if err := s.needOwner(c); err != nil {
+		return versions.Usage{}, err
+	}
+	return s.versions.Usage(), nil
+}
