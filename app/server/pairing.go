@@ -333,7 +333,9 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(deviceLifetime.Seconds())})
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token})
+	// The secret goes with the cookie on /ws (auth.go); pair.js keeps it
+	// in this origin's localStorage.
+	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": s.secretFor("device", token)})
 }
 
 var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
@@ -358,7 +360,12 @@ form.addEventListener('submit', async (e) => {
   status.textContent = 'Pairing…';
   const body = JSON.stringify({ code: form.code.value, name: form.name.value });
   const res = await fetch('/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
-  if (res.ok) { status.textContent = 'Paired. Opening Corral…'; location.href = '/'; }
+  if (res.ok) {
+    const { secret } = await res.json();
+    localStorage.setItem('corral.device', secret); // sent with the cookie (this origin only)
+    status.textContent = 'Paired. Opening Corral…';
+    location.href = '/';
+  }
   else { status.textContent = await res.text(); }
 });
 `

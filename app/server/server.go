@@ -66,22 +66,24 @@ type Options struct {
 
 // Server serves Corral's HTTP routes.
 type Server struct {
-	cfg     *config.Config
-	box     *sandbox.Sandbox
-	audit   AuditLog
-	log     *slog.Logger
-	now     func() time.Time
-	id      identity
-	hosts   hosts
-	logins  *logins
-	methods map[string]method
-	http    *http.Server
-	onPause func(bool)
-	rotate  func(context.Context, string) error
-	version string
-	devices Devices
-	pair    *pairing
-	lanURL  string // set by ListenLAN
+	cfg   *config.Config
+	box   *sandbox.Sandbox
+	audit AuditLog
+	log   *slog.Logger
+	now   func() time.Time
+	id    identity
+	// secretKey derives each browser credential's second secret (auth.go).
+	secretKey [32]byte
+	hosts     hosts
+	logins    *logins
+	methods   map[string]method
+	http      *http.Server
+	onPause   func(bool)
+	rotate    func(context.Context, string) error
+	version   string
+	devices   Devices
+	pair      *pairing
+	lanURL    string // set by ListenLAN
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -112,6 +114,7 @@ func New(o Options) *Server {
 	}
 	s.logins = newLogins(s.now)
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
+	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
 	for _, c := range o.Config.Clients {
 		s.id.clients = append(s.id.clients, clientKey{
 			hash:   c.KeyHash(),
@@ -314,9 +317,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		Name: cookieName, Value: sid, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds()),
 	})
+	// Not a redirect: the page hands the session's second secret to the
+	// dashboard's own origin (login.js keeps it in sessionStorage), then
+	// goes on to /, keeping a fragment such as #event=ID.
+	uiHeaders(w)
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	loginTmpl.Execute(w, s.secretFor("session", sid))
 }
+
+var loginTmpl = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="corral-secret" content="{{.}}">
+<title>Corral</title><script type="module" src="/ui/js/login.js"></script></head>
+<body><noscript>The Corral dashboard needs JavaScript.</noscript></body></html>
+`))
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r, s.cfg.Server.PublicURL) {
@@ -324,6 +338,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
+		if s.logins.valid(c.Value) && !hasSecret(r, s.secretFor("session", c.Value)) {
+			// The cookie alone (another local site's server got it) does
+			// not sign the owner out.
+			http.Error(w, "Sign out from the dashboard itself.", http.StatusForbidden)
+			return
+		}
 		s.logins.end(c.Value)
 		// Other tabs signed in with this session lose their connections.
 		s.finishConns(func(cn *conn) bool { return cn.session == c.Value })
