@@ -62,6 +62,9 @@ type Options struct {
 	RotateLinks func(ctx context.Context, by string) error
 	Version     string  // reported to MCP clients
 	Devices     Devices // paired devices; nil: pairing unavailable
+	// LANCertFile is where the LAN side's certificate is kept (made on
+	// first use, mode 0600); "" makes one in memory for each start.
+	LANCertFile string
 }
 
 // Server serves Corral's HTTP routes.
@@ -84,6 +87,11 @@ type Server struct {
 	devices   Devices
 	pair      *pairing
 	lanURL    string // set by ListenLAN
+	lanFP     string // the LAN certificate's SHA-256 fingerprint, set by ListenLAN
+	// lanCertFile keeps the LAN certificate ("": made in memory);
+	// lanIP picks the LAN address (tests pick a loopback one).
+	lanCertFile string
+	lanIP       func() (net.IP, error)
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -105,6 +113,9 @@ func New(o Options) *Server {
 		version: o.Version,
 		devices: o.Devices,
 		pair:    newPairing(),
+
+		lanCertFile: o.LANCertFile,
+		lanIP:       lanAddr,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -141,6 +152,7 @@ func New(o Options) *Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnContext:       markLAN, // the LAN listener's requests are the LAN's
 	}
 	return s
 }

@@ -131,6 +131,8 @@ export class Devices {
       toast(e.message, { kind: 'error' });
     }
     this.url.value = url;
+    $('#pair-fp').textContent = visible(r.fingerprint || '');
+    $('#pair-fp-line').hidden = !r.fingerprint;
     this.card.classList.remove('expired');
     $('#pair-expired').hidden = true;
     $('#pair-countdown').hidden = false;
