@@ -7,6 +7,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 
+	"corral/core/audit"
 	"corral/core/policy"
 )
 
@@ -70,5 +71,22 @@ func TestDialogLongCommandKeepsButtonsInView(t *testing.T) {
 	h.request(h.approval("ap_2", "/home/alice/a.txt", 0))
 	if got := d.win.Canvas().Size().Height; got >= dialogMaxHeight {
 		t.Errorf("short request: window %v high", got)
+	}
+}
+
+// The tray's Recent activity rows and the menu's approval items show an
+// agent's hidden characters as escapes too.
+func TestTrayListsShowAgentTextSafely(t *testing.T) {
+	line := eventLine(audit.Event{Client: "alice-agent", Op: "file.read", Target: "/tmp/\x1b[2J\u202eevil", Decision: audit.Deny})
+	if strings.ContainsAny(line, "\x1b\u202e") || !strings.Contains(line, `/tmp/\x1b[2J\u202eevil`) {
+		t.Errorf("activity line %q", line)
+	}
+	a := policy.Approval{Client: "alice-agent", Access: policy.Read, Target: "/home/alice/\u202eevil\nline"}
+	for _, it := range menuModel(Status{}, []policy.Approval{a}, false) {
+		for _, sub := range it.Children {
+			if strings.ContainsAny(sub.Label, "\u202e\n") || !strings.Contains(sub.Label, `\u202eevil\nline`) {
+				t.Errorf("menu item %q", sub.Label)
+			}
+		}
 	}
 }
