@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -18,11 +19,14 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"corral/app/client"
 	"corral/app/config"
 	"corral/app/daemon"
 	"corral/core/audit"
+	"corral/core/visible"
 )
 
 // dial connects to the running daemon: CORRAL_URL, else daemonURL;
@@ -96,7 +100,8 @@ func runCall(args []string) error {
 }
 
 // printJSON prints a result indented and readable: URLs keep their "&"
-// rather than the "\u0026" JSON encoders write for HTML's sake.
+// rather than the "\u0026" JSON encoders write for HTML's sake, and
+// bidi and other format characters are escaped (escapeHidden).
 func printJSON(raw json.RawMessage) error {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -104,10 +109,15 @@ func printJSON(raw json.RawMessage) error {
 	if err := dec.Decode(&v); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(os.Stdout)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := os.Stdout.Write(escapeHidden(buf.Bytes()))
+	return err
 }
 
 func runAudit(args []string) error {
@@ -124,9 +134,13 @@ func runAudit(args []string) error {
 		p[k] = fs.String(k, "", usage)
 	}
 	limit := fs.Int("limit", 50, "how many events to print")
+	asJSON := fs.Bool("json", false, "print each event as one JSON object per line, values whole")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// On a terminal long values are cut to fit a row (with "…"); piped
+	// or redirected, every value is printed whole.
+	out := auditOut{w: os.Stdout, json: *asJSON, whole: !isTerminal(os.Stdout)}
 	params := map[string]any{"limit": *limit}
 	for k, v := range p {
 		if *v == "" {
@@ -140,22 +154,33 @@ func runAudit(args []string) error {
 		}
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
-		return printAudit(ctx, c, params, *follow)
+		return printAudit(ctx, c, params, *follow, out)
 	})
+}
+
+// auditOut is how corral audit prints: to w, as a table (values cut to
+// fit unless whole) or as JSON lines.
+type auditOut struct {
+	w     io.Writer
+	json  bool
+	whole bool
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // printAudit prints the events matching params, and with follow the new
 // ones as they come, until ctx ends.
-func printAudit(ctx context.Context, c *client.Client, params map[string]any, follow bool) error {
+func printAudit(ctx context.Context, c *client.Client, params map[string]any, follow bool, out auditOut) error {
 	// Columns at least as wide as their usual values, so that rows printed
 	// later by --follow line up with the first page.
-	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	const widths = "%-6s\t%-19s\t%-12s\t%-8s\t%-12s\t%-8s\t%-7s\t%-30s\t%s\n"
-	fmt.Fprintf(tw, widths, "ID", "TIME", "CLIENT", "USER", "OP", "DECISION", "BY", "TARGET", "ERROR")
-	row := func(e audit.Event) {
-		fmt.Fprintf(tw, widths, strconv.FormatInt(e.ID, 10), e.Time.Local().Format(time.DateTime),
-			e.Client, e.User, e.Op, e.Decision, e.DecidedBy, clip(e.Target, 60), clip(e.Error, 60))
+	tw := tabwriter.NewWriter(out.w, 0, 0, 2, ' ', 0)
+	if !out.json {
+		fmt.Fprintf(tw, auditWidths, "ID", "TIME", "CLIENT", "USER", "OP", "DECISION", "BY", "TARGET", "ERROR")
 	}
+	row := func(e audit.Event) { out.row(tw, e) }
 	if follow {
 		if _, err := c.Call(ctx, "audit.subscribe", nil); err != nil {
 			return err
@@ -170,7 +195,7 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 	}
 	tw.Flush()
 	if !follow {
-		if len(page.Events) == 0 {
+		if len(page.Events) == 0 && !out.json {
 			fmt.Println("(no events match)")
 		}
 		return nil
@@ -208,17 +233,74 @@ func matches(e audit.Event, p map[string]any) bool {
 	return true
 }
 
-func clip(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return '?'
+const auditWidths = "%-6s\t%-19s\t%-12s\t%-8s\t%-12s\t%-8s\t%-7s\t%-30s\t%s\n"
+
+// row prints one event. Every text an agent could have influenced is
+// shown with its hidden characters made visible (visible.Line), so no
+// escape sequence reaches the terminal; JSON lines keep values exact
+// (encoding/json escapes controls) with format characters escaped too.
+func (o auditOut) row(tw *tabwriter.Writer, e audit.Event) {
+	if o.json {
+		b, err := marshalVisible(e)
+		if err == nil {
+			tw.Write(append(b, '\n'))
 		}
-		return r
-	}, s)
-	if len(s) > n {
-		return s[:n-1] + "…"
+		return
 	}
-	return s
+	cell := func(s string, n int) string {
+		s = visible.Line(s)
+		if o.whole {
+			return s
+		}
+		return clip(s, n)
+	}
+	fmt.Fprintf(tw, auditWidths, strconv.FormatInt(e.ID, 10), e.Time.Local().Format(time.DateTime),
+		cell(e.Client, 40), cell(e.User, 40), cell(e.Op, 40), e.Decision, e.DecidedBy, cell(e.Target, 60), cell(e.Error, 60))
+}
+
+// clip cuts s to n runes, ending in "…" when it cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// marshalVisible encodes v as one line of JSON whose strings escape, as
+// \uXXXX, the format and separator characters encoding/json leaves raw
+// (bidi overrides, zero-width characters): decoded, the values are
+// exactly what was stored; printed, nothing in them reorders a line.
+func marshalVisible(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return escapeHidden(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+// escapeHidden rewrites the characters visible would escape, outside
+// ASCII (encoding/json already escapes C0 controls), as JSON escapes;
+// they only occur inside strings.
+func escapeHidden(b []byte) []byte {
+	if utf8.Valid(b) && !visible.Needs(string(b)) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		if r < 0x80 || !visible.Needs(string(r)) {
+			out.WriteRune(r)
+			continue
+		}
+		if r > 0xFFFF {
+			hi, lo := utf16.EncodeRune(r)
+			fmt.Fprintf(&out, `\u%04x\u%04x`, hi, lo)
+			continue
+		}
+		fmt.Fprintf(&out, `\u%04x`, r)
+	}
+	return out.Bytes()
 }
 
 // withDaemon dials the daemon and runs f on the connection, with a
@@ -255,7 +337,7 @@ func call(ctx context.Context, c *client.Client, method string, params, v any) e
 	if err := c.CallInto(ctx, method, params, v); err != nil {
 		var re *client.Error
 		if errors.As(err, &re) && re.Kind() != "" {
-			return fmt.Errorf("%s (%s)", re.Message, re.Kind())
+			return fmt.Errorf("%s (%s)", visible.Text(re.Message), re.Kind())
 		}
 		return err
 	}

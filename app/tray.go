@@ -131,7 +131,7 @@ func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
 	if err != nil {
 		return ui.PairCode{}, err
 	}
-	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires}, nil
+	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires, Fingerprint: p.Fingerprint}, nil
 }
 
 func (c trayControl) Settings() ui.Settings {

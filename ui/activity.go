@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"corral/core/audit"
+	"corral/core/visible"
 )
 
 // activityMax is how many events the Recent activity window keeps.
@@ -43,9 +44,9 @@ func (a *activity) add(e audit.Event) bool {
 
 // eventLine is one row: "14:03:07  alice-agent  file.read  /etc/hosts  deny (strict)".
 func eventLine(e audit.Event) string {
-	parts := []string{e.Time.Local().Format(time.TimeOnly), e.Client, e.Op}
+	parts := []string{e.Time.Local().Format(time.TimeOnly), visible.Line(e.Client), visible.Line(e.Op)}
 	if e.Target != "" {
-		parts = append(parts, clip(e.Target, 60))
+		parts = append(parts, clip(visible.Line(e.Target), 60)) // an agent's text: hidden characters shown
 	}
 	d := string(e.Decision)
 	if e.DecidedBy != "" {

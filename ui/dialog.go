@@ -11,6 +11,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"corral/core/policy"
+	"corral/core/visible"
 )
 
 // dialogTitle is the approval window's title (the smoke test finds the
@@ -18,8 +19,14 @@ import (
 const dialogTitle = "Corral — approval needed"
 
 // dialogWidth is the approval window's width; its height follows the
-// content.
-const dialogWidth = 620
+// content up to dialogMaxHeight (less than the smallest usual screen,
+// 768 pixels less panels). What the request shows (who, target, why)
+// scrolls inside; the question, the countdown and the buttons stay
+// visible whatever an agent sends.
+const (
+	dialogWidth     = 620
+	dialogMaxHeight = 600
+)
 
 // approvalDialog is the one window that shows pending approvals, the
 // current one of the queue at a time. It renders a prompt; the decisions
@@ -51,6 +58,8 @@ type approvalDialog struct {
 	options   *fyne.Container
 	status    *widget.Label
 	buttons   map[policy.Decision]*widget.Button
+	form      *widget.Form
+	scroll    *container.Scroll // holds form
 
 	stopGuard, stopTick func() bool
 	visible             bool
@@ -86,23 +95,27 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 		}
 		d.buttons[c.Decision] = b
 	}
-	form := widget.NewForm(
+	d.form = widget.NewForm(
 		widget.NewFormItem("Who", d.who),
 		widget.NewFormItem("Wants to", d.access),
 		widget.NewFormItem("Target", d.target),
 		widget.NewFormItem("Why", d.why),
 	)
+	d.scroll = container.NewVScroll(d.form)
 	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
 	allow := container.NewGridWithColumns(3, d.buttons[policy.AllowOnce], d.buttons[policy.AllowSession], d.buttons[policy.AllowAlways])
 	deny := container.NewGridWithColumns(3, d.buttons[policy.DenyOnce], d.buttons[policy.DenyAlways], layout.NewSpacer())
-	d.win.SetContent(container.NewPadded(container.NewVBox(
+	d.win.SetContent(container.NewPadded(container.NewBorder(
 		container.NewBorder(nil, nil, nil, d.position, d.title),
-		form,
-		d.countdown, d.bar.box,
-		widget.NewSeparator(),
-		d.options,
-		allow, deny,
-		d.status,
+		container.NewVBox(
+			d.countdown, d.bar.box,
+			widget.NewSeparator(),
+			d.options,
+			allow, deny,
+			d.status,
+		),
+		nil, nil,
+		d.scroll,
 	)))
 	d.win.Resize(fyne.NewSize(dialogWidth, 10))
 	d.win.SetFixedSize(true)
@@ -137,10 +150,10 @@ func (d *approvalDialog) render(a policy.Approval) {
 	now := d.t.clock.Now()
 	d.p = prompt{a: a, shown: now}
 	d.answering = false
-	d.title.SetText(d.p.title())
+	d.title.SetText(visible.Cut(d.p.title(), 300))
 	d.who.SetText(d.p.who())
 	d.access.SetText(d.p.access())
-	d.target.SetText(a.Target)
+	d.target.SetText(d.p.target())
 	d.why.SetText(d.p.why())
 	d.status.SetText("")
 	d.status.Hide()
@@ -181,9 +194,20 @@ func (d *approvalDialog) render(a policy.Approval) {
 	})
 	d.tick()
 	d.win.Content().Refresh()
-	// Fit the window to what this approval shows (fixed-size windows do
-	// not shrink by themselves).
-	d.win.Resize(fyne.NewSize(dialogWidth, d.win.Content().MinSize().Height))
+	d.fit()
+}
+
+// fit sizes the window to what this approval shows (fixed-size windows
+// do not shrink by themselves), at most dialogMaxHeight: beyond that the
+// request's details scroll and the rest stays in view.
+func (d *approvalDialog) fit() {
+	// Lay the form out at the window's width first: wrapped labels know
+	// their height only once they know their width.
+	d.win.Resize(fyne.NewSize(dialogWidth, dialogMaxHeight))
+	d.form.Resize(fyne.NewSize(d.scroll.Size().Width, d.form.MinSize().Height))
+	others := d.win.Content().MinSize().Height - d.scroll.MinSize().Height
+	d.win.Resize(fyne.NewSize(dialogWidth, min(others+d.form.MinSize().Height, dialogMaxHeight)))
+	d.scroll.ScrollToTop()
 }
 
 // tick updates the countdown once a second while the window is up.

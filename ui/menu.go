@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"corral/core/policy"
+	"corral/core/visible"
 )
 
 // Status is what the tray's status line shows of the running Corral.
@@ -93,7 +94,7 @@ func menuModel(st Status, pending []policy.Approval, canPair bool) []menuItem {
 	} else {
 		sub := make([]menuItem, 0, len(pending))
 		for _, a := range pending {
-			sub = append(sub, menuItem{Label: clip(prompt{a: a}.title(), 70), Action: actApproval, ID: a.ID})
+			sub = append(sub, menuItem{Label: clip(visible.Line(prompt{a: a}.title()), 70), Action: actApproval, ID: a.ID})
 		}
 		items = append(items, menuItem{Label: fmt.Sprintf("Approvals pending (%d)", len(pending)), Children: sub})
 	}

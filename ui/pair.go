@@ -29,6 +29,9 @@ type PairCode struct {
 	URL     string    // what the phone opens, the code included
 	QR      []string  // the QR code of URL: one string per row, '1' dark, '0' light, no quiet zone
 	Expires time.Time // the code is refused from then on
+	// Fingerprint is the SHA-256 of the LAN certificate, for the owner to
+	// compare with what the phone's browser shows ("" when unknown).
+	Fingerprint string
 }
 
 const (
@@ -108,6 +111,7 @@ type pairWindow struct {
 	win       fyne.Window
 	qr        *canvas.Image
 	link      *widget.Label
+	fp        *widget.Label // the certificate's fingerprint
 	copy      *widget.Button
 	again     *widget.Button
 	countdown *widget.Label
@@ -132,6 +136,8 @@ func newPairWindow(t *Tray) *pairWindow {
 	w.link.Selectable = true
 	w.link.Wrapping = fyne.TextWrapBreak
 	w.link.TextStyle.Monospace = true
+	w.fp = widget.NewLabel("")
+	w.fp.Wrapping = fyne.TextWrapBreak
 	w.copy = widget.NewButton(labelCopyLink, w.copyLink)
 	w.again = widget.NewButton(labelNewCode, w.ask)
 	w.countdown = widget.NewLabel("")
@@ -147,6 +153,7 @@ func newPairWindow(t *Tray) *pairWindow {
 		how,
 		container.NewCenter(container.NewStack(ground, w.qr)),
 		w.link,
+		w.fp,
 		w.countdown,
 		w.status,
 		container.NewHBox(w.copy, w.again),
@@ -207,6 +214,7 @@ func (w *pairWindow) setCode(code PairCode) {
 		w.qr.Hide()
 		w.link.SetText("")
 		w.link.Hide()
+		w.fp.Hide()
 		w.copy.Hide()
 		w.countdown.Hide()
 		return
@@ -225,6 +233,12 @@ func (w *pairWindow) setCode(code PairCode) {
 	}
 	w.link.SetText(code.URL)
 	w.link.Show()
+	if code.Fingerprint != "" {
+		w.fp.SetText("The phone’s browser warns about the certificate the first time: check that its SHA-256 fingerprint is " + code.Fingerprint)
+		w.fp.Show()
+	} else {
+		w.fp.Hide()
+	}
 	w.copy.Show()
 	w.countdown.Show()
 	w.tick()

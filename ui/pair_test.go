@@ -51,6 +51,8 @@ type fakePairer struct {
 	err   error
 }
 
+const testFP = "AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89:AB:CD:EF:01:23:45:67:89"
+
 func (p *fakePairer) Pair(ctx context.Context) (PairCode, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -59,7 +61,7 @@ func (p *fakePairer) Pair(ctx context.Context) (PairCode, error) {
 		return PairCode{}, p.err
 	}
 	u := fmt.Sprintf("http://192.168.1.20:8765/pair?code=code%d", p.calls)
-	return PairCode{URL: u, QR: qrRows(p.t, u), Expires: p.clock.Now().Add(5 * time.Minute)}, nil
+	return PairCode{URL: u, QR: qrRows(p.t, u), Expires: p.clock.Now().Add(5 * time.Minute), Fingerprint: testFP}, nil
 }
 
 func withPairer(t *testing.T, p **fakePairer) func(*Config) {
@@ -152,6 +154,9 @@ func TestPairWindow(t *testing.T) {
 	const first = "http://192.168.1.20:8765/pair?code=code1"
 	if w.link.Text != first || !w.link.Selectable || !w.link.Visible() {
 		t.Errorf("link %q selectable %v visible %v", w.link.Text, w.link.Selectable, w.link.Visible())
+	}
+	if !w.fp.Visible() || !strings.Contains(w.fp.Text, testFP) {
+		t.Errorf("fingerprint line %q visible %v", w.fp.Text, w.fp.Visible())
 	}
 	n := len(qrRows(t, first))
 	if w.qr.Image == nil || !w.qr.Visible() {

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"corral/core/policy"
+	"corral/core/visible"
 )
 
 // GuardDelay is how long a freshly shown approval ignores its buttons, so
@@ -100,7 +102,7 @@ func (p prompt) canWiden() bool {
 }
 
 // folder is what "apply to this folder" covers, as the policy says.
-func (p prompt) folder() string { return p.a.Folder }
+func (p prompt) folder() string { return visible.Text(p.a.Folder) }
 
 // ready reports whether the guard has passed.
 func (p prompt) ready(now time.Time) bool { return now.Sub(p.shown) >= GuardDelay }
@@ -125,15 +127,31 @@ func (p prompt) answer(now time.Time, d policy.Decision, widen bool, exp time.Du
 	return ans, nil
 }
 
+// The texts below are what the dialog and the notification show. An
+// agent chose the target, the reason and parts of the description, so
+// each is passed through visible.Text: no control character, ANSI
+// sequence or bidi override reaches the screen as itself.
+
 func (p prompt) title() string {
 	if p.a.Description != "" {
-		return p.a.Description
+		return visible.Text(p.a.Description)
 	}
-	return policy.Describe(p.a.Client, p.a.Access, p.a.Target)
+	return visible.Text(policy.Describe(p.a.Client, p.a.Access, p.a.Target))
 }
 
+func (p prompt) target() string { return visible.Text(p.a.Target) }
+
 func (p prompt) who() string {
-	return fmt.Sprintf("%s, acting in scope %q", p.a.Client, p.a.User)
+	return visible.Text(fmt.Sprintf("%s, acting in scope %q", p.a.Client, p.a.User))
+}
+
+// notification is the desktop notification's body: the question on one
+// line, cut to 200 runes (saying so), and with <, > and & shown as
+// look-alikes (‹ › ＆), because notification servers may render the body
+// as markup and Fyne cannot ask whether they do.
+func (p prompt) notification() string {
+	s := visible.Cut(visible.Line(p.title()), 200)
+	return strings.NewReplacer("<", "‹", ">", "›", "&", "＆").Replace(s)
 }
 
 func (p prompt) access() string {
@@ -148,7 +166,7 @@ func (p prompt) why() string {
 	if p.a.Reason == "" {
 		return "The agent gave no reason."
 	}
-	return p.a.Reason
+	return visible.Text(p.a.Reason)
 }
 
 func (p prompt) remaining(now time.Time) time.Duration {

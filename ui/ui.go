@@ -241,7 +241,7 @@ func (t *Tray) requested(a policy.Approval) {
 	t.syncDialog()
 	t.refresh()
 	if t.cfg.Notify {
-		n := fyne.NewNotification("Corral: an agent is asking", prompt{a: a}.title())
+		n := fyne.NewNotification("Corral: an agent is asking", prompt{a: a}.notification())
 		t.spawn(func() { t.app.SendNotification(n) })
 	}
 }

@@ -255,6 +255,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	d.Policy, d.Box = pol, box
 	d.Server = server.New(server.Options{
 		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st,
+		LANCertFile: filepath.Join(filepath.Dir(d.Files.Secret), "lan-cert.pem"), // beside secret.key
 		OnPause: func(paused bool) {
 			if paused {
 				box.StopCommands()

@@ -16,8 +16,10 @@ import (
 	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"corral/app/rpc"
 	"corral/core/fsbox"
 	"corral/core/netgate"
 )
@@ -374,6 +376,10 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				return next(ctx, method, req)
 			}
 			name, schema := r.Params.Name, schemas[r.Params.Name]
+			if rpc.LoneSurrogate(r.Params.Arguments) {
+				// Decoded, the string would name another file (U+FFFD).
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: rpc.LoneSurrogateMessage}
+			}
 			args := map[string]json.RawMessage{}
 			if raw := r.Params.Arguments; len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
 				return next(ctx, method, req) // not an object: the SDK says so

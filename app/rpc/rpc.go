@@ -126,13 +126,21 @@ func notJSON() *Error {
 	return &Error{Code: CodeParse, Message: "The message is not valid UTF-8 JSON."}
 }
 
+// LoneSurrogateMessage is the sentence that refuses parameters with a
+// string holding half of a UTF-16 surrogate pair (see LoneSurrogate).
+const LoneSurrogateMessage = `A string in the parameters holds a lone UTF-16 surrogate (\uD800 to \uDFFF without its pair): it names no character, so Corral cannot tell which file or text was meant. Send the text as UTF-8.`
+
 // DecodeParams decodes named parameters into v, refusing unknown names,
-// wrong types and missing required parameters with an invalid_params error
-// that says which. A struct field tagged `rpc:"required"` must be present
-// and not null ("" is a value: an empty string can be meant).
+// wrong types, missing required parameters and lone surrogates with an
+// invalid_params error that says which. A struct field tagged
+// `rpc:"required"` must be present and not null ("" is a value: an empty
+// string can be meant).
 func DecodeParams(params json.RawMessage, v any) error {
 	if len(params) == 0 {
 		params = json.RawMessage("{}")
+	}
+	if LoneSurrogate(params) {
+		return errs.New(errs.InvalidParams, "", "%s", LoneSurrogateMessage)
 	}
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()

@@ -129,6 +129,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"file.read","params":{"path":"a"}}`,
 		`[{"jsonrpc":"2.0"}]`, `{"jsonrpc":"2.0","method":"x"}`, `{`, "\x00", `{"id":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"file.read","params":{"path":"caf\udcff.txt"}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -173,6 +174,8 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Add([]byte(`{"path":"a","content":""}`))
 	f.Add([]byte(`{"Path":"a","CONTENT":null,"content":"x"}`))
 	f.Add([]byte(`{"path":"a","content":"x","env":{"A":1},"offset":1.5}`))
+	f.Add([]byte(`{"path":"caf\udcff.txt","content":"x"}`))
+	f.Add([]byte(`{"path":"\ud83d\ude00","content":"\ud83d","env":{"\udc00":"x"}}`))
 	f.Fuzz(func(t *testing.T, params []byte) {
 		var a struct {
 			Path    string            `json:"path" rpc:"required"`
@@ -183,6 +186,9 @@ func FuzzDecodeParams(f *testing.F) {
 		}
 		if DecodeParams(json.RawMessage(params), &a) != nil {
 			return
+		}
+		if LoneSurrogate(params) {
+			t.Fatalf("accepted %q, which holds a lone surrogate", params)
 		}
 		var given map[string]json.RawMessage
 		if err := json.Unmarshal(params, &given); err != nil && len(params) > 0 {

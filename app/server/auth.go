@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"corral/core/sandbox"
 )
@@ -189,4 +192,74 @@ func (e expiries) spend(key string, now time.Time) bool {
 	exp, ok := e[key]
 	delete(e, key)
 	return ok && now.Before(exp)
+}
+
+// The second secret. Browsers send a 127.0.0.1 cookie to every port of
+// that host (and a LAN address's cookie to every port of that address),
+// so any other web server the owner visits there receives corral_session
+// or corral_device. The cookie alone therefore opens nothing that acts:
+// /ws and POST /logout also need the credential's second secret, an
+// HMAC of the cookie's value under a key derived from the owner token.
+// It is handed out once, in a response body only the dashboard's own
+// origin can read (the one-time /login page, the POST /pair answer), and
+// the page keeps it in its own storage (sessionStorage for the owner's
+// tab, localStorage for a paired device), which no other origin can read.
+// The page sends it as a WebSocket subprotocol "corral.secret.<value>"
+// beside "corral" (browsers cannot set other headers on a WebSocket),
+// and on HTTP requests as X-Corral-Secret or a form field "secret".
+const (
+	secretProtocol = "corral.secret."
+	secretHeader   = "X-Corral-Secret"
+	wsProtocol     = "corral"
+)
+
+// secretFor is the second secret of a credential of the given kind
+// ("session" or "device").
+func (s *Server) secretFor(kind, credential string) string {
+	m := hmac.New(sha256.New, s.secretKey[:])
+	m.Write([]byte(kind + "\x00" + credential))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// presentedSecrets are the second secrets a request carries, wherever.
+func presentedSecrets(r *http.Request) []string {
+	var out []string
+	for _, p := range websocket.Subprotocols(r) {
+		if v, ok := strings.CutPrefix(p, secretProtocol); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	if v := r.Header.Get(secretHeader); v != "" {
+		out = append(out, v)
+	}
+	if r.Method == http.MethodPost && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if v := r.PostFormValue("secret"); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// hasSecret reports whether r carries want among its second secrets,
+// compared in constant time.
+func hasSecret(r *http.Request, want string) bool {
+	found := 0
+	for _, v := range presentedSecrets(r) {
+		found |= subtle.ConstantTimeCompare([]byte(v), []byte(want))
+	}
+	return found == 1
+}
+
+// signedBrowser is browser with the second secret required: the owner's
+// session or a paired device, each only with its own secret.
+func (s *Server) signedBrowser(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
+	if c, err := r.Cookie(cookieName); err == nil && !fromLAN(r) && s.logins.valid(c.Value) && hasSecret(r, s.secretFor("session", c.Value)) {
+		return browserCaller, "", true
+	}
+	if d, ok := s.device(r); ok {
+		if c, err := r.Cookie(deviceCookie); err == nil && hasSecret(r, s.secretFor("device", c.Value)) {
+			return deviceCaller(d), d.ID, true
+		}
+	}
+	return sandbox.Caller{}, "", false
 }

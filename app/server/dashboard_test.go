@@ -1028,7 +1028,7 @@ func TestDashboardDevices(t *testing.T) {
 
 	// The phone names itself with the code (POST /pair, over loopback):
 	// the page notices, closes the spent code and lists the phone.
-	code := link[strings.Index(link, "code=")+len("code="):]
+	code, _, _ := strings.Cut(link[strings.Index(link, "code=")+len("code="):], "#") // the fragment is the certificate's fingerprint
 	resp, dev := pair(t, h, code, "Kitchen phone")
 	if resp.StatusCode != 200 || dev["token"] == "" {
 		t.Fatalf("pair: %d %v", resp.StatusCode, dev)
@@ -1080,6 +1080,10 @@ func TestDashboardDevices(t *testing.T) {
 	if _, err := chromedp.Call(b.ctx, network.SetCookie, network.SetCookieParams{Name: deviceCookie, Value: dev["token"], URL: h.url + "/"}); err != nil {
 		t.Fatal(err)
 	}
+	// The device's second secret, as pair.js keeps it; the owner's tab
+	// secret goes, so the page speaks as the device.
+	b.do(chromedp.Navigate(h.url + "/healthz"))
+	js[any](b, `sessionStorage.clear(), localStorage.setItem('corral.device', `+jsString(dev["secret"])+`)`)
 	b.do(chromedp.Navigate("about:blank"), chromedp.Navigate(h.url+"/#devices")) // a load, not a hash change
 	b.wait(`document.body.dataset.infoReady && document.querySelector('#conn').dataset.state === 'open' && location.hash === '#activity'`)
 	if got := js[[]bool](b, `[document.querySelector('.tab[data-tab="devices"]').hidden, document.querySelector('#view-devices').hidden, document.querySelector('#view-activity').hidden]`); !got[0] || !got[1] || got[2] {
@@ -1168,7 +1172,7 @@ func TestDashboardServing(t *testing.T) {
 			session = c
 		}
 	}
-	if lr.StatusCode != http.StatusSeeOther || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
+	if lr.StatusCode != http.StatusOK || session == nil || !session.HttpOnly || session.SameSite != http.SameSiteStrictMode {
 		t.Fatalf("login: %d, cookie %+v", lr.StatusCode, session)
 	}
 	resp, body = get(t, h.url+"/", "Cookie", cookieName+"="+session.Value)
@@ -1185,7 +1189,8 @@ func TestDashboardServing(t *testing.T) {
 		t.Errorf("asset of another version: %d %v", resp.StatusCode, resp.Header)
 	}
 	// Sign out ends the session.
-	req, _ := http.NewRequest("POST", h.url+"/logout", nil)
+	req, _ := http.NewRequest("POST", h.url+"/logout", strings.NewReader("secret="+h.srv.secretFor("session", session.Value)))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Cookie", cookieName+"="+session.Value)
 	req.Header.Set("Origin", h.url)
 	if r, err := noRedirect.Do(req); err != nil || r.StatusCode != http.StatusSeeOther {
@@ -1364,7 +1369,8 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 	// dashboard's own, so it is the origin, not a stale cookie, that stops it.
 	dialWS := func(origin string) int {
 		hdr := http.Header{"Cookie": {cookieName + "=" + session}, "Origin": {origin}}
-		ws, resp, err := websocket.DefaultDialer.Dial("ws://"+host+"/ws", hdr)
+		d := websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + h.srv.secretFor("session", session)}}
+		ws, resp, err := d.Dial("ws://"+host+"/ws", hdr)
 		if err == nil {
 			ws.Close()
 		}

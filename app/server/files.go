@@ -25,12 +25,26 @@ import (
 // maxRenderedMarkdown bounds a .md file rendered with ?view=1.
 const maxRenderedMarkdown = 4 << 20
 
+// filesOutCSP is the policy of every /files/out answer (files, listings,
+// rendered Markdown, errors). sandbox (without allow-scripts or
+// allow-same-origin) gives a page an agent wrote an opaque origin and no
+// script, so it cannot read the dashboard's cookie or open /ws with it.
+// default-src 'none' stops it from phoning home: nothing loads from
+// another server — no image, stylesheet, font, prefetch, frame or media —
+// and no form posts anywhere. What a page may load comes from this
+// server only (images and media by their own signed links) or is inline:
+// img-src 'self' data:, media-src 'self', style-src 'unsafe-inline' (the
+// listing's and an agent's own <style>; CSS url() still falls under
+// img-src and font-src). No connect-src, so no fetch, WebSocket or
+// beacon. Not covered: a link the owner clicks still navigates.
+const filesOutCSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; " +
+	"style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+
 // filesOut serves GET /files/out?path=P&token=T (PROTOCOL.md section 8).
-// Every answer carries CSP sandbox, so a page an agent wrote runs with an
-// opaque origin: it cannot read the dashboard's cookie or open /ws with it.
+// Every answer carries filesOutCSP.
 func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	h := w.Header() // guard has set nosniff and no-referrer
-	h.Set("Content-Security-Policy", "sandbox")
+	h.Set("Content-Security-Policy", filesOutCSP)
 	h.Set("Cache-Control", "private, no-cache")
 	forbidden := func() { plain(w, http.StatusForbidden, "This link is not valid. Ask for a new one.") }
 

@@ -31,7 +31,7 @@ func get(t *testing.T, rawURL string, hdr ...string) (*http.Response, string) {
 
 func checkSecurityHeaders(t *testing.T, resp *http.Response) {
 	t.Helper()
-	for k, v := range map[string]string{"Content-Security-Policy": "sandbox", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+	for k, v := range map[string]string{"Content-Security-Policy": filesOutCSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
 		if got := resp.Header.Get(k); got != v {
 			t.Errorf("%s: %q, want %q (status %d)", k, got, v, resp.StatusCode)
 		}

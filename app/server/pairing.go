@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,11 +126,17 @@ func lanAddr() (net.IP, error) {
 }
 
 // ListenLAN opens a second listener on the LAN address with the same port
-// as the loopback one ([server] lan = true).
+// as the loopback one ([server] lan = true). It serves HTTPS with the
+// certificate of lancert.go; the loopback side stays plain HTTP.
 func (s *Server) ListenLAN() (net.Listener, error) {
-	ip, err := lanAddr()
+	ip, err := s.lanIP()
 	if err != nil {
 		return nil, err
+	}
+	host, _ := os.Hostname()
+	cert, err := lanCert(s.lanCertFile, []net.IP{ip}, host, s.now())
+	if err != nil {
+		return nil, fmt.Errorf("the LAN certificate: %w", err)
 	}
 	s.mu.Lock()
 	_, port, _ := net.SplitHostPort(s.addr)
@@ -137,20 +146,37 @@ func (s *Server) ListenLAN() (net.Listener, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.lanURL = "http://" + ln.Addr().String()
+	s.lanURL = "https://" + ln.Addr().String()
+	s.lanFP = fingerprint(cert)
 	s.hosts.names[ip.String()] = true
 	s.mu.Unlock()
-	return ln, nil
+	return tls.NewListener(lanListener{ln}, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
 }
 
-// fromLAN reports whether a request came from another machine.
+// fromLAN reports whether a request came from another machine: through
+// the LAN listener, or from an address that is not loopback.
 func fromLAN(r *http.Request) bool {
+	if lan, _ := r.Context().Value(lanConnKey{}).(bool); lan {
+		return true
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return true
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsLoopback()
+}
+
+// markLAN is the http.Server's ConnContext: connections of the LAN
+// listener carry lanConnKey.
+func markLAN(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if _, ok := c.(lanConn); ok {
+		return context.WithValue(ctx, lanConnKey{}, true)
+	}
+	return ctx
 }
 
 // lanAllowed are the routes a LAN request may reach; everything else on
@@ -204,7 +230,7 @@ func (s *Server) pairingStart(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"url": p.URL, "code": p.Code, "expiresAt": p.Expires.UTC().Format(time.RFC3339), "qr": p.QR}, nil
+	return map[string]any{"url": p.URL, "code": p.Code, "expiresAt": p.Expires.UTC().Format(time.RFC3339), "qr": p.QR, "fingerprint": p.Fingerprint}, nil
 }
 
 // qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
@@ -276,7 +302,10 @@ func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
 	// With no-referrer, Chromium sends "Origin: null" on the page's own
 	// POST, which /pair rightly refuses.
 	w.Header().Set("Referrer-Policy", "same-origin")
-	pairTmpl.Execute(w, struct{ Code string }{r.URL.Query().Get("code")})
+	s.mu.Lock()
+	fp := s.lanFP
+	s.mu.Unlock()
+	pairTmpl.Execute(w, struct{ Code, Fingerprint string }{r.URL.Query().Get("code"), fp})
 }
 
 func (s *Server) pairScript(w http.ResponseWriter, r *http.Request) {
@@ -333,7 +362,9 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(deviceLifetime.Seconds())})
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token})
+	// The secret goes with the cookie on /ws (auth.go); pair.js keeps it
+	// in this origin's localStorage.
+	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": s.secretFor("device", token)})
 }
 
 var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
@@ -343,6 +374,8 @@ var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
 <body><main>
 <h1>Pair this device with Corral</h1>
 <p>Give this device a name so you can recognise it in Corral's device list.</p>
+{{if .Fingerprint}}<p>Before you pair: your browser warned about this page's certificate. Open the certificate details (the icon left of the address) and check that its SHA-256 fingerprint is the one on the computer's pairing screen:</p>
+<p><code id="fingerprint">{{.Fingerprint}}</code></p>{{end}}
 <form id="pair"><input type="hidden" name="code" value="{{.Code}}">
 <label for="name">Device name</label><br>
 <input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone"><br><br>
@@ -358,7 +391,12 @@ form.addEventListener('submit', async (e) => {
   status.textContent = 'Pairing…';
   const body = JSON.stringify({ code: form.code.value, name: form.name.value });
   const res = await fetch('/pair', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
-  if (res.ok) { status.textContent = 'Paired. Opening Corral…'; location.href = '/'; }
+  if (res.ok) {
+    const { secret } = await res.json();
+    localStorage.setItem('corral.device', secret); // sent with the cookie (this origin only)
+    status.textContent = 'Paired. Opening Corral…';
+    location.href = '/';
+  }
   else { status.textContent = await res.text(); }
 });
 `

@@ -69,7 +69,8 @@ func TestPairingEndToEnd(t *testing.T) {
 	// The device's cookie opens /ws with the owner's approval abilities.
 	cookie := &http.Cookie{Name: deviceCookie, Value: dev["token"]}
 	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
-	conn, _, err := websocket.DefaultDialer.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+	signed := &websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + dev["secret"]}}
+	conn, _, err := signed.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
 	if err != nil {
 		t.Fatalf("device /ws: %v", err)
 	}
@@ -149,7 +150,7 @@ func TestPairingEndToEnd(t *testing.T) {
 			break // closed by the revocation
 		}
 	}
-	if _, resp, err := websocket.DefaultDialer.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}}); err == nil || resp.StatusCode != 401 {
+	if _, resp, err := signed.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}}); err == nil || resp.StatusCode != 401 {
 		t.Errorf("revoked device still connects: %v", resp)
 	}
 }

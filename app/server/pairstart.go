@@ -13,6 +13,10 @@ type PairCode struct {
 	Code    string    // the one-time code, spent by the first POST /pair
 	QR      []string  // the QR code of URL, one row per string, '1' dark, no quiet zone
 	Expires time.Time // the code is refused from then on
+	// Fingerprint is the SHA-256 of the LAN side's certificate, to be
+	// compared with what the phone's browser shows (lancert.go). URL
+	// carries it too, as its fragment "#sha256=…", so the QR code holds it.
+	Fingerprint string
 }
 
 // StartPairing makes a fresh one-time pairing code, valid for five
@@ -25,7 +29,7 @@ type PairCode struct {
 // Each code made is an audit event (op pairing.start, client by).
 func (s *Server) StartPairing(ctx context.Context, by string) (PairCode, error) {
 	s.mu.Lock()
-	base := s.lanURL
+	base, fp := s.lanURL, s.lanFP
 	s.mu.Unlock()
 	if base == "" {
 		return PairCode{}, errs.New(errs.Unavailable, "", "Pairing needs the LAN: set lan = true under [server] in the config and restart Corral.")
@@ -34,10 +38,10 @@ func (s *Server) StartPairing(ctx context.Context, by string) (PairCode, error) 
 		return PairCode{}, err
 	}
 	code, exp := s.pair.newCode(s.now())
-	u := base + "/pair?code=" + code
+	u := base + "/pair?code=" + code + "#sha256=" + fp
 	rows, err := qrRows(u)
 	if err != nil {
 		return PairCode{}, err
 	}
-	return PairCode{URL: u, Code: code, QR: rows, Expires: exp}, nil
+	return PairCode{URL: u, Code: code, QR: rows, Expires: exp, Fingerprint: fp}, nil
 }

@@ -62,26 +62,36 @@ type Options struct {
 	RotateLinks func(ctx context.Context, by string) error
 	Version     string  // reported to MCP clients
 	Devices     Devices // paired devices; nil: pairing unavailable
+	// LANCertFile is where the LAN side's certificate is kept (made on
+	// first use, mode 0600); "" makes one in memory for each start.
+	LANCertFile string
 }
 
 // Server serves Corral's HTTP routes.
 type Server struct {
-	cfg     *config.Config
-	box     *sandbox.Sandbox
-	audit   AuditLog
-	log     *slog.Logger
-	now     func() time.Time
-	id      identity
-	hosts   hosts
-	logins  *logins
-	methods map[string]method
-	http    *http.Server
-	onPause func(bool)
-	rotate  func(context.Context, string) error
-	version string
-	devices Devices
-	pair    *pairing
-	lanURL  string // set by ListenLAN
+	cfg   *config.Config
+	box   *sandbox.Sandbox
+	audit AuditLog
+	log   *slog.Logger
+	now   func() time.Time
+	id    identity
+	// secretKey derives each browser credential's second secret (auth.go).
+	secretKey [32]byte
+	hosts     hosts
+	logins    *logins
+	methods   map[string]method
+	http      *http.Server
+	onPause   func(bool)
+	rotate    func(context.Context, string) error
+	version   string
+	devices   Devices
+	pair      *pairing
+	lanURL    string // set by ListenLAN
+	lanFP     string // the LAN certificate's SHA-256 fingerprint, set by ListenLAN
+	// lanCertFile keeps the LAN certificate ("": made in memory);
+	// lanIP picks the LAN address (tests pick a loopback one).
+	lanCertFile string
+	lanIP       func() (net.IP, error)
 
 	mu     sync.Mutex
 	conns  map[*conn]struct{}
@@ -103,6 +113,9 @@ func New(o Options) *Server {
 		version: o.Version,
 		devices: o.Devices,
 		pair:    newPairing(),
+
+		lanCertFile: o.LANCertFile,
+		lanIP:       lanAddr,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -112,6 +125,7 @@ func New(o Options) *Server {
 	}
 	s.logins = newLogins(s.now)
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
+	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
 	for _, c := range o.Config.Clients {
 		s.id.clients = append(s.id.clients, clientKey{
 			hash:   c.KeyHash(),
@@ -138,6 +152,7 @@ func New(o Options) *Server {
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		ConnContext:       markLAN, // the LAN listener's requests are the LAN's
 	}
 	return s
 }
@@ -314,9 +329,20 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		Name: cookieName, Value: sid, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds()),
 	})
+	// Not a redirect: the page hands the session's second secret to the
+	// dashboard's own origin (login.js keeps it in sessionStorage), then
+	// goes on to /, keeping a fragment such as #event=ID.
+	uiHeaders(w)
 	w.Header().Set("Cache-Control", "no-store")
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	loginTmpl.Execute(w, s.secretFor("session", sid))
 }
+
+var loginTmpl = template.Must(template.New("login").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="corral-secret" content="{{.}}">
+<title>Corral</title><script type="module" src="/ui/js/login.js"></script></head>
+<body><noscript>The Corral dashboard needs JavaScript.</noscript></body></html>
+`))
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r, s.cfg.Server.PublicURL) {
@@ -324,6 +350,12 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
+		if s.logins.valid(c.Value) && !hasSecret(r, s.secretFor("session", c.Value)) {
+			// The cookie alone (another local site's server got it) does
+			// not sign the owner out.
+			http.Error(w, "Sign out from the dashboard itself.", http.StatusForbidden)
+			return
+		}
 		s.logins.end(c.Value)
 		// Other tabs signed in with this session lose their connections.
 		s.finishConns(func(cn *conn) bool { return cn.session == c.Value })

@@ -273,7 +273,7 @@ func TestOwnerOnlyAndUnknownMethods(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly || resp.Cookies()[0].SameSite != http.SameSiteStrictMode {
+	if resp.StatusCode != http.StatusOK || len(resp.Cookies()) != 1 || !resp.Cookies()[0].HttpOnly || resp.Cookies()[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("login: %d %v", resp.StatusCode, resp.Cookies())
 	}
 	cookie := resp.Cookies()[0]
@@ -282,9 +282,10 @@ func TestOwnerOnlyAndUnknownMethods(t *testing.T) {
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("second use of a login code: %d", resp.StatusCode)
 	}
-	// The cookie opens /ws as the owner.
+	// The cookie with its second secret opens /ws as the owner.
 	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
-	conn, _, err := websocket.DefaultDialer.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+	signed := websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + h.srv.secretFor("session", cookie.Value)}}
+	conn, _, err := signed.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
 	if err != nil {
 		t.Fatalf("cookie upgrade: %v", err)
 	}
@@ -556,11 +557,14 @@ func TestSignOutClosesTheSessionsConnections(t *testing.T) {
 		}
 		resp.Body.Close()
 		cookie := resp.Cookies()[0]
-		tab, _, err := websocket.DefaultDialer.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+		secret := h.srv.secretFor("session", cookie.Value)
+		signed := websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + secret}}
+		tab, _, err := signed.Dial(ws, http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		req, _ := http.NewRequest("POST", h.url+"/logout", nil)
+		req.Header.Set(secretHeader, secret)
 		req.Header.Set("Cookie", cookie.String())
 		req.Header.Set("Origin", h.url)
 		if resp, err := noRedirect.Do(req); err != nil || resp.StatusCode != http.StatusSeeOther {

@@ -40,6 +40,9 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		// accept a missing Origin header, which we allow on purpose for
 		// non-browser agents, and nothing else.
 		CheckOrigin: func(*http.Request) bool { return true },
+		// The dashboard offers "corral" beside its second secret; the
+		// answer names "corral" only, never the secret.
+		Subprotocols: []string{wsProtocol},
 	}
 	ws, err := up.Upgrade(w, r, nil)
 	if err != nil {
@@ -76,7 +79,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 
 // authenticate accepts a bearer key (client or owner, from this machine
 // only) or, failing that, the owner's browser session or a paired
-// device's cookie. Tokens in the query string are never looked at.
+// device's cookie, each with its second secret (auth.go): a cookie alone
+// is refused. Tokens in the query string are never looked at.
 func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
 	if tok, ok := bearer(r); ok {
 		if fromLAN(r) {
@@ -85,7 +89,7 @@ func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID 
 		c, ok := s.id.fromBearer(tok)
 		return c, "", ok
 	}
-	return s.browser(r)
+	return s.signedBrowser(r)
 }
 
 // stillSignedIn reports whether the browser session or the paired device

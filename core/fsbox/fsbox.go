@@ -20,8 +20,10 @@
 //     joined with the relative path), never host paths.
 //   - Writes and edits replace the file atomically: a temporary file
 //     ".corral-tmp-<random>" is written in the same folder, synced, and
-//     renamed into place; it is removed on failure and hidden from List,
-//     Find and Grep. Writing to a path whose last component is a symlink
+//     renamed into place; it is removed on failure. Write and Move refuse
+//     to create a name starting with ".corral-tmp-" (any component), and
+//     List, Find and Grep show such names like any other, so a leftover
+//     is never hidden from the owner. Writing to a path whose last component is a symlink
 //     writes to the file the link points at (resolved inside the root), it
 //     does not replace the link. Replacing keeps the old file's permission
 //     bits; a new file gets 0644.
@@ -324,6 +326,19 @@ func (d Dir) createTemp(dir string) (*os.File, string, error) {
 }
 
 func isTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+// refuseTempName refuses to create a file or folder named like Corral's
+// temporary files: such a name would pass for a leftover of an
+// interrupted write. The owner sees them in listings all the same.
+func (d Dir) refuseTempName(name string) error {
+	for part := range strings.SplitSeq(name, "/") {
+		if isTemp(part) {
+			v := d.Visible(name)
+			return errs.New(errs.InvalidPath, v, "%s: names starting with %q are kept for Corral's own temporary files; choose another name.", v, tempPrefix)
+		}
+	}
+	return nil
+}
 
 // resolveLinks returns name with every symlink in it replaced by its
 // target, so that a write lands on the file a link points at instead of

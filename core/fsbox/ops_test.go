@@ -118,11 +118,38 @@ func TestWriteReplacesAtomically(t *testing.T) {
 	if readHost(t, root, "f") != "new content" {
 		t.Errorf("new content missing")
 	}
-	// A temp file someone left is hidden and not disturbed.
+	// A temp file someone left is shown, not hidden, and not disturbed.
 	os.WriteFile(filepath.Join(root, tempPrefix+"left"), nil, 0o644)
 	l, _, err := d.List(".", 1, 0)
-	if err != nil || len(l) != 1 || l[0].Name != "f" {
+	if err != nil || len(l) != 2 || l[0].Name != tempPrefix+"left" || l[1].Name != "f" {
 		t.Errorf("List shows %+v, %v", l, err)
+	}
+	if m, _, err := d.Find(".", tempPrefix+"*", 0); err != nil || len(m) != 1 {
+		t.Errorf("Find of the leftover: %v %v", m, err)
+	}
+}
+
+// A name like Corral's temporary files cannot be made: it would pass for
+// a leftover of an interrupted write.
+func TestTempNamesRefused(t *testing.T) {
+	root, _ := makefs(t, "f = text", "d/")
+	d := openDir(t, root, "")
+	for _, name := range []string{tempPrefix + "x", "d/" + tempPrefix + "0123", tempPrefix + "dir/inner.txt"} {
+		_, err := d.Write(name, []byte("x"), false)
+		wantKind(t, "Write "+name, err, errs.InvalidPath)
+		if e := errs.As(err); e == nil || !strings.Contains(e.Msg, "temporary files") {
+			t.Errorf("Write %s: %v", name, err)
+		}
+		_, err = d.Write(name, []byte("x"), true)
+		wantKind(t, "Write append "+name, err, errs.InvalidPath)
+		wantKind(t, "Move to "+name, Move(d, "f", d, name), errs.InvalidPath)
+	}
+	if got := names(t, root); !slices.Equal(got, []string{"d", "f"}) {
+		t.Errorf("after refused writes: %v", got)
+	}
+	// A name that only contains the prefix later on is fine.
+	if _, err := d.Write("notes"+tempPrefix+"x", []byte("x"), false); err != nil {
+		t.Error(err)
 	}
 }
 

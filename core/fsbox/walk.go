@@ -380,9 +380,9 @@ func (w *walker) dir(f *os.File, name, rel string, depth int) {
 	}
 	slices.SortFunc(ents, func(a, b fs.FileInfo) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range ents {
-		if isTemp(e.Name()) {
-			continue
-		}
+		// Corral's own temporary files are listed like any other: an
+		// agent cannot make one (refuseTempName), and the owner sees a
+		// leftover of an interrupted write.
 		if w.budget <= 0 {
 			w.truncated, w.stop = true, true
 			return

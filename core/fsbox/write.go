@@ -26,6 +26,9 @@ func (d Dir) Write(rel string, data []byte, appendMode bool) (int64, error) {
 	if name == "." {
 		return 0, d.isDir(name)
 	}
+	if err := d.refuseTempName(name); err != nil {
+		return 0, err
+	}
 	if slash {
 		fi, err := d.Root.Stat(name + "/")
 		switch {
@@ -270,6 +273,9 @@ func Move(src Dir, from string, dst Dir, to string) error {
 	}
 	tname, tslash, err := dst.name(to)
 	if err != nil {
+		return err
+	}
+	if err := dst.refuseTempName(tname); err != nil {
 		return err
 	}
 	if fname == "." {

@@ -28,12 +28,11 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/paths"
+	"corral/core/visible"
 )
 
 // RuleStore persists "always" rules. Session rules never reach it.
@@ -236,25 +235,11 @@ func (p *Policy) pendingLocked() []Approval {
 	return out
 }
 
-// visible makes an agent's free text safe to show a person: invisible and
-// reordering characters become U+FFFD and the text is cut to n runes.
-func visible(s string, n int) string {
-	out := make([]rune, 0, min(len(s), n))
-	for _, r := range s {
-		if len(out) == n {
-			out = append(out, '…')
-			break
-		}
-		if r == '\t' || r == '\n' {
-			out = append(out, r)
-			continue
-		}
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) || r == 0x2028 || r == 0x2029 || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
-			r = '\uFFFD'
-		}
-		out = append(out, r)
-	}
-	return string(out)
+// visibleReason makes an agent's free text safe to show a person: invisible and
+// reordering characters are made visible as escapes (visible.Text) and
+// the text is cut to n runes, saying so.
+func visibleReason(s string, n int) string {
+	return visible.Cut(visible.Text(s), n)
 }
 
 // Describe is the one-line question for a request, in plain words.
@@ -348,11 +333,11 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	if !shared {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
-			Reason: visible(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
+			Reason: visibleReason(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
 			Description: Describe(r.Client, r.Access, r.Target), Folder: p.widenable(widened(r)),
 		}}
 		if r.domainQuestion() {
-			pd.a.Domain, pd.a.Command = r.Target, visible(r.Command, 500)
+			pd.a.Domain, pd.a.Command = r.Target, visibleReason(r.Command, 500)
 			pd.a.Description = fmt.Sprintf("%s wants to connect to %s for: %s", r.Client, r.Target, pd.a.Command)
 		}
 		p.pending[k], p.byID[pd.a.ID] = pd, pd

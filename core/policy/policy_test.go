@@ -490,10 +490,10 @@ func TestPendingCapPerClient(t *testing.T) {
 }
 
 func TestReasonIsMadeVisible(t *testing.T) {
-	if got := visible("read it\u202e please\x1b[2J", 500); got != "read it\uFFFD please\uFFFD[2J" {
+	if got := visibleReason("read it\u202e please\x1b[2J", 500); got != `read it\u202e please\x1b[2J` {
 		t.Errorf("visible: %q", got)
 	}
-	if got := visible(strings.Repeat("x", 600), 500); len([]rune(got)) != 501 {
+	if got := visibleReason(strings.Repeat("x", 600), 500); !strings.HasSuffix(got, "…(cut: 100 more bytes)") || !strings.HasPrefix(got, strings.Repeat("x", 500)+"…") {
 		t.Errorf("not cut: %d runes", len([]rune(got)))
 	}
 }

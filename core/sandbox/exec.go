@@ -388,18 +388,24 @@ func describeRun(a RunArgs) string {
 		slices.Sort(keys)
 		b.WriteString("\n(environment:")
 		for _, k := range keys {
-			fmt.Fprintf(&b, " %s=%q", k, clip(a.Env[k], 200))
+			fmt.Fprintf(&b, " %s=%s", k, quotedCut(a.Env[k], 200))
 		}
 		b.WriteString(")")
 	}
 	if a.Stdin != "" {
-		fmt.Fprintf(&b, "\n(input, %d bytes: %q", len(a.Stdin), clip(a.Stdin, 500))
-		if len(a.Stdin) > 500 {
-			b.WriteString(" …")
-		}
-		b.WriteString(")")
+		fmt.Fprintf(&b, "\n(input, %d bytes: %s)", len(a.Stdin), quotedCut(a.Stdin, 500))
 	}
 	return b.String()
+}
+
+// quotedCut is s quoted (escapes for what cannot be seen) and cut to n
+// bytes, saying so when it is: "abc"…(cut: 1200 more bytes).
+func quotedCut(s string, n int) string {
+	c := clip(s, n)
+	if len(c) == len(s) {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q…(cut: %d more bytes)", c, len(s)-len(c))
 }
 
 // askOnce asks a one-time-only question; nothing is remembered.

@@ -6,7 +6,7 @@
 // to the view from another one brings the table up to date.
 import {
   h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
-  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num, follow,
+  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num, follow, visible,
 } from './dom.js';
 import { Chart } from './chart.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
@@ -297,7 +297,7 @@ export class Activity {
     } catch (e) {
       if (gen !== this.gen) return;
       // A caller without the audit log (forbidden) sees the server's sentence.
-      this.summary.textContent = e.kind === 'io' ? 'Waiting for the connection…' : e.message;
+      this.summary.textContent = e.kind === 'io' ? 'Waiting for the connection…' : visible(e.message);
     } finally {
       if (gen === this.gen) {
         this.loading = false;

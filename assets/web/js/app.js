@@ -1,5 +1,5 @@
-// Corral's dashboard: one WebSocket to /ws (the session cookie is the
-// only credential), five views chosen by the URL hash ("#event=ID" opens
+// Corral's dashboard: one WebSocket to /ws (the session cookie and its
+// second secret are the credential), five views chosen by the URL hash ("#event=ID" opens
 // one event's detail on the activity), and a header that shows the
 // pending count and pauses agents. A paired device's session gets no
 // Devices view: the server would refuse its calls anyway.
@@ -16,7 +16,11 @@ performance.mark('corral:start');
 const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files', devices: 'Devices' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
-const rpc = new Rpc(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+// The cookie's second secret: the owner's tab got it from the one-time
+// login page, a paired device from its pairing (auth.go on the server).
+const secrets = [sessionStorage.getItem('corral.secret'), localStorage.getItem('corral.device')].filter(Boolean);
+const rpc = new Rpc(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`,
+  ['corral', ...secrets.map((v) => `corral.secret.${v}`)]);
 rpc.connect(); // at once: the views register their "open" handlers before it can fire
 
 const app = {
@@ -162,6 +166,16 @@ rpc.addEventListener('open', () => {
 // The audit log can become unwritable (a full disk) without any event
 // saying so: look now and then while the page is visible.
 setInterval(() => { if (!document.hidden && rpc.ws?.readyState === WebSocket.OPEN) app.refreshInfo(); }, 15000);
+
+// Sign out carries the second secret too: the cookie alone signs nobody out.
+$('form.signout').addEventListener('submit', (e) => {
+  const field = h('input', { type: 'hidden', name: 'secret' });
+  field.value = sessionStorage.getItem('corral.secret') || '';
+  e.currentTarget.append(field);
+});
+if (!secrets.length) {
+  toast('This tab is not signed in. Run “corral open” or choose Open dashboard in the Corral tray.', { kind: 'error', timeout: 60000 });
+}
 
 $('#pause').addEventListener('click', togglePause);
 $('#resume-inline').addEventListener('click', togglePause);

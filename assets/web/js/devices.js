@@ -4,7 +4,7 @@
 // paired device's own session may call none of these, so the app hides
 // this view from it. While a code is on screen the list is polled, so the
 // phone shows up here moments after it is named.
-import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL } from './dom.js';
+import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL, visible } from './dom.js';
 import { copyLink } from './links.js';
 
 const QUIET = 4; // light modules around the code: scanners need them
@@ -131,6 +131,8 @@ export class Devices {
       toast(e.message, { kind: 'error' });
     }
     this.url.value = url;
+    $('#pair-fp').textContent = visible(r.fingerprint || '');
+    $('#pair-fp-line').hidden = !r.fingerprint;
     this.card.classList.remove('expired');
     $('#pair-expired').hidden = true;
     $('#pair-countdown').hidden = false;
@@ -143,7 +145,7 @@ export class Devices {
   showProblem(message) {
     this.code = null;
     $('#pair-body').hidden = true;
-    $('#pair-problem-text').textContent = message;
+    $('#pair-problem-text').textContent = visible(message);
     $('#pair-problem').hidden = false;
     this.timers();
   }

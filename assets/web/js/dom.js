@@ -1,6 +1,30 @@
 // Small DOM and formatting helpers. Every string from the server goes into
 // the page as text (textContent or an attribute value), never as markup;
 // the page's Trusted Types policy would refuse markup from strings anyway.
+// Text that h() and s() put on screen (children, text, title, aria-label)
+// passes through visible(): an agent's control characters and bidi
+// overrides are shown as escapes, never as themselves.
+
+// Control (Cc), format (Cf: bidi embeddings, overrides and isolates,
+// zero-width characters) and lone surrogate (Cs) code points, and the
+// line and paragraph separators. The server's core/visible makes the same
+// characters visible for its own surfaces.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u;
+const HIDDEN_ALL = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu;
+
+/** visible shows s with every hidden character as an escape (\x1b,
+ * \u202e); tab and newline are kept unless line is set. */
+export function visible(s, line = false) {
+  s = String(s);
+  if (!HIDDEN.test(s)) return s;
+  return s.replace(HIDDEN_ALL, (c) => {
+    if (!line && (c === '\n' || c === '\t')) return c;
+    const cp = c.codePointAt(0);
+    if (cp < 0x100) return `\\x${cp.toString(16).padStart(2, '0')}`;
+    if (cp > 0xffff) return `\\u{${cp.toString(16)}}`;
+    return `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
+}
 
 /** h builds an element: h('a', {href, class, onclick}, 'text', child…). */
 export function h(tag, attrs, ...children) {
@@ -27,7 +51,8 @@ function setAttrs(el, attrs) {
     if (k === 'class') el.setAttribute('class', v);
     else if (k === 'dataset') Object.assign(el.dataset, v);
     else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
-    else if (k === 'text') el.textContent = v;
+    else if (k === 'text') el.textContent = visible(v);
+    else if (k === 'title' || k === 'aria-label') el.setAttribute(k, visible(v));
     else el.setAttribute(k, v === true ? '' : String(v));
   }
 }
@@ -35,7 +60,7 @@ function setAttrs(el, attrs) {
 function add(el, children) {
   for (const c of children.flat(Infinity)) {
     if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : String(c));
+    el.append(c instanceof Node ? c : visible(c));
   }
 }
 

@@ -1,7 +1,7 @@
 // Browsing what agents can see: each scope's folder (the owner acts for any
 // scope through `context`) and the shared folder. Output folders come
 // first; files open through a fresh signed link, or get a link to copy.
-import { h, $, $$, size, ago, full, icons, scopeName } from './dom.js';
+import { h, $, $$, size, ago, full, icons, scopeName, visible } from './dom.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
 
 export class Files {
@@ -85,7 +85,7 @@ export class Files {
       this.empty.hidden = false;
       $('#listing-empty-text').textContent = e.kind === 'not_found'
         ? (path === place.root ? 'Nothing here yet. This folder appears when an agent first writes to it.' : 'This folder is no longer there.')
-        : e.message;
+        : visible(e.message);
     } finally {
       if (gen === this.gen) this.listing.removeAttribute('aria-busy');
     }

@@ -1,7 +1,8 @@
 // JSON-RPC 2.0 over Corral's /ws (PROTOCOL.md sections 5 and 6). The
-// browser sends its session cookie with the upgrade; nothing else
-// authenticates the page. The connection comes back by itself after a
-// drop, and "open" listeners re-subscribe.
+// browser sends its session cookie with the upgrade, and the page adds
+// the cookie's second secret as a subprotocol (the cookie alone is
+// refused). The connection comes back by itself after a drop, and
+// "open" listeners re-subscribe.
 
 /** An error answered by the server: code, a polite message and a kind. */
 export class RpcError extends Error {
@@ -14,9 +15,10 @@ export class RpcError extends Error {
 }
 
 export class Rpc extends EventTarget {
-  constructor(url) {
+  constructor(url, protocols) {
     super();
     this.url = url;
+    this.protocols = protocols;
     this.nextId = 1;
     this.pending = new Map(); // id → {resolve, reject}
     this.handlers = new Map(); // notification method → [fn]
@@ -28,7 +30,7 @@ export class Rpc extends EventTarget {
   }
 
   connect() {
-    const ws = new WebSocket(this.url);
+    const ws = new WebSocket(this.url, this.protocols);
     this.ws = ws;
     ws.addEventListener('open', () => {
       performance.mark('corral:ws-open');
