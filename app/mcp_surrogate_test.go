@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
-	"net/http"
 	"os/exec"
 	"strings"
 	"testing"
@@ -35,18 +34,21 @@ func checkSurrogateAnswer(t *testing.T, transport string, answer []byte) {
 func TestMCPRefusesLoneSurrogates(t *testing.T) {
 	r := startServe(t)
 
-	// HTTP: stateless, so one POST is a whole exchange.
-	req, _ := http.NewRequest("POST", r.url+"/mcp", strings.NewReader(loneSurrogateCall))
-	req.Header.Set("Authorization", "Bearer "+r.agentKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	// HTTP: a session first, then the call; the answer comes as an SSE
+	// event or as JSON.
+	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	checkSurrogateAnswer(t, "http", body)
+	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	_, body = mcpPost(t, r, sid, loneSurrogateCall)
+	for _, line := range strings.Split(body, "\n") {
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			body = d
+		}
+	}
+	checkSurrogateAnswer(t, "http", []byte(body))
 
 	// stdio: initialize, then the call, one message per line.
 	cmd := exec.Command(r.bin, "mcp")
