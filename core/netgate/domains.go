@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"corral/core/errs"
+	"corral/core/visible"
 )
 
 // bundles are the package_managers a command may name. Registries move
@@ -53,14 +54,14 @@ func CheckDomains(domains, managers []string) ([]string, error) {
 				names = append(names, n)
 			}
 			slices.Sort(names)
-			return nil, errs.New(errs.InvalidParams, "", "package_managers: %q is not a bundle Corral knows; use %s.", visible(m), strings.Join(names, ", "))
+			return nil, errs.New(errs.InvalidParams, "", "package_managers: %q is not a bundle Corral knows; use %s.", visible.Line(m), strings.Join(names, ", "))
 		}
 		out = append(out, ds...)
 	}
 	for _, d := range domains {
 		p, err := normalPattern(d)
 		if err != nil {
-			return nil, errs.New(errs.InvalidParams, "", "allowed_domains: %q is not a domain: %s", visible(d), err)
+			return nil, errs.New(errs.InvalidParams, "", "allowed_domains: %q is not a domain: %s", visible.Line(d), err)
 		}
 		out = append(out, p)
 	}

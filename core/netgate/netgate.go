@@ -56,6 +56,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/policy"
+	"corral/core/visible"
 )
 
 // Policy is what the gate needs of core/policy: rules without asking, and
@@ -215,7 +216,7 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	h, err := normalHost(host)
 	if err != nil || port < 1 || port > 65535 {
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible(target)))
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible.Line(target)))
 	}
 	host, target = h, net.JoinHostPort(h, strconv.Itoa(port))
 
@@ -421,7 +422,7 @@ func (r *Run) note(f Refusal) {
 }
 
 func (r *Run) link() string {
-	return "for command " + visible(r.cmd.RequestID)
+	return "for command " + visible.Line(r.cmd.RequestID)
 }
 
 func (r *Run) record(ctx context.Context, target string, d audit.Decision, by audit.DecidedBy, detail string, bytes int64, start time.Time) {
@@ -463,10 +464,4 @@ func interfaceAddrs() ([]netip.Addr, error) {
 		}
 	}
 	return out, nil
-}
-
-// visible makes s safe to show: control characters are escaped.
-func visible(s string) string {
-	q := strconv.QuoteToGraphic(s)
-	return q[1 : len(q)-1]
 }

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -17,6 +16,7 @@ import (
 	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
+	"corral/core/visible"
 )
 
 // ExecConfig configures command.run.
@@ -213,7 +213,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	}
 	// What the owner reads and the audit log keeps must be what runs:
 	// invisible or reordering characters could make them differ.
-	if hidden(a.Command) || hidden(a.WorkingDir) {
+	if visible.Hidden(a.Command) || visible.Hidden(a.WorkingDir) {
 		return RunResult{}, errs.New(errs.InvalidParams, "", "The command contains invisible or control characters (such as bidirectional overrides); write it without them.")
 	}
 	if ok, _, why := s.ExecInfo(); !ok {
@@ -355,21 +355,6 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
 	return res, nil
-}
-
-// hidden reports whether s holds characters a person cannot see or that
-// reorder what they see: control characters other than tab and newline,
-// Unicode format characters (bidi overrides, zero-width), line and
-// paragraph separators.
-func hidden(s string) bool {
-	for _, r := range s {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-		case r < 0x20 || (r >= 0x7f && r < 0xa0), r == 0x2028, r == 0x2029, unicode.Is(unicode.Cf, r):
-			return true
-		}
-	}
-	return false
 }
 
 // describeRun is a command as the owner is asked about it: the command

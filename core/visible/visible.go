@@ -35,6 +35,11 @@ func Text(s string) string { return escape(s, false) }
 // tab, newline and carriage return are made visible too.
 func Line(s string) string { return escape(s, true) }
 
+// Hidden reports whether Text would change s: whether s holds a character
+// a person cannot see or that reorders what they see (tab and newline
+// aside). A command that must read as it runs is refused when it does.
+func Hidden(s string) bool { return Text(s) != s }
+
 // Needs reports whether Line would change s.
 func Needs(s string) bool {
 	for i, r := range s {
