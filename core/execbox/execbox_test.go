@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1061,5 +1062,53 @@ func TestSeccomp(t *testing.T) {
 	}
 	if strings.Contains(res.Stdout, "UNSHARED") || !strings.Contains(res.Stdout, "forked\n") || !strings.Contains(res.Stdout, "thread\n") {
 		t.Errorf("%+v", res)
+	}
+}
+
+// TestEgressConnectionsBounded: a command that opens connection after
+// connection to its proxy address and holds them costs Corral at most
+// MaxProxyConns of them at once (each is a descriptor in the daemon); the
+// rest wait in the sandbox's own kernel. Without the bound one command
+// could use up every descriptor of the daemon (found by attack13: 7
+// processes × 4000 connections stopped Corral accepting its owner).
+func TestEgressConnectionsBounded(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.NetInit = execboxtest.NetInit(t)
+	r := newRunner(t, opts)
+	var open, most atomic.Int64
+	s := b.spec(fmt.Sprintf(`python3 -c '
+import socket
+held = []
+for i in range(%d):
+    s = socket.socket()
+    s.settimeout(0.2)
+    try:
+        s.connect(("127.0.0.1", 3128))
+        held.append(s)
+    except OSError:
+        s.close()
+print("held", len(held))
+'`, MaxProxyConns+200))
+	s.Egress = func(ctx context.Context, c net.Conn) {
+		n := open.Add(1)
+		defer open.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-ctx.Done()
+	}
+	res := run(t, r, s)
+	if !strings.HasPrefix(res.Stdout, "held ") {
+		t.Fatalf("the command did not run as expected: %+v", res)
+	}
+	if got := most.Load(); got > MaxProxyConns {
+		t.Errorf("Corral served %d of the command's proxy connections at once; at most %d", got, MaxProxyConns)
+	}
+	if got := most.Load(); got < 32 {
+		t.Errorf("only %d connections were served at once; the bound is too tight for real programs", got)
 	}
 }
