@@ -43,9 +43,10 @@
 //     corral-netinit (Options.NetInit), which listens on ProxyAddr inside
 //     that namespace, hands the listening socket to Run over an inherited
 //     Unix socket and then execs /bin/sh; Run accepts the command's
-//     connections from outside and passes each to Spec.Egress. HTTP_PROXY,
-//     HTTPS_PROXY and ALL_PROXY (and their lowercase forms) point there.
-//     That listener is the command's only way out.
+//     connections from outside and passes each to Spec.Egress, at most
+//     MaxProxyConns at once (further ones wait in the sandbox's kernel).
+//     HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and their lowercase forms)
+//     point there. That listener is the command's only way out.
 //   - A seccomp filter (seccomp.go) refuses with EPERM the system calls no
 //     ordinary program needs: new namespaces (unshare, setns, clone with
 //     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,

@@ -1082,14 +1082,14 @@ import socket
 held = []
 for i in range(%d):
     s = socket.socket()
-    s.settimeout(0.2)
+    s.settimeout(0.05)
     try:
         s.connect(("127.0.0.1", 3128))
         held.append(s)
     except OSError:
         s.close()
 print("held", len(held))
-'`, MaxProxyConns+200))
+'`, MaxProxyConns+160))
 	s.Egress = func(ctx context.Context, c net.Conn) {
 		n := open.Add(1)
 		defer open.Add(-1)
