@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -344,7 +345,16 @@ func describeRun(a RunArgs) string {
 		slices.Sort(keys)
 		b.WriteString("\n(environment:")
 		for _, k := range keys {
-			fmt.Fprintf(&b, " %s=%q", k, clip(a.Env[k], 200))
+			name := k
+			if hidden(k) || strings.ContainsAny(k, " =\"") {
+				name = strconv.Quote(k)
+			}
+			v := a.Env[k]
+			fmt.Fprintf(&b, " %s=%q", name, clip(v, 200))
+			if len(v) > 200 {
+				// Never let a cut value look whole: its rest may be what runs.
+				fmt.Fprintf(&b, " … (%d bytes)", len(v))
+			}
 		}
 		b.WriteString(")")
 	}
