@@ -54,6 +54,12 @@ func (h *Host) Hits() int64 { return h.hits.Load() }
 // Options configure Start.
 type Options struct {
 	BigBytes int // size of GET /big; 0: 10 MiB
+	// Neighbour puts the host on this machine's own network (one prefix
+	// shared by both ends of the pair), as a device on the owner's LAN
+	// with a public address would be (home IPv6 networks): a command must
+	// not reach it. Otherwise the host is one routed hop away, as the
+	// internet is.
+	Neighbour bool
 }
 
 var seq atomic.Int64
