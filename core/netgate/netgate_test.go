@@ -127,12 +127,16 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 			"mapped.test":            addrs("::ffff:127.0.0.1"),
 			"self.test":              addrs("203.0.113.200"),
 			"printer.test":           addrs("127.0.0.1"),
+			"neighbour.test":         addrs("198.51.100.20"),
 		}},
 		port: ln.Addr().(*net.TCPAddr).Port,
 	}
 	cfg := Config{
 		Policy: f.pol, Audit: f.log, Resolver: f.w, Dial: f.w.dial,
-		LocalAddrs:   func() ([]netip.Addr, error) { return addrs("203.0.113.200", "127.0.0.1"), nil },
+		LocalAddrs: func() ([]netip.Addr, error) { return addrs("203.0.113.200", "127.0.0.1"), nil },
+		LocalNets: func() ([]netip.Prefix, error) {
+			return []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("127.0.0.0/8")}, nil
+		},
 		AllowPrivate: []string{"printer.test:" + strconv.Itoa(f.port)},
 	}
 	if mod != nil {
@@ -215,6 +219,7 @@ func TestRefusals(t *testing.T) {
 		{"localhost, whatever DNS says", "api.localhost", 80, true, "api.localhost is this computer itself"},
 		{"link local", "169.254.169.254", 80, true, "home network"},
 		{"own address", "self.test", 80, true, "this computer itself"},
+		{"public address on the host's own network", "neighbour.test", 80, true, "neighbour.test (198.51.100.20) is an address on this computer or its home network"},
 		{"private port other than allowed", "printer.test", 9, true, "this computer itself"},
 		{"unknown name", "nowhere.test", 80, true, "could not find the address"},
 		{"bad port", "pypi.org", 0, true, "not a valid host and port"},
