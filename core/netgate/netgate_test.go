@@ -361,6 +361,9 @@ func TestPublic(t *testing.T) {
 		"224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fc00::1": false, "fd12::1": false,
 		"::ffff:127.0.0.1": false, "::ffff:8.8.8.8": true, "64:ff9b::7f00:1": false, "64:ff9b::808:808": true,
 		"198.18.0.1": false, "2001:db8::1": false,
+		// IPv4-compatible (deprecated; routed by a sit tunnel where one is
+		// up) and 6to4 carry an IPv4 address: judged by it.
+		"::7f00:1": false, "::c0a8:101": false, "2002:7f00:1::1": false, "2002:c0a8:101::1": false, "2002:808:808::1": true,
 	} {
 		if got := Public(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Public(%s) = %v", a, got)
