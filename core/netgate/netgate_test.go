@@ -392,3 +392,17 @@ func FuzzCheckDomains(f *testing.F) {
 		}
 	})
 }
+
+// TestListBeatsAllowRule: with allowed_domains, a domain outside the list is
+// refused even when an allow rule covers it (the package doc: "else only
+// those matching Command.Domains"). Found by attack13: a command listing
+// only pypi.org reached any domain the owner had once allowed always.
+func TestListBeatsAllowRule(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.rules["example.com"] = policy.Rule{Decision: policy.EffectAllow}
+	_, err := f.gate.Open(pipCommand(t)).Dial(t.Context(), "example.com", 443)
+	wantRefused(t, err, "not in this command's allowed_domains")
+	if len(f.w.dialed) != 0 {
+		t.Errorf("dialled %v", f.w.dialed)
+	}
+}
