@@ -295,6 +295,11 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 // decide applies the rules, the command's mode and its domains, asking the
 // owner when nothing else decides.
 func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy, error) {
+	// The list first: it is what this command asked for, and a rule for
+	// another domain must not widen it.
+	if !r.cmd.AnyDomain && !MatchAny(r.cmd.Domains, host) {
+		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
+	}
 	pol := r.g.cfg.Policy
 	if pol != nil {
 		if rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, host); ok {
@@ -306,9 +311,6 @@ func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy,
 	}
 	if r.cmd.AnyDomain {
 		return audit.ByOwner, nil
-	}
-	if !MatchAny(r.cmd.Domains, host) {
-		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
 	}
 	r.mu.Lock()
 	answer, answered := r.once[host]
