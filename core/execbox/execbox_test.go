@@ -1112,3 +1112,54 @@ print("held", len(held))
 		t.Errorf("only %d connections were served at once; the bound is too tight for real programs", got)
 	}
 }
+
+// TestSocketInReadOnlyMountUnreachable: a read-only root must not become a
+// way to talk to programs on the host. Linux lets connect() reach a Unix
+// socket through a read-only mount (MS_RDONLY covers files, folders and
+// links, not sockets), and the network namespace covers only abstract
+// sockets, so a command WITHOUT network reaches any program listening on
+// a socket file inside a root: an ssh-agent or tmux socket under a /tmp
+// root, a docker.sock, an editor's or a dev server's socket in a project.
+// Found by attack13 against a running Corral (root /tmp/attack13-root,
+// "python3 -c 'socket.connect(\"/tmp/attack13-root/agent.sock\")'"
+// answered by the host). Fails today: the fix is a design decision (see
+// the attack13 report), not a one-liner.
+func TestSocketInReadOnlyMountUnreachable(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	ro := filepath.Join(b.outside, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(ro, "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var hits atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Write([]byte("host-side\n"))
+			c.Close()
+		}
+	}()
+	s := b.spec(fmt.Sprintf(`python3 -c '
+import socket
+s = socket.socket(socket.AF_UNIX)
+try:
+    s.connect(%q); print("reached", s.recv(64))
+except OSError as e:
+    print("refused", e.errno)
+'`, sock))
+	s.Mounts = []Mount{{Host: ro}}
+	res := run(t, r, s)
+	if !strings.HasPrefix(res.Stdout, "refused") || hits.Load() != 0 {
+		t.Errorf("a command without network reached a host program through a socket in a read-only mount: %q, %d connections", res.Stdout, hits.Load())
+	}
+}
