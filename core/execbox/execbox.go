@@ -91,6 +91,11 @@
 //   - What a connection handed to Spec.Egress may reach is Spec.Egress's
 //     business (core/netgate decides, app/egress speaks the protocols).
 //     Programs that ignore the proxy variables simply get no network.
+//   - A Unix socket file inside a Mount (read-only included: Linux lets
+//     connect() through read-only mounts) or inside the scope or shared
+//     folder reaches whatever program on the host listens on it, network
+//     or not. Known hole (TestSocketInReadOnlyMountUnreachable fails):
+//     do not make a folder holding live sockets a root.
 //   - The sandbox can read some facts about the host: kernel version, CPU and
 //     memory figures, and in /proc/self/mountinfo the host paths of the
 //     folders bound into it (the scope folder's included).
