@@ -261,3 +261,36 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 		t.Errorf("refused connections in the audit log: %+v", evs.Events)
 	}
 }
+
+// TestNetworkCannotReachLANNeighbour: a device on the owner's own network
+// is out of reach even when its address is public, as every device's is
+// on a home IPv6 network (and on some IPv4 ones). Found by attack13: with
+// network: true answered allow_once, curl reached a listener on a host
+// that shared the machine's interface prefix (3fff:13::2/64, 198.51.100.2/24).
+func TestNetworkCannotReachLANNeighbour(t *testing.T) {
+	lan := testhost.Start(t, testhost.Options{Neighbour: true})
+	h := startNet(t, t.TempDir(), "", testhost.Resolver{Host: lan})
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	cmd := fmt.Sprintf(`for u in http://%s/ http://printer.test/; do curl -s -m 5 -o /dev/null -w "%%{http_code} " $u; done; echo`, lan.Addr)
+	done := make(chan sandbox.RunResult, 1)
+	go func() {
+		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
+	}()
+	a := own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
+	r := <-done
+	if strings.TrimSpace(r.Stdout) != "403 403" {
+		t.Errorf("codes %q; want both refused: %+v", r.Stdout, r.Network)
+	}
+	if n := lan.Hits(); n != 0 {
+		t.Errorf("the LAN neighbour saw %d connections", n)
+	}
+	if r.Network != nil {
+		for _, f := range r.Network.Refused {
+			if !strings.Contains(f.Reason, "home network") {
+				t.Errorf("refusal %+v", f)
+			}
+		}
+	}
+}

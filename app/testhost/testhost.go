@@ -54,6 +54,12 @@ func (h *Host) Hits() int64 { return h.hits.Load() }
 // Options configure Start.
 type Options struct {
 	BigBytes int // size of GET /big; 0: 10 MiB
+	// Neighbour puts the host on this machine's own network (one prefix
+	// shared by both ends of the pair), as a device on the owner's LAN
+	// with a public address would be (home IPv6 networks): a command must
+	// not reach it. Otherwise the host is one routed hop away, as the
+	// internet is.
+	Neighbour bool
 }
 
 var seq atomic.Int64
@@ -87,10 +93,23 @@ func Start(t testing.TB, o Options) *Host {
 	ip("link", "add", outer, "type", "veth", "peer", "name", inner)
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", outer).Run() })
 	ip("link", "set", inner, "netns", name)
-	ip("addr", "add", gw.String()+"/30", "dev", outer)
-	ip("link", "set", outer, "up")
-	ip("-n", name, "addr", "add", addr.String()+"/30", "dev", inner)
-	ip("-n", name, "link", "set", inner, "up")
+	if o.Neighbour {
+		// One /30 for both ends: the host is on this machine's network.
+		ip("addr", "add", gw.String()+"/30", "dev", outer)
+		ip("link", "set", outer, "up")
+		ip("-n", name, "addr", "add", addr.String()+"/30", "dev", inner)
+		ip("-n", name, "link", "set", inner, "up")
+	} else {
+		// Each end has its address alone (/32) and a route to the other:
+		// the host is reached through the pair, not on this machine's
+		// network, as an internet host is.
+		ip("addr", "add", gw.String()+"/32", "dev", outer)
+		ip("link", "set", outer, "up")
+		ip("route", "add", addr.String()+"/32", "dev", outer)
+		ip("-n", name, "addr", "add", addr.String()+"/32", "dev", inner)
+		ip("-n", name, "link", "set", inner, "up")
+		ip("-n", name, "route", "add", gw.String()+"/32", "dev", inner)
+	}
 	ip("-n", name, "link", "set", "lo", "up")
 
 	h := &Host{Addr: addr, Gateway: gw}

@@ -30,6 +30,11 @@ const (
 	// proxy, inside its own network namespace. One port speaks HTTP
 	// (CONNECT and absolute URLs) and SOCKS5.
 	ProxyAddr = "127.0.0.1:3128"
+	// MaxProxyConns bounds the connections to ProxyAddr that Corral serves
+	// at once for one command; each costs the daemon a descriptor. Further
+	// connections wait in the sandbox's own kernel (its listen backlog, then
+	// connect) until one ends.
+	MaxProxyConns = 256
 )
 
 // proxyEnv points programs at the egress proxy; socks5h makes clients that

@@ -43,9 +43,10 @@
 //     corral-netinit (Options.NetInit), which listens on ProxyAddr inside
 //     that namespace, hands the listening socket to Run over an inherited
 //     Unix socket and then execs /bin/sh; Run accepts the command's
-//     connections from outside and passes each to Spec.Egress. HTTP_PROXY,
-//     HTTPS_PROXY and ALL_PROXY (and their lowercase forms) point there.
-//     That listener is the command's only way out.
+//     connections from outside and passes each to Spec.Egress, at most
+//     MaxProxyConns at once (further ones wait in the sandbox's kernel).
+//     HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and their lowercase forms)
+//     point there. That listener is the command's only way out.
 //   - A seccomp filter (seccomp.go) refuses with EPERM the system calls no
 //     ordinary program needs: new namespaces (unshare, setns, clone with
 //     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,
@@ -92,6 +93,11 @@
 //   - What a connection handed to Spec.Egress may reach is Spec.Egress's
 //     business (core/netgate decides, app/egress speaks the protocols).
 //     Programs that ignore the proxy variables simply get no network.
+//   - A Unix socket file inside a Mount or the scope would reach whatever
+//     program on the host listens on it (read-only mounts do not stop
+//     connect()); only the seccomp filter's refusal to create Unix sockets
+//     keeps commands from it. A socket passed in some other way (none is)
+//     would not be covered.
 //   - The sandbox can read some facts about the host: kernel version, CPU and
 //     memory figures, and in /proc/self/mountinfo the host paths of the
 //     folders bound into it (the scope folder's included).

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -1091,5 +1092,104 @@ func TestMemoryCgroup(t *testing.T) {
 	res = run(t, r, b.spec(`python3 -c 'x = bytearray(40 << 20); print("fits")'`))
 	if res.Stdout != "fits\n" {
 		t.Errorf("a command under the limit: %+v", res)
+	}
+}
+
+// TestEgressConnectionsBounded: a command that opens connection after
+// connection to its proxy address and holds them costs Corral at most
+// MaxProxyConns of them at once (each is a descriptor in the daemon); the
+// rest wait in the sandbox's own kernel. Without the bound one command
+// could use up every descriptor of the daemon (found by attack13: 7
+// processes × 4000 connections stopped Corral accepting its owner).
+func TestEgressConnectionsBounded(t *testing.T) {
+	b := newBox(t)
+	opts := b.opts()
+	opts.NetInit = execboxtest.NetInit(t)
+	r := newRunner(t, opts)
+	var open, most atomic.Int64
+	s := b.spec(fmt.Sprintf(`python3 -c '
+import socket
+held = []
+for i in range(%d):
+    s = socket.socket()
+    s.settimeout(0.05)
+    try:
+        s.connect(("127.0.0.1", 3128))
+        held.append(s)
+    except OSError:
+        s.close()
+print("held", len(held))
+'`, MaxProxyConns+160))
+	s.Egress = func(ctx context.Context, c net.Conn) {
+		n := open.Add(1)
+		defer open.Add(-1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-ctx.Done()
+	}
+	res := run(t, r, s)
+	if !strings.HasPrefix(res.Stdout, "held ") {
+		t.Fatalf("the command did not run as expected: %+v", res)
+	}
+	if got := most.Load(); got > MaxProxyConns {
+		t.Errorf("Corral served %d of the command's proxy connections at once; at most %d", got, MaxProxyConns)
+	}
+	if got := most.Load(); got < 32 {
+		t.Errorf("only %d connections were served at once; the bound is too tight for real programs", got)
+	}
+}
+
+// TestSocketInReadOnlyMountUnreachable: a read-only root must not become a
+// way to talk to programs on the host. Linux lets connect() reach a Unix
+// socket through a read-only mount (MS_RDONLY covers files, folders and
+// links, not sockets), and the network namespace covers only abstract
+// sockets, so a command WITHOUT network reaches any program listening on
+// a socket file inside a root: an ssh-agent or tmux socket under a /tmp
+// root, a docker.sock, an editor's or a dev server's socket in a project.
+// Found by attack13 against a running Corral (root /tmp/attack13-root,
+// "python3 -c 'socket.connect(\"/tmp/attack13-root/agent.sock\")'"
+// answered by the host). The seccomp filter now refuses to create Unix
+// sockets at all (socketpair still works).
+func TestSocketInReadOnlyMountUnreachable(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	ro := filepath.Join(b.outside, "ro")
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(ro, "agent.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var hits atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hits.Add(1)
+			c.Write([]byte("host-side\n"))
+			c.Close()
+		}
+	}()
+	s := b.spec(fmt.Sprintf(`python3 -c '
+import socket
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(%q); print("reached", s.recv(64))
+except OSError as e:
+    print("refused", e.errno)
+'`, sock))
+	s.Mounts = []Mount{{Host: ro}}
+	res := run(t, r, s)
+	if !strings.HasPrefix(res.Stdout, "refused") || hits.Load() != 0 {
+		t.Errorf("a command without network reached a host program through a socket in a read-only mount: %q, %d connections", res.Stdout, hits.Load())
 	}
 }

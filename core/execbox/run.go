@@ -364,12 +364,21 @@ func serveEgress(ctx context.Context, ours *os.File, egress func(context.Context
 		}
 		ln = l
 		mu.Unlock()
+		// At most MaxProxyConns at once: each costs the daemon a
+		// descriptor. The rest wait in the sandbox's kernel.
+		slots := make(chan struct{}, MaxProxyConns)
 		for {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
 			c, err := l.Accept()
 			if err != nil {
 				return
 			}
 			handlers.Go(func() {
+				defer func() { <-slots }()
 				defer c.Close()
 				egress(ctx, c)
 			})

@@ -23,6 +23,14 @@ import (
 //   - kernel keyrings: keyctl, add_key, request_key
 //   - perf_event_open, bpf, userfaultfd
 //   - loading kernels and modules, mounting, swapping, rebooting, accounting
+//   - creating Unix-domain sockets (socket with AF_UNIX): a read-only bind
+//     mount does not stop connect() reaching a socket file, so a socket in
+//     a [[sandbox.roots]] folder (an ssh-agent, tmux or docker socket under
+//     /tmp) would otherwise be a door to a program on the host. Pairs of
+//     connected sockets (socketpair), which programs use among their own
+//     processes, still work; a program that listens on a named Unix socket
+//     inside the sandbox (Python's multiprocessing.Manager, gpg-agent) does
+//     not.
 //   - system calls of another ABI (32-bit int 0x80 and x32 on amd64), which
 //     would otherwise get around the list.
 //
@@ -78,12 +86,13 @@ func seccompFilter() []byte {
 	// ENOSYS. Jumps are counted from the next instruction.
 	var p []insn
 	n := len(deniedSyscalls)
-	// total = 2 (arch) + 1 (ld nr) + x32 + n + 2 (clone, clone3) + 1 (ret allow) + 2 (clone flags) + 3 returns
+	// total = 2 (arch) + 1 (ld nr) + x32 + n + 3 (clone, clone3, socket) + 1 (ret allow)
+	// + 2 (clone flags) + 2 (socket family) + 3 returns
 	x32 := 0
 	if runtime.GOARCH == "amd64" {
 		x32 = 1
 	}
-	body := 3 + x32 + n + 2 + 1 + 2
+	body := 3 + x32 + n + 3 + 1 + 2 + 2
 	allow, eperm, enosys := body, body+1, body+2
 	jump := func(from, to int) uint8 {
 		d := to - from - 1
@@ -101,13 +110,17 @@ func seccompFilter() []byte {
 	for _, nr := range deniedSyscalls {
 		p = append(p, insn{bpfJeq, jump(len(p), eperm), 0, uint32(nr)})
 	}
-	checkClone := body - 2
+	checkClone, checkSocket := body-4, body-2
 	p = append(p, insn{bpfJeq, jump(len(p), checkClone), 0, unix.SYS_CLONE})
 	p = append(p, insn{bpfJeq, jump(len(p), enosys), 0, unix.SYS_CLONE3})
+	p = append(p, insn{bpfJeq, jump(len(p), checkSocket), 0, unix.SYS_SOCKET})
 	p = append(p, insn{bpfRet, 0, 0, retAllow})
 	// clone: refuse a new user namespace (its flags are the first argument).
 	p = append(p, insn{bpfLdAbs, 0, 0, offArg0})
 	p = append(p, insn{bpfJset, jump(len(p), eperm), jump(len(p), allow), unix.CLONE_NEWUSER})
+	// socket: refuse the Unix domain (its family is the first argument).
+	p = append(p, insn{bpfLdAbs, 0, 0, offArg0})
+	p = append(p, insn{bpfJeq, jump(len(p), eperm), jump(len(p), allow), unix.AF_UNIX})
 	p = append(p, insn{bpfRet, 0, 0, retAllow}, insn{bpfRet, 0, 0, retEPERM}, insn{bpfRet, 0, 0, retENOSYS})
 	if len(p) != body+3 {
 		panic("seccomp: layout")

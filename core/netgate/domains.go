@@ -147,6 +147,12 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("::ffff:0:0:0/96"), // IPv4-translated
 }
 
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	compat    = netip.MustParsePrefix("::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
 // Public reports whether a command may reach a by default: a global
 // unicast address outside every private, local and reserved range.
 func Public(a netip.Addr) bool {
@@ -159,10 +165,15 @@ func Public(a netip.Addr) bool {
 			return false
 		}
 	}
-	// NAT64 (64:ff9b::/96) carries an IPv4 address: judge that one.
-	if nat64 := netip.MustParsePrefix("64:ff9b::/96"); nat64.Contains(a) {
-		b := a.As16()
+	// NAT64 (64:ff9b::/96) and IPv4-compatible (::/96, deprecated, routed
+	// by a sit tunnel where one is up) addresses carry an IPv4 address in
+	// their last 32 bits, 6to4 (2002::/16) in bits 16–48: judge that one.
+	b := a.As16()
+	if nat64.Contains(a) || compat.Contains(a) {
 		return Public(netip.AddrFrom4([4]byte{b[12], b[13], b[14], b[15]}))
+	}
+	if sixToFour.Contains(a) {
+		return Public(netip.AddrFrom4([4]byte{b[2], b[3], b[4], b[5]}))
 	}
 	return true
 }

@@ -8,8 +8,11 @@
 //
 //   - A connection is opened only to a public address. Loopback, private
 //     (RFC 1918, unique-local), link-local, carrier-grade NAT, multicast,
-//     unspecified and reserved addresses, their IPv4-mapped forms, and every
-//     address of the host's own interfaces are refused, whether the program
+//     unspecified and reserved addresses, their IPv4-mapped forms, every
+//     address of the host's own interfaces, and every address on the
+//     networks those interfaces are on (the LAN, whose devices may have
+//     public addresses, as on most home IPv6 networks) are refused,
+//     whether the program
 //     named them or a domain resolved to them, unless the owner allowed that
 //     exact host and port (Config.AllowPrivate, or an allow rule whose
 //     target is "host:port"). Names are resolved here, once, and the checked
@@ -82,6 +85,11 @@ type Config struct {
 	// LocalAddrs lists the host's own addresses, refused like loopback;
 	// nil: the addresses of every interface.
 	LocalAddrs func() ([]netip.Addr, error)
+	// LocalNets lists the networks the host is on (its interfaces'
+	// prefixes, such as 192.168.1.0/24 or a home's public IPv6 /64):
+	// every address in them is a neighbour on the owner's network, refused;
+	// nil: the prefixes of every interface.
+	LocalNets func() ([]netip.Prefix, error)
 	// AllowPrivate lists "host:port" pairs the owner allows although they
 	// are on the host or the home network (a printer, a home assistant).
 	AllowPrivate []string
@@ -121,6 +129,9 @@ func New(cfg Config) (*Gate, error) {
 	}
 	if cfg.LocalAddrs == nil {
 		cfg.LocalAddrs = interfaceAddrs
+	}
+	if cfg.LocalNets == nil {
+		cfg.LocalNets = interfaceNets
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
@@ -285,6 +296,11 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 // decide applies the rules, the command's mode and its domains, asking the
 // owner when nothing else decides.
 func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy, error) {
+	// The list first: it is what this command asked for, and a rule for
+	// another domain must not widen it.
+	if !r.cmd.AnyDomain && !MatchAny(r.cmd.Domains, host) {
+		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
+	}
 	pol := r.g.cfg.Policy
 	if pol != nil {
 		if rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, host); ok {
@@ -296,9 +312,6 @@ func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy,
 	}
 	if r.cmd.AnyDomain {
 		return audit.ByOwner, nil
-	}
-	if !MatchAny(r.cmd.Domains, host) {
-		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
 	}
 	r.mu.Lock()
 	answer, answered := r.once[host]
@@ -370,11 +383,15 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	if err != nil {
 		r.g.log.Warn("netgate: the host's own addresses are unknown", "err", err)
 	}
+	nets, err := r.g.cfg.LocalNets()
+	if err != nil {
+		r.g.log.Warn("netgate: the host's networks are unknown", "err", err)
+	}
 	var ok []netip.Addr
 	var bad netip.Addr
 	for _, a := range addrs {
 		a = a.Unmap()
-		if !Public(a) || slices.Contains(local, a) {
+		if !Public(a) || slices.Contains(local, a) || onNet(nets, a) {
 			bad = a
 			continue
 		}
@@ -450,6 +467,34 @@ func dialReason(err error) string {
 		return "the command ended"
 	}
 	return "the connection was refused or the host is unreachable"
+}
+
+// onNet reports whether a is on one of the networks.
+func onNet(nets []netip.Prefix, a netip.Addr) bool {
+	for _, p := range nets {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// interfaceNets are the prefixes of the host's interfaces, as networks.
+func interfaceNets() ([]netip.Prefix, error) {
+	as, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]netip.Prefix, 0, len(as))
+	for _, a := range as {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			if p.Addr().Is4In6() {
+				p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
+			}
+			out = append(out, p.Masked())
+		}
+	}
+	return out, nil
 }
 
 func interfaceAddrs() ([]netip.Addr, error) {

@@ -127,12 +127,16 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 			"mapped.test":            addrs("::ffff:127.0.0.1"),
 			"self.test":              addrs("203.0.113.200"),
 			"printer.test":           addrs("127.0.0.1"),
+			"neighbour.test":         addrs("198.51.100.20"),
 		}},
 		port: ln.Addr().(*net.TCPAddr).Port,
 	}
 	cfg := Config{
 		Policy: f.pol, Audit: f.log, Resolver: f.w, Dial: f.w.dial,
-		LocalAddrs:   func() ([]netip.Addr, error) { return addrs("203.0.113.200", "127.0.0.1"), nil },
+		LocalAddrs: func() ([]netip.Addr, error) { return addrs("203.0.113.200", "127.0.0.1"), nil },
+		LocalNets: func() ([]netip.Prefix, error) {
+			return []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("127.0.0.0/8")}, nil
+		},
 		AllowPrivate: []string{"printer.test:" + strconv.Itoa(f.port)},
 	}
 	if mod != nil {
@@ -215,6 +219,7 @@ func TestRefusals(t *testing.T) {
 		{"localhost, whatever DNS says", "api.localhost", 80, true, "api.localhost is this computer itself"},
 		{"link local", "169.254.169.254", 80, true, "home network"},
 		{"own address", "self.test", 80, true, "this computer itself"},
+		{"public address on the host's own network", "neighbour.test", 80, true, "neighbour.test (198.51.100.20) is an address on this computer or its home network"},
 		{"private port other than allowed", "printer.test", 9, true, "this computer itself"},
 		{"unknown name", "nowhere.test", 80, true, "could not find the address"},
 		{"bad port", "pypi.org", 0, true, "not a valid host and port"},
@@ -356,6 +361,9 @@ func TestPublic(t *testing.T) {
 		"224.0.0.1": false, "::1": false, "::": false, "fe80::1": false, "fc00::1": false, "fd12::1": false,
 		"::ffff:127.0.0.1": false, "::ffff:8.8.8.8": true, "64:ff9b::7f00:1": false, "64:ff9b::808:808": true,
 		"198.18.0.1": false, "2001:db8::1": false,
+		// IPv4-compatible (deprecated; routed by a sit tunnel where one is
+		// up) and 6to4 carry an IPv4 address: judged by it.
+		"::7f00:1": false, "::c0a8:101": false, "2002:7f00:1::1": false, "2002:c0a8:101::1": false, "2002:808:808::1": true,
 	} {
 		if got := Public(netip.MustParseAddr(a)); got != want {
 			t.Errorf("Public(%s) = %v", a, got)
@@ -383,4 +391,18 @@ func FuzzCheckDomains(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestListBeatsAllowRule: with allowed_domains, a domain outside the list is
+// refused even when an allow rule covers it (the package doc: "else only
+// those matching Command.Domains"). Found by attack13: a command listing
+// only pypi.org reached any domain the owner had once allowed always.
+func TestListBeatsAllowRule(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.rules["example.com"] = policy.Rule{Decision: policy.EffectAllow}
+	_, err := f.gate.Open(pipCommand(t)).Dial(t.Context(), "example.com", 443)
+	wantRefused(t, err, "not in this command's allowed_domains")
+	if len(f.w.dialed) != 0 {
+		t.Errorf("dialled %v", f.w.dialed)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -373,7 +374,11 @@ func describeRun(a RunArgs) string {
 		slices.Sort(keys)
 		b.WriteString("\n(environment:")
 		for _, k := range keys {
-			fmt.Fprintf(&b, " %s=%s", k, quotedCut(a.Env[k], 200))
+			name := k
+			if visible.Hidden(k) || strings.ContainsAny(k, " =\"") {
+				name = strconv.Quote(k)
+			}
+			fmt.Fprintf(&b, " %s=%s", name, quotedCut(a.Env[k], 200))
 		}
 		b.WriteString(")")
 	}
