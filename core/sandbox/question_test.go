@@ -20,8 +20,8 @@ func TestQuestionNeverHidesEnvironment(t *testing.T) {
 	if strings.Contains(q, `   "`) && !strings.Contains(q, "…") {
 		t.Errorf("the question shows a cut value as if it were whole: %q", q)
 	}
-	if !strings.Contains(q, fmt.Sprintf("%d bytes", len(long))) {
-		t.Errorf("the question does not say how long the cut value is: %q", q)
+	if !strings.Contains(q, fmt.Sprintf("(cut: %d more bytes)", len(long)-200)) {
+		t.Errorf("the question does not say how much of the value it cut: %q", q)
 	}
 	// A name that is not a plain identifier (execbox refuses it later, but
 	// the question is asked first) must not carry line breaks or quotes
