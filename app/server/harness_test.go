@@ -17,6 +17,7 @@ import (
 	"corral/app/client"
 	"corral/app/config"
 	"corral/app/egress"
+	"corral/app/testhost"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
 	"corral/core/netgate"
@@ -96,9 +97,12 @@ func startIn(t testing.TB, dir, extra string) *harness {
 }
 
 // startNet is startIn with the names a command's connections resolve
-// through r (nil: the system's resolver).
+// through r. Nil resolves nothing: no test ever asks a real DNS server.
 func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	t.Helper()
+	if r == nil {
+		r = testhost.Resolver{}
+	}
 	base := filepath.Join(dir, "sandbox")
 	text := testConfig + extra
 	if rest, ok := strings.CutPrefix(extra, "[server]\n"); ok { // more keys for the [server] table

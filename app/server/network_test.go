@@ -294,3 +294,60 @@ func TestNetworkCannotReachLANNeighbour(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardDomainQuestion: the owner sees which domain a command wants
+// and for what command, may answer "always" (the domain becomes a rule on
+// the Rules page, with its expiry and a Revoke button), and is never
+// offered "for the whole folder".
+func TestDashboardDomainQuestion(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#approvals")
+	b.wait(`document.body.dataset.approvalsReady`)
+	done := make(chan sandbox.RunResult, 1)
+	go func() {
+		var r sandbox.RunResult
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		alice.CallInto(ctx, "command.run", m("command", "curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/", "package_managers", []string{"pip"}, "reason", "install requests"), &r)
+		done <- r
+	}()
+	b.wait(`document.querySelectorAll('.approval.network').length === 1`)
+	head := js[string](b, `document.querySelector('.approval .headline').textContent`)
+	if head != "alice-agent wants to connect to pypi.org for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
+		t.Errorf("headline %q", head)
+	}
+	if code := js[string](b, `document.querySelector('.approval .headline code')?.textContent || ''`); code != "pypi.org" {
+		t.Errorf("the domain is not set off: %q", code)
+	}
+	got := js[[]string](b, `[...document.querySelectorAll('.approval .decisions button')].map(x => x.dataset.decision)`)
+	if strings.Join(got, " ") != "allow_once allow_session allow_always deny_once deny_always" {
+		t.Errorf("answers offered: %q", got)
+	}
+	if n := js[int](b, `document.querySelectorAll('.approval input[type=checkbox]').length`); n != 0 {
+		t.Errorf("a domain question offers %d folder checkboxes", n)
+	}
+	b.shot("approval-domain-desktop")
+	b.choose(`.approval select`, "7d")
+	b.click(`.approval button[data-decision="allow_always"]`)
+	r := <-done
+	if r.Network == nil || len(r.Network.Refused) == 0 {
+		// No DNS here: pypi.org cannot be resolved, so the connection is
+		// refused after the owner's answer; what matters is the rule.
+		t.Logf("result %+v", r)
+	}
+	b.openTab("rules")
+	b.wait(`[...document.querySelectorAll('#view-rules .rule')].some(r => r.textContent.includes('pypi.org'))`)
+	text := js[string](b, `[...document.querySelectorAll('#view-rules .rule')].find(r => r.textContent.includes('pypi.org')).textContent`)
+	if !strings.Contains(text, "pypi.org") || !strings.Contains(text, "until") {
+		t.Errorf("rule %q", text)
+	}
+	if n := js[int](b, `[...document.querySelectorAll('#view-rules .rule')].filter(r => r.textContent.includes('pypi.org') && r.querySelector('button')).length`); n != 1 {
+		t.Errorf("the domain rule has no Revoke button")
+	}
+	b.shot("rules-domain-desktop")
+	b.noPageErrors()
+}
