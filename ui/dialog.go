@@ -51,6 +51,8 @@ type approvalDialog struct {
 	target    *widget.Label
 	access    *widget.Label
 	why       *widget.Label
+	careful   *widget.Label // secrets: shown only then
+	preview   *widget.Label // what a write does: shown only then
 	countdown *widget.Label
 	bar       *countdownBar
 	widen     *widget.Check
@@ -76,11 +78,16 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 	d.target.TextStyle.Monospace = true
 	d.access = widget.NewLabel("")
 	d.why = wrap(widget.NewLabel(""))
+	d.careful = wrap(widget.NewLabelWithStyle("", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}))
+	d.careful.Importance = widget.DangerImportance
+	d.preview = widget.NewLabel("")
+	d.preview.Wrapping = fyne.TextWrapBreak
+	d.preview.TextStyle.Monospace = true
 	d.countdown = wrap(widget.NewLabel(""))
 	d.bar = newCountdownBar()
 	d.widen = widget.NewCheck("", nil)
 	d.expiry = widget.NewSelect(expiryLabels(), nil)
-	d.expiry.SetSelected(expiries[0].Label)
+	d.expiry.SetSelected(expiries[defaultExpiry].Label)
 	d.status = wrap(widget.NewLabel(""))
 	d.status.Importance = widget.DangerImportance
 	d.status.Hide()
@@ -96,10 +103,12 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 		d.buttons[c.Decision] = b
 	}
 	d.form = widget.NewForm(
+		widget.NewFormItem("Careful", d.careful),
 		widget.NewFormItem("Who", d.who),
 		widget.NewFormItem("Wants to", d.access),
 		widget.NewFormItem("Target", d.target),
 		widget.NewFormItem("Why", d.why),
+		widget.NewFormItem("Writes", d.preview),
 	)
 	d.scroll = container.NewVScroll(d.form)
 	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
@@ -155,6 +164,15 @@ func (d *approvalDialog) render(a policy.Approval) {
 	d.access.SetText(d.p.access())
 	d.target.SetText(d.p.target())
 	d.why.SetText(d.p.why())
+	d.showItem(0, d.careful, d.p.careful())
+	d.showItem(5, d.preview, visible.Cut(visible.Text(a.Preview), 600))
+	// The safe choice is the default look for secrets: Deny, not Allow.
+	d.buttons[policy.AllowOnce].Importance = widget.HighImportance
+	d.buttons[policy.DenyOnce].Importance = widget.DangerImportance
+	if a.Sensitive != "" {
+		d.buttons[policy.AllowOnce].Importance = widget.MediumImportance
+		d.buttons[policy.DenyOnce].Importance = widget.HighImportance
+	}
 	d.status.SetText("")
 	d.status.Hide()
 
@@ -178,7 +196,7 @@ func (d *approvalDialog) render(a policy.Approval) {
 	} else {
 		d.widen.Hide()
 	}
-	d.expiry.SetSelected(expiries[0].Label)
+	d.expiry.SetSelected(expiries[defaultExpiry].Label)
 
 	d.setButtons(false)
 	if d.stopGuard != nil {
@@ -195,6 +213,17 @@ func (d *approvalDialog) render(a policy.Approval) {
 	d.tick()
 	d.win.Content().Refresh()
 	d.fit()
+}
+
+// showItem shows form item i with text, or hides it when text is "".
+func (d *approvalDialog) showItem(i int, l *widget.Label, text string) {
+	l.SetText(text)
+	if text == "" {
+		d.form.Items[i].Widget.Hide()
+	} else {
+		d.form.Items[i].Widget.Show()
+	}
+	d.form.Refresh()
 }
 
 // fit sizes the window to what this approval shows (fixed-size windows

@@ -139,7 +139,24 @@ func (p prompt) title() string {
 	return visible.Text(policy.Describe(p.a.Client, p.a.Access, p.a.Target))
 }
 
-func (p prompt) target() string { return visible.Text(p.a.Target) }
+func (p prompt) target() string {
+	if p.a.Asked != "" {
+		return visible.Text(fmt.Sprintf("%s (asked for %s, which leads there)", p.a.Target, p.a.Asked))
+	}
+	return visible.Text(p.a.Target)
+}
+
+// careful is the warning for a target that holds secrets, or "".
+func (p prompt) careful() string {
+	if p.a.Sensitive == "" {
+		return ""
+	}
+	return "Secrets — " + visible.Text(p.a.Sensitive) + ". Deny unless you are sure."
+}
+
+// defaultExpiry is the "always" lifetime offered first: a week, so that
+// nothing is allowed forever by default.
+const defaultExpiry = 3
 
 func (p prompt) who() string {
 	return visible.Text(fmt.Sprintf("%s, acting in scope %q", p.a.Client, p.a.User))

@@ -82,7 +82,7 @@ func TestDialogShowsTheRequest(t *testing.T) {
 	if got := visibleButtons(d); !slices.Equal(got, want) {
 		t.Errorf("buttons %q, want %q", got, want)
 	}
-	if !d.options.Visible() || !d.widen.Visible() || d.widen.Text != "Apply to this folder: /home/alice/notes" || d.expiry.Selected != "forever" {
+	if !d.options.Visible() || !d.widen.Visible() || d.widen.Text != "Apply to this folder: /home/alice/notes" || d.expiry.Selected != "7 days" {
 		t.Errorf("options: visible %v, widen %v %q, expiry %q", d.options.Visible(), d.widen.Visible(), d.widen.Text, d.expiry.Selected)
 	}
 	if d.position.Text != "" {

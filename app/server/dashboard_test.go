@@ -1581,3 +1581,52 @@ func buildDashboardBenchDB(path string, n int) error {
 	_, err = db.Exec("PRAGMA analysis_limit = 1000; ANALYZE; PRAGMA wal_checkpoint(TRUNCATE)")
 	return err
 }
+
+// TestDashboardRiskyApprovals: a target holding secrets is marked, Deny is
+// the strong button and no folder-wide answer is offered; a write outside
+// shows what it would write; "always" is offered for a week first.
+func TestDashboardRiskyApprovals(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "[sandbox]\nstrict = false\n")
+	os.MkdirAll(filepath.Join(h.dir, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(h.dir, ".ssh", "id_ed25519"), []byte("PRIVATE KEY"), 0o600)
+	os.WriteFile(filepath.Join(h.dir, "notes.txt"), []byte("old notes\n"), 0o644)
+	alice := h.dial(aliceKey)
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#approvals")
+	b.wait(`document.body.dataset.approvalsReady`)
+
+	read := async(alice, "file.read", m("path", filepath.Join(h.dir, ".ssh", "id_ed25519")))
+	b.wait(`document.querySelectorAll('.approval.sensitive').length === 1`)
+	if s := js[string](b, `document.querySelector('.approval .careful').textContent`); s != "Careful: secrets — SSH keys. Deny unless you are sure." {
+		t.Errorf("careful line %q", s)
+	}
+	if cls := js[string](b, `document.querySelector('.approval button[data-decision="deny_once"]').className`); !strings.Contains(cls, "btn deny") || strings.Contains(cls, "deny-soft") {
+		t.Errorf("deny button %q", cls)
+	}
+	if n := js[int](b, `document.querySelectorAll('.approval input[type=checkbox]').length`); n != 0 {
+		t.Errorf("a secret offers %d folder-wide answers", n)
+	}
+	if v := js[string](b, `document.querySelector('.approval select').value`); v != "7d" {
+		t.Errorf("\"always\" is offered for %q first", v)
+	}
+	b.shot("approval-sensitive-desktop")
+	b.click(`.approval button[data-decision="deny_once"]`)
+	if err := <-read; err == nil {
+		t.Error("the key was read after Deny")
+	}
+
+	write := async(alice, "file.write", m("path", filepath.Join(h.dir, "notes.txt"), "content", "line one\nline two\n"))
+	b.wait(`document.querySelectorAll('.approval pre.preview').length === 1`)
+	if p := js[string](b, `document.querySelector('.approval pre.preview').textContent`); !strings.Contains(p, "Replaces the existing file (10 bytes) with 18 bytes.") || !strings.Contains(p, "line two") {
+		t.Errorf("preview %q", p)
+	}
+	if js[int](b, `document.querySelectorAll('.approval.sensitive').length`) != 0 {
+		t.Error("an ordinary file is marked as a secret")
+	}
+	b.shot("approval-write-desktop")
+	b.click(`.approval button[data-decision="deny_once"]`)
+	<-write
+	b.noPageErrors()
+}

@@ -60,6 +60,16 @@ type Approval struct {
 	// command, as the owner reads it.
 	Domain  string `json:"domain,omitempty"`
 	Command string `json:"command,omitempty"`
+	// Sensitive, when set, says why the target holds secrets (SSH keys, a
+	// browser profile …): surfaces mark the question, make Deny the
+	// default and offer no folder-wide answer.
+	Sensitive string `json:"sensitive,omitempty"`
+	// Asked is the path the agent named when it leads elsewhere (through
+	// a symbolic link): "asked for Asked, which is Target".
+	Asked string `json:"asked,omitempty"`
+	// Preview shows what a write would do: its size, whether it replaces
+	// a file, and its first lines.
+	Preview string `json:"preview,omitempty"`
 }
 
 // Decisions lists the answers the approval accepts.
@@ -89,6 +99,9 @@ type Request struct {
 	// Command, on a network request that is not one-time-only, is the
 	// command wanting to reach the domain in Target (shown to the owner).
 	Command string
+	// Sensitive, Asked and Preview are shown with the question (see
+	// Approval).
+	Sensitive, Asked, Preview string
 }
 
 // domainQuestion reports whether r asks about one domain for a command:
@@ -336,6 +349,10 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 			Reason: visibleReason(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
 			Description: Describe(r.Client, r.Access, r.Target), Folder: p.widenable(widened(r)),
 		}}
+		pd.a.Sensitive, pd.a.Asked, pd.a.Preview = r.Sensitive, visibleReason(r.Asked, 2000), visibleReason(r.Preview, 2000)
+		if r.Sensitive != "" {
+			pd.a.Folder = "" // never a folder-wide answer for secrets
+		}
 		if r.domainQuestion() {
 			pd.a.Domain, pd.a.Command = r.Target, visibleReason(r.Command, 500)
 			pd.a.Description = fmt.Sprintf("%s wants to connect to %s for: %s", r.Client, r.Target, pd.a.Command)

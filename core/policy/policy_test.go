@@ -585,3 +585,25 @@ func TestWideningIsLimited(t *testing.T) {
 		}
 	})
 }
+
+// TestSensitiveQuestions: a question about secrets carries why, offers no
+// folder-wide answer and refuses one; what the agent asked for and what a
+// write does travel with the question, made safe to show.
+func TestSensitiveQuestions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, _ := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		ch := check(p, context.Background(), Request{Client: "a", Scope: "alice", Access: Read, Target: "/home/ann/.ssh/id_rsa",
+			Sensitive: "SSH keys", Asked: "/home/ann/link\u202e", Preview: "Creates a file\x1b[2J"})
+		a := <-s.asked
+		if a.Sensitive != "SSH keys" || a.Folder != "" || a.Asked != `/home/ann/link\u202e` || a.Preview != `Creates a file\x1b[2J` {
+			t.Errorf("approval %+v", a)
+		}
+		if err := p.Respond(context.Background(), Answer{ID: a.ID, Decision: AllowAlways, Widen: "folder"}); errs.KindOf(err) != errs.InvalidParams {
+			t.Errorf("a folder-wide answer for secrets: %v", err)
+		}
+		p.Respond(context.Background(), Answer{ID: a.ID, Decision: DenyOnce})
+		<-ch
+	})
+}

@@ -95,6 +95,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	if a.Append {
 		o.ev.Detail = appendDetail(o.ev.Detail, "append")
 	}
+	o.data = data
 	d, t, err := o.target(a.Path, needWrite)
 	var n int64
 	var before []prior

@@ -16,8 +16,10 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path"
@@ -25,6 +27,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -182,6 +185,34 @@ type op struct {
 	// recorded is the id of the event recordStart committed before the
 	// operation began; end completes it instead of recording anew.
 	recorded int64
+	// data is what a write will write, for the owner's question.
+	data []byte
+}
+
+// writePreview says what writing data to host would do, for the owner:
+// its size, whether it replaces a file, and its first lines.
+func writePreview(host string, data []byte) string {
+	var b strings.Builder
+	if fi, err := os.Lstat(host); err == nil && fi.Mode().IsRegular() {
+		fmt.Fprintf(&b, "Replaces the existing file (%d bytes) with %d bytes.", fi.Size(), len(data))
+	} else {
+		fmt.Fprintf(&b, "Creates a file of %d bytes.", len(data))
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		b.WriteString(" The content is binary.")
+		return b.String()
+	}
+	lines := strings.SplitN(string(data), "\n", 7)
+	more := len(lines) == 7
+	if more {
+		lines = lines[:6]
+	}
+	b.WriteString(" First lines:\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	if more {
+		b.WriteString("\n…")
+	}
+	return b.String()
 }
 
 // Writable reports whether the audit log can be written now; when it
@@ -338,7 +369,14 @@ func (o *op) ask(t paths.Target, n need) error {
 	if o.s.policy == nil {
 		return errs.New(errs.Denied, t.Visible, "%s is outside the folders agents may use, so Corral refused it.", t.Visible)
 	}
-	out, err := o.check(policy.Request{Access: n, Target: t.Host, Folder: isFolder(t.Host)}, "")
+	r := policy.Request{Access: n, Target: t.Host, Folder: isFolder(t.Host), Sensitive: paths.Sensitive(t.Host, o.s.layout.Home)}
+	if t.Visible != t.Host {
+		r.Asked = t.Visible
+	}
+	if n == needWrite && o.data != nil {
+		r.Preview = writePreview(t.Host, o.data)
+	}
+	out, err := o.check(r, "")
 	if err != nil {
 		return err
 	}

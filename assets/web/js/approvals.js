@@ -110,11 +110,11 @@ export class Approvals {
 
     const widen = widenable ? h('input', { type: 'checkbox', id: `${id}-widen` }) : null;
     const expiry = oneTime ? null : h('select', { id: `${id}-exp` },
-      h('option', { value: '' }, 'forever'),
       h('option', { value: '1h' }, 'for 1 hour'),
       h('option', { value: '24h' }, 'for 1 day'),
-      h('option', { value: '7d' }, 'for 7 days'),
-      h('option', { value: '30d' }, 'for 30 days'));
+      h('option', { value: '7d', selected: true }, 'for 7 days'),
+      h('option', { value: '30d' }, 'for 30 days'),
+      h('option', { value: '' }, 'forever'));
     const options = oneTime
       ? h('p', { class: 'once-note' }, a.access === 'network'
         ? 'Network access is asked every time: it can only be allowed or denied once.'
@@ -125,8 +125,15 @@ export class Approvals {
         h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
 
     const decisions = oneTime ? decisionsAll.filter((x) => x.d === 'allow_once' || x.d === 'deny_once') : decisionsAll;
+    // For a target that holds secrets the safe answer looks like the
+    // default: Deny is the strong button, Allow once the soft one.
+    const cls = (x) => {
+      if (!a.sensitive) return x.cls;
+      if (x.d === 'allow_once') return 'allow-soft';
+      return x.d === 'deny_once' ? 'deny' : x.cls;
+    };
     const buttons = decisions.map((x) => h('button', {
-      type: 'button', class: `btn ${x.cls}`, dataset: { decision: x.d }, onclick: () => this.answer(a, x.d, widen, expiry),
+      type: 'button', class: `btn ${cls(x)}`, dataset: { decision: x.d }, onclick: () => this.answer(a, x.d, widen, expiry),
     }, x.label));
 
     // The plain-language line, with the target set off as code when it
@@ -134,14 +141,17 @@ export class Approvals {
     const line = a.description || wantsSentence(a.client, a.access, a.target);
     const at = a.target ? line.indexOf(a.target) : -1;
     const headline = at < 0 ? [line] : [line.slice(0, at), h('code', null, a.target), line.slice(at + a.target.length)];
-    const el = h('article', { class: `approval card ${a.access}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
+    const el = h('article', { class: `approval card ${a.access}${a.sensitive ? ' sensitive' : ''}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
       h('h2', { class: 'headline', id: `${id}-h` }, headline),
+      a.sensitive ? h('p', { class: 'careful', role: 'alert' }, `Careful: secrets — ${a.sensitive}. Deny unless you are sure.`) : null,
+      a.asked ? h('p', { class: 'asked muted' }, 'The agent asked for ', h('code', null, a.asked), ', which leads there.') : null,
       h('div', { class: 'who' },
         h('span', { class: 'chip', title: 'Agent' }, a.client),
         h('span', { class: 'chip', title: 'Scope' }, `${scopeName(a.user)} scope`),
         h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
       a.reason ? h('blockquote', { class: 'why' }, h('span', { class: 'why-label' }, 'Why, in the agent’s words'), a.reason) : null,
+      a.preview ? h('pre', { class: 'preview' }, a.preview) : null,
       countdown,
       options,
       h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, buttons),
