@@ -1,49 +1,91 @@
-// Package egress is the protocol half of Corral's egress proxy: it serves
-// one connection a sandboxed command opened to its proxy address, speaking
-// HTTP (CONNECT, and plain requests with absolute URLs) or SOCKS5 (CONNECT,
-// with names), and asks a netgate.Dialer for every upstream connection.
+// Package egress speaks the protocol half of Corral's network egress proxy:
+// one port that is at once an HTTP proxy (CONNECT tunnels and plain http://
+// requests in absolute form) and a SOCKS5 proxy (no authentication, CONNECT
+// only). [Serve] handles one connection a sandboxed command opened to the
+// proxy; every upstream connection is opened by the [netgate.Dialer] it is
+// given, which decides.
 //
-// # What is guaranteed
+// Guarantees:
 //
-//   - Nothing is dialled except through the Dialer, which decides; this
-//     package only parses, and hands it a validated host (a name of at most
-//     253 bytes without spaces or control characters, or an IP literal)
-//     and a port in 1–65535.
-//   - A refusal reaches the program: HTTP 403 (or 502 when the upstream
-//     failed) with the Dialer's sentence as the body and in the
-//     X-Corral-Refused header; SOCKS5 reply 2 ("not allowed by ruleset"),
-//     or 4/5 for a failed connect.
-//   - Bounded: the request head must arrive within Options.HeadTimeout and
-//     fit Options.MaxHead; after that a connection lives as long as ctx,
-//     which Corral ends with the command (whose timeout bounds it), closing
-//     everything at once. No input panics Serve.
-//   - Counted: bytes forwarded upstream are spent from the command's upload
-//     budget before they are sent (the connection is closed when it runs
-//     out), and every opened upstream is finished with its byte counts.
-//     Downloads are copied with io.Copy between TCP connections, which
-//     Linux splices in the kernel.
+//   - Nothing is dialled except through the Dialer, and the Dialer is only
+//     called with a host and port that passed these checks: the host is an
+//     IP literal in canonical form (IPv6 unbracketed, no zone, IPv4-mapped
+//     IPv6 given as IPv4) or a domain name of at most 253 bytes in lowercase
+//     ASCII letters, digits, '-' and '_', in labels of 1–63 bytes, with the
+//     trailing dot removed and a last label that is not a number ("127.1",
+//     "0x7f.1" are refused, never resolved); the port is 1–65535 (80 when an
+//     http:// URL names none). No wildcard, space, control character or
+//     non-ASCII letter reaches the Dialer; internationalised names must come
+//     as punycode (curl and Go send them so).
+//   - The request head (HTTP head or SOCKS5 handshake) must arrive within
+//     [Options.HeaderTimeout], measured from the start of the connection and
+//     not refreshed by trickled bytes, and within [Options.MaxHeaderBytes];
+//     otherwise the connection is closed (431 for a head that is too large).
+//   - Refusals tell the program why. HTTP: 403 for a refusal of kind denied
+//     or forbidden, 502 for any other Dial failure, 400 for a request that is
+//     not a proxy request (an https:// URL without CONNECT, a request sent to
+//     the proxy as if it were a web server, an invalid host or port); the
+//     polite sentence is the plain-text body and the X-Corral-Refused header
+//     (one line, control characters replaced by spaces), with
+//     "Connection: close". SOCKS5: reply 0x02 for denied and forbidden, 0x05
+//     when the upstream refused the connection, 0x04 for other failures and
+//     invalid hosts, 0x07 for commands other than CONNECT, 0x08 for unknown
+//     address types, method 0xFF when the client does not offer "no
+//     authentication".
+//   - Plain HTTP requests are forwarded in origin form as HTTP/1.1, with a
+//     Host header made from the checked host and port, hop-by-hop headers
+//     (Connection and the headers it names, Keep-Alive, TE, Trailer,
+//     Transfer-Encoding, Upgrade) and every Proxy-* header removed, and
+//     "Connection: close". The body is re-framed (Content-Length kept,
+//     chunked re-chunked, trailers dropped). The response is relayed byte for
+//     byte and the client connection closed after it: one request per
+//     connection. After the proxy's own answers and relayed responses the
+//     client connection is half-closed and drained for up to a second (and
+//     64 KiB) before it is closed, so a client still sending is not reset
+//     before it read the answer. An upstream that answers early and stops
+//     reading (a 413 during a large upload) still gets its answer through.
+//   - Bytes towards the upstream are counted and every chunk is paid for with
+//     [netgate.Conn.Spend] before it is sent, the forwarded HTTP head
+//     included. When Spend refuses, forwarding stops and both connections are
+//     closed (a plain HTTP request refused before its head was sent gets a
+//     403 instead).
+//   - Bytes from the upstream to the client are copied with io.Copy between
+//     the upstream *net.TCPConn and the client connection, which Linux
+//     splices in the kernel when the client is a *net.TCPConn or a
+//     *net.UnixConn.
+//   - [netgate.Conn.Finish] is called exactly once for every connection Dial
+//     returned, after both directions ended, with the bytes sent upstream and
+//     the bytes sent back to the client from upstream (the proxy's own
+//     "200 Connection established" and SOCKS replies are not counted).
+//     Nothing is finished for a refused Dial.
+//   - Tunnels half-close: end of input from one side becomes CloseWrite
+//     towards the other, and the tunnel ends when both directions ended.
+//   - When ctx ends, the client and upstream connections are closed at once
+//     and Serve returns. Serve always closes the client connection.
 //
-// # What is not guaranteed
+// Not guaranteed:
 //
-//   - Plain HTTP: one request per client connection (the answer carries
-//     Connection: close); clients open a new connection for the next one.
-//   - The proxy does not look inside tunnels (TLS is end to end).
-//   - SOCKS5 BIND and UDP ASSOCIATE are not supported (reply 7).
+//   - No idle timeout: a tunnel lasts as long as its two ends keep it open
+//     or until ctx ends. The caller bounds a command's connections by
+//     cancelling ctx when the command ends.
+//   - A client that hangs up while Dial waits for the owner is not noticed
+//     until Dial returns.
+//   - HTTP keep-alive towards the client, HTTP/2, Upgrade (WebSocket over a
+//     plain http:// request; over CONNECT it works), SOCKS4, SOCKS5 BIND,
+//     UDP ASSOCIATE and authentication are not offered.
+//   - The upload budget is charged in chunks of up to 32 KiB before they
+//     are written; a write that fails after Spend is not refunded.
+//   - The SOCKS5 success reply names 0.0.0.0:0 as the bound address, so the
+//     host's own addresses are not shown to the sandbox.
 package egress
 
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/netip"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -51,19 +93,44 @@ import (
 	"corral/core/netgate"
 )
 
-// Options bound one served connection. Zero fields take their defaults.
+// Defaults of [Options].
+const (
+	DefaultHeaderTimeout  = 30 * time.Second
+	DefaultMaxHeaderBytes = 64 << 10
+
+	// minHeaderBytes holds the longest SOCKS5 handshake (519 bytes).
+	minHeaderBytes = 1 << 10
+	// linger is how long a plain HTTP client may keep sending after its
+	// response has been relayed, so closing does not reset the response.
+	linger = time.Second
+	// chunk is the size of one upload read (and one Spend).
+	chunk = 32 << 10
+)
+
+// Options tune [Serve]. The zero value is ready to use.
 type Options struct {
-	HeadTimeout time.Duration // the request head (HTTP) or handshake (SOCKS5); default 30 s
-	MaxHead     int           // bytes of request head; default 64 KiB
-	Logger      *slog.Logger
+	// HeaderTimeout bounds the time from the start of the connection until
+	// the request head (or SOCKS5 handshake) has been read, and each answer
+	// the proxy itself writes. Zero means DefaultHeaderTimeout.
+	HeaderTimeout time.Duration
+	// MaxHeaderBytes bounds the request head. Zero means
+	// DefaultMaxHeaderBytes; values under 1 KiB are raised to 1 KiB.
+	MaxHeaderBytes int
+	// Logger receives one line per connection that ends in a refusal or a
+	// protocol error, at debug level, and budget stops at info level. Nil
+	// discards.
+	Logger *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
-	if o.HeadTimeout <= 0 {
-		o.HeadTimeout = 30 * time.Second
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = DefaultHeaderTimeout
 	}
-	if o.MaxHead <= 0 {
-		o.MaxHead = 64 << 10
+	if o.MaxHeaderBytes == 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if o.MaxHeaderBytes < minHeaderBytes {
+		o.MaxHeaderBytes = minHeaderBytes
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -71,369 +138,232 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Serve serves one client connection until it ends or ctx ends; it
-// closes client before returning.
-func Serve(ctx context.Context, client net.Conn, d netgate.Dialer, o Options) {
-	o = o.withDefaults()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(ctx, func() { client.Close() })
-	defer stop()
-	defer client.Close()
+// errBudget stops an upload the budget does not cover.
+var errBudget = errors.New("upload budget used up")
+
+// upstreamGone wraps a failed write upstream. The upstream may still have
+// an answer on its way (an early 413, a last message before it closed), so
+// the download direction is left to end by itself.
+type upstreamGone struct{ error }
+
+func (e upstreamGone) Unwrap() error { return e.error }
+
+// stopUpload ends the upload direction after err: a budget stop or a
+// failed client read closes both sides; a failed upstream write leaves the
+// download direction running.
+func (s *session) stopUpload(err error, sent int64) {
+	switch {
+	case errors.Is(err, errBudget):
+		s.log.Info("egress: upload budget used up; connection closed", "sent", sent)
+		s.abort()
+	case errors.As(err, new(upstreamGone)):
+	default:
+		s.abort()
+	}
+}
+
+// Serve serves one connection a command opened to the egress proxy until
+// it ends or ctx ends, then closes it. It never panics on client input and
+// returns promptly once ctx is done.
+func Serve(ctx context.Context, client net.Conn, d netgate.Dialer, opts Options) {
+	opts = opts.withDefaults()
+	s := &session{ctx: ctx, client: client, d: d, opts: opts, log: opts.Logger}
+	stop := context.AfterFunc(ctx, s.abort)
 	defer func() {
-		if v := recover(); v != nil {
-			o.Logger.Error("egress: panic serving a connection", "err", v)
-		}
+		stop()
+		s.abort()
 	}()
 
-	_ = client.SetReadDeadline(time.Now().Add(o.HeadTimeout))
-	head := &headReader{r: client, left: int64(o.MaxHead)}
-	br := bufio.NewReaderSize(head, 4096)
-	first, err := br.Peek(1)
+	s.lim = &headLimit{r: client, n: opts.MaxHeaderBytes, on: true}
+	s.br = bufio.NewReaderSize(s.lim, 4096)
+	_ = client.SetDeadline(time.Now().Add(opts.HeaderTimeout))
+	first, err := s.br.Peek(1)
 	if err != nil {
 		return
 	}
-	if first[0] == 5 {
-		serveSOCKS(ctx, client, br, head, d, o)
-		return
-	}
-	serveHTTP(ctx, client, br, head, d, o)
-}
-
-// headReader lets at most left bytes through until the head has been read;
-// then done lifts the limit, and the same buffered reader carries the rest.
-type headReader struct {
-	r    io.Reader
-	left int64
-	over bool
-}
-
-var errHeadTooLarge = errors.New("egress: request head too large")
-
-func (h *headReader) Read(p []byte) (int, error) {
-	if h.left < 0 { // done
-		return h.r.Read(p)
-	}
-	if h.left == 0 {
-		h.over = true
-		return 0, errHeadTooLarge
-	}
-	if int64(len(p)) > h.left {
-		p = p[:h.left]
-	}
-	n, err := h.r.Read(p)
-	h.left -= int64(n)
-	return n, err
-}
-
-func (h *headReader) done() { h.left = -1 }
-
-// ---------- HTTP ----------
-
-func serveHTTP(ctx context.Context, client net.Conn, br *bufio.Reader, head *headReader, d netgate.Dialer, o Options) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		if head.over {
-			httpError(client, http.StatusRequestHeaderFieldsTooLarge, "Corral's proxy refused the request: its head is too large.")
-		} else if !errors.Is(err, io.EOF) && !isTimeout(err) {
-			httpError(client, http.StatusBadRequest, "Corral's proxy could not read the request.")
-		}
-		return
-	}
-	head.done()
-	if req.Method == http.MethodConnect {
-		host, port, ok := splitHostPort(req.RequestURI, 0)
-		if !ok {
-			httpError(client, http.StatusBadRequest, "Corral's proxy needs CONNECT host:port.")
-			return
-		}
-		up, err := d.Dial(ctx, host, port)
-		if err != nil {
-			refuseHTTP(client, err)
-			return
-		}
-		if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
-			up.Finish(0, 0)
-			return
-		}
-		// Bytes the client sent right after the head (a TLS ClientHello
-		// sent eagerly) are in br: the tunnel reads on from there.
-		tunnel(ctx, client, br, up)
-		return
-	}
-	if req.URL == nil || !req.URL.IsAbs() {
-		httpError(client, http.StatusBadRequest, "This is Corral's egress proxy: send requests to it with an absolute URL (http://host/path) or use CONNECT.")
-		return
-	}
-	if req.URL.Scheme != "http" {
-		httpError(client, http.StatusBadRequest, "Corral's proxy carries "+safe(req.URL.Scheme)+" URLs through CONNECT only; set HTTPS_PROXY as well as HTTP_PROXY.")
-		return
-	}
-	host, port, ok := splitHostPort(req.URL.Host, 80)
-	if !ok {
-		httpError(client, http.StatusBadRequest, "Corral's proxy could not read the host of "+safe(req.URL.String())+".")
-		return
-	}
-	up, err := d.Dial(ctx, host, port)
-	if err != nil {
-		refuseHTTP(client, err)
-		return
-	}
-	forward(ctx, client, req, up)
-}
-
-// forward sends one plain HTTP request upstream in origin form and copies
-// the answer back; the client connection then closes.
-func forward(ctx context.Context, client net.Conn, req *http.Request, up *netgate.Conn) {
-	var sent, got int64
-	defer func() { up.Finish(sent, got) }()
-	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Proxy-Authenticate", "Connection", "Keep-Alive", "Te", "Trailer", "Upgrade"} {
-		req.Header.Del(h)
-	}
-	req.Header.Set("Connection", "close")
-	req.Close = true
-	req.RequestURI = ""
-	_ = client.SetReadDeadline(time.Time{})
-	stop := context.AfterFunc(ctx, func() { up.Close() })
-	defer stop()
-	w := &budgetWriter{dst: up, conn: up}
-	err := req.Write(w)
-	sent = w.n
-	if err != nil {
-		return
-	}
-	_ = up.CloseWrite()
-	got, _ = io.Copy(client, up)
-}
-
-// tunnel copies both ways until both directions end. from is the client's
-// buffered reader (it may hold bytes sent right after the head).
-func tunnel(ctx context.Context, client net.Conn, from io.Reader, up *netgate.Conn) {
-	_ = client.SetReadDeadline(time.Time{})
-	stop := context.AfterFunc(ctx, func() { up.Close() })
-	defer stop()
-	var sent int64
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		// Upstream: each chunk is paid for from the budget first.
-		w := &budgetWriter{dst: up, conn: up}
-		_, _ = io.Copy(w, from)
-		sent = w.n
-		if w.err != nil {
-			client.Close() // out of budget (or upstream gone): end the connection
-			up.Close()
-		}
-		_ = up.CloseWrite()
-	})
-	// Downstream: TCP to TCP, spliced by the kernel.
-	got, _ := io.Copy(client, up)
-	if tc, ok := client.(interface{ CloseWrite() error }); ok {
-		_ = tc.CloseWrite()
-	}
-	wg.Wait()
-	up.Finish(sent, got)
-}
-
-// budgetWriter spends the command's upload budget for every write.
-type budgetWriter struct {
-	dst  io.Writer
-	conn *netgate.Conn
-	n    int64
-	err  error
-}
-
-var errBudget = errors.New("egress: upload budget spent")
-
-func (w *budgetWriter) Write(p []byte) (int, error) {
-	if w.err != nil {
-		return 0, w.err
-	}
-	if !w.conn.Spend(int64(len(p))) {
-		w.err = errBudget
-		return 0, w.err
-	}
-	n, err := w.dst.Write(p)
-	w.n += int64(n)
-	if err != nil {
-		w.err = err
-	}
-	return n, err
-}
-
-func refuseHTTP(client net.Conn, err error) {
-	e := errs.As(err)
-	code := http.StatusForbidden
-	if e.Kind != errs.Denied {
-		code = http.StatusBadGateway
-	}
-	httpError(client, code, e.Msg)
-}
-
-func httpError(w io.Writer, code int, msg string) {
-	msg = safe(msg)
-	fmt.Fprintf(w, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nX-Corral-Refused: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n",
-		code, http.StatusText(code), msg, len(msg)+1, msg)
-}
-
-// safe makes s one printable line.
-func safe(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			b.WriteByte('?')
-			continue
-		}
-		b.WriteRune(r)
-	}
-	out := b.String()
-	if len(out) > 1000 {
-		out = out[:1000]
-	}
-	return strings.ToValidUTF8(out, "?")
-}
-
-// splitHostPort reads "host:port", "[v6]:port" or, with def > 0, a host
-// alone; the host is checked, not resolved.
-func splitHostPort(hp string, def int) (string, int, bool) {
-	host, portStr, err := net.SplitHostPort(hp)
-	port := def
-	if err != nil {
-		if def == 0 || strings.Contains(hp, "]:") {
-			return "", 0, false
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(hp, "["), "]")
+	if first[0] == socksVersion {
+		s.serveSOCKS()
 	} else {
-		p, err := strconv.Atoi(portStr)
-		if err != nil {
-			return "", 0, false
-		}
-		port = p
+		s.serveHTTP()
 	}
-	if !validHost(host) || port < 1 || port > 65535 {
-		return "", 0, false
-	}
-	return host, port, true
 }
 
-func validHost(h string) bool {
-	if h == "" || len(h) > 253 {
-		return false
-	}
-	if _, err := netip.ParseAddr(h); err == nil {
-		return !strings.Contains(h, "%")
-	}
-	for i := 0; i < len(h); i++ {
-		c := h[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte("/\\?#@[]%:", c) >= 0 {
-			return false
-		}
-	}
-	return true
+// session is one client connection.
+type session struct {
+	ctx    context.Context
+	client net.Conn
+	d      netgate.Dialer
+	opts   Options
+	log    *slog.Logger
+	lim    *headLimit
+	br     *bufio.Reader // client input; holds what was read past the head
+
+	mu      sync.Mutex
+	aborted bool
+	up      *netgate.Conn
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// abort closes the client and the upstream connection, if any.
+func (s *session) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.aborted {
+		return
+	}
+	s.aborted = true
+	_ = s.client.Close()
+	if s.up != nil {
+		_ = s.up.TCPConn.Close()
+	}
 }
 
-// ---------- SOCKS5 (RFC 1928) ----------
+// endHead lifts the head's size limit and deadline.
+func (s *session) endHead() {
+	s.lim.on = false
+	_ = s.client.SetDeadline(time.Time{})
+}
 
-const (
-	socksOK          = 0
-	socksFailure     = 1
-	socksNotAllowed  = 2
-	socksUnreachable = 4
-	socksRefused     = 5
-	socksNoCommand   = 7
-	socksNoAddrType  = 8
-)
-
-func serveSOCKS(ctx context.Context, client net.Conn, br *bufio.Reader, head *headReader, d netgate.Dialer, o Options) {
-	var hello [2]byte
-	if _, err := io.ReadFull(br, hello[:]); err != nil {
-		return
-	}
-	methods := make([]byte, hello[1])
-	if _, err := io.ReadFull(br, methods); err != nil {
-		return
-	}
-	if !strings.ContainsRune(string(methods), 0) {
-		client.Write([]byte{5, 0xff})
-		return
-	}
-	if _, err := client.Write([]byte{5, 0}); err != nil {
-		return
-	}
-	var req [4]byte
-	if _, err := io.ReadFull(br, req[:]); err != nil {
-		return
-	}
-	if req[0] != 5 {
-		return
-	}
-	var host string
-	switch req[3] {
-	case 1:
-		var a [4]byte
-		if _, err := io.ReadFull(br, a[:]); err != nil {
-			return
+// dial asks the Dialer. On success the connection is the session's
+// upstream and the caller must Finish it; on failure nothing is left open.
+func (s *session) dial(host string, port int) (*netgate.Conn, error) {
+	c, err := s.d.Dial(s.ctx, host, port)
+	if err == nil && (c == nil || c.TCPConn == nil) {
+		if c != nil {
+			c.Finish(0, 0)
 		}
-		host = netip.AddrFrom4(a).String()
-	case 4:
-		var a [16]byte
-		if _, err := io.ReadFull(br, a[:]); err != nil {
-			return
-		}
-		host = netip.AddrFrom16(a).String()
-	case 3:
-		n, err := br.ReadByte()
-		if err != nil {
-			return
-		}
-		name := make([]byte, n)
-		if _, err := io.ReadFull(br, name); err != nil {
-			return
-		}
-		host = string(name)
-	default:
-		socksReply(client, socksNoAddrType)
-		return
+		err = errs.New(errs.IO, "", "Corral could not open a connection to %s.", hostPort(host, port, 0))
 	}
-	var pb [2]byte
-	if _, err := io.ReadFull(br, pb[:]); err != nil {
-		return
-	}
-	port := int(binary.BigEndian.Uint16(pb[:]))
-	if req[1] != 1 { // only CONNECT
-		socksReply(client, socksNoCommand)
-		return
-	}
-	if !validHost(host) || port < 1 {
-		socksReply(client, socksNotAllowed)
-		return
-	}
-	up, err := d.Dial(ctx, host, port)
 	if err != nil {
-		code := byte(socksNotAllowed)
-		if e := errs.As(err); e.Kind != errs.Denied {
-			code = socksUnreachable
-			if strings.Contains(e.Msg, "refused") {
-				code = socksRefused
+		if c != nil && c.TCPConn != nil {
+			_ = c.TCPConn.Close()
+		}
+		s.log.Debug("egress: dial refused", "host", host, "port", port, "err", err)
+		return nil, err
+	}
+	s.mu.Lock()
+	aborted := s.aborted
+	if !aborted {
+		s.up = c
+	}
+	s.mu.Unlock()
+	if aborted {
+		c.Finish(0, 0)
+		return nil, s.ctx.Err()
+	}
+	return c, nil
+}
+
+// writeClient writes an answer of the proxy's own under a write deadline.
+func (s *session) writeClient(b []byte) error {
+	_ = s.client.SetWriteDeadline(time.Now().Add(s.opts.HeaderTimeout))
+	_, err := s.client.Write(b)
+	_ = s.client.SetWriteDeadline(time.Time{})
+	return err
+}
+
+// tunnel relays both directions between the client and up until both
+// ended, then finishes up.
+func (s *session) tunnel(up *netgate.Conn) {
+	var upN int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var err error
+		upN, err = s.upload(up, s.br)
+		if err == nil {
+			_ = up.CloseWrite()
+			return
+		}
+		s.stopUpload(err, upN)
+	}()
+	down, err := io.Copy(s.client, up.TCPConn)
+	if err == nil {
+		closeWrite(s.client)
+	} else {
+		s.abort()
+	}
+	<-done
+	s.abort()
+	up.Finish(upN, down)
+}
+
+// upload copies r to up, paying for every chunk before it is sent. It
+// returns the bytes sent and nil at the end of r.
+func (s *session) upload(up *netgate.Conn, r io.Reader) (int64, error) {
+	buf := make([]byte, chunk)
+	var total int64
+	for {
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			w, werr := send(up, buf[:n])
+			total += int64(w)
+			if werr != nil {
+				return total, werr
 			}
 		}
-		socksReply(client, code)
-		return
+		if rerr == io.EOF {
+			return total, nil
+		}
+		if rerr != nil {
+			return total, rerr
+		}
 	}
-	if err := socksReply(client, socksOK); err != nil {
-		up.Finish(0, 0)
-		return
-	}
-	head.done()
-	tunnel(ctx, client, br, up)
 }
 
-// socksReply answers with code and an all-zero bound address.
-func socksReply(c net.Conn, code byte) error {
-	_, err := c.Write([]byte{5, code, 0, 1, 0, 0, 0, 0, 0, 0})
-	return err
+// send pays for p and writes it upstream.
+func send(up *netgate.Conn, p []byte) (int, error) {
+	if !up.Spend(int64(len(p))) {
+		return 0, errBudget
+	}
+	n, err := up.TCPConn.Write(p)
+	if err != nil {
+		err = upstreamGone{err}
+	}
+	return n, err
+}
+
+// lingerClose ends the client connection after an answer of the proxy's
+// own or a relayed HTTP response: it half-closes, then reads what the
+// client still sends for up to linger (and 64 KiB), so that closing with
+// unread input does not reset the connection before the client read the
+// answer.
+func (s *session) lingerClose() {
+	s.lim.on = false
+	closeWrite(s.client)
+	_ = s.client.SetReadDeadline(time.Now().Add(linger))
+	_, _ = io.Copy(io.Discard, io.LimitReader(s.br, DefaultMaxHeaderBytes))
+	s.abort()
+}
+
+// closeWrite half-closes c when it can, else closes it.
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+		return
+	}
+	_ = c.Close()
+}
+
+// headLimit bounds what the head may read from the client while on.
+type headLimit struct {
+	r  io.Reader
+	n  int
+	on bool
+}
+
+var errHeadTooLarge = errors.New("request head too large")
+
+func (l *headLimit) Read(p []byte) (int, error) {
+	if !l.on {
+		return l.r.Read(p)
+	}
+	if l.n <= 0 {
+		return 0, errHeadTooLarge
+	}
+	if len(p) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	l.n -= n
+	return n, err
 }
