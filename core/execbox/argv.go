@@ -69,6 +69,7 @@ type plan struct {
 	timeout   time.Duration
 	maxOutput int
 	onOutput  func(string, []byte)
+	rlimits   []rlimit // nil: the Runner's limits
 }
 
 // systemView builds the read-only system arguments once.
