@@ -46,6 +46,11 @@ func (z *zipDoc) open(name string) (io.ReadCloser, error) {
 	if f == nil {
 		return nil, damaged("a part it needs (%s) is missing.", path.Base(name))
 	}
+	// archive/zip fails a part that inflates beyond its declared size, so
+	// the declared size is a bound: a bomb is refused before inflating.
+	if f.UncompressedSize64 > uint64(max(z.budget, 0)) {
+		return nil, errBomb
+	}
 	rc, err := f.Open()
 	if err != nil {
 		return nil, errLooksDamaged

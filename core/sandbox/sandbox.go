@@ -62,6 +62,7 @@ type Sandbox struct {
 	links   *links.Signer
 	linkCfg LinkConfig
 	exec    ExecConfig
+	docs    DocConfig
 
 	running runningSet
 }
