@@ -34,6 +34,8 @@ type Daemon struct {
 	Server *server.Server
 	Log    *slog.Logger
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
+
+	docReader []string // Options.DocReader
 }
 
 // LockFile is where a running daemon holds its lock and writes the URL it
@@ -114,6 +116,10 @@ type Options struct {
 	Home    string       // the owner's home ("~" in config); "" = os.UserHomeDir
 	Logger  *slog.Logger
 	Version string
+	// DocReader is the command that parses documents (file.document_read)
+	// inside a sandbox: Corral's own executable and its hidden
+	// subcommand. Empty: documents are unavailable.
+	DocReader []string
 }
 
 // Open loads the config (writing the default when missing), makes the
@@ -152,7 +158,7 @@ func Open(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
-	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock}
+	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock, docReader: o.DocReader}
 	if err := d.wire(home, secret, owner, o.Version); err != nil {
 		st.Close()
 		lock.Close()
@@ -191,6 +197,9 @@ func (d *Daemon) wire(home string, secret []byte, owner, version string) error {
 	}
 	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
 		log.Warn("commands unavailable", "why", why)
+	}
+	if len(d.docReader) > 0 {
+		box.SetDocs(sandbox.DocConfig{Runner: runner, Binary: d.docReader[0], Args: d.docReader[1:]})
 	}
 	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10})
 	rotate := func(ctx context.Context, by string) error {

@@ -101,6 +101,8 @@ func (s *Server) methodTable() map[string]method {
 		"links.rotate": {owner: true, fn: s.linksRotate},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
+
+		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
 }
 
