@@ -102,7 +102,7 @@ func extractRTF(data []byte, w *textWriter) error {
 			stack = stack[:len(stack)-1]
 			skipN = 0
 			i++
-			if len(stack) == 0 {
+			if len(stack) == 1 {
 				return flush() // the end of the document; anything after is ignored
 			}
 		case '\r', '\n':
