@@ -24,7 +24,7 @@ func TestMCPDocumentRead(t *testing.T) {
 	}
 	put("docs/report.docx", doctest.DOCX([]string{"Quarterly report", "All is well."}, [][]string{{"item", "qty"}, {"pears", "3"}}))
 	put("docs/book.xlsx", doctest.XLSX(doctest.Sheet{Name: "Stock", Rows: [][]string{{"item", "qty"}, {"apples", "12"}}}))
-	put("docs/bomb.docx", doctest.DOCXBomb(1<<30))
+	put("docs/bomb.docx", doctest.DOCXBomb(4<<30))
 	put("docs/broken.pptx", doctest.PPTX([]string{"x"})[:100])
 
 	res := callMCP(t, cs, "document_read", map[string]any{"path": "docs/report.docx"})

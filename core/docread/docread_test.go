@@ -111,9 +111,9 @@ func TestDamaged(t *testing.T) {
 func TestRTF(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{doctest.RTF, "Cafés and tea’s\nSecond bold paragraph\tend\n"},
-		{`{\rtf1 a\u-3913?b}`, "a\uf0b7b\n"},                             // negative \u
-		{`{\rtf1\uc2 \u8364 XXc\uc0 \u8364 d}`, "€c€d\n"},              // \ucN fallbacks skipped
-		{`{\rtf1 \u55357 ?\u56832 ?!}`, "😀!\n"},                         // a surrogate pair
+		{`{\rtf1 a\u-3913?b}`, "a\uf0b7b\n"},                                   // negative \u
+		{`{\rtf1\uc2 \u8364 XXc\uc0 \u8364 d}`, "€c€d\n"},                      // \ucN fallbacks skipped
+		{`{\rtf1 \u55357 ?\u56832 ?!}`, "😀!\n"},                                // a surrogate pair
 		{`{\rtf1 {\*\unknown hidden}{\pict 0a0b}shown\bin3 {}xy}`, "showny\n"}, // skipped destinations, \bin data
 		{`{\rtf1 \{braces\}\\ and\~nbsp\line next}`, "{braces}\\ and\u00a0nbsp\nnext\n"},
 		{`{\rtf1 trailing} garbage after the end`, "trailing\n"},

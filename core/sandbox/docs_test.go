@@ -39,7 +39,7 @@ func docWorld(t testing.TB, dc DocConfig) *world {
 			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
 		}
 	}
-	w := newWorld(t.(*testing.T))
+	w := newWorld(t)
 	if dc.Runner == nil {
 		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}})
 		if err != nil {
@@ -194,8 +194,8 @@ func TestDocumentReadHostile(t *testing.T) {
 	w := docWorld(t, DocConfig{})
 	ctx := context.Background()
 	good := samplePDF(t, 1, 3)
-	bomb := doctest.DOCXBomb(2 << 30)
-	t.Logf("zip bomb: %d bytes on disk, 2 GiB inflated", len(bomb))
+	bomb := doctest.DOCXBomb(4 << 30)
+	t.Logf("zip bomb: %d bytes on disk, 4 GiB inflated", len(bomb))
 	for _, tc := range []struct {
 		name string
 		data []byte

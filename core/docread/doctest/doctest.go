@@ -7,7 +7,9 @@ package doctest
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"fmt"
+	"hash/crc32"
 	"html"
 	"os"
 	"os/exec"
@@ -226,21 +228,53 @@ const HTML = `<!DOCTYPE html><html><head><title>T</title><style>body{color:red}<
 <body><h1>Heading &amp; more</h1><p>First   paragraph
 wraps.</p><table><tr><td>a</td><td>b</td></tr><tr><td>c</td><td>d</td></tr></table><ul><li>one</li><li>two</li></ul></body></html>`
 
-// DOCXBomb is a DOCX whose document.xml inflates to size bytes of
-// repeated text (a zip bomb when size is large): about 1/1000 of size on
-// disk.
+// DOCXBomb is a DOCX whose document.xml inflates to about size bytes of
+// repeated text (a zip bomb when size is large), at about 1/1000 of size
+// on disk. The deflate stream is built from one compressed megabyte
+// repeated, so even gigabytes take milliseconds to make.
 func DOCXBomb(size int64) []byte {
+	const mib = 1 << 20
+	prefix := []byte(`<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>`)
+	suffix := []byte(`</w:t></w:r></w:p></w:body></w:document>`)
+	chunk := bytes.Repeat([]byte("A"), mib)
+	var comp bytes.Buffer
+	fw, _ := flate.NewWriter(&comp, flate.BestCompression)
+	fw.Write(prefix)
+	fw.Write(chunk)
+	fw.Flush()
+	first := bytes.Clone(comp.Bytes())
+	comp.Reset()
+	fw.Write(chunk)
+	fw.Flush()
+	repeated := bytes.Clone(comp.Bytes()) // refers only to the A's before it
+	comp.Reset()
+	fw.Write(suffix)
+	fw.Close()
+	last := comp.Bytes()
+
+	n := max(size/mib, 2)
+	crc := crc32.Update(0, crc32.IEEETable, prefix)
+	var stream bytes.Buffer
+	stream.Write(first)
+	for i := int64(0); i < n; i++ {
+		crc = crc32.Update(crc, crc32.IEEETable, chunk)
+		if i > 0 {
+			stream.Write(repeated)
+		}
+	}
+	crc = crc32.Update(crc, crc32.IEEETable, suffix)
+	stream.Write(last)
+
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	w, _ := zw.Create("[Content_Types].xml")
 	w.Write([]byte(ctypes))
-	w, _ = zw.CreateHeader(&zip.FileHeader{Name: "word/document.xml", Method: zip.Deflate})
-	w.Write([]byte(`<w:document xmlns:w="x"><w:body><w:p><w:r><w:t>`))
-	chunk := bytes.Repeat([]byte("A"), 1<<20)
-	for n := int64(0); n < size; n += int64(len(chunk)) {
-		w.Write(chunk)
-	}
-	w.Write([]byte(`</w:t></w:r></w:p></w:body></w:document>`))
+	w, _ = zw.CreateRaw(&zip.FileHeader{
+		Name: "word/document.xml", Method: zip.Deflate, CRC32: crc,
+		CompressedSize64:   uint64(stream.Len()),
+		UncompressedSize64: uint64(int64(len(prefix)+len(suffix)) + n*mib),
+	})
+	w.Write(stream.Bytes())
 	zw.Close()
 	return buf.Bytes()
 }
