@@ -9,7 +9,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"corral/core/docread"
 )
+
+// docreadCommand is the hidden subcommand that runs the document reader.
+const docreadCommand = "__docread"
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "0.1.0-dev"
@@ -40,6 +45,14 @@ func main() {
 	}
 	var err error
 	switch cmd {
+	case docreadCommand:
+		// Corral's document reader, started by the daemon inside a sandbox:
+		// the document on stdin, the text on stdout (core/docread).
+		name := ""
+		if len(args) > 0 {
+			name = args[len(args)-1]
+		}
+		os.Exit(docread.Serve(name, os.Stdin, os.Stdout, docread.Limits{}))
 	case "":
 		err = runTray(args)
 	case "serve":

@@ -56,7 +56,7 @@ func TestMCPBothTransports(t *testing.T) {
 					t.Error("run_command is not marked open-world")
 				}
 			}
-			for _, want := range []string{"file_read", "file_write", "file_edit", "folder_list", "file_find", "file_grep", "file_delete", "file_move", "apply_patch", "run_command", "save_result_page", "generate_link", "session_info"} {
+			for _, want := range []string{"file_read", "file_write", "file_edit", "folder_list", "file_find", "file_grep", "file_delete", "file_move", "apply_patch", "run_command", "save_result_page", "generate_link", "session_info", "document_read"} {
 				if !slices.Contains(names, want) {
 					t.Errorf("missing tool %s (have %v)", want, names)
 				}

@@ -72,7 +72,11 @@ func openDaemon(f serveFlags) (*daemon.Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	return daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version})
+	var reader []string
+	if exe, err := os.Executable(); err == nil {
+		reader = []string{exe, docreadCommand}
+	}
+	return daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version, DocReader: reader})
 }
 
 // announce prints the two start-up lines of PROTOCOL.md section 3 once

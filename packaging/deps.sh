@@ -13,6 +13,8 @@ pkgs=(
   chromium                  # browser tests of the dashboard and /files/out
   wrk nginx-light           # benchmarks of /files/out against nginx
   sqlite3 ca-certificates
+  ghostscript               # ps2pdf writes the PDFs of the document_read tests
+  poppler-utils             # pdftotext, the reference of the document_read benchmark
 )
 
 # The MCP tests drive Node clients (the MCP Inspector, the TypeScript SDK):

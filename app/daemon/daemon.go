@@ -38,6 +38,8 @@ type Daemon struct {
 	Server *server.Server
 	Log    *slog.Logger
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
+
+	docReader []string // Options.DocReader
 }
 
 // LockFile is where a running daemon holds its lock and writes the URL it
@@ -121,6 +123,10 @@ type Options struct {
 	// NetInit is the corral-netinit program that gives commands network;
 	// "" = NetInitPath().
 	NetInit string
+	// DocReader is the command that parses documents (file.document_read)
+	// inside a sandbox: Corral's own executable and its hidden
+	// subcommand. Empty: documents are unavailable.
+	DocReader []string
 }
 
 // NetInitPath finds corral-netinit: $CORRAL_NETINIT, else next to this
@@ -177,7 +183,7 @@ func Open(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
-	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock}
+	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock, docReader: o.DocReader}
 	netinit := o.NetInit
 	if netinit == "" {
 		netinit = NetInitPath()
@@ -229,6 +235,9 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	}
 	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
 		log.Warn("commands unavailable", "why", why)
+	}
+	if len(d.docReader) > 0 {
+		box.SetDocs(sandbox.DocConfig{Runner: runner, Binary: d.docReader[0], Args: d.docReader[1:]})
 	}
 	gate, err := netgate.New(netgate.Config{
 		Policy: pol, Audit: st, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,

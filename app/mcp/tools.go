@@ -86,6 +86,14 @@ type readManyIn struct {
 	Context *Context `json:"context,omitempty"`
 }
 
+type documentIn struct {
+	Path    string   `json:"path" jsonschema:"the document to read, e.g. share/report.pdf or books/novel.epub"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the first line of the extracted text to return, 1-based"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines of text to return (at most 2000 per call)"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
 type writeIn struct {
 	Path     string   `json:"path" jsonschema:"the file to write; parent folders are created"`
 	Content  string   `json:"content" jsonschema:"the text to write (or base64 with encoding=base64)"`
@@ -322,6 +330,10 @@ func NewServer(b Backend, version string) *sdk.Server {
 		}, readManyHandler)
 	addTool(r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
 		nil, forward[statIn])
+	addTool(r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
+		"Marker lines show where you are: '=== Page 3 ===' (PDF), '=== Sheet: Name ===' (spreadsheets, whose rows come as tab-separated cells), '=== Slide 2 ===', '=== Chapter 4 ==='. " +
+		"Returns up to 2000 lines or 256 KiB per call; use offset/limit for more. Use file_read for plain text files. Scanned PDFs without a text layer give no text, and password-protected files cannot be read. " + pathRules, readOnly},
+		nil, documentHandler)
 	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
 	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
@@ -573,6 +585,50 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
+	}
+}
+
+// documentHandler is file.document_read's handler: the text, and when it
+// was cut, how to read on.
+func documentHandler(b Backend, method string) sdk.ToolHandlerFor[documentIn, any] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in documentIn) (*sdk.CallToolResult, any, error) {
+		raw, err := b.Call(ctx, method, in)
+		if err != nil {
+			return nil, nil, toolError(err)
+		}
+		var r struct {
+			Format      string  `json:"format"`
+			Content     string  `json:"content"`
+			TotalLines  int     `json:"totalLines"`
+			OutputLines int     `json:"outputLines"`
+			Truncated   bool    `json:"truncated"`
+			TruncatedBy *string `json:"truncatedBy"`
+		}
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return nil, nil, err
+		}
+		var sb strings.Builder
+		sb.WriteString(r.Content)
+		if r.TotalLines == 0 {
+			sb.WriteString("[The document holds no text; if it is a scanned PDF, its pages are images.]")
+		}
+		if r.Truncated {
+			if !strings.HasSuffix(r.Content, "\n") {
+				sb.WriteByte('\n')
+			}
+			first := max(in.Offset, 1)
+			last, next := first+r.OutputLines-1, first+r.OutputLines
+			if r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes && !strings.HasSuffix(r.Content, "\n") {
+				fmt.Fprintf(&sb, "\n[Line %d of %d is longer than document_read returns; these are its first %d bytes.", last, r.TotalLines, len(r.Content))
+				if next <= r.TotalLines {
+					fmt.Fprintf(&sb, " Call document_read with offset=%d for the lines after it.", next)
+				}
+				sb.WriteByte(']')
+			} else {
+				fmt.Fprintf(&sb, "\n[Showing lines %d–%d of %d. Call document_read with offset=%d to read on.]", first, last, r.TotalLines, next)
+			}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: sb.String()}}}, nil, nil
 	}
 }
 

@@ -114,6 +114,7 @@ func (s *Server) methodTable() map[string]method {
 		"undo.apply":      {owner: true, fn: handle(b.UndoApply)},
 		"undo.client":     {owner: true, fn: handle(b.UndoClient)},
 		"version.restore": {owner: true, fn: handle(b.Restore)},
+		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
 }
 

@@ -96,6 +96,7 @@ type plan struct {
 	maxOutput int
 	onOutput  func(string, []byte)
 	egress    func(context.Context, net.Conn)
+	rlimits   []rlimit // nil: the Runner's limits
 }
 
 // systemView builds the read-only system arguments once.

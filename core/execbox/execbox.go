@@ -27,6 +27,15 @@
 //     X11 sockets), /sys, /var, /home, /root, /mnt, /media, /opt, /srv
 //     (except the empty parent folders leading to a Mount's path).
 //
+// # Helpers
+//
+// RunHelper runs a program of Corral's own (its document reader) on
+// untrusted bytes in the same kind of sandbox, with less in it: the system
+// view and the one binary (read-only at /helper), no scope, no shared
+// folder, no roots, no network, no writable folder (/tmp and /dev/shm are
+// read-only), and tighter limits of its own (HelperLimits: RLIMIT_DATA,
+// RLIMIT_AS, RLIMIT_CPU, processes, open files) besides the wall timeout.
+//
 // # What is guaranteed
 //
 //   - bubblewrap with new user (where possible), PID, network, IPC, UTS and

@@ -270,7 +270,11 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		default:
 			childKnown = true
 			box.setChild(in.pid)
-			attachErr = applyRlimits(in.pid, r.rlimits())
+			ls := p.rlimits
+			if ls == nil {
+				ls = r.rlimits()
+			}
+			attachErr = applyRlimits(in.pid, ls)
 			for _, d := range cgDirs {
 				if attachErr == nil {
 					attachErr = addToCgroup(d, in.pid)

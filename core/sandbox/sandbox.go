@@ -79,6 +79,7 @@ type Sandbox struct {
 	linkCfg LinkConfig
 	exec    ExecConfig
 	slots   *slots // bounds commands running at once (SetExec)
+	docs    DocConfig
 
 	running runningSet
 

@@ -70,7 +70,7 @@ type world struct {
 	pol                                   *policy.Policy
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	t.Helper()
 	w := &world{dir: t.TempDir(), sink: &memSink{}}
 	w.outside = filepath.Join(w.dir, "outside")

@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"corral/core/docread"
+	"corral/core/errs"
+	"corral/core/execbox"
+	"corral/core/fsbox"
+)
+
+// MaxDocumentBytes is the largest file file.document_read reads.
+const MaxDocumentBytes = docread.MaxInput
+
+// DocConfig configures file.document_read: the parser runs as Binary with
+// Args (and the file's extension appended) inside execbox.RunHelper.
+type DocConfig struct {
+	Runner  *execbox.Runner   // nil: documents unavailable
+	Binary  string            // Corral's own executable
+	Args    []string          // e.g. ["__docread"]
+	Env     map[string]string // added to the helper's environment
+	Timeout time.Duration     // wall time per document; 0 = 30 s
+	Limits  execbox.HelperLimits
+}
+
+// SetDocs installs the document reader.
+func (s *Sandbox) SetDocs(dc DocConfig) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.docs = dc
+}
+
+// DocumentReadArgs are file.document_read's parameters.
+type DocumentReadArgs struct {
+	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required"`
+	Offset  int      `json:"offset"`
+	Limit   int      `json:"limit"`
+}
+
+// DocumentResult is file.document_read's answer: the document's text,
+// paged by lines like file.read. Pages counts PDF pages, spreadsheet
+// sheets, slides or EPUB chapters, and is left out for other formats.
+type DocumentResult struct {
+	Type        string  `json:"type"` // "document"
+	Path        string  `json:"path"`
+	Format      string  `json:"format"`
+	Content     string  `json:"content"`
+	TotalLines  int     `json:"totalLines"`
+	OutputLines int     `json:"outputLines"`
+	Truncated   bool    `json:"truncated"`
+	TruncatedBy *string `json:"truncatedBy"`
+	Pages       int     `json:"pages,omitempty"`
+}
+
+// Helper limits for documents, where DocConfig leaves them zero.
+const (
+	docTimeout = 30 * time.Second
+	docCPU     = 20 * time.Second
+	docMemory  = 768 << 20
+	docAS      = 3 << 30
+	// docOutput is what the helper may print: the text cap plus the header.
+	docOutput = 32<<20 + 64<<10
+)
+
+var extRe = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
+
+// DocumentRead answers file.document_read: the file is read here, through
+// fsbox, and its bytes are parsed by the sandboxed helper, which never
+// opens a path.
+func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs) (DocumentResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "file.document_read", a.Reason)
+	if err != nil {
+		return DocumentResult{}, err
+	}
+	if a.Offset < 0 || a.Limit < 0 {
+		o.ev.Target = a.Path
+		return DocumentResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
+	}
+	d, t, err := o.target(a.Path, needRead)
+	if err != nil {
+		return DocumentResult{}, o.end(ctx, err)
+	}
+	data, err := d.ReadAll(t.RelSlash(), MaxDocumentBytes)
+	if err != nil {
+		return DocumentResult{}, o.end(ctx, err)
+	}
+	o.ev.Bytes = int64(len(data))
+	doc, err := s.parseDocument(ctx, t.Visible, data)
+	if err != nil {
+		return DocumentResult{}, o.end(ctx, err)
+	}
+	res, err := pageLines(t.Visible, doc.Text, a.Offset, a.Limit)
+	if err != nil {
+		return DocumentResult{}, o.end(ctx, err)
+	}
+	res.Format, res.Pages = string(doc.Format), doc.Parts
+	o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%s, %d of %d lines", doc.Format, res.OutputLines, res.TotalLines))
+	return res, o.end(ctx, nil)
+}
+
+// parseDocument runs the helper on data and reads its reply.
+func (s *Sandbox) parseDocument(ctx context.Context, visible string, data []byte) (docread.Result, error) {
+	s.mu.Lock()
+	dc := s.docs
+	s.mu.Unlock()
+	if dc.Runner == nil || dc.Binary == "" {
+		return docread.Result{}, errs.New(errs.Unavailable, visible, "Documents cannot be read: Corral has no sandbox for its document reader.")
+	}
+	if ok, _, why := dc.Runner.Available(); !ok {
+		return docread.Result{}, errs.New(errs.Unavailable, visible, "Documents cannot be read, because they are only ever parsed in a sandbox. %s", strings.TrimPrefix(why, "Commands are unavailable: "))
+	}
+	args := append([]string(nil), dc.Args...)
+	if ext := strings.ToLower(path.Ext(visible)); extRe.MatchString(ext) {
+		args = append(args, "doc"+ext)
+	} else {
+		args = append(args, "doc")
+	}
+	env := map[string]string{"GOMAXPROCS": "2", "GOMEMLIMIT": "512MiB", "GOTRACEBACK": "none"}
+	maps.Copy(env, dc.Env)
+	timeout := dc.Timeout
+	if timeout <= 0 {
+		timeout = docTimeout
+	}
+	lim := dc.Limits
+	if lim.CPUTime <= 0 {
+		lim.CPUTime = docCPU
+	}
+	if lim.Memory <= 0 {
+		lim.Memory = docMemory
+	}
+	if lim.AddressSpace <= 0 {
+		lim.AddressSpace = docAS
+	}
+	res, err := dc.Runner.RunHelper(ctx, execbox.HelperSpec{
+		Binary: dc.Binary, Args: args, Env: env, Stdin: data,
+		Timeout: timeout, MaxOutput: docOutput, Limits: lim,
+	})
+	if err != nil {
+		var e *errs.Error
+		if errors.As(err, &e) {
+			e.Path = visible
+			return docread.Result{}, e
+		}
+		return docread.Result{}, errs.Wrap(err, errs.IO, visible, "The document reader could not be started.")
+	}
+	switch {
+	case res.Cancelled:
+		return docread.Result{}, errs.New(errs.IO, visible, "Reading %s was cancelled.", visible)
+	case res.TimedOut:
+		return docread.Result{}, errs.New(errs.Timeout, visible, "Reading %s took longer than %s, so it was stopped; the document may be damaged or built to be slow.", visible, timeout)
+	case res.Signal == "SIGXCPU" || (res.Signal == "SIGKILL" && res.Duration >= lim.CPUTime):
+		return docread.Result{}, errs.New(errs.Timeout, visible, "Reading %s needed more than %s of computing time, so it was stopped; the document may be damaged or built to be slow.", visible, lim.CPUTime)
+	}
+	doc, perr := docread.ParseReply([]byte(res.Stdout))
+	if perr == nil && !res.Truncated && res.ExitCode == 0 {
+		return doc, nil
+	}
+	var de *docread.Error
+	if errors.As(perr, &de) && res.ExitCode == 0 {
+		if de.Reason == docread.Unsupported {
+			return docread.Result{}, errs.New(errs.InvalidParams, visible, "%s is not a document Corral can read; it reads %s.", visible, docread.Names)
+		}
+		return docread.Result{}, errs.Wrap(perr, errs.IO, visible, "%s", de.Msg)
+	}
+	// The helper died before it could answer.
+	s.log.Warn("document reader failed", "path", visible, "exit", res.ExitCode, "signal", res.Signal, "err", firstLineOf(res.Stderr))
+	if strings.Contains(res.Stderr, "out of memory") || res.Signal == "SIGKILL" || res.Signal == "SIGSEGV" {
+		return docread.Result{}, errs.New(errs.IO, visible, "The document could not be read: it needs more memory than Corral allows for one document.")
+	}
+	return docread.Result{}, errs.New(errs.IO, visible, "The document could not be read: it looks damaged.")
+}
+
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l[:min(len(l), 200)]
+}
+
+// pageLines cuts text like file.read cuts a file: from line offset
+// (1-based), at most limit lines (and never more than fsbox.MaxReadLines
+// lines or fsbox.MaxReadBytes bytes).
+func pageLines(visible, text string, offset, limit int) (DocumentResult, error) {
+	if offset == 0 {
+		offset = 1
+	}
+	maxLines := fsbox.MaxReadLines
+	if limit > 0 && limit < maxLines {
+		maxLines = limit
+	}
+	total := strings.Count(text, "\n")
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		total++
+	}
+	if offset > 1 && offset > total {
+		lines := "lines"
+		if total == 1 {
+			lines = "line"
+		}
+		return DocumentResult{}, errs.New(errs.InvalidParams, visible, "The text of %s has %d %s, so there is no line %d to start from.", visible, total, lines, offset)
+	}
+	// Skip to the offset.
+	rest := text
+	for i := 1; i < offset; i++ {
+		_, rest, _ = strings.Cut(rest, "\n")
+	}
+	var (
+		end   int
+		n     int
+		by    string
+		start = rest
+	)
+	for end < len(start) {
+		if n == maxLines {
+			by = fsbox.ByLines
+			break
+		}
+		next := strings.IndexByte(start[end:], '\n')
+		lineEnd := len(start)
+		if next >= 0 {
+			lineEnd = end + next + 1
+		}
+		if lineEnd > fsbox.MaxReadBytes {
+			by = fsbox.ByBytes
+			if n == 0 { // one line alone is over the cap: its start
+				end = fsbox.MaxReadBytes
+				for end > 0 && !utf8RuneStart(start[end]) {
+					end--
+				}
+				n = 1
+			}
+			break
+		}
+		end = lineEnd
+		n++
+	}
+	res := DocumentResult{Type: "document", Path: visible, Content: start[:end], TotalLines: total, OutputLines: n, Truncated: by != ""}
+	if by != "" {
+		res.TruncatedBy = &by
+	}
+	return res, nil
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
