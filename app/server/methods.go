@@ -107,13 +107,13 @@ func (s *Server) methodTable() map[string]method {
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
 		// Versions and undo (core/sandbox/undo.go; README "Undo").
-		"versions.list":   {owner: true, fn: handle(b.History)},
-		"versions.usage":  {owner: true, fn: handle(b.VersionsInfo)},
-		"changes.get":     {owner: true, fn: handle(b.Changes)},
-		"undo.preview":    {owner: true, fn: handle(b.UndoPreview)},
-		"undo.apply":      {owner: true, fn: handle(b.UndoApply)},
-		"undo.client":     {owner: true, fn: handle(b.UndoClient)},
-		"version.restore": {owner: true, fn: handle(b.Restore)},
+		"versions.list":      {owner: true, fn: handle(b.History)},
+		"versions.usage":     {owner: true, fn: handle(b.VersionsInfo)},
+		"changes.get":        {owner: true, fn: handle(b.Changes)},
+		"undo.preview":       {owner: true, fn: handle(b.UndoPreview)},
+		"undo.apply":         {owner: true, fn: handle(b.UndoApply)},
+		"undo.client":        {owner: true, fn: handle(b.UndoClient)},
+		"version.restore":    {owner: true, fn: handle(b.Restore)},
 		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
 }
