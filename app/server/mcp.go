@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -125,6 +126,14 @@ func (s *Server) mcpHandler() http.Handler {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.Server.MaxMessageBytes))
 			if err != nil {
 				http.Error(w, "The request body is too large or could not be read.", http.StatusRequestEntityTooLarge)
+				return
+			}
+			if !utf8.Valid(body) {
+				// JSON is UTF-8; decoded, a stray byte would become U+FFFD
+				// and a path would name another file (as /ws and stdio refuse).
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeParse, Message: "The message is not valid UTF-8 JSON."}))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
