@@ -1,0 +1,72 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"corral/app/client"
+)
+
+// One agent key cannot hold an unbounded number of /ws connections:
+// 20,000 of them used up Corral's file descriptors, and the owner could
+// then reach neither the dashboard nor `corral call` (nor could Corral
+// open files). Past agentConnLimit the handshake is refused with 429
+// and a sentence; another agent and the owner still connect, and a
+// closed connection frees its place.
+// agentConnLimit is the limit the server keeps (maxConnsPerClient).
+const agentConnLimit = 128
+
+func TestConnectionsPerAgentAreBounded(t *testing.T) {
+	h := start(t, "")
+	hdr := http.Header{"Authorization": {"Bearer " + aliceKey}}
+	var open []*websocket.Conn
+	t.Cleanup(func() {
+		for _, c := range open {
+			c.Close()
+		}
+	})
+	for range agentConnLimit {
+		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", hdr)
+		if err != nil {
+			t.Fatalf("connection %d of %d: %v", len(open)+1, agentConnLimit, err)
+		}
+		open = append(open, c)
+	}
+	_, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", hdr)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		code := 0
+		if resp != nil {
+			code = resp.StatusCode
+		}
+		t.Fatalf("connection %d of one agent: err %v, status %d; want 429", agentConnLimit+1, err, code)
+	}
+	// Others are not shut out.
+	for _, key := range []string{bobKey, ownerToken} {
+		c := h.dial(key)
+		if _, err := c.Call(context.Background(), "session.info", nil); err != nil {
+			t.Errorf("another caller while alice holds %d connections: %v", agentConnLimit, err)
+		}
+	}
+	// Closing one frees a place (the server notices the close).
+	open[0].Close()
+	open = open[1:]
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		c, err := client.Dial(ctx, h.url, aliceKey)
+		cancel()
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after closing one connection alice still cannot connect: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
