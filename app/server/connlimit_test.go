@@ -15,12 +15,9 @@ import (
 // One agent key cannot hold an unbounded number of /ws connections:
 // 20,000 of them used up Corral's file descriptors, and the owner could
 // then reach neither the dashboard nor `corral call` (nor could Corral
-// open files). Past agentConnLimit the handshake is refused with 429
+// open files). Past maxConnsPerClient the handshake is refused with 429
 // and a sentence; another agent and the owner still connect, and a
 // closed connection frees its place.
-// agentConnLimit is the limit the server keeps (maxConnsPerClient).
-const agentConnLimit = 128
-
 func TestConnectionsPerAgentAreBounded(t *testing.T) {
 	h := start(t, "")
 	hdr := http.Header{"Authorization": {"Bearer " + aliceKey}}
@@ -30,10 +27,10 @@ func TestConnectionsPerAgentAreBounded(t *testing.T) {
 			c.Close()
 		}
 	})
-	for range agentConnLimit {
+	for range maxConnsPerClient {
 		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", hdr)
 		if err != nil {
-			t.Fatalf("connection %d of %d: %v", len(open)+1, agentConnLimit, err)
+			t.Fatalf("connection %d of %d: %v", len(open)+1, maxConnsPerClient, err)
 		}
 		open = append(open, c)
 	}
@@ -43,13 +40,13 @@ func TestConnectionsPerAgentAreBounded(t *testing.T) {
 		if resp != nil {
 			code = resp.StatusCode
 		}
-		t.Fatalf("connection %d of one agent: err %v, status %d; want 429", agentConnLimit+1, err, code)
+		t.Fatalf("connection %d of one agent: err %v, status %d; want 429", maxConnsPerClient+1, err, code)
 	}
 	// Others are not shut out.
 	for _, key := range []string{bobKey, ownerToken} {
 		c := h.dial(key)
 		if _, err := c.Call(context.Background(), "session.info", nil); err != nil {
-			t.Errorf("another caller while alice holds %d connections: %v", agentConnLimit, err)
+			t.Errorf("another caller while alice holds %d connections: %v", maxConnsPerClient, err)
 		}
 	}
 	// Closing one frees a place (the server notices the close).
