@@ -17,7 +17,8 @@ import (
 // then reach neither the dashboard nor `corral call` (nor could Corral
 // open files). Past maxConnsPerClient the handshake is refused with 429
 // and a sentence; another agent and the owner still connect, and a
-// closed connection frees its place.
+// closed connection frees its place. MCP over HTTP requests count
+// against the same bound.
 func TestConnectionsPerAgentAreBounded(t *testing.T) {
 	h := start(t, "")
 	hdr := http.Header{"Authorization": {"Bearer " + aliceKey}}
@@ -41,6 +42,20 @@ func TestConnectionsPerAgentAreBounded(t *testing.T) {
 			code = resp.StatusCode
 		}
 		t.Fatalf("connection %d of one agent: err %v, status %d; want 429", maxConnsPerClient+1, err, code)
+	}
+	// MCP over HTTP counts too: a GET stream is held as long as a
+	// WebSocket.
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("/mcp while alice holds %d connections: %s; want 429", maxConnsPerClient, resp.Status)
+		}
 	}
 	// Others are not shut out.
 	for _, key := range []string{bobKey, ownerToken} {

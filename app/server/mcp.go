@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -107,6 +108,15 @@ func (s *Server) mcpHandler() http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
 			http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
 			return
+		}
+		if !caller.Owner {
+			// /mcp requests (a GET stream lasts as long as the agent
+			// wants) count against the same bound as /ws connections.
+			if !s.holdConn(caller.Client) {
+				http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
+				return
+			}
+			defer s.releaseConn(caller.Client)
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sid != "" {
