@@ -95,3 +95,26 @@ wait:
 		t.Errorf("folder after the refused writes: %v\n%s", err, b)
 	}
 }
+
+// MCP over HTTP refuses a body that is not UTF-8, as /ws and stdio do:
+// encoding/json would decode the byte 0xff in "caf\xff.txt" to U+FFFD and
+// write "caf\ufffd.txt", another file than the one sent.
+func TestMCPHTTPRefusesInvalidUTF8(t *testing.T) {
+	r := startServe(t)
+	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
+	}
+	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp, body = mcpPost(t, r, sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"file_write\",\"arguments\":{\"path\":\"caf\xff.txt\",\"content\":\"x\"}}}")
+	if !strings.Contains(body, "-32700") || !strings.Contains(body, "UTF-8") {
+		t.Errorf("a body with the byte 0xff: %d %q, want a -32700 error that names UTF-8", resp.StatusCode, body)
+	}
+	ls := exec.Command(r.bin, "call", "folder.list", `{"path":"."}`)
+	ls.Env = r.agentEnv()
+	b, err := ls.CombinedOutput()
+	if err != nil || strings.Contains(string(b), "caf") {
+		t.Errorf("folder after the refused write: %v\n%s", err, b)
+	}
+}

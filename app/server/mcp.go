@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -107,6 +109,15 @@ func (s *Server) mcpHandler() http.Handler {
 			http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
 			return
 		}
+		if !caller.Owner {
+			// /mcp requests (a GET stream lasts as long as the agent
+			// wants) count against the same bound as /ws connections.
+			if !s.holdConn(caller.Client) {
+				http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
+				return
+			}
+			defer s.releaseConn(caller.Client)
+		}
 		sid := r.Header.Get("Mcp-Session-Id")
 		if sid != "" {
 			ms.mu.Lock()
@@ -125,6 +136,14 @@ func (s *Server) mcpHandler() http.Handler {
 			body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.Server.MaxMessageBytes))
 			if err != nil {
 				http.Error(w, "The request body is too large or could not be read.", http.StatusRequestEntityTooLarge)
+				return
+			}
+			if !utf8.Valid(body) {
+				// JSON is UTF-8; decoded, a stray byte would become U+FFFD
+				// and a path would name another file (as /ws and stdio refuse).
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusBadRequest)
+				w.Write(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeParse, Message: "The message is not valid UTF-8 JSON."}))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))

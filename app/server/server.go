@@ -93,10 +93,12 @@ type Server struct {
 	lanCertFile string
 	lanIP       func() (net.IP, error)
 
-	mu     sync.Mutex
-	conns  map[*conn]struct{}
-	closed bool
-	addr   string // the address actually listened on
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+	// agentConns counts each agent's /ws connections, open or opening.
+	agentConns map[string]int
+	closed     bool
+	addr       string // the address actually listened on
 }
 
 // New builds a server from its options.
@@ -287,7 +289,37 @@ func (s *Server) track(c *conn) bool {
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.conns[c]; ok && !c.caller.Owner {
+		s.releaseConnLocked(c.caller.Client)
+	}
 	delete(s.conns, c)
+}
+
+// holdConn takes one of client's maxConnsPerClient connection places and
+// reports whether there was one.
+func (s *Server) holdConn(client string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agentConns[client] >= maxConnsPerClient {
+		return false
+	}
+	if s.agentConns == nil {
+		s.agentConns = map[string]int{}
+	}
+	s.agentConns[client]++
+	return true
+}
+
+func (s *Server) releaseConn(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseConnLocked(client)
+}
+
+func (s *Server) releaseConnLocked(client string) {
+	if s.agentConns[client]--; s.agentConns[client] <= 0 {
+		delete(s.agentConns, client)
+	}
 }
 
 // finishConns ends the open connections that match.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -21,6 +22,12 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	maxInFlight = 64 // concurrent calls per connection; more wait
+	// maxConnsPerClient bounds the /ws connections one agent key holds
+	// open at once: each costs a file descriptor and memory for as long
+	// as the agent keeps it, so without a bound one key could use up
+	// Corral's descriptors and shut out the owner. The owner (token,
+	// dashboard, paired devices) is not counted.
+	maxConnsPerClient = 128
 )
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -34,6 +41,18 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
 		return
 	}
+	if !caller.Owner {
+		if !s.holdConn(caller.Client) {
+			http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
+			return
+		}
+	}
+	held := !caller.Owner // released here unless the connection is tracked (then untrack releases it)
+	defer func() {
+		if held {
+			s.releaseConn(caller.Client)
+		}
+	}()
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
 		// Origin was checked above, exactly; gorilla's own check would
@@ -67,6 +86,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws.Close()
 		return
 	}
+	held = false // untrack releases it
 	// A sign-out or a device's revocation between authenticate and track
 	// found no connection to end. Now that c is tracked, any later one
 	// will find it, and an earlier one shows here.

@@ -1,0 +1,53 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"corral/core/paths"
+	"corral/core/versions"
+)
+
+// An agent cannot make its own change unrecoverable by filling the
+// version store. Here it deletes a file the owner cares about (its
+// content is kept), then rewrites a few files of its own until the store
+// is over its budget: the deleted file's version must still be there to
+// restore. Today the oldest versions go first, so the churn evicts the
+// very version that undoes the delete.
+func TestAgentCannotEvictVersionsItMade(t *testing.T) {
+	dir := t.TempDir()
+	vdir := filepath.Join(dir, "versions")
+	box, err := New(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"},
+		Users: []string{"alice"}, Audit: &memSink{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { box.Close() })
+	alice := Caller{Client: "a", User: "alice"}
+	ctx := context.Background()
+	precious := "five years of the owner's notes"
+	if _, err := box.Write(ctx, alice, WriteArgs{Path: "thesis.txt", Content: precious}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := box.Delete(ctx, alice, DeleteArgs{Path: "thesis.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	// Churn: each rewrite keeps 256 KiB of the file's previous content.
+	for i := range 12 {
+		body := strings.Repeat(fmt.Sprintf("%03d", i), 256<<10/3)
+		if _, err := box.Write(ctx, alice, WriteArgs{Path: fmt.Sprintf("churn%d.txt", i%3), Content: body}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := versions.Open(versions.Config{Dir: vdir, MaxBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Prune() // whatever the store's own prune has not done yet
+	if !st.Has(versions.Sum([]byte(precious))) {
+		t.Errorf("the version that undoes the agent's delete of thesis.txt was pruned by the agent's own later writes (store: %+v)", st.Usage())
+	}
+}
