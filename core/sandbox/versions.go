@@ -74,6 +74,8 @@ func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				p.notKept, p.sum = notKeptTooLarge, nil
+			case errors.Is(err, versions.ErrFull):
+				return err
 			case err != nil:
 				return errs.Wrap(err, errs.IO, p.vis, "Corral could not keep the previous version of %s, so it did not change it.", p.vis)
 			}
@@ -167,6 +169,8 @@ func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				c.NotKept = notKeptTooLarge
+			case errors.Is(err, versions.ErrFull):
+				return nil, err
 			case err != nil:
 				return nil, errs.Wrap(err, errs.IO, ch.out.Path, "Corral could not keep the previous version of %s, so the patch was not applied.", ch.out.Path)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/versions"
 )
@@ -16,7 +17,8 @@ import (
 // content is kept), then rewrites a few files of its own until the store
 // is over its budget: the deleted file's version must still be there to
 // restore. Today the oldest versions go first, so the churn evicts the
-// very version that undoes the delete.
+// very version that undoes the delete. Versions younger than a week are
+// never removed to make room: the churn is refused instead.
 func TestAgentCannotEvictVersionsItMade(t *testing.T) {
 	dir := t.TempDir()
 	vdir := filepath.Join(dir, "versions")
@@ -36,11 +38,22 @@ func TestAgentCannotEvictVersionsItMade(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Churn: each rewrite keeps 256 KiB of the file's previous content.
+	// Once only young versions are left the store refuses more, and so
+	// the rewrite does not happen.
+	refused := 0
 	for i := range 12 {
 		body := strings.Repeat(fmt.Sprintf("%03d", i), 256<<10/3)
-		if _, err := box.Write(ctx, alice, WriteArgs{Path: fmt.Sprintf("churn%d.txt", i%3), Content: body}); err != nil {
+		_, err := box.Write(ctx, alice, WriteArgs{Path: fmt.Sprintf("churn%d.txt", i%3), Content: body})
+		switch e := errs.As(err); {
+		case err == nil:
+		case e.Kind == errs.Unavailable && strings.Contains(e.Msg, "version store is full"):
+			refused++
+		default:
 			t.Fatal(err)
 		}
+	}
+	if refused == 0 {
+		t.Error("12 rewrites of 256 KiB fit a 1 MiB store")
 	}
 	st, err := versions.Open(versions.Config{Dir: vdir, MaxBytes: 1 << 20})
 	if err != nil {

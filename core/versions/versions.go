@@ -19,6 +19,11 @@
 //     over Config.MaxBytes, the oldest blobs first are removed. "Old" is
 //     the last time a blob was stored: storing content already there
 //     renews it.
+//   - No version younger than Config.Keep is removed to make room, so an
+//     agent cannot push the version that undoes its own change out of the
+//     store by writing more: when a new version would not fit beside the
+//     young ones, Put refuses it (ErrFull) and the change does not
+//     happen.
 //   - A single file over Config.MaxFile is not stored (ErrTooLarge); the
 //     caller records the change without its content.
 //
@@ -67,14 +72,20 @@ const (
 // ErrTooLarge is returned by Put for content over Config.MaxFile.
 var ErrTooLarge = errors.New("versions: file over the size limit")
 
+// DefaultKeep is Config.Keep's default.
+const DefaultKeep = 7 * 24 * time.Hour
+
 // Config configures a Store.
 type Config struct {
 	Dir      string        // the store's folder, in Corral's own data folder
 	MaxAge   time.Duration // 0: DefaultMaxAge
 	MaxBytes int64         // total size of the blobs; 0: the smaller of DefaultMaxBytes and 10% of the free space at Open
 	MaxFile  int64         // largest content kept; 0: DefaultMaxFile
-	Clock    func() time.Time
-	Logger   *slog.Logger
+	// Keep is how long a version is safe from being removed to make room
+	// (MaxAge still ends it); 0: DefaultKeep, at most MaxAge.
+	Keep   time.Duration
+	Clock  func() time.Time
+	Logger *slog.Logger
 }
 
 // Store is a content-addressed version store. It is safe for concurrent
@@ -86,6 +97,7 @@ type Store struct {
 	maxAge   time.Duration
 	maxBytes int64
 	maxFile  int64
+	keep     time.Duration
 	now      func() time.Time
 	log      *slog.Logger
 
@@ -103,7 +115,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("versions: folder %q is not an absolute path", cfg.Dir)
 	}
 	s := &Store{
-		dir: filepath.Clean(cfg.Dir), maxAge: cfg.MaxAge, maxBytes: cfg.MaxBytes, maxFile: cfg.MaxFile,
+		dir: filepath.Clean(cfg.Dir), maxAge: cfg.MaxAge, maxBytes: cfg.MaxBytes, maxFile: cfg.MaxFile, keep: cfg.Keep,
 		now: cfg.Clock, log: cfg.Logger,
 	}
 	s.blobs, s.tmp = filepath.Join(s.dir, "blobs"), filepath.Join(s.dir, "tmp")
@@ -119,6 +131,10 @@ func Open(cfg Config) (*Store, error) {
 	if s.maxFile <= 0 {
 		s.maxFile = DefaultMaxFile
 	}
+	if s.keep <= 0 {
+		s.keep = DefaultKeep
+	}
+	s.keep = min(s.keep, s.maxAge)
 	for _, d := range []string{s.dir, s.blobs, s.tmp} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			return nil, fmt.Errorf("versions: %w", err)
@@ -261,6 +277,10 @@ func (s *Store) put(r io.Reader, want string) (string, error) {
 		os.Remove(tmp)
 		return "", errs.Wrap(err, errs.IO, "", "Corral could not keep the previous version of a file.")
 	}
+	if err := s.room(n); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
 	now := s.now()
 	os.Chtimes(tmp, now, now) // retention counts by the store's clock
 	if err := os.Rename(tmp, dst); err != nil {
@@ -288,6 +308,28 @@ func (s *Store) put(r io.Reader, want string) (string, error) {
 
 // renew reports whether blob id is already stored, and if so marks it as
 // stored now, so retention counts from its latest use.
+// ErrFull is returned by Put when a new version does not fit beside the
+// versions younger than Config.Keep.
+var ErrFull = errs.New(errs.Unavailable, "", "Corral's version store is full of recent versions, so it could not keep this file's previous content, and the change did not happen. The owner can raise [versions] max_size_mb, or wait until older versions may go.")
+
+// room makes room for n more bytes, removing old versions if it must, and
+// answers ErrFull when only young ones would have to go.
+func (s *Store) room(n int64) error {
+	s.mu.Lock()
+	fits := s.total+n <= s.maxBytes
+	s.mu.Unlock()
+	if fits {
+		return nil
+	}
+	s.prune(n)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.total+n > s.maxBytes {
+		return ErrFull
+	}
+	return nil
+}
+
 func (s *Store) renew(id string) bool {
 	now := s.now()
 	return os.Chtimes(s.path(id), now, now) == nil
@@ -375,7 +417,10 @@ func (s *Store) list() []blob {
 // Prune removes the blobs older than MaxAge, then the oldest until the
 // store is within MaxBytes, and reports how many it removed and how many
 // bytes that freed.
-func (s *Store) Prune() (removed int, freed int64) {
+func (s *Store) Prune() (removed int, freed int64) { return s.prune(0) }
+
+// prune is Prune making room for need more bytes besides.
+func (s *Store) prune(need int64) (removed int, freed int64) {
 	s.pruneMu.Lock()
 	defer s.pruneMu.Unlock()
 	bs := s.list()
@@ -384,10 +429,12 @@ func (s *Store) Prune() (removed int, freed int64) {
 	for _, b := range bs {
 		total += b.size
 	}
-	cutoff := s.now().Add(-s.maxAge)
+	now := s.now()
+	cutoff, young := now.Add(-s.maxAge), now.Add(-s.keep)
 	for _, b := range bs {
-		if !b.mod.Before(cutoff) && total <= s.maxBytes {
-			break
+		expired := b.mod.Before(cutoff)
+		if !expired && (total+need <= s.maxBytes || !b.mod.Before(young)) {
+			break // within budget, or only young versions are left
 		}
 		if err := os.Remove(b.path); err != nil {
 			continue

@@ -2,6 +2,7 @@ package versions
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func TestPrune(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	advance := func(d time.Duration) { clock.Add(int64(d)) }
-	s := open(t, Config{MaxAge: 48 * time.Hour, MaxBytes: 25, Clock: func() time.Time { return time.Unix(0, clock.Load()) }})
+	s := open(t, Config{MaxAge: 48 * time.Hour, MaxBytes: 25, Keep: 30 * time.Minute, Clock: func() time.Time { return time.Unix(0, clock.Load()) }})
 	put := func(c string) string {
 		id, err := s.PutBytes([]byte(c))
 		if err != nil {
@@ -118,6 +119,11 @@ func TestPrune(t *testing.T) {
 	s.Prune()
 	if s.Has(mid) || !s.Has(old) || !s.Has(newest) {
 		t.Errorf("over budget: mid kept %v, renewed kept %v, newest kept %v", s.Has(mid), s.Has(old), s.Has(newest))
+	}
+	// Only versions younger than Keep left: a new one that does not fit
+	// is refused rather than one of them removed.
+	if _, err := s.PutBytes([]byte("klmnopqrst")); !errors.Is(err, ErrFull) || !s.Has(newest) {
+		t.Errorf("a version over budget beside young ones: %v, newest kept %v", err, s.Has(newest))
 	}
 	advance(72 * time.Hour)
 	s.Prune()
