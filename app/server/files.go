@@ -45,6 +45,7 @@ const filesOutCSP = "sandbox; default-src 'none'; img-src 'self' data:; media-sr
 func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	h := w.Header() // guard has set nosniff and no-referrer
 	h.Set("Content-Security-Policy", filesOutCSP)
+	h.Set("X-DNS-Prefetch-Control", "off")
 	h.Set("Cache-Control", "private, no-cache")
 	forbidden := func() { plain(w, http.StatusForbidden, "This link is not valid. Ask for a new one.") }
 
@@ -91,6 +92,16 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
+	} else if ct, head := contentType(p, sv); markupType(ct) {
+		serveMarkup(w, r, p, ct, head, sv)
+		return
+	} else if head != nil {
+		// Sniffed: the bytes read are put back by seeking to the start.
+		if _, err := sv.File.Seek(0, io.SeekStart); err != nil {
+			plain(w, http.StatusInternalServerError, "Corral could not read this file.")
+			return
+		}
+		h.Set("Content-Type", ct)
 	}
 	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) {
 		serveSmall(w, p, sv)

@@ -1,0 +1,91 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"mime"
+	"net/http"
+	"path"
+	"strings"
+
+	"golang.org/x/net/html"
+
+	"corral/core/sandbox"
+)
+
+// Resource hints (<link rel=preconnect>, dns-prefetch …) are outside CSP:
+// Chromium connects to the server a hint names as soon as the page opens,
+// and a name alone carries data through DNS. So a page an agent wrote is
+// served with every <link> element removed (a report has no use for them:
+// default-src 'none' refuses the stylesheets and icons they would load),
+// and with DNS prefetching off. Markup files over maxSanitized are served
+// as plain text instead.
+
+const maxSanitized = 16 << 20
+
+// markupType reports whether ct is a document type a browser renders with
+// elements of its own (HTML, XHTML, SVG, XML).
+func markupType(ct string) bool {
+	mt, _, _ := mime.ParseMediaType(ct)
+	return mt == "text/html" || mt == "application/xhtml+xml" || mt == "image/svg+xml" ||
+		mt == "text/xml" || mt == "application/xml" || strings.HasSuffix(mt, "+xml")
+}
+
+// contentType is what /files/out answers p with: by its extension, else
+// by sniffing its first bytes (which it reads and gives back in front).
+func contentType(p string, sv sandbox.Served) (ct string, head []byte) {
+	if ct = mime.TypeByExtension(path.Ext(p)); ct != "" {
+		return ct, nil
+	}
+	head = make([]byte, 512)
+	n, _ := io.ReadFull(sv.File, head)
+	head = head[:n]
+	return http.DetectContentType(head), head
+}
+
+// serveMarkup answers a markup file without its <link> elements (ranges
+// and preconditions as http.ServeContent handles them).
+func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []byte, sv sandbox.Served) {
+	src, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head), sv.File), maxSanitized+1))
+	if err != nil {
+		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
+		return
+	}
+	if len(src) > maxSanitized {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Write(src[:maxSanitized])
+		return
+	}
+	w.Header().Set("Content-Type", ct)
+	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, bytes.NewReader(withoutLinks(src)))
+}
+
+// withoutLinks returns src with every <link> start tag (an element named
+// link in any namespace prefix) replaced by an empty comment; everything
+// else stays byte for byte. A comment, not nothing: removing "<link>" from
+// "<<link>link>" would join the rest into a new one.
+func withoutLinks(src []byte) []byte {
+	z := html.NewTokenizer(bytes.NewReader(src))
+	z.SetMaxBuf(0)
+	var out bytes.Buffer
+	out.Grow(len(src))
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return out.Bytes()
+		}
+		raw := z.Raw()
+		if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
+			name, _ := z.TagName()
+			n := string(name)
+			if i := strings.LastIndexByte(n, ':'); i >= 0 {
+				n = n[i+1:]
+			}
+			if n == "link" {
+				out.WriteString("<!---->")
+				continue
+			}
+		}
+		out.Write(raw)
+	}
+}

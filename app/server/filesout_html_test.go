@@ -1,0 +1,52 @@
+package server
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func TestWithoutLinks(t *testing.T) {
+	for in, want := range map[string]string{
+		`<p>a</p><link rel=preconnect href="http://x/">b`:    `<p>a</p><!---->b`,
+		`<LINK REL="dns-prefetch" HREF="//leak.example"/>ok`: `<!---->ok`,
+		`<svg><html:link rel=preconnect href=//x /></svg>`:   `<svg><!----></svg>`,
+		`<<link>link>`: `<<!---->link>`,
+		`<linkage>kept</linkage><!-- <link rel=preconnect> -->`: `<linkage>kept</linkage><!-- <link rel=preconnect> -->`,
+		"<p title='<link>'>é\x00</p>":                           "<p title='<link>'>é\x00</p>",
+	} {
+		if got := string(withoutLinks([]byte(in))); got != want {
+			t.Errorf("withoutLinks(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzWithoutLinks: whatever an agent writes, what is served holds no
+// element a browser would read as <link>, and nothing else is lost.
+func FuzzWithoutLinks(f *testing.F) {
+	for _, s := range []string{"<link rel=preconnect href=//x>", "<li<link>nk>", "<<link>link>", "<script><link></script>", "<link", "<a href='<link>'>"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := withoutLinks(in)
+		z := html.NewTokenizer(bytes.NewReader(out))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				return
+			}
+			if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
+				name, _ := z.TagName()
+				n := string(name)
+				if i := strings.LastIndexByte(n, ':'); i >= 0 {
+					n = n[i+1:]
+				}
+				if n == "link" {
+					t.Fatalf("a <link> survived: %q → %q", in, out)
+				}
+			}
+		}
+	})
+}
