@@ -61,10 +61,9 @@ func overlay(args []string) error {
 	if len(b) == 0 || len(fields)%4 != 0 {
 		return fmt.Errorf("bad overlay spec (%d fields)", len(fields))
 	}
-	// Nothing mounted here may reach the namespace Corral runs in.
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make the mounts private: %w", err)
-	}
+	// Nothing mounted here reaches the namespace Corral runs in: a mount
+	// namespace made in a new user namespace receives its parent's mount
+	// events but never sends any (its shared mounts become slaves).
 	for i := 0; i < len(fields); i += 4 {
 		lower, upper, work, merged := fields[i], fields[i+1], fields[i+2], fields[i+3]
 		for _, p := range fields[i : i+4] {
@@ -72,7 +71,10 @@ func overlay(args []string) error {
 				return fmt.Errorf("path %q cannot be given to overlayfs", p)
 			}
 		}
-		opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",userxattr"
+		// volatile: the layers are applied by Corral and thrown away, so
+		// the overlay need not sync the upper file system (the whole
+		// disk) when it goes away.
+		opts := "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work + ",userxattr,volatile"
 		if err := unix.Mount("overlay", merged, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount an overlay on %s: %w", lower, err)
 		}

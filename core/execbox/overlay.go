@@ -217,6 +217,15 @@ func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd,
 // have mode 0 and the command may have left folders without write
 // permission, so permissions are opened first.
 func removeLayers(dir string) {
+	// overlayfs leaves work/work (and with volatile work/incompat) with
+	// mode 0: open them first, or RemoveAll fails and the walk below runs.
+	for _, pat := range []string{"*/w/work", "*/w/incompat", "*/w/incompat/*"} {
+		if ms, err := filepath.Glob(filepath.Join(dir, pat)); err == nil {
+			for _, m := range ms {
+				_ = os.Chmod(m, 0o700)
+			}
+		}
+	}
 	if err := os.RemoveAll(dir); err == nil {
 		return
 	}

@@ -123,8 +123,8 @@ type RunResult struct {
 	Network *netgate.Summary `json:"network,omitempty"`
 	// Changes lists the files the command created, modified or deleted in
 	// its writable folders (at most maxReportedChanges, then
-	// ChangesTruncated); absent when Corral could not record them.
-	Changes          []FileChange `json:"changes,omitempty"`
+	// ChangesTruncated); null when Corral could not record them.
+	Changes          []FileChange `json:"changes"`
 	ChangesTruncated bool         `json:"changes_truncated,omitempty"`
 }
 
