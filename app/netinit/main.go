@@ -15,6 +15,9 @@
 // It is a separate, static program so that starting it costs about a
 // millisecond: it imports nothing but the runtime and golang.org/x/sys.
 // Any failure prints one line and exits 125 before PROGRAM runs.
+//
+// The same program has a second mode, "overlay", which Corral runs outside
+// the sandbox to record what a command changes (overlay.go).
 package main
 
 import (
@@ -29,6 +32,12 @@ import (
 const failed = 125
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "overlay" {
+		if err := overlay(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: the command's overlay could not be set up: %v\n", err)
+			os.Exit(failed)
+		}
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintf(os.Stderr, "corral: the command's network could not be set up: %v\n", err)
 		os.Exit(failed)

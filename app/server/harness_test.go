@@ -124,8 +124,12 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vc := versions.Config{Dir: filepath.Join(dir, "versions")}
+	if !cfg.Versions.Enabled {
+		vc.Dir = ""
+	}
 	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow,
-		Versions: versions.Config{Dir: filepath.Join(dir, "versions")}, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
+		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

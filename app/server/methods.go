@@ -192,7 +192,12 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = s.box.ExecInfo()
 	if s.box.Versions() != nil {
-		info.Exec.Versions = "Files changed by the file methods (write, edit, delete, move, apply_patch) are kept as versions the owner can restore. Files a command changes are not recorded and cannot be undone."
+		info.Exec.Versions = "Files changed by the file methods (write, edit, delete, move, apply_patch) are kept as versions the owner can restore."
+		if ok, why := s.box.CommandVersions(ctx); ok {
+			info.Exec.Versions += " So are files a command creates, changes or deletes in its writable folders: command.run lists them in changes, and the owner can undo the command."
+		} else {
+			info.Exec.Versions += " Files a command changes are not recorded and cannot be undone: " + why
+		}
 	}
 	if info.Exec.Available {
 		info.Exec.Writable = []string{"$HOME (your folder)", "$HOME/playground", "/share"}

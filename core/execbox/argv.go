@@ -97,6 +97,17 @@ type plan struct {
 	onOutput  func(string, []byte)
 	egress    func(context.Context, net.Conn)
 	rlimits   []rlimit // nil: the Runner's limits
+	// writable are the read-write binds, which Spec.LayerDir gives
+	// overlays; overlay is the spec the helper reads (layer sets it).
+	writable []writableBind
+	overlay  []byte
+	status   *os.File // the helper's status pipe, read end (helperCmd)
+}
+
+// writableBind is one read-write bind of argv: argv[idx] is its source.
+type writableBind struct {
+	host, src string
+	idx       int
 }
 
 // systemView builds the read-only system arguments once.
@@ -282,9 +293,12 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		}
 		a = append(a, "--ro-bind", r.netinit, netinitPath)
 	}
+	var writable []writableBind
 	a = append(a, "--bind", scope, home)
+	writable = append(writable, writableBind{s.ScopeDir, scope, len(a) - 2})
 	if share != "" {
 		a = append(a, "--bind", share, shareMount)
+		writable = append(writable, writableBind{s.ShareDir, share, len(a) - 2})
 	}
 	for _, m := range mounts {
 		op := "--ro-bind"
@@ -292,6 +306,9 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 			op = "--bind"
 		}
 		a = append(a, op, m.src, m.dest)
+		if m.rw {
+			writable = append(writable, writableBind{m.host, m.src, len(a) - 2})
+		}
 	}
 	a = append(a, "--remount-ro", "/", "--chdir", wd, "--")
 	if s.Egress != nil {
@@ -307,6 +324,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		maxOutput: s.MaxOutput,
 		onOutput:  s.OnOutput,
 		egress:    s.Egress,
+		writable:  writable,
 	}
 	if p.timeout <= 0 {
 		p.timeout = r.timeout
@@ -320,6 +338,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 type bind struct {
 	src, dest string
 	rw        bool
+	host      string // as Spec named it
 }
 
 // checkMounts validates Mounts: absolute clean paths, no overlap with the
@@ -357,7 +376,7 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 				return nil, errs.New(errs.Denied, d, "The folders %s and %s cannot both be shown inside the sandbox: one lies inside the other. Keep only one of them in [[sandbox.roots]].", o.dest, d)
 			}
 		}
-		out = append(out, bind{src: src, dest: d, rw: m.ReadWrite})
+		out = append(out, bind{src: src, dest: d, rw: m.ReadWrite, host: m.Host})
 	}
 	return out, nil
 }

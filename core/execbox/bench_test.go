@@ -2,7 +2,11 @@ package execbox
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
+	"time"
+
+	"corral/core/execbox/execboxtest"
 )
 
 // BenchmarkRunTrue runs `true` through Runner.Run: validation, scope
@@ -44,4 +48,41 @@ func BenchmarkBwrapPlain(b *testing.B) {
 			b.Fatalf("%v: %s", err, errOut.String())
 		}
 	}
+}
+
+// BenchmarkRunLayers runs `true` through Runner.Run on overlays
+// (Spec.LayerDir, the layers removed after each run) and without, in the
+// same loop: what the overlay helper and its mounts cost.
+func BenchmarkRunLayers(b *testing.B) {
+	bx := newBox(b)
+	opts := bx.opts()
+	opts.NetInit = execboxtest.NetInit(b)
+	r := newRunner(b, opts)
+	run := filepath.Join(bx.corral, "versions", "run")
+	if err := r.ProbeOverlay(b.Context(), run); err != nil {
+		b.Fatal(err)
+	}
+	s := bx.spec("true")
+	var with, without time.Duration
+	n := 0
+	for b.Loop() {
+		t0 := time.Now()
+		s.LayerDir = filepath.Join(run, "x")
+		res, err := r.Run(b.Context(), s)
+		if err != nil || res.ExitCode != 0 || len(res.Layers) != 2 {
+			b.Fatalf("%+v %v", res, err)
+		}
+		RemoveLayers(s.LayerDir)
+		t1 := time.Now()
+		s.LayerDir = ""
+		if res, err := r.Run(b.Context(), s); err != nil || res.ExitCode != 0 {
+			b.Fatalf("%+v %v", res, err)
+		}
+		with += t1.Sub(t0)
+		without += time.Since(t1)
+		n++
+	}
+	b.ReportMetric(float64(with.Microseconds())/float64(n)/1000, "layers_ms")
+	b.ReportMetric(float64(without.Microseconds())/float64(n)/1000, "plain_run_ms")
+	b.ReportMetric(float64(with)/float64(without), "ratio")
 }

@@ -130,6 +130,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"corral/core/errs"
@@ -165,6 +166,27 @@ type Spec struct {
 	// the middle of a UTF-8 sequence unless the program's output does.
 	OnOutput func(stream string, data []byte)
 	User     string // scope name: the passwd entry and $HOME's last element; "" = "agent"
+	// LayerDir, if set, is a folder in Corral's own data folder (never in
+	// the sandbox base or anywhere an agent reaches) under which each
+	// writable folder (the scope, the shared folder, read-write Mounts) is
+	// given an overlay for this run: the command sees the real folder but
+	// everything it creates, changes or deletes lands in an upper layer
+	// there (Result.Layers), and the real folder is left untouched. The
+	// caller applies the layers after Run returns (see Layer) and removes
+	// LayerDir. Where overlays cannot be used (Runner.Overlay), the command
+	// runs on the real folders and Result.NoLayers says why.
+	LayerDir string
+}
+
+// Layer is what a command wrote into one writable folder, when it ran
+// with Spec.LayerDir. Upper holds overlayfs's upper layer (with
+// userxattr): new and changed files and folders with their content and
+// mode, a character device 0:0 (a whiteout) for each deleted entry, and
+// the extended attribute user.overlay.opaque = "y" on a folder that
+// replaced the folder of that name (its earlier content is gone).
+type Layer struct {
+	Host  string // the folder as Spec named it: ScopeDir, ShareDir or a Mount's Host
+	Upper string // the upper layer, inside Spec.LayerDir
 }
 
 // Result is what a command did.
@@ -177,6 +199,8 @@ type Result struct {
 	TimedOut  bool // killed at Spec.Timeout
 	Cancelled bool // killed because ctx was cancelled (command.cancel)
 	Duration  time.Duration
+	Layers    []Layer // with Spec.LayerDir: the upper layer of each writable folder
+	NoLayers  string  // with Spec.LayerDir but no overlay: why (the command wrote to the real folders)
 }
 
 // Limits bound what one command may use. A zero field takes its default;
@@ -231,6 +255,9 @@ type Runner struct {
 	uid, gid  int
 	procs     procLimit
 	memory    *cgroupCtl // nil: no memory cgroup could be made
+
+	ovMu  sync.Mutex
+	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
 }
 
 const (
@@ -429,7 +456,37 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", "The command was cancelled before it started.")
 	}
-	return r.exec(ctx, p)
+	if s.LayerDir == "" {
+		return r.exec(ctx, p)
+	}
+	if ok, why := r.Overlay(); !ok {
+		res, err := r.exec(ctx, p)
+		res.NoLayers = why
+		return res, err
+	}
+	layers, err := p.layer(s.LayerDir)
+	if err != nil {
+		r.log.Warn("execbox: no overlay for this command", "err", err)
+		res, err2 := r.exec(ctx, p)
+		res.NoLayers = "Corral could not prepare the overlay for this command, so what it changed was not recorded."
+		return res, err2
+	}
+	res, err := r.exec(ctx, p)
+	if errors.Is(err, errOverlay) {
+		// The helper refused before anything ran: the kernel will not
+		// mount the overlay. Run on the real folders from now on.
+		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
+		r.setOverlayWhy("The kernel refused the overlay Corral uses to record what commands change, so their changes are not recorded and cannot be undone.")
+		removeLayers(s.LayerDir)
+		p.unlayer()
+		res, err = r.exec(ctx, p)
+		_, res.NoLayers = r.Overlay()
+		return res, err
+	}
+	if err == nil {
+		res.Layers = layers
+	}
+	return res, err
 }
 
 // Argv returns the bwrap argv Run would execute for s, without touching the

@@ -177,19 +177,35 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}()
 
 	sealFDs()
-	cmd := exec.Command(p.argv[0], append([]string{"--args", strconv.Itoa(fdArgs)}, p.argv[dash:]...)...)
-	cmd.Env = []string{}
-	cmd.Dir = "/"
+	bwrapArgv := append([]string{p.argv[0], "--args", strconv.Itoa(fdArgs)}, p.argv[dash:]...)
+	extra := []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR} // fds 3–8
+	if egressTheirs != nil {
+		extra = append(extra, egressTheirs) // fd 9
+	}
+	var cmd *exec.Cmd
+	var helperFiles []*os.File
+	if p.overlay != nil {
+		// The overlay helper mounts the layers, then becomes bwrap with
+		// the same descriptors (overlay.go).
+		var err error
+		cmd, helperFiles, err = r.helperCmd(p, bwrapArgv, extra)
+		if err != nil {
+			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+		}
+		held = append(held, helperFiles...)
+		held = append(held, p.status)
+	} else {
+		cmd = exec.Command(bwrapArgv[0], bwrapArgv[1:]...)
+		cmd.Env = []string{}
+		cmd.Dir = "/"
+		cmd.ExtraFiles = extra
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if len(p.stdin) > 0 {
 		cmd.Stdin = bytes.NewReader(p.stdin)
 	}
 	cmd.Stdout = outW
 	cmd.Stderr = errW
-	cmd.ExtraFiles = []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR} // fds 3–8
-	if egressTheirs != nil {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, egressTheirs) // fd 9
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.WaitDelay = drainWait
 	if err := cmd.Start(); err != nil {
 		if errors.Is(err, syscall.E2BIG) {
@@ -198,7 +214,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
 	started := time.Now()
-	for _, f := range []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR, outW, errW, egressTheirs} {
+	for _, f := range append([]*os.File{passwdR, groupR, infoW, blockR, argsR, filterR, outW, errW, egressTheirs}, helperFiles...) {
 		if f != nil {
 			_ = f.Close()
 		}
@@ -329,6 +345,13 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		return res, nil
 	}
 	if !childKnown {
+		if p.status != nil {
+			var b [1]byte
+			if n, _ := p.status.Read(b[:]); n == 0 {
+				// The helper stopped before bwrap started: nothing ran.
+				return Result{}, fmt.Errorf("%w: %v: %s", errOverlay, waitErr, strings.TrimSpace(res.Stderr))
+			}
+		}
 		cause := fmt.Errorf("%w: %v: %s", errNoChildPid, waitErr, strings.TrimSpace(res.Stderr))
 		return Result{}, errs.Wrap(cause, errs.IO, "", setupFailed)
 	}

@@ -14,6 +14,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/fsbox"
 	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
@@ -121,6 +122,43 @@ type RunResult struct {
 	// Network says what the command did on the network, and which
 	// connections Corral refused and why; absent without network.
 	Network *netgate.Summary `json:"network,omitempty"`
+	// Changes lists the files the command created, modified or deleted in
+	// its writable folders (at most maxReportedChanges, then
+	// ChangesTruncated); null when Corral could not record them.
+	Changes          []FileChange `json:"changes"`
+	ChangesTruncated bool         `json:"changes_truncated,omitempty"`
+}
+
+// maxReportedChanges bounds the changes command.run lists (the audit
+// event keeps them all).
+const maxReportedChanges = 1000
+
+// layerDirs maps the folders a command may write to their fsbox.Dir,
+// keyed as execbox.Layer.Host names them.
+func (s *Sandbox) layerDirs(scope string, share paths.Target) (map[string]fsbox.Dir, error) {
+	dirs := map[string]fsbox.Dir{}
+	t, err := s.layout.Resolve(scope, ".")
+	if err != nil {
+		return nil, err
+	}
+	share.Prefix = s.layout.SharedDir
+	targets := []paths.Target{t, share}
+	for _, r := range s.layout.Roots {
+		if r.Access == paths.ReadWrite {
+			targets = append(targets, paths.Target{Area: paths.InRoot, Dir: r.Path, Prefix: r.Path, Access: r.Access})
+		}
+	}
+	for _, t := range targets {
+		root, err := s.root(t)
+		if err != nil {
+			if t.Area == paths.InRoot {
+				continue // a missing root is left out of the sandbox too
+			}
+			return nil, err
+		}
+		dirs[t.Dir] = fsbox.Dir{Root: root, Prefix: t.Prefix}
+	}
+	return dirs, nil
 }
 
 // Running describes a command in progress (command.list).
@@ -294,6 +332,18 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	for _, r := range s.layout.Roots {
 		spec.Mounts = append(spec.Mounts, execbox.Mount{Host: r.Path, ReadWrite: r.Access == paths.ReadWrite})
 	}
+	// Versions: the writable folders get overlays, applied when the
+	// command ends (cmdversions.go).
+	var dirs map[string]fsbox.Dir
+	if ok, why := s.CommandVersions(o.ctx); ok {
+		if dirs, err = s.layerDirs(o.scope, share); err != nil {
+			return RunResult{}, err
+		}
+		spec.LayerDir = s.layerDir()
+		defer execbox.RemoveLayers(spec.LayerDir)
+	} else if s.keeping() {
+		o.ev.Detail = appendDetail(o.ev.Detail, "changes not recorded: "+why)
+	}
 	var gate *netgate.Run
 	if wantsNet {
 		gate = ec.Gate.Open(netgate.Command{
@@ -329,10 +379,30 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if err != nil {
 		return RunResult{}, err
 	}
+	if len(r.Layers) > 0 {
+		changes, failed := s.applyLayers(r.Layers, dirs)
+		o.ev.Changes = changes
+		if len(failed) > 0 {
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d changes could not be applied", len(failed)))
+			r.Stderr += fmt.Sprintf("corral: %d of the command's changes could not be applied to your folders: %s\n", len(failed), clip(strings.Join(failed, ", "), 1000))
+		}
+	} else if r.NoLayers != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, "changes not recorded: "+r.NoLayers)
+	}
 	res := RunResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, TimedOut: r.TimedOut, Cancelled: r.Cancelled, DurationMs: r.Duration.Milliseconds()}
 	if r.Signal != "" {
 		sig := r.Signal
 		res.Signal = &sig
+	}
+	if spec.LayerDir != "" {
+		res.Changes = []FileChange{}
+		for _, c := range o.ev.Changes {
+			if len(res.Changes) == maxReportedChanges {
+				res.ChangesTruncated = true
+				break
+			}
+			res.Changes = append(res.Changes, FileChange{Path: c.Path, Kind: c.Kind})
+		}
 	}
 	if gate != nil {
 		sum := gate.Summary()

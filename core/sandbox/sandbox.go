@@ -86,6 +86,9 @@ type Sandbox struct {
 	versions *versions.Store // nil: no versions kept
 	history  audit.Reader
 	undoMu   sync.Mutex // one undo at a time
+	applyMu  sync.Mutex // one command's changes applied at a time (cmdversions.go)
+	probeMu  sync.Mutex
+	probed   bool // the overlay was checked (CommandVersions)
 }
 
 // New returns a Sandbox, creating the sandbox base (mode 0700) if needed.

@@ -311,6 +311,8 @@ func notKeptSentence(why string) string {
 		return "the file had more than one name"
 	case notKeptSpecial:
 		return "it was not a regular file"
+	case notKeptTooMany:
+		return "the folder held too many files for Corral to keep"
 	}
 	return "Corral kept no versions then"
 }

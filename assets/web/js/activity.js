@@ -6,7 +6,7 @@
 // to the view from another one brings the table up to date.
 import {
   h, $, $$, when, full, size, isoSeconds, localInput, opNames, opName, decisionNames,
-  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num, follow, visible,
+  decidedBy, scopeName, eventScope, scopePhrase, toast, plural, num, follow, visible, confirmButton,
 } from './dom.js';
 import { Chart } from './chart.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
@@ -526,6 +526,7 @@ export class Activity {
     const by = decidedBy(e);
     const outcome = e.decision === 'allow' ? 'Corral allowed it.' : e.decision === 'deny' ? 'Corral refused it.' : 'It was allowed but did not work.';
     const fileBox = h('div', { class: 'file-box', 'aria-live': 'polite' });
+    const changeBox = h('div', { class: 'change-box', id: 'detail-changes', 'aria-live': 'polite' });
     const filterBtn = (label, patch) => {
       const b = h('button', { type: 'button', class: 'btn small' }, label);
       b.addEventListener('click', () => {
@@ -557,6 +558,7 @@ export class Activity {
         e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
         e.error ? h('div', null, `Error: ${e.error}`) : null),
       fileBox,
+      changeBox,
       h('h3', null, 'Every field'),
       h('dl', { class: 'fields' }, fields.map(([k, v]) => [h('dt', null, k), h('dd', null, v)])),
       h('h3', null, 'Show similar'),
@@ -567,6 +569,66 @@ export class Activity {
     );
     if (!dlg.open) dlg.showModal();
     this.fileLinks(e, fileBox);
+    if (e.changes?.length) this.changes(e, changeBox);
+  }
+
+  /**
+   * changes shows what the event changed, as undoing it would put it
+   * back (undo.preview: a diff for text, sizes for binary), with Undo
+   * for the whole event and Restore for one file's earlier version.
+   * Conflicts (a file changed again since) are named, never overwritten.
+   */
+  async changes(e, box) {
+    box.replaceChildren(h('h3', null, 'What it changed'), h('p', { class: 'muted small' }, 'Reading the files as they are now…'));
+    let pre;
+    try {
+      pre = await this.rpc.call('undo.preview', { event_id: e.id });
+    } catch (err) {
+      box.replaceChildren(h('h3', null, 'What it changed'), h('p', { class: 'muted small' }, err.message));
+      return;
+    }
+    const kinds = { created: 'created', modified: 'changed', deleted: 'deleted', moved: 'moved' };
+    const actions = { restore: 'would get its earlier content back', remove: 'would be removed', move_back: 'would move back', none: 'is already as it was' };
+    const status = h('p', { class: 'small', role: 'status' });
+    const byPath = new Map(e.changes.map((c) => [c.path, c]));
+    const items = pre.files.map((f) => {
+      const c = byPath.get(f.path) || {};
+      const what = h('div', null, h('code', null, visible(f.path)), ` — ${kinds[f.kind] || f.kind}`,
+        f.from ? [' from ', h('code', null, visible(f.from))] : null, `; undoing ${actions[f.action] || f.action}.`);
+      let body = null;
+      if (f.conflict) body = h('p', { class: 'conflict' }, f.conflict);
+      else if (f.diff) body = h('pre', { class: 'diff' }, f.diff.split('\n').map((l) => h('span', { class: l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : '' }, l + '\n')));
+      else if (f.action !== 'none') body = h('p', { class: 'muted small' }, `${f.binary ? 'Binary file: ' : ''}${size(f.size_now)} now, ${size(f.size_after)} after the undo.`);
+      let restore = null;
+      if (c.version && f.kind !== 'created') {
+        restore = h('button', { type: 'button', class: 'btn small' }, 'Restore this file');
+        confirmButton(restore, 'Click again to restore', async () => {
+          try {
+            await this.rpc.call('version.restore', { path: c.path, version: c.version, context: scopeContext(e.user) });
+            status.textContent = `${c.path} has its content from before this event again.`;
+          } catch (err) {
+            status.textContent = err.message;
+          }
+        });
+      }
+      return h('li', { class: f.conflict ? 'change conflict' : 'change' }, what, body, restore);
+    });
+    const undo = h('button', { type: 'button', class: 'btn primary', id: 'undo-event' }, 'Undo this');
+    confirmButton(undo, 'Click again to undo', async () => {
+      try {
+        const r = await this.rpc.call('undo.apply', { event_id: e.id });
+        status.textContent = `Undone: ${plural(r.files.filter((f) => f.action !== 'none').length, 'file')} put back (event ${r.undo_event}, which can itself be undone).`;
+        toast('Undone.');
+      } catch (err) {
+        status.textContent = err.kind === 'conflict'
+          ? `Nothing was undone: ${err.message} Files changed again since are listed above; undo them one by one, or restore single files.`
+          : err.message;
+      }
+    });
+    box.replaceChildren(h('div', null, h('h3', null, 'What it changed'),
+      pre.conflicts ? h('p', { class: 'conflict' }, `${plural(pre.conflicts, 'file')} changed again after this event; Corral will not overwrite ${pre.conflicts === 1 ? 'it' : 'them'}.`) : null,
+      h('ul', { class: 'changes' }, items),
+      h('div', { class: 'detail-actions' }, undo), status));
   }
 
   /** fileLinks offers to open the event's file when it is still a file in a scope. */

@@ -5,6 +5,7 @@ package execboxtest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,11 +36,21 @@ func NetInit(t testing.TB) string {
 func build() (string, error) {
 	_, here, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(here), "..", "..", "..", "app", "netinit")
-	text, err := os.ReadFile(filepath.Join(src, "main.go"))
-	if err != nil {
-		return "", err
+	names, err := filepath.Glob(filepath.Join(src, "*.go"))
+	if err != nil || len(names) == 0 {
+		return "", fmt.Errorf("no sources in %s: %v", src, err)
 	}
-	sum := sha256.Sum256(append(text, runtime.Version()...))
+	h := sha256.New()
+	for _, n := range names {
+		text, err := os.ReadFile(n)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(n), len(text))
+		h.Write(text)
+	}
+	h.Write([]byte(runtime.Version()))
+	sum := h.Sum(nil)
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()

@@ -1,0 +1,242 @@
+package execbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Overlays (Spec.LayerDir). bubblewrap 0.8 has no --overlay, and the
+// sandbox itself may not mount anything, so corral-netinit's "overlay"
+// mode does it one step earlier: Run starts it in a new user and mount
+// namespace mapped to the owner's own uid and gid, with CAP_SYS_ADMIN
+// and the file capabilities overlayfs works with as ambient capabilities; it mounts an overlay on a "merged" folder in
+// LayerDir for each writable folder (lower = the real folder), drops
+// every capability and execs bwrap with Corral's unchanged options except
+// that the merged folders are the sources of the read-write binds. The
+// mounts exist only in that namespace. The real folders are never written
+// during the run; the upper layers hold everything the command wrote.
+
+// errOverlay: the helper stopped before bubblewrap started.
+var errOverlay = errors.New("the overlay helper failed")
+
+// Overlay reports whether commands can run on overlays (Spec.LayerDir),
+// and otherwise why not, as a sentence for the owner.
+func (r *Runner) Overlay() (bool, string) {
+	if !r.ok {
+		return false, r.why
+	}
+	if r.netinit == "" {
+		return false, "Corral was started without its corral-netinit program, which sets up the overlay that records what commands change; their changes are not recorded and cannot be undone."
+	}
+	r.ovMu.Lock()
+	defer r.ovMu.Unlock()
+	return r.ovWhy == "", r.ovWhy
+}
+
+func (r *Runner) setOverlayWhy(why string) {
+	r.ovMu.Lock()
+	r.ovWhy = why
+	r.ovMu.Unlock()
+}
+
+// ProbeOverlay checks once, in a folder under dir (Corral's own), that
+// the kernel lets the helper mount an overlay whose deletions show as
+// whiteouts; when it does not, Overlay reports false from then on. It
+// returns that verdict's error.
+func (r *Runner) ProbeOverlay(ctx context.Context, dir string) error {
+	if ok, why := r.Overlay(); !ok {
+		return errors.New(why)
+	}
+	err := r.probeOverlay(ctx, dir)
+	if err != nil {
+		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
+		r.setOverlayWhy("The kernel refused the overlay Corral uses to record what commands change (" + err.Error() + "), so their changes are not recorded and cannot be undone.")
+	}
+	return err
+}
+
+func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	d, err := os.MkdirTemp(dir, "probe-")
+	if err != nil {
+		return err
+	}
+	defer removeLayers(d)
+	lower, upper, work, merged := filepath.Join(d, "l"), filepath.Join(d, "u"), filepath.Join(d, "w"), filepath.Join(d, "m")
+	for _, p := range []string{lower, upper, work, merged} {
+		if err := os.Mkdir(p, 0o700); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(lower, "x"), []byte("x"), 0o600); err != nil {
+		return err
+	}
+	spec := []byte(strings.Join([]string{lower, upper, work, merged}, "\x00") + "\x00")
+	p := &plan{argv: []string{"/bin/sh", "-c", "rm -- '" + merged + "/x'"}, overlay: spec}
+	cmd, files, err := r.helperCmd(p, p.argv, nil)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Start()
+	for _, f := range files {
+		f.Close()
+	}
+	if err != nil {
+		return err
+	}
+	stop := context.AfterFunc(ctx, func() { _ = cmd.Process.Kill() })
+	defer stop()
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(out.String()))
+	}
+	fi, err := os.Lstat(filepath.Join(upper, "x"))
+	if err != nil {
+		return fmt.Errorf("no whiteout for a deleted file: %w", err)
+	}
+	if !isWhiteout(fi) {
+		return fmt.Errorf("a deleted file left %v, not a whiteout", fi.Mode())
+	}
+	if _, err := os.Lstat(filepath.Join(lower, "x")); err != nil {
+		return fmt.Errorf("the real folder was changed: %w", err)
+	}
+	return nil
+}
+
+// isWhiteout reports whether fi is overlayfs's mark of a deleted entry.
+func isWhiteout(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode()&fs.ModeCharDevice != 0 && st.Rdev == 0
+}
+
+// IsWhiteout reports whether fi (from Lstat in a Layer's Upper) marks a
+// deleted entry.
+func IsWhiteout(fi fs.FileInfo) bool { return isWhiteout(fi) }
+
+// layer makes the upper, work and merged folders of every writable bind
+// under dir, points the binds at the merged folders and returns the
+// layers. Nothing is mounted yet: the helper does that.
+func (p *plan) layer(dir string) ([]Layer, error) {
+	if !isCleanAbs(dir) {
+		return nil, fmt.Errorf("layer folder %q is not absolute and clean", dir)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	var spec bytes.Buffer
+	var out []Layer
+	for i, w := range p.writable {
+		d := filepath.Join(dir, strconv.Itoa(i))
+		upper, work, merged := filepath.Join(d, "u"), filepath.Join(d, "w"), filepath.Join(d, "m")
+		for _, q := range []string{d, upper, work, merged} {
+			if err := os.Mkdir(q, 0o700); err != nil {
+				removeLayers(dir)
+				return nil, err
+			}
+		}
+		for _, q := range []string{w.src, upper, work, merged} {
+			if strings.ContainsAny(q, ",:\\\n") {
+				removeLayers(dir)
+				return nil, fmt.Errorf("path %q cannot be given to overlayfs", q)
+			}
+			spec.WriteString(q)
+			spec.WriteByte(0)
+		}
+		p.argv[w.idx] = merged
+		out = append(out, Layer{Host: w.host, Upper: upper})
+	}
+	p.overlay = spec.Bytes()
+	return out, nil
+}
+
+// unlayer points the binds back at the real folders.
+func (p *plan) unlayer() {
+	for _, w := range p.writable {
+		p.argv[w.idx] = w.src
+	}
+	p.overlay, p.status = nil, nil
+}
+
+// helperCmd wraps argv (bwrap's, or a probe's) in the overlay helper. It
+// returns the command and the pipe ends the caller must close once the
+// command has started; the status pipe's read end is p.status (one byte
+// once the mounts are in place, nothing if the helper failed).
+func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd, []*os.File, error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	go func() {
+		_, _ = specW.Write(p.overlay) // the helper reads it all first; fails only if it died
+		specW.Close()
+	}()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		return nil, nil, err
+	}
+	p.status = statusR
+	specFD, statusFD := 3+len(extra), 4+len(extra)
+	args := append([]string{"overlay", strconv.Itoa(specFD), strconv.Itoa(statusFD), "--"}, argv...)
+	cmd := exec.Command(r.netinit, args...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = append(append([]*os.File{}, extra...), specR, statusW)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:                    true,
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: r.uid, HostID: r.uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: r.gid, HostID: r.gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// overlayfs does its copy-ups, whiteouts and work-folder renames
+		// with the mounter's credentials, so the helper mounts holding
+		// what that takes; they count only in its own namespace, which
+		// maps nothing but the owner's ids, and it drops them all before
+		// it execs bwrap.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH,
+			unix.CAP_FOWNER, unix.CAP_FSETID, unix.CAP_CHOWN, unix.CAP_MKNOD},
+	}
+	return cmd, []*os.File{specR, statusW}, nil
+}
+
+// removeLayers removes a layer folder. The work folders overlayfs leaves
+// have mode 0 and the command may have left folders without write
+// permission, so permissions are opened first.
+func removeLayers(dir string) {
+	// overlayfs leaves work/work (and with volatile work/incompat) with
+	// mode 0: open them first, or RemoveAll fails and the walk below runs.
+	for _, pat := range []string{"*/w/work", "*/w/incompat", "*/w/incompat/*"} {
+		if ms, err := filepath.Glob(filepath.Join(dir, pat)); err == nil {
+			for _, m := range ms {
+				_ = os.Chmod(m, 0o700)
+			}
+		}
+	}
+	if err := os.RemoveAll(dir); err == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
+}
+
+// RemoveLayers removes Spec.LayerDir after its layers have been applied.
+func RemoveLayers(dir string) { removeLayers(dir) }
