@@ -22,6 +22,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/sandbox"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -240,14 +241,17 @@ type registry struct {
 }
 
 // addTool registers t on r.s with In's input schema (see inputSchema;
-// edit may be nil) and the handler h makes for t's method, and notes the
-// schema for checkArguments.
-func addTool[In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
+// edit may be nil), Out's output schema (see outputSchema) and the
+// handler h makes for t's method, and notes the input schema for
+// checkArguments. The handler sets the result's structuredContent itself
+// (the method's answer as it came, not re-encoded), so the SDK neither
+// encodes nor validates it again.
+func addTool[Out, In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	ann := t.ann
 	ann.Title = t.title
 	in := inputSchema[In](edit)
 	r.schemas[t.name] = in
-	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, withProgress(h(r.b, t.method)))
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out]()}, withProgress(h(r.b, t.method)))
 }
 
 type progressKey struct{}
@@ -307,7 +311,7 @@ func NewServer(b Backend, version string) *sdk.Server {
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}}
-	addTool(r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
+	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			for _, k := range []string{"offset", "limit", "head", "tail"} {
 				p[k].Minimum = ptrf(1)
@@ -316,29 +320,29 @@ func NewServer(b Backend, version string) *sdk.Server {
 			p["head"].Maximum = ptrf(2000)
 			p["tail"].Maximum = ptrf(2000)
 		}, readHandler)
-	addTool(r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
+	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
 		}, readManyHandler)
-	addTool(r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
+	addTool[fsbox.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
 		nil, forward[statIn])
-	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+	addTool[sandbox.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
-	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
+	addTool[sandbox.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
 		nil, forward[editIn])
-	addTool(r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
+	addTool[sandbox.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
 		nil, forward[patchIn])
-	addTool(r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+	addTool[sandbox.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
 		nil, forward[listIn])
-	addTool(r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+	addTool[sandbox.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
 		nil, forward[findIn])
-	addTool(r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+	addTool[sandbox.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
 		nil, forward[grepIn])
-	addTool(r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+	addTool[sandbox.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
 		nil, forward[deleteIn])
-	addTool(r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+	addTool[sandbox.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
 		nil, forward[moveIn])
-	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
+	addTool[sandbox.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {
 			names := []any{}
@@ -347,16 +351,16 @@ func NewServer(b Backend, version string) *sdk.Server {
 			}
 			p["package_managers"].Items.Enum = names
 		}, runHandler)
-	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
+	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
-	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
 				Types:       []string{"integer", "string"},
 				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
 			}
 		}, forward[linkIn])
-	addTool(r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
 		nil, forward[infoIn])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
@@ -512,7 +516,7 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}}, nil, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}, nil, nil
 	}
 }
 
@@ -546,6 +550,7 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		var r struct {
 			Type        string  `json:"type"`
 			Path        string  `json:"path"`
+			Bytes       int64   `json:"bytes"`
 			Content     string  `json:"content"`
 			MimeType    string  `json:"mimeType"`
 			Data        string  `json:"data"`
@@ -562,7 +567,8 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			if err != nil {
 				return nil, nil, err
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: data, MIMEType: r.MimeType}}}, nil, nil
+			out := readOut{Type: r.Type, Path: r.Path, Bytes: r.Bytes, MimeType: r.MimeType}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: data, MIMEType: r.MimeType}}, StructuredContent: out}, nil, nil
 		}
 		text := r.Content
 		if r.Truncated {
@@ -572,7 +578,7 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			}
 			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
 	}
 }
 
@@ -634,15 +640,25 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 			return nil, nil, fmt.Errorf("Give between 1 and %d paths.", maxReadMany)
 		}
 		res := &sdk.CallToolResult{}
+		out := readManyOut{Files: []readManyFile{}}
 		for _, p := range in.Paths {
 			r, _, err := one(ctx, req, readIn{Path: p, Reason: in.Reason, Context: in.Context})
 			if err != nil {
 				res.Content = append(res.Content, &sdk.TextContent{Text: p + ": " + err.Error()})
+				out.Files = append(out.Files, readManyFile{readOut: readOut{Path: p}, Error: err.Error()})
 				continue
 			}
 			res.Content = append(res.Content, &sdk.TextContent{Text: "== " + p + " ==\n"})
 			res.Content = append(res.Content, r.Content...)
+			f := readManyFile{}
+			if raw, ok := r.StructuredContent.(json.RawMessage); ok {
+				json.Unmarshal(raw, &f.readOut)
+			} else if o, ok := r.StructuredContent.(readOut); ok {
+				f.readOut = o
+			}
+			out.Files = append(out.Files, f)
 		}
+		res.StructuredContent = out
 		return res, nil, nil
 	}
 }
