@@ -65,6 +65,7 @@ func TestMCPStructuredContent(t *testing.T) {
 				{"file_find", map[string]any{"pattern": d + "*.txt"}},
 				{"file_grep", map[string]any{"pattern": "three", "path": transport}},
 				{"file_move", map[string]any{"from": d + "p.txt", "to": d + "q.txt"}},
+				{"create_directory", map[string]any{"path": d + "made/below"}},
 				{"file_delete", map[string]any{"path": d + "q.txt"}},
 				{"run_command", map[string]any{"command": "echo hi"}},
 				{"save_result_page", map[string]any{"title": "T", "content": "# hi"}},
@@ -102,6 +103,10 @@ func TestMCPStructuredContent(t *testing.T) {
 					}
 					if strings.Contains(string(raw), `"data"`) {
 						t.Errorf("file_read: an image's data is repeated in structuredContent: %s", raw)
+					}
+				case "create_directory":
+					if !strings.Contains(string(raw), `"created":true`) {
+						t.Errorf("create_directory: %s", raw)
 					}
 				case "read_multiple_files":
 					var m struct {

@@ -150,6 +150,12 @@ type deleteIn struct {
 	Context   *Context `json:"context,omitempty"`
 }
 
+type folderIn struct {
+	Path    string   `json:"path" jsonschema:"the folder to make, e.g. notes/2026; missing folders above it are made too"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
 type moveIn struct {
 	From    string   `json:"from" jsonschema:"the path to move"`
 	To      string   `json:"to" jsonschema:"the new path; it must not exist yet"`
@@ -338,6 +344,8 @@ func NewServer(b Backend, version string) *sdk.Server {
 		nil, forward[findIn])
 	addTool[sandbox.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
 		nil, forward[grepIn])
+	addTool[sandbox.FolderResult](r, tool{"create_directory", "folder.create", "Make a folder", "Make a folder, and any missing folders above it; a folder that exists already is fine (created is then false). " + pathRules, additive},
+		nil, forward[folderIn])
 	addTool[sandbox.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
 		nil, forward[deleteIn])
 	addTool[sandbox.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},

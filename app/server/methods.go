@@ -77,6 +77,7 @@ func (s *Server) methodTable() map[string]method {
 		"file.move":        {fn: handle(b.Move)},
 		"file.stat":        {fn: handle(b.Stat)},
 		"folder.list":      {fn: handle(b.List)},
+		"folder.create":    {fn: handle(b.CreateFolder)},
 		"file.find":        {fn: handle(b.Find)},
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},

@@ -289,6 +289,44 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
 }
 
+// FolderArgs are folder.create's parameters.
+type FolderArgs struct {
+	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required"`
+}
+
+// FolderResult is folder.create's answer: Created is false when the
+// folder was there already.
+type FolderResult struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"`
+}
+
+// CreateFolder answers folder.create: it makes the folder and any missing
+// folders above it. Each folder it made is a change of kind created
+// (Dir), so an undo removes them again while they are empty.
+func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (FolderResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "folder.create", a.Reason)
+	if err != nil {
+		return FolderResult{}, err
+	}
+	d, t, err := o.target(a.Path, needWrite)
+	var made []string
+	if err == nil {
+		made, err = d.CreateDir(t.RelSlash())
+	}
+	if len(made) == 0 && err == nil {
+		o.ev.Detail = appendDetail(o.ev.Detail, "already there")
+	}
+	if s.keeping() {
+		for _, m := range made {
+			o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+		}
+	}
+	return FolderResult{Path: t.Visible, Created: len(made) > 0}, o.end(ctx, err)
+}
+
 // isDirAt reports whether rel of d is a folder (not following a link):
 // a non-recursive delete of one changes nothing that needs a version.
 func isDirAt(d fsbox.Dir, rel string) bool {
