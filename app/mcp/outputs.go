@@ -65,6 +65,7 @@ type infoOut struct {
 	Exec         map[string]any `json:"exec" jsonschema:"whether commands are available, where they may write, their network and limits"`
 	Paused       bool           `json:"paused" jsonschema:"the owner has paused every agent"`
 	AuditProblem string         `json:"audit_problem,omitempty"`
+	ActFor       []string       `json:"act_for,omitempty" jsonschema:"other folders you may name in a context"`
 }
 
 // outputSchema is T's JSON Schema as a tool's outputSchema: objects stay

@@ -200,7 +200,7 @@ type infoIn struct {
 // object (a JSON null for it is dropped before validation, see
 // checkArguments, so it still means no context). edit adjusts the
 // properties further.
-func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+func inputSchema[In any](withContext bool, edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: input schema: %v", err))
@@ -210,11 +210,36 @@ func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonsc
 	}
 	if p := s.Properties["context"]; p != nil {
 		p.Type, p.Types, p.Description = "object", nil, contextDesc
+		if !withContext {
+			delete(s.Properties, "context")
+			s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(k string) bool { return k == "context" })
+		}
 	}
+	single(s)
 	if edit != nil {
 		edit(s.Properties)
 	}
 	return s
+}
+
+// single gives every property of s one type: Go's pointers and slices
+// come out of jsonschema.For as ["null", T], a union some clients refuse.
+// A null for an optional argument is dropped before validation (see
+// checkArguments), so T alone says the same.
+func single(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		single(p)
+	}
+	single(s.Items)
+	if s.AdditionalProperties != nil {
+		single(s.AdditionalProperties)
+	}
 }
 
 func ptr(b bool) *bool { return &b }
@@ -239,11 +264,13 @@ var (
 type handler[In any] func(b Backend, method string) sdk.ToolHandlerFor[In, any]
 
 // registry is what NewServer adds the tools to: the server, the backend
-// their handlers call, and each tool's input schema for checkArguments.
+// their handlers call, each tool's input schema for checkArguments, and
+// whether the tools offer the context parameter.
 type registry struct {
-	s       *sdk.Server
-	b       Backend
-	schemas map[string]*jsonschema.Schema
+	s           *sdk.Server
+	b           Backend
+	schemas     map[string]*jsonschema.Schema
+	withContext bool
 }
 
 // addTool registers t on r.s with In's input schema (see inputSchema;
@@ -255,7 +282,7 @@ type registry struct {
 func addTool[Out, In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	ann := t.ann
 	ann.Title = t.title
-	in := inputSchema[In](edit)
+	in := inputSchema[In](r.withContext, edit)
 	r.schemas[t.name] = in
 	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out]()}, withProgress(h(r.b, t.method)))
 }
@@ -310,13 +337,22 @@ type runStream struct {
 	Stream bool `json:"stream,omitempty"`
 }
 
+// Options shape the tool list for one client.
+type Options struct {
+	// ActsForOthers offers every tool's context parameter, which selects
+	// another user's folder or the companion's. Only a client that may
+	// act for others (act_for not empty, or the owner) can use it; for
+	// the others it would be about half the tool list for nothing.
+	ActsForOthers bool
+}
+
 // NewServer returns an MCP server whose tools call b.
-func NewServer(b Backend, version string) *sdk.Server {
+func NewServer(b Backend, version string, o Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{
 		Instructions: "Corral gives you a private folder on the owner's computer. " + pathRules +
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
-	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}}
+	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
 	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			for _, k := range []string{"offset", "limit", "head", "tail"} {
@@ -364,8 +400,9 @@ func NewServer(b Backend, version string) *sdk.Server {
 	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
-				Types:       []string{"integer", "string"},
-				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
+				Type:        "string",
+				Pattern:     expiresPattern,
+				Description: `how long the link works: seconds ("3600") or a duration such as "30m", "1h", "7d" or "1d12h"; a number of seconds (3600) is accepted too; default: the owner's setting, usually 24h`,
 			}
 		}, forward[linkIn])
 	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
@@ -413,6 +450,16 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				}
 				r.Params.Arguments = raw
 			}
+			if name == "generate_link" {
+				if v, ok := seconds(args["expires_in"]); ok {
+					args["expires_in"] = v
+					raw, err := json.Marshal(args)
+					if err != nil {
+						return nil, err
+					}
+					r.Params.Arguments = raw
+				}
+			}
 			msg := argumentProblems(name, schema, args)
 			if _, edits := args["edits"]; msg == "" && name == "file_edit" && !edits && (args["old_text"] == nil || args["new_text"] == nil) {
 				// old_text and new_text are required unless edits are given.
@@ -453,6 +500,21 @@ func schemaMismatch(tool, text string) string {
 }
 
 func isNull(v json.RawMessage) bool { return string(v) == "null" }
+
+// expiresPattern is generate_link's expires_in: whole seconds, or a
+// duration as Corral's config takes it (Go's units and d for days).
+const expiresPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h|d))+$|^[0-9]+$`
+
+// seconds turns an expires_in given as a number (3600) or as digits
+// ("3600") into the duration string "3600s", which fits the schema and
+// which link.create reads as the same time; ok is false for anything else.
+func seconds(v json.RawMessage) (json.RawMessage, bool) {
+	s := strings.Trim(string(v), `"`)
+	if s == "" || len(s) > 12 || strings.Trim(s, "0123456789") != "" {
+		return nil, false
+	}
+	return json.RawMessage(`"` + s + `s"`), true
+}
 
 // argumentProblems says in sentences which arguments of the tool name are
 // unknown or missing (a required one that is null counts as missing), or
