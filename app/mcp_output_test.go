@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -47,6 +49,7 @@ func TestMCPStructuredContent(t *testing.T) {
 				schemas[tl.Name] = res
 			}
 			d := transport + "/"
+			blob := []byte("\x7fELF\x00\x01\x02\xff\xfe")
 			png := "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 			calls := []struct {
 				tool string
@@ -57,6 +60,10 @@ func TestMCPStructuredContent(t *testing.T) {
 				{"file_read", map[string]any{"path": d + "a.txt"}},
 				{"file_read", map[string]any{"path": d + "a.txt", "tail": 1}},
 				{"file_read", map[string]any{"path": d + "dot.png"}},
+				{"file_write", map[string]any{"path": d + "latin1.txt", "content": base64.StdEncoding.EncodeToString([]byte("caf\xe9 \x80\n")), "encoding": "base64"}},
+				{"file_read", map[string]any{"path": d + "latin1.txt"}},
+				{"file_write", map[string]any{"path": d + "blob", "content": base64.StdEncoding.EncodeToString(blob), "encoding": "base64"}},
+				{"file_read", map[string]any{"path": d + "blob", "encoding": "base64", "byte_offset": 1}},
 				{"read_multiple_files", map[string]any{"paths": []string{d + "a.txt", d + "none.txt", d + "dot.png"}}},
 				{"file_stat", map[string]any{"path": d + "a.txt"}},
 				{"file_edit", map[string]any{"path": d + "a.txt", "old_text": "two", "new_text": "2"}},
@@ -73,6 +80,7 @@ func TestMCPStructuredContent(t *testing.T) {
 				{"session_info", map[string]any{}},
 			}
 			called := map[string]bool{}
+			var latin, bin bool
 			for _, c := range calls {
 				res := callMCP(t, cs, c.tool, c.args)
 				if res.IsError {
@@ -101,6 +109,22 @@ func TestMCPStructuredContent(t *testing.T) {
 					if !strings.Contains(string(raw), `"path":"`+d) {
 						t.Errorf("file_read: structuredContent without the path: %s", raw)
 					}
+					var f struct{ Type, Path, Content, Encoding, Data string }
+					json.Unmarshal(raw, &f)
+					switch f.Path {
+					case d + "latin1.txt":
+						latin = true
+						if f.Content != "café €\n" || f.Encoding != "windows-1252" || !strings.Contains(textOf(t, res), "café €") || !strings.Contains(textOf(t, res), "windows-1252") {
+							t.Errorf("file_read of a windows-1252 file: %s / %q", raw, textOf(t, res))
+						}
+						continue
+					case d + "blob":
+						bin = true
+						if got, _ := base64.StdEncoding.DecodeString(f.Data); f.Type != "binary" || !bytes.Equal(got, blob[1:]) {
+							t.Errorf("file_read base64: %s", raw)
+						}
+						continue
+					}
 					if strings.Contains(string(raw), `"data"`) {
 						t.Errorf("file_read: an image's data is repeated in structuredContent: %s", raw)
 					}
@@ -117,6 +141,9 @@ func TestMCPStructuredContent(t *testing.T) {
 						t.Errorf("read_multiple_files: %s", raw)
 					}
 				}
+			}
+			if !latin || !bin {
+				t.Errorf("the windows-1252 file (%v) or the base64 read (%v) was not checked", latin, bin)
 			}
 			for _, tl := range list.Tools {
 				if !called[tl.Name] {

@@ -307,7 +307,7 @@ func TestMCPMissingArguments(t *testing.T) {
 				{"file_read", map[string]any{"path": nil}, "file_read needs a value for path (the file to read, "},
 				{"file_edit", map[string]any{"path": "a.txt"}, "file_edit needs values for old_text (the exact text to replace"},
 				{"file_move", map[string]any{}, "file_move needs values for from (the path to move) and to (the new path; "},
-				{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, head, tail and reason."},
+				{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, head, tail, encoding, byte_offset and reason."},
 			} {
 				res := callMCP(t, cs, c.tool, c.args)
 				text := textOf(t, res)

@@ -15,7 +15,7 @@ import (
 // readOut is file_read's structured result: file.read's answer, without
 // an image's data (the image content carries it).
 type readOut struct {
-	Type        string  `json:"type" jsonschema:"text or image"`
+	Type        string  `json:"type" jsonschema:"text, image or binary (encoding=base64)"`
 	Path        string  `json:"path" jsonschema:"the file, as you name it"`
 	Bytes       int64   `json:"bytes" jsonschema:"the file's size"`
 	Content     string  `json:"content,omitempty" jsonschema:"text: the lines returned, line endings included"`
@@ -24,6 +24,10 @@ type readOut struct {
 	Truncated   bool    `json:"truncated,omitempty" jsonschema:"text: lines after the returned ones remain"`
 	TruncatedBy *string `json:"truncatedBy,omitempty" jsonschema:"text: lines or bytes when truncated"`
 	MimeType    string  `json:"mimeType,omitempty" jsonschema:"image: its type"`
+	Encoding    string  `json:"encoding,omitempty" jsonschema:"text: the 8-bit encoding the file was read as (windows-1252 or iso-8859-1), absent for UTF-8; binary: base64"`
+	Offset      int64   `json:"offset,omitempty" jsonschema:"binary: the first byte in data"`
+	Length      int     `json:"length,omitempty" jsonschema:"binary: the bytes in data"`
+	Data        string  `json:"data,omitempty" jsonschema:"binary: the bytes, in base64"`
 }
 
 // readManyOut is read_multiple_files's structured result.

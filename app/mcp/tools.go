@@ -57,22 +57,26 @@ const (
 )
 
 type readIn struct {
-	Path    string   `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
-	Offset  int      `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
-	Head    int      `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
-	Tail    int      `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
+	Path   string `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
+	Offset int    `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
+	Head   int    `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
+	Tail   int    `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
+	// Encoding base64 returns the bytes of any file, binary too.
+	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (default): the file as text (UTF-8, or converted from windows-1252/iso-8859-1, which the result then names); base64: the file's bytes in base64, up to 4 MiB from byte_offset, for binary files"`
+	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with encoding=base64: the first byte to return, 0-based"`
+	Reason     string   `json:"reason,omitempty"`
+	Context    *Context `json:"context,omitempty"`
 }
 
 // readWire is file.read's params: readIn without head and tail.
 type readWire struct {
-	Path    string   `json:"path"`
-	Offset  int      `json:"offset,omitempty"`
-	Limit   int      `json:"limit,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
+	Path     string   `json:"path"`
+	Offset   int      `json:"offset,omitempty"`
+	Limit    int      `json:"limit,omitempty"`
+	Encoding string   `json:"encoding,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Context  *Context `json:"context,omitempty"`
 }
 
 type statIn struct {
@@ -353,7 +357,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
-	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
+	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines), an image, or with encoding=base64 any file's bytes. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			for _, k := range []string{"offset", "limit", "head", "tail"} {
 				p[k].Minimum = ptrf(1)
@@ -361,6 +365,8 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			p["limit"].Maximum = ptrf(2000)
 			p["head"].Maximum = ptrf(2000)
 			p["tail"].Maximum = ptrf(2000)
+			p["encoding"].Enum = []any{"text", "base64"}
+			p["byte_offset"].Minimum = ptrf(0)
 		}, readHandler)
 	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
@@ -596,6 +602,17 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
 		w := readWire{Path: in.Path, Offset: in.Offset, Limit: in.Limit, Reason: in.Reason, Context: in.Context}
 		switch {
+		case in.Encoding == "base64" && (in.Head > 0 || in.Tail > 0 || in.Offset > 0 || in.Limit > 0):
+			return nil, nil, errors.New("With encoding=base64, give byte_offset (and no head, tail, offset or limit): up to 4 MiB from there come back.")
+		case in.Encoding == "base64":
+			w.Encoding, w.Offset = "base64", in.ByteOffset
+			raw, err := b.Call(ctx, method, w)
+			if err != nil {
+				return nil, nil, toolError(err)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}, nil, nil
+		case in.ByteOffset > 0:
+			return nil, nil, errors.New("byte_offset is for encoding=base64; for text give offset (a line number).")
 		case (in.Head > 0 || in.Tail > 0) && (in.Offset > 0 || in.Limit > 0 || (in.Head > 0 && in.Tail > 0)):
 			return nil, nil, errors.New("Give head, tail or offset/limit, not several of them.")
 		case in.Head > 0:
@@ -628,6 +645,7 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			OutputLines int     `json:"outputLines"`
 			Truncated   bool    `json:"truncated"`
 			TruncatedBy *string `json:"truncatedBy"`
+			Encoding    string  `json:"encoding"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, nil, err
@@ -647,6 +665,9 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 				path = in.Path
 			}
 			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
+		}
+		if r.Encoding != "" {
+			text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
 	}

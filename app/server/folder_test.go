@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,5 +103,42 @@ func TestFolderCreate(t *testing.T) {
 	}
 	if fi, err := os.Stat(outside); err != nil || !fi.IsDir() {
 		t.Errorf("the outside folder was not made after allow: %v", err)
+	}
+}
+
+// file.read over /ws: a windows-1252 file comes back as UTF-8 text naming
+// the encoding; encoding base64 returns any file's bytes by byte range and
+// is audited as such.
+func TestFileReadEncodings(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	scope := filepath.Join(h.base, "alice")
+	os.MkdirAll(scope, 0o755)
+	os.WriteFile(filepath.Join(scope, "old.txt"), []byte("Gr\xfc\xdfe \x96 caf\xe9\n"), 0o644)
+	bin := []byte{0x7f, 'E', 'L', 'F', 0, 1, 2, 0xff}
+	os.WriteFile(filepath.Join(scope, "prog"), bin, 0o755)
+
+	txt := rpcCall[map[string]any](t, alice, "file.read", m("path", "old.txt"))
+	if txt["content"] != "Grüße – café\n" || txt["encoding"] != "windows-1252" || txt["type"] != "text" {
+		t.Errorf("file.read of a windows-1252 file: %v", txt)
+	}
+	if ce := callErr(t, alice, "file.read", m("path", "prog")); ce.Data.Kind != "binary" || !strings.Contains(ce.Message, "base64") {
+		t.Errorf("file.read of a binary file: %+v", ce)
+	}
+	r := rpcCall[struct {
+		Type, Encoding, Data string
+		Bytes, Offset        int64
+		Length               int
+		Truncated            bool
+	}](t, alice, "file.read", m("path", "prog", "encoding", "base64", "offset", 2, "limit", 4))
+	if got, _ := base64.StdEncoding.DecodeString(r.Data); r.Type != "binary" || r.Encoding != "base64" || string(got) != string(bin[2:6]) || r.Bytes != 8 || r.Offset != 2 || r.Length != 4 || !r.Truncated {
+		t.Errorf("file.read base64: %+v", r)
+	}
+	if ev := lastEvent(t, own.c, "file.read"); !strings.Contains(ev.Detail, "base64") || ev.Bytes != 4 {
+		t.Errorf("event of a base64 read: %+v", ev)
+	}
+	if ce := callErr(t, alice, "file.read", m("path", "prog", "encoding", "utf16")); ce.Data.Kind != "invalid_params" {
+		t.Errorf("encoding utf16: %+v", ce)
 	}
 }

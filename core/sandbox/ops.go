@@ -31,6 +31,10 @@ type ReadArgs struct {
 	Path    string   `json:"path" rpc:"required"`
 	Offset  int      `json:"offset"`
 	Limit   int      `json:"limit"`
+	// Encoding "base64" returns the file's bytes, whatever they are:
+	// Offset is then a byte offset (0-based) and Limit a number of bytes
+	// (at most fsbox.MaxBase64Bytes).
+	Encoding string `json:"encoding"`
 }
 
 // Read answers file.read.
@@ -43,11 +47,30 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 	if a.Offset < 0 || a.Limit < 0 {
 		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
 	}
+	raw := false
+	switch a.Encoding {
+	case "", "text":
+	case "base64":
+		raw = true
+		o.ev.Detail = appendDetail(o.ev.Detail, "base64")
+	default:
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "encoding must be \"text\" or \"base64\"."))
+	}
 	d, t, err := o.target(a.Path, needRead)
-	if err == nil {
+	if err == nil && raw {
+		res, err = d.ReadBase64(t.RelSlash(), int64(a.Offset), a.Limit)
+		if err == nil {
+			o.ev.Bytes = int64(len(res.Data))
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("bytes %d–%d of %d", res.Offset, res.Offset+int64(len(res.Data)), res.Bytes))
+		}
+	} else if err == nil {
 		res, err = d.Read(t.RelSlash(), a.Offset, a.Limit)
 		if err == nil {
 			o.ev.Bytes = res.Bytes
+			if res.Encoding != "" {
+				o.ev.Detail = appendDetail(o.ev.Detail, res.Encoding)
+			}
 			if res.Type == "text" {
 				o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines))
 			} else {
