@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"corral/app/client"
 	"corral/app/mcp"
@@ -114,11 +115,29 @@ func serveMCP(ctx context.Context, c *client.Client) error {
 	// them), so a signal ends `corral mcp` promptly.
 	stop := context.AfterFunc(ctx, b.close)
 	defer stop()
-	err := mcp.NewServer(b, version).Run(ctx, &mcp.LineTransport{In: os.Stdin, Out: os.Stdout})
+	err := mcp.NewServer(b, version, toolOptions(ctx, c)).Run(ctx, &mcp.LineTransport{In: os.Stdin, Out: os.Stdout})
 	if ctx.Err() != nil || errors.Is(err, io.EOF) {
 		return nil
 	}
 	return err
+}
+
+// toolOptions shapes the tool list for the key `corral mcp` runs with:
+// session.info says whether it may act for others. When the daemon does
+// not answer, the tools offer context (a client that may not use it is
+// refused by the daemon as always).
+func toolOptions(ctx context.Context, c *client.Client) mcp.Options {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	raw, err := c.Call(ctx, "session.info", nil)
+	var info struct {
+		Role   string   `json:"role"`
+		ActFor []string `json:"act_for"`
+	}
+	if err != nil || json.Unmarshal(raw, &info) != nil {
+		return mcp.Options{ActsForOthers: true}
+	}
+	return mcp.Options{ActsForOthers: info.Role == "owner" || len(info.ActFor) > 0}
 }
 
 // tuneGC lets `corral mcp` collect garbage less often than Go's default

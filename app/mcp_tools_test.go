@@ -18,14 +18,20 @@ import (
 // mcp`) or over streamable HTTP (POST /mcp).
 func mcpClient(t *testing.T, r *running, transport string) *sdk.ClientSession {
 	t.Helper()
+	return mcpClientKey(t, r, transport, r.agentKey)
+}
+
+// mcpClientKey is mcpClient with the key of another client (or the owner).
+func mcpClientKey(t *testing.T, r *running, transport, key string) *sdk.ClientSession {
+	t.Helper()
 	var tr sdk.Transport
 	switch transport {
 	case "stdio":
 		cmd := exec.Command(r.bin, "mcp")
-		cmd.Env = r.agentEnv()
+		cmd.Env = r.envWith(key)
 		tr = &sdk.CommandTransport{Command: cmd}
 	case "http":
-		tr = &sdk.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{r.agentKey}}}
+		tr = &sdk.StreamableClientTransport{Endpoint: r.url + "/mcp", HTTPClient: &http.Client{Transport: bearerRT{key}}}
 	default:
 		t.Fatalf("unknown transport %q", transport)
 	}
@@ -202,9 +208,10 @@ func TestMCPGenerateLinkExpiresIn(t *testing.T) {
 	r := startServe(t)
 	cs := mcpClient(t, r, "http")
 	prop := schemaProp(t, toolSchemas(t, cs), "generate_link", "expires_in")
-	types, _ := prop["type"].([]any)
-	if !slices.Contains(types, any("integer")) || !slices.Contains(types, any("string")) {
-		t.Errorf("expires_in type: %v, want integer and string", prop["type"])
+	// One type (a union such as ["integer", "string"] is refused by some
+	// clients); numbers are still accepted on the wire, below.
+	if prop["type"] != "string" || prop["pattern"] == nil {
+		t.Errorf("expires_in: type %v, pattern %v; want a string with a pattern", prop["type"], prop["pattern"])
 	}
 	if d, _ := prop["description"].(string); !strings.Contains(d, "3600") || !strings.Contains(d, `"7d"`) {
 		t.Errorf("expires_in description: %q", d)
@@ -215,7 +222,7 @@ func TestMCPGenerateLinkExpiresIn(t *testing.T) {
 	for _, c := range []struct {
 		in   any
 		want time.Duration
-	}{{3600, time.Hour}, {"2h", 2 * time.Hour}, {json.Number("7200"), 2 * time.Hour}} {
+	}{{3600, time.Hour}, {"2h", 2 * time.Hour}, {json.Number("7200"), 2 * time.Hour}, {"1800", 30 * time.Minute}, {"1d12h", 36 * time.Hour}} {
 		before := time.Now()
 		res := callMCP(t, cs, "generate_link", map[string]any{"path": "output/l.txt", "expires_in": c.in})
 		var out struct{ URL, ExpiresAt string }
@@ -230,7 +237,7 @@ func TestMCPGenerateLinkExpiresIn(t *testing.T) {
 	}
 	// The daemon's own sentence for a bad value.
 	res := callMCP(t, cs, "generate_link", map[string]any{"path": "output/l.txt", "expires_in": "soon"})
-	if !res.IsError || !strings.Contains(textOf(t, res), "expires_in must be a number of seconds") {
+	if !res.IsError || !strings.Contains(textOf(t, res), "expires_in") {
 		t.Errorf("bad expires_in: isError=%v %s", res.IsError, textOf(t, res))
 	}
 }
@@ -271,7 +278,10 @@ func TestMCPSchemasForLLMs(t *testing.T) {
 	if res := callMCP(t, cs, "file_read", map[string]any{"path": "n.txt", "context": nil}); res.IsError || textOf(t, res) != "null ctx" {
 		t.Errorf("context null: isError=%v %s", res.IsError, textOf(t, res))
 	}
-	if res := callMCP(t, cs, "file_read", map[string]any{"path": "n.txt", "context": map[string]any{"user_id": ""}}); res.IsError || textOf(t, res) != "null ctx" {
+	// The owner is offered context; an empty one means no context.
+	owner := mcpClientKey(t, r, "stdio", r.ownerKey)
+	callMCP(t, owner, "file_write", map[string]any{"path": "n.txt", "content": "owner's"})
+	if res := callMCP(t, owner, "file_read", map[string]any{"path": "n.txt", "context": map[string]any{"user_id": ""}}); res.IsError || textOf(t, res) != "owner's" {
 		t.Errorf("empty context: isError=%v %s", res.IsError, textOf(t, res))
 	}
 	// Any optional argument given as null is left out.
@@ -297,7 +307,7 @@ func TestMCPMissingArguments(t *testing.T) {
 				{"file_read", map[string]any{"path": nil}, "file_read needs a value for path (the file to read, "},
 				{"file_edit", map[string]any{"path": "a.txt"}, "file_edit needs values for old_text (the exact text to replace"},
 				{"file_move", map[string]any{}, "file_move needs values for from (the path to move) and to (the new path; "},
-				{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, head, tail, reason and context."},
+				{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, head, tail, encoding, byte_offset and reason."},
 			} {
 				res := callMCP(t, cs, c.tool, c.args)
 				text := textOf(t, res)
@@ -317,5 +327,61 @@ func TestMCPMissingArguments(t *testing.T) {
 				t.Errorf("missing file: isError=%v %q", res.IsError, text)
 			}
 		})
+	}
+}
+
+// TestMCPToolListPerClient: the context parameter is offered only to a
+// client that may act for others (here the owner), over both transports;
+// no input schema has a type union; and the list without context is much
+// smaller.
+func TestMCPToolListPerClient(t *testing.T) {
+	r := startServe(t)
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			size := map[string]int{}
+			for who, key := range map[string]string{"agent": r.agentKey, "owner": r.ownerKey} {
+				cs := mcpClientKey(t, r, transport, key)
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				list, err := cs.ListTools(ctx, nil)
+				cancel()
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw, _ := json.Marshal(list.Tools)
+				size[who] = len(raw)
+				for name, s := range toolSchemas(t, cs) {
+					props, _ := s["properties"].(map[string]any)
+					if _, ok := props["context"]; ok != (who == "owner") {
+						t.Errorf("%s: %s offers context: %v", who, name, ok)
+					}
+					walkSchema(s, func(p map[string]any) {
+						if _, union := p["type"].([]any); union {
+							t.Errorf("%s: %s has a type union: %v", who, name, p)
+						}
+					})
+				}
+			}
+			t.Logf("tool list: %d bytes without context, %d with", size["agent"], size["owner"])
+			if size["agent"]*10 > size["owner"]*7 {
+				t.Errorf("the tool list without context is %d bytes, with %d: context should be about half", size["agent"], size["owner"])
+			}
+		})
+	}
+}
+
+// walkSchema calls f on s and every schema below it.
+func walkSchema(s map[string]any, f func(map[string]any)) {
+	f(s)
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				walkSchema(m, f)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if m, ok := s[k].(map[string]any); ok {
+			walkSchema(m, f)
+		}
 	}
 }

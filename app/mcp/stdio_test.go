@@ -27,7 +27,7 @@ func lineSession(t *testing.T, maxLine int) (send func(string), next func() map[
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		NewServer(echoBackend{}, "test").Run(ctx, &LineTransport{In: inR, Out: outW, MaxLine: maxLine})
+		NewServer(echoBackend{}, "test", Options{}).Run(ctx, &LineTransport{In: inR, Out: outW, MaxLine: maxLine})
 		close(done)
 	}()
 	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })

@@ -22,6 +22,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/sandbox"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -56,22 +57,26 @@ const (
 )
 
 type readIn struct {
-	Path    string   `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
-	Offset  int      `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
-	Head    int      `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
-	Tail    int      `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
+	Path   string `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
+	Offset int    `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
+	Head   int    `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
+	Tail   int    `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
+	// Encoding base64 returns the bytes of any file, binary too.
+	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (default): the file as text (UTF-8, or converted from windows-1252/iso-8859-1, which the result then names); base64: the file's bytes in base64, up to 4 MiB from byte_offset, for binary files"`
+	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with encoding=base64: the first byte to return, 0-based"`
+	Reason     string   `json:"reason,omitempty"`
+	Context    *Context `json:"context,omitempty"`
 }
 
 // readWire is file.read's params: readIn without head and tail.
 type readWire struct {
-	Path    string   `json:"path"`
-	Offset  int      `json:"offset,omitempty"`
-	Limit   int      `json:"limit,omitempty"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
+	Path     string   `json:"path"`
+	Offset   int      `json:"offset,omitempty"`
+	Limit    int      `json:"limit,omitempty"`
+	Encoding string   `json:"encoding,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Context  *Context `json:"context,omitempty"`
 }
 
 type statIn struct {
@@ -157,6 +162,12 @@ type deleteIn struct {
 	Context   *Context `json:"context,omitempty"`
 }
 
+type folderIn struct {
+	Path    string   `json:"path" jsonschema:"the folder to make, e.g. notes/2026; missing folders above it are made too"`
+	Reason  string   `json:"reason,omitempty"`
+	Context *Context `json:"context,omitempty"`
+}
+
 type moveIn struct {
 	From    string   `json:"from" jsonschema:"the path to move"`
 	To      string   `json:"to" jsonschema:"the new path; it must not exist yet"`
@@ -201,7 +212,7 @@ type infoIn struct {
 // object (a JSON null for it is dropped before validation, see
 // checkArguments, so it still means no context). edit adjusts the
 // properties further.
-func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
+func inputSchema[In any](withContext bool, edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: input schema: %v", err))
@@ -211,11 +222,36 @@ func inputSchema[In any](edit func(props map[string]*jsonschema.Schema)) *jsonsc
 	}
 	if p := s.Properties["context"]; p != nil {
 		p.Type, p.Types, p.Description = "object", nil, contextDesc
+		if !withContext {
+			delete(s.Properties, "context")
+			s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(k string) bool { return k == "context" })
+		}
 	}
+	single(s)
 	if edit != nil {
 		edit(s.Properties)
 	}
 	return s
+}
+
+// single gives every property of s one type: Go's pointers and slices
+// come out of jsonschema.For as ["null", T], a union some clients refuse.
+// A null for an optional argument is dropped before validation (see
+// checkArguments), so T alone says the same.
+func single(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		single(p)
+	}
+	single(s.Items)
+	if s.AdditionalProperties != nil {
+		single(s.AdditionalProperties)
+	}
 }
 
 func ptr(b bool) *bool { return &b }
@@ -240,22 +276,27 @@ var (
 type handler[In any] func(b Backend, method string) sdk.ToolHandlerFor[In, any]
 
 // registry is what NewServer adds the tools to: the server, the backend
-// their handlers call, and each tool's input schema for checkArguments.
+// their handlers call, each tool's input schema for checkArguments, and
+// whether the tools offer the context parameter.
 type registry struct {
-	s       *sdk.Server
-	b       Backend
-	schemas map[string]*jsonschema.Schema
+	s           *sdk.Server
+	b           Backend
+	schemas     map[string]*jsonschema.Schema
+	withContext bool
 }
 
 // addTool registers t on r.s with In's input schema (see inputSchema;
-// edit may be nil) and the handler h makes for t's method, and notes the
-// schema for checkArguments.
-func addTool[In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
+// edit may be nil), Out's output schema (see outputSchema) and the
+// handler h makes for t's method, and notes the input schema for
+// checkArguments. The handler sets the result's structuredContent itself
+// (the method's answer as it came, not re-encoded), so the SDK neither
+// encodes nor validates it again.
+func addTool[Out, In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	ann := t.ann
 	ann.Title = t.title
-	in := inputSchema[In](edit)
+	in := inputSchema[In](r.withContext, edit)
 	r.schemas[t.name] = in
-	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in}, withProgress(h(r.b, t.method)))
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out]()}, withProgress(h(r.b, t.method)))
 }
 
 type progressKey struct{}
@@ -308,14 +349,23 @@ type runStream struct {
 	Stream bool `json:"stream,omitempty"`
 }
 
+// Options shape the tool list for one client.
+type Options struct {
+	// ActsForOthers offers every tool's context parameter, which selects
+	// another user's folder or the companion's. Only a client that may
+	// act for others (act_for not empty, or the owner) can use it; for
+	// the others it would be about half the tool list for nothing.
+	ActsForOthers bool
+}
+
 // NewServer returns an MCP server whose tools call b.
-func NewServer(b Backend, version string) *sdk.Server {
+func NewServer(b Backend, version string, o Options) *sdk.Server {
 	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{
 		Instructions: "Corral gives you a private folder on the owner's computer. " + pathRules +
 			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
 	})
-	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}}
-	addTool(r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines) or an image. " + pathRules, readOnly},
+	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
+	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines), an image, or with encoding=base64 any file's bytes. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			for _, k := range []string{"offset", "limit", "head", "tail"} {
 				p[k].Minimum = ptrf(1)
@@ -323,34 +373,38 @@ func NewServer(b Backend, version string) *sdk.Server {
 			p["limit"].Maximum = ptrf(2000)
 			p["head"].Maximum = ptrf(2000)
 			p["tail"].Maximum = ptrf(2000)
+			p["encoding"].Enum = []any{"text", "base64"}
+			p["byte_offset"].Minimum = ptrf(0)
 		}, readHandler)
-	addTool(r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
+	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
 		}, readManyHandler)
-	addTool(r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
+	addTool[fsbox.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
 		nil, forward[statIn])
-	addTool(r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
+	addTool[sandbox.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
 		"Marker lines show where you are: '=== Page 3 ===' (PDF), '=== Sheet: Name ===' (spreadsheets, whose rows come as tab-separated cells), '=== Slide 2 ===', '=== Chapter 4 ==='. " +
 		"Returns up to 2000 lines or 256 KiB per call; use offset/limit for more. Use file_read for plain text files. Scanned PDFs without a text layer give no text, and password-protected files cannot be read. " + pathRules, readOnly},
 		nil, documentHandler)
-	addTool(r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+	addTool[sandbox.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
-	addTool(r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
+	addTool[sandbox.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
 		nil, forward[editIn])
-	addTool(r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
+	addTool[sandbox.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
 		nil, forward[patchIn])
-	addTool(r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+	addTool[sandbox.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
 		nil, forward[listIn])
-	addTool(r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+	addTool[sandbox.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
 		nil, forward[findIn])
-	addTool(r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+	addTool[sandbox.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
 		nil, forward[grepIn])
-	addTool(r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+	addTool[sandbox.FolderResult](r, tool{"create_directory", "folder.create", "Make a folder", "Make a folder, and any missing folders above it; a folder that exists already is fine (created is then false). " + pathRules, additive},
+		nil, forward[folderIn])
+	addTool[sandbox.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
 		nil, forward[deleteIn])
-	addTool(r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+	addTool[sandbox.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
 		nil, forward[moveIn])
-	addTool(r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
+	addTool[sandbox.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {
 			names := []any{}
@@ -359,16 +413,17 @@ func NewServer(b Backend, version string) *sdk.Server {
 			}
 			p["package_managers"].Items.Enum = names
 		}, runHandler)
-	addTool(r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
+	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
 		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
-	addTool(r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
-				Types:       []string{"integer", "string"},
-				Description: `how long the link works: a whole number of seconds (3600) or a duration string such as "30m", "1h" or "7d"; default: the owner's setting, usually 24h`,
+				Type:        "string",
+				Pattern:     expiresPattern,
+				Description: `how long the link works: seconds ("3600") or a duration such as "30m", "1h", "7d" or "1d12h"; a number of seconds (3600) is accepted too; default: the owner's setting, usually 24h`,
 			}
 		}, forward[linkIn])
-	addTool(r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
 		nil, forward[infoIn])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
@@ -413,6 +468,16 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				}
 				r.Params.Arguments = raw
 			}
+			if name == "generate_link" {
+				if v, ok := seconds(args["expires_in"]); ok {
+					args["expires_in"] = v
+					raw, err := json.Marshal(args)
+					if err != nil {
+						return nil, err
+					}
+					r.Params.Arguments = raw
+				}
+			}
 			msg := argumentProblems(name, schema, args)
 			if _, edits := args["edits"]; msg == "" && name == "file_edit" && !edits && (args["old_text"] == nil || args["new_text"] == nil) {
 				// old_text and new_text are required unless edits are given.
@@ -453,6 +518,21 @@ func schemaMismatch(tool, text string) string {
 }
 
 func isNull(v json.RawMessage) bool { return string(v) == "null" }
+
+// expiresPattern is generate_link's expires_in: whole seconds, or a
+// duration as Corral's config takes it (Go's units and d for days).
+const expiresPattern = `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h|d))+$|^[0-9]+$`
+
+// seconds turns an expires_in given as a number (3600) or as digits
+// ("3600") into the duration string "3600s", which fits the schema and
+// which link.create reads as the same time; ok is false for anything else.
+func seconds(v json.RawMessage) (json.RawMessage, bool) {
+	s := strings.Trim(string(v), `"`)
+	if s == "" || len(s) > 12 || strings.Trim(s, "0123456789") != "" {
+		return nil, false
+	}
+	return json.RawMessage(`"` + s + `s"`), true
+}
 
 // argumentProblems says in sentences which arguments of the tool name are
 // unknown or missing (a required one that is null counts as missing), or
@@ -524,7 +604,7 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}}, nil, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}, nil, nil
 	}
 }
 
@@ -534,6 +614,17 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
 		w := readWire{Path: in.Path, Offset: in.Offset, Limit: in.Limit, Reason: in.Reason, Context: in.Context}
 		switch {
+		case in.Encoding == "base64" && (in.Head > 0 || in.Tail > 0 || in.Offset > 0 || in.Limit > 0):
+			return nil, nil, errors.New("With encoding=base64, give byte_offset (and no head, tail, offset or limit): up to 4 MiB from there come back.")
+		case in.Encoding == "base64":
+			w.Encoding, w.Offset = "base64", in.ByteOffset
+			raw, err := b.Call(ctx, method, w)
+			if err != nil {
+				return nil, nil, toolError(err)
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}, nil, nil
+		case in.ByteOffset > 0:
+			return nil, nil, errors.New("byte_offset is for encoding=base64; for text give offset (a line number).")
 		case (in.Head > 0 || in.Tail > 0) && (in.Offset > 0 || in.Limit > 0 || (in.Head > 0 && in.Tail > 0)):
 			return nil, nil, errors.New("Give head, tail or offset/limit, not several of them.")
 		case in.Head > 0:
@@ -558,6 +649,7 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		var r struct {
 			Type        string  `json:"type"`
 			Path        string  `json:"path"`
+			Bytes       int64   `json:"bytes"`
 			Content     string  `json:"content"`
 			MimeType    string  `json:"mimeType"`
 			Data        string  `json:"data"`
@@ -565,6 +657,7 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			OutputLines int     `json:"outputLines"`
 			Truncated   bool    `json:"truncated"`
 			TruncatedBy *string `json:"truncatedBy"`
+			Encoding    string  `json:"encoding"`
 		}
 		if err := json.Unmarshal(raw, &r); err != nil {
 			return nil, nil, err
@@ -574,7 +667,8 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			if err != nil {
 				return nil, nil, err
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: data, MIMEType: r.MimeType}}}, nil, nil
+			out := readOut{Type: r.Type, Path: r.Path, Bytes: r.Bytes, MimeType: r.MimeType}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: data, MIMEType: r.MimeType}}, StructuredContent: out}, nil, nil
 		}
 		text := r.Content
 		if r.Truncated {
@@ -584,7 +678,10 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			}
 			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil, nil
+		if r.Encoding != "" {
+			text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
 	}
 }
 
@@ -628,7 +725,7 @@ func documentHandler(b Backend, method string) sdk.ToolHandlerFor[documentIn, an
 				fmt.Fprintf(&sb, "\n[Showing lines %d–%d of %d. Call document_read with offset=%d to read on.]", first, last, r.TotalLines, next)
 			}
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: sb.String()}}}, nil, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: sb.String()}}, StructuredContent: raw}, nil, nil
 	}
 }
 
@@ -690,15 +787,25 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 			return nil, nil, fmt.Errorf("Give between 1 and %d paths.", maxReadMany)
 		}
 		res := &sdk.CallToolResult{}
+		out := readManyOut{Files: []readManyFile{}}
 		for _, p := range in.Paths {
 			r, _, err := one(ctx, req, readIn{Path: p, Reason: in.Reason, Context: in.Context})
 			if err != nil {
 				res.Content = append(res.Content, &sdk.TextContent{Text: p + ": " + err.Error()})
+				out.Files = append(out.Files, readManyFile{readOut: readOut{Path: p}, Error: err.Error()})
 				continue
 			}
 			res.Content = append(res.Content, &sdk.TextContent{Text: "== " + p + " ==\n"})
 			res.Content = append(res.Content, r.Content...)
+			f := readManyFile{}
+			if raw, ok := r.StructuredContent.(json.RawMessage); ok {
+				json.Unmarshal(raw, &f.readOut)
+			} else if o, ok := r.StructuredContent.(readOut); ok {
+				f.readOut = o
+			}
+			out.Files = append(out.Files, f)
 		}
+		res.StructuredContent = out
 		return res, nil, nil
 	}
 }

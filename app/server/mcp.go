@@ -85,7 +85,7 @@ func (s *Server) mcpHandler() http.Handler {
 		defer ms.mu.Unlock()
 		srv, ok := ms.servers[caller.Client]
 		if !ok {
-			srv = mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version)
+			srv = mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0})
 			ms.servers[caller.Client] = srv
 		}
 		return srv

@@ -77,6 +77,7 @@ func (s *Server) methodTable() map[string]method {
 		"file.move":        {fn: handle(b.Move)},
 		"file.stat":        {fn: handle(b.Stat)},
 		"folder.list":      {fn: handle(b.List)},
+		"folder.create":    {fn: handle(b.CreateFolder)},
 		"file.find":        {fn: handle(b.Find)},
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},
@@ -164,6 +165,9 @@ type sessionInfo struct {
 	// now: Corral cannot write its audit log (the disk is full).
 	AuditProblem string   `json:"audit_problem,omitempty"`
 	Scopes       []string `json:"scopes,omitempty"` // owner only: every scope it may browse
+	// ActFor are the other scopes a client may name in a context ("*":
+	// any); `corral mcp` offers the context parameter only then.
+	ActFor []string `json:"act_for,omitempty"`
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
@@ -178,7 +182,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	info := sessionInfo{
 		Role: "client", Client: c.caller.Client, Scope: scope, User: c.caller.User,
 		SharedDir: s.cfg.Sandbox.SharedDir, OutputDir: s.cfg.Sandbox.OutputDir,
-		Roots: []rootInfo{},
+		Roots: []rootInfo{}, ActFor: c.caller.ActFor,
 	}
 	if c.caller.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault

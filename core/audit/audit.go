@@ -81,6 +81,7 @@ type Change struct {
 	Mode       uint32     `json:"mode,omitempty"`     // permission bits before (after, for a created file)
 	Link       string     `json:"link,omitempty"`     // a symlink's target, for a link that was changed
 	NotKept    string     `json:"not_kept,omitempty"` // why the content before was not kept ("too_large", "not_regular", …)
+	Dir        bool       `json:"dir,omitempty"`      // a folder (made by folder.create, or removed by undoing that)
 }
 
 // Filter selects events for Query and Stats. Zero fields do not filter.

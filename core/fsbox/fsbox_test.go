@@ -180,6 +180,7 @@ var tableOps = []tableOp{
 	{"append", func(d, _ Dir, p string) (string, error) { return dump(d.Write(p, []byte("new"), true)) }},
 	{"edit", func(d, _ Dir, p string) (string, error) { return dump(d.Edit(p, "E", "e", true)) }},
 	{"delete", func(d, _ Dir, p string) (string, error) { return "", d.Delete(p, true) }},
+	{"mkdir", func(d, _ Dir, p string) (string, error) { return dump(d.CreateDir(p)) }},
 	{"stat", func(d, _ Dir, p string) (string, error) { return dump(d.Stat(p)) }},
 	{"list", func(d, _ Dir, p string) (string, error) {
 		e, tr, err := d.List(p, MaxListDepth, 0)
@@ -235,11 +236,11 @@ var escapeCases = []escapeCase{
 		// Acting on the name, not the content, is harmless: the outside
 		// file is left as it was.
 		"write": okKind, "delete": okKind, "stat": okKind, "move-from": okKind, "move-to": errs.Exists, "move-into": errs.Exists,
-		"list": errs.NotDirectory, "find": errs.NotDirectory,
+		"list": errs.NotDirectory, "find": errs.NotDirectory, "mkdir": errs.Exists,
 	}},
 	{name: "fifo", fs: []string{"pipe |"}, path: "pipe", kind: errs.Denied, except: map[string]errs.Kind{
 		"delete": okKind, "move-from": okKind, "move-to": errs.Exists, "move-into": errs.Exists,
-		"list": errs.NotDirectory, "find": errs.NotDirectory,
+		"list": errs.NotDirectory, "find": errs.NotDirectory, "mkdir": errs.Exists,
 	}},
 	{name: "dot dot", path: "..", kind: errs.InvalidPath},
 	{name: "dot dot inside", path: "d/../../x", kind: errs.InvalidPath},

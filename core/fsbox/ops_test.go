@@ -343,3 +343,34 @@ func TestStat(t *testing.T) {
 		t.Errorf("type %q", in.Type)
 	}
 }
+
+func TestCreateDir(t *testing.T) {
+	root, _ := makefs(t, "d/", "f = text", "dirlink => d")
+	d := openDir(t, root, "share")
+
+	made, err := d.CreateDir("a/b/c")
+	if err != nil || !slices.Equal(made, []string{"a", "a/b", "a/b/c"}) {
+		t.Errorf("CreateDir with parents: %q, %v", made, err)
+	}
+	if fi, err := os.Stat(filepath.Join(root, "a/b/c")); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
+		t.Errorf("a/b/c is not a 0755 folder: %v, %v", fi, err)
+	}
+	if made, err := d.CreateDir("a/b/c"); err != nil || len(made) != 0 {
+		t.Errorf("CreateDir of an existing folder: %q, %v", made, err)
+	}
+	if made, err := d.CreateDir("d/e"); err != nil || !slices.Equal(made, []string{"d/e"}) {
+		t.Errorf("CreateDir below an existing folder: %q, %v", made, err)
+	}
+	if made, err := d.CreateDir("dirlink/x"); err != nil || !slices.Equal(made, []string{"dirlink/x"}) {
+		t.Errorf("CreateDir through a link inside: %q, %v", made, err)
+	} else if fi, err := os.Stat(filepath.Join(root, "d/x")); err != nil || !fi.IsDir() {
+		t.Errorf("d/x was not made through dirlink: %v", err)
+	}
+	_, err = d.CreateDir("f")
+	wantKind(t, "CreateDir(f)", err, errs.Exists)
+	_, err = d.CreateDir("f/g")
+	wantKind(t, "CreateDir(f/g)", err, errs.NotDirectory)
+	if err != nil && !strings.Contains(err.Error(), "share/f") {
+		t.Errorf("the error does not name share/f: %v", err)
+	}
+}

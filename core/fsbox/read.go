@@ -37,16 +37,21 @@ type ReadResult struct {
 	OutputLines int    // lines in Content
 	Truncated   bool   // lines after the returned ones remain
 	TruncatedBy string // ByLines, ByBytes, or "" (JSON null) when not truncated
+	// Encoding is the 8-bit encoding the text was taken to be in and
+	// converted from (Windows1252, Latin1), "" for UTF-8; for a binary
+	// result "base64".
+	Encoding string
 
-	// Image results.
+	// Image and binary results.
 	MimeType string
 	Data     []byte
+	Offset   int64 // binary: the first byte in Data
 }
 
 // MarshalJSON writes the shape of PROTOCOL.md for r.Type.
 func (r ReadResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.Shape()) }
 
-// TextShape and ImageShape are file.read's two JSON shapes.
+// TextShape, ImageShape and BinaryShape are file.read's JSON shapes.
 type TextShape struct {
 	Type        string  `json:"type"`
 	Path        string  `json:"path"`
@@ -56,6 +61,18 @@ type TextShape struct {
 	OutputLines int     `json:"outputLines"`
 	Truncated   bool    `json:"truncated"`
 	TruncatedBy *string `json:"truncatedBy"`
+	Encoding    string  `json:"encoding,omitempty"`
+}
+
+type BinaryShape struct {
+	Type      string `json:"type"`
+	Path      string `json:"path"`
+	Encoding  string `json:"encoding"`
+	Bytes     int64  `json:"bytes"`
+	Offset    int64  `json:"offset"`
+	Length    int    `json:"length"`
+	Truncated bool   `json:"truncated"`
+	Data      []byte `json:"data"`
 }
 
 type ImageShape struct {
@@ -70,21 +87,27 @@ type ImageShape struct {
 // r.Type. Encoding it directly avoids the extra validation pass that the
 // encoder gives a MarshalJSON result.
 func (r ReadResult) Shape() any {
-	if r.Type == "image" {
+	switch r.Type {
+	case "image":
 		return ImageShape{r.Type, r.Path, r.MimeType, r.Bytes, r.Data}
+	case "binary":
+		return BinaryShape{r.Type, r.Path, r.Encoding, r.Bytes, r.Offset, len(r.Data), r.Truncated, r.Data}
 	}
 	var by *string
 	if r.TruncatedBy != "" {
 		by = &r.TruncatedBy
 	}
-	return TextShape{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by}
+	return TextShape{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by, r.Encoding}
 }
 
 // Read returns a regular file of d: text from line offset (1-based; 0 means
 // 1) for at most limit lines (0: no limit but the caps), capped at
 // MaxReadLines lines and MaxReadBytes bytes; or, for a PNG, JPEG, GIF or
-// WebP image recognised by its content, the whole image. Other binary files
-// (a NUL byte or invalid UTF-8 in the first 8 KiB) answer binary.
+// WebP image recognised by its content, the whole image. Text whose first
+// 8 KiB are not UTF-8 is taken to be windows-1252 or iso-8859-1 (see
+// eightBit), converted to UTF-8 and says so in Encoding; binary files (a
+// NUL byte or a control character text does not have in the first 8 KiB)
+// answer binary (ReadBase64 returns their bytes).
 //
 // The file is streamed: only the returned lines are kept in memory, while
 // the rest is read to count totalLines. A single line longer than
@@ -130,8 +153,11 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 		}
 		return ReadResult{Type: "image", Path: v, MimeType: mime, Bytes: int64(len(data)), Data: data}, nil
 	}
+	enc := "" // UTF-8
 	if isBinary(head, len(head) < sniffLen) {
-		return ReadResult{}, errs.New(errs.Binary, v, "%s is a binary file (not text, and not a PNG, JPEG, GIF or WebP image), so it can't be shown.", v)
+		if enc = eightBit(head); enc == "" {
+			return ReadResult{}, errs.New(errs.Binary, v, "%s is a binary file (not text, and not a PNG, JPEG, GIF or WebP image), so it can't be shown as text; read it with encoding base64 for its bytes.", v)
+		}
 	}
 
 	maxLines := MaxReadLines
@@ -171,7 +197,10 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 					// The first line alone is over the cap: return its start,
 					// without a UTF-8 sequence cut in two (the cut may fall
 					// on the end of an earlier chunk).
-					out = completeRunes(append(out, chunk[:room]...))
+					out = append(out, chunk[:room]...)
+					if enc == "" {
+						out = completeRunes(out)
+					}
 					emitting = false
 					stopped = ByBytes
 				} else {
@@ -200,10 +229,15 @@ func (d Dir) Read(rel string, offset, limit int) (ReadResult, error) {
 		}
 		return ReadResult{}, errs.New(errs.InvalidParams, v, "%s has %d %s, so there is no line %d to start from.", v, total, lines, offset)
 	}
+	content := contentString(out)
+	if enc != "" {
+		content = decode8(out, enc)
+	}
 	return ReadResult{
 		Type:        "text",
 		Path:        v,
-		Content:     contentString(out),
+		Content:     content,
+		Encoding:    enc,
 		Bytes:       fi.Size(),
 		TotalLines:  total,
 		OutputLines: outLines,

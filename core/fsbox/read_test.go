@@ -165,7 +165,7 @@ func TestReadImagesAndBinary(t *testing.T) {
 	write("a.webp", webp)
 	write("text.png", []byte("not an image\n"))
 	write("nul.txt", []byte("abc\x00def"))
-	write("latin1.txt", []byte("caf\xe9\n"))
+	write("ctrl.bin", []byte("caf\xe9\x01\x02\n")) // not UTF-8, and control bytes
 	write("elf", []byte("\x7fELF\x02\x01\x01\x00"))
 	// A multi-byte character straddling the 8 KiB sniffing window is text.
 	write("straddle.txt", []byte(strings.Repeat("a", sniffLen-1)+"é"+"tail\n"))
@@ -209,12 +209,67 @@ func TestReadImagesAndBinary(t *testing.T) {
 			t.Errorf("Read %s: %+v, %v; want text", name, r.Type, err)
 		}
 	}
-	for _, name := range []string{"nul.txt", "latin1.txt", "elf"} {
+	for _, name := range []string{"nul.txt", "elf", "ctrl.bin"} {
 		_, err := d.Read(name, 0, 0)
 		wantKind(t, "Read "+name, err, errs.Binary)
 	}
 	_, err = d.Read("big.png", 0, 0)
 	wantKind(t, "Read big.png", err, errs.TooLarge)
+}
+
+// Text in an 8-bit encoding is read, converted to UTF-8, and says which
+// encoding was assumed; the bytes come back as they are with ReadBase64.
+func TestReadEightBit(t *testing.T) {
+	root, _ := makefs(t)
+	write := func(name string, data []byte) {
+		if err := os.WriteFile(filepath.Join(root, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("latin1.txt", []byte("caf\xe9\nna\xefve\n"))
+	write("cp1252.txt", []byte("\x93quoted\x94 costs \x8020\r\n"))
+	write("c1.txt", []byte("a\x81b \xe9\n")) // 0x81 is not windows-1252
+	write("long.txt", []byte(strings.Repeat("\xe9", MaxReadBytes+10)))
+	d := openDir(t, root, "")
+	for _, c := range []struct{ name, content, enc string }{
+		{"latin1.txt", "café\nnaïve\n", Windows1252},
+		{"cp1252.txt", "“quoted” costs €20\r\n", Windows1252},
+		{"c1.txt", "a\u0081b é\n", Latin1},
+	} {
+		r, err := d.Read(c.name, 0, 0)
+		if err != nil || r.Type != "text" || r.Content != c.content || r.Encoding != c.enc {
+			t.Errorf("Read %s: %q (%s), %v; want %q (%s)", c.name, r.Content, r.Encoding, err, c.content, c.enc)
+		}
+	}
+	if r, err := d.Read("latin1.txt", 2, 0); err != nil || r.Content != "naïve\n" || r.TotalLines != 2 {
+		t.Errorf("Read latin1.txt from line 2: %+v, %v", r, err)
+	}
+	// A cut by bytes keeps every byte (none is half a character).
+	if r, err := d.Read("long.txt", 0, 0); err != nil || r.Content != strings.Repeat("é", MaxReadBytes) || r.TruncatedBy != ByBytes {
+		t.Errorf("Read long.txt: %d bytes, %v", len(r.Content), err)
+	}
+	if b, _ := json.Marshal(ReadResult{Type: "text", Path: "a", Encoding: Windows1252}); !strings.Contains(string(b), `"encoding":"windows-1252"`) {
+		t.Errorf("JSON without the encoding: %s", b)
+	}
+
+	bin := []byte("\x7fELF\x00\x01\x02\xff")
+	write("elf", bin)
+	r, err := d.ReadBase64("elf", 0, 0)
+	if err != nil || r.Type != "binary" || !bytes.Equal(r.Data, bin) || r.Truncated || r.Bytes != int64(len(bin)) {
+		t.Fatalf("ReadBase64: %+v, %v", r, err)
+	}
+	b, _ := json.Marshal(r)
+	want := `{"type":"binary","path":"elf","encoding":"base64","bytes":8,"offset":0,"length":8,"truncated":false,"data":"` + base64.StdEncoding.EncodeToString(bin) + `"}`
+	if string(b) != want {
+		t.Errorf("binary JSON\n%s\nwant\n%s", b, want)
+	}
+	if r, err := d.ReadBase64("elf", 4, 2); err != nil || !bytes.Equal(r.Data, bin[4:6]) || !r.Truncated || r.Offset != 4 {
+		t.Errorf("ReadBase64 from 4, 2 bytes: %+v, %v", r, err)
+	}
+	_, err = d.ReadBase64("elf", 8, 0)
+	wantKind(t, "ReadBase64 past the end", err, errs.InvalidParams)
+	_, err = d.ReadBase64(".", 0, 0)
+	wantKind(t, "ReadBase64 of a folder", err, errs.IsDirectory)
 }
 
 func TestReadResultJSON(t *testing.T) {

@@ -420,3 +420,42 @@ func sameTree(a, b Dir) bool {
 	}
 	return os.SameFile(ai, bi)
 }
+
+// CreateDir makes the folder rel of d and any folders above it that are
+// missing, and returns the ones it made, from the top down (none when
+// rel is a folder already). A file (or anything else that is not a
+// folder) on the way answers not_directory; a symlink on the way is
+// followed only as far as it stays inside d.
+func (d Dir) CreateDir(rel string) ([]string, error) {
+	name, _, err := d.name(rel)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	at := ""
+	for part := range strings.SplitSeq(name, "/") {
+		if part == "." {
+			continue
+		}
+		at = path.Join(at, part)
+		fi, err := d.Root.Stat(at)
+		switch {
+		case err == nil && fi.IsDir():
+			continue
+		case err == nil:
+			v := d.Visible(at)
+			if at == name {
+				return made, errs.New(errs.Exists, v, "%s exists and is a file, not a folder.", v)
+			}
+			return made, errs.New(errs.NotDirectory, v, "%s is a file, not a folder, so no folder can be made in it.", v)
+		case !errors.Is(err, fs.ErrNotExist):
+			return made, d.fail(err, at)
+		}
+		if err := d.Root.Mkdir(at, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return made, d.fail(err, at)
+		} else if err == nil {
+			made = append(made, at)
+		}
+	}
+	return made, nil
+}

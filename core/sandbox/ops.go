@@ -31,6 +31,10 @@ type ReadArgs struct {
 	Path    string   `json:"path" rpc:"required"`
 	Offset  int      `json:"offset"`
 	Limit   int      `json:"limit"`
+	// Encoding "base64" returns the file's bytes, whatever they are:
+	// Offset is then a byte offset (0-based) and Limit a number of bytes
+	// (at most fsbox.MaxBase64Bytes).
+	Encoding string `json:"encoding"`
 }
 
 // Read answers file.read.
@@ -43,11 +47,30 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 	if a.Offset < 0 || a.Limit < 0 {
 		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
 	}
+	raw := false
+	switch a.Encoding {
+	case "", "text":
+	case "base64":
+		raw = true
+		o.ev.Detail = appendDetail(o.ev.Detail, "base64")
+	default:
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "encoding must be \"text\" or \"base64\"."))
+	}
 	d, t, err := o.target(a.Path, needRead)
-	if err == nil {
+	if err == nil && raw {
+		res, err = d.ReadBase64(t.RelSlash(), int64(a.Offset), a.Limit)
+		if err == nil {
+			o.ev.Bytes = int64(len(res.Data))
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("bytes %d–%d of %d", res.Offset, res.Offset+int64(len(res.Data)), res.Bytes))
+		}
+	} else if err == nil {
 		res, err = d.Read(t.RelSlash(), a.Offset, a.Limit)
 		if err == nil {
 			o.ev.Bytes = res.Bytes
+			if res.Encoding != "" {
+				o.ev.Detail = appendDetail(o.ev.Detail, res.Encoding)
+			}
 			if res.Type == "text" {
 				o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines))
 			} else {
@@ -288,6 +311,44 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 		o.ev.Changes = moved(before, from.Visible, to.Visible)
 	}
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
+}
+
+// FolderArgs are folder.create's parameters.
+type FolderArgs struct {
+	Context *Context `json:"context"`
+	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required"`
+}
+
+// FolderResult is folder.create's answer: Created is false when the
+// folder was there already.
+type FolderResult struct {
+	Path    string `json:"path"`
+	Created bool   `json:"created"`
+}
+
+// CreateFolder answers folder.create: it makes the folder and any missing
+// folders above it. Each folder it made is a change of kind created
+// (Dir), so an undo removes them again while they are empty.
+func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (FolderResult, error) {
+	o, err := s.begin(ctx, c, a.Context, "folder.create", a.Reason)
+	if err != nil {
+		return FolderResult{}, err
+	}
+	d, t, err := o.target(a.Path, needWrite)
+	var made []string
+	if err == nil {
+		made, err = d.CreateDir(t.RelSlash())
+	}
+	if len(made) == 0 && err == nil {
+		o.ev.Detail = appendDetail(o.ev.Detail, "already there")
+	}
+	if s.keeping() {
+		for _, m := range made {
+			o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+		}
+	}
+	return FolderResult{Path: t.Visible, Created: len(made) > 0}, o.end(ctx, err)
 }
 
 // isDirAt reports whether rel of d is a folder (not following a link):

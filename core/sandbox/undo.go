@@ -223,6 +223,10 @@ func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
 			continue
 		}
 		f.SizeNow = now.size
+		if c.Dir {
+			s.planFolder(ev, c, now, f)
+			continue
+		}
 		// What the event left at Path, and what the undo leaves there.
 		leftSum, leftLink := c.After, ""
 		if c.Kind == audit.Created || c.Kind == audit.Moved {
@@ -301,6 +305,56 @@ func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
 		}
 	}
 	return steps
+}
+
+// planFolder plans undoing a folder's change c (Dir): a folder the event
+// made is removed if it is still an empty folder (or holds only folders
+// the same event made, removed before it); a folder an undo removed is
+// made again unless something else is there now.
+func (s *Sandbox) planFolder(ev audit.Event, c audit.Change, now state, f *UndoFile) {
+	if c.Kind != audit.Created {
+		switch {
+		case !now.exists:
+			f.Action = "restore"
+		case now.dir:
+			f.Action = "none"
+		default:
+			f.Action, f.Conflict = "restore", fmt.Sprintf("Something other than a folder is at %s now, so Corral will not put the folder back.", c.Path)
+		}
+		return
+	}
+	f.Action = "remove"
+	switch {
+	case !now.exists:
+		f.Action = "none"
+		return
+	case !now.dir:
+		f.Conflict = changedSince(c.Path)
+		return
+	}
+	made := map[string]bool{}
+	for _, o := range ev.Changes {
+		if o.Dir && o.Kind == audit.Created {
+			made[o.Path] = true
+		}
+	}
+	d, rel, done, err := s.ownerDir(ev.User, c.Path)
+	if err != nil {
+		f.Conflict = errs.As(err).Msg
+		return
+	}
+	defer done()
+	entries, _, err := d.List(rel, 1, 100)
+	if err != nil {
+		f.Conflict = errs.As(err).Msg
+		return
+	}
+	for _, e := range entries {
+		if !(e.Type == "dir" && made[e.Path]) {
+			f.Conflict = fmt.Sprintf("%s holds files now, so Corral will not remove it.", c.Path)
+			return
+		}
+	}
 }
 
 func notKeptSentence(why string) string {
@@ -401,14 +455,24 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 			done()
 			return err
 		}
-		switch c.Kind {
-		case audit.Created:
+		switch {
+		case c.Dir && c.Kind == audit.Created:
+			// Only this folder: the folders above it that the event made
+			// are changes of their own, and the ones it did not make stay.
+			if err = d.RemoveEntry(rel); err == nil {
+				o.ev.Changes = append(o.ev.Changes, audit.Change{Path: c.Path, Kind: audit.Deleted, Dir: true, Mode: c.Mode})
+			}
+		case c.Dir:
+			if err = d.Mkdir(rel); err == nil {
+				o.ev.Changes = append(o.ev.Changes, audit.Change{Path: c.Path, Kind: audit.Created, Dir: true, Mode: c.Mode})
+			}
+		case c.Kind == audit.Created:
 			err = d.RemoveEntry(rel)
 			if err == nil {
 				removeEmptyParents(d, rel)
 				o.ev.Changes = append(o.ev.Changes, removed(before)...)
 			}
-		case audit.Modified, audit.Deleted:
+		case c.Kind == audit.Modified || c.Kind == audit.Deleted:
 			if c.Link != "" {
 				err = d.PutLink(rel, c.Link)
 			} else {
@@ -417,7 +481,7 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 			if err == nil {
 				o.ev.Changes = append(o.ev.Changes, restoredChange(before, c.Path, st.content, c.Link, c.Mode))
 			}
-		case audit.Moved:
+		case c.Kind == audit.Moved:
 			fd, frel, fdone, ferr := s.ownerDir(st.scope, c.From)
 			if ferr != nil {
 				done()
