@@ -222,4 +222,3 @@ func writeAtomic(path string, data []byte, mode os.FileMode, replace bool) error
 	}
 	return nil
 }
-
