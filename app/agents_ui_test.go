@@ -333,4 +333,3 @@ func asDialError(err error, out **client.DialError) bool {
 	}
 	return ok
 }
-
