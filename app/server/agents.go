@@ -813,3 +813,16 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// FirstRun reports whether no agent has worked here yet: the tray's first
+// notification and the dashboard's guide then point to connecting one.
+func (s *Server) FirstRun() bool {
+	s.dir.mu.RLock()
+	defer s.dir.mu.RUnlock()
+	for _, a := range s.dir.agents {
+		if !a.LastUsed.IsZero() {
+			return false
+		}
+	}
+	return true
+}
