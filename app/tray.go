@@ -99,7 +99,10 @@ func (c trayControl) Status() ui.Status {
 	return st
 }
 
-var _ ui.Pairer = trayControl{}
+var (
+	_ ui.Pairer      = trayControl{}
+	_ ui.FirstRunner = trayControl{}
+)
 
 // SetPaused pauses or resumes agents as agents.pause does: questions are
 // denied and running commands stopped.
@@ -112,6 +115,9 @@ func (c trayControl) SetPaused(ctx context.Context, paused bool) error {
 	}
 	return nil
 }
+
+// FirstRun: no agent has worked yet (the tray's first notification).
+func (c trayControl) FirstRun() bool { return c.s.FirstRun() }
 
 func (c trayControl) LoginURL() (string, error) {
 	u, _ := c.s.LoginURL()

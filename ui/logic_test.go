@@ -200,7 +200,7 @@ func TestMenuModel(t *testing.T) {
 	st := Status{Listen: "http://127.0.0.1:8765", Agents: 1}
 	got := labels(menuModel(st, nil, false))
 	want := []string{"(127.0.0.1:8765 · 1 agent connected · running)", "---", "(No approvals pending)", "---",
-		"Open dashboard", "Pause agents", "Recent activity…", "Settings…", "---", "Quit"}
+		"Open dashboard", "Connect an agent…", "Pause agents", "Recent activity…", "Settings…", "---", "Quit"}
 	if !slices.Equal(got, want) {
 		t.Errorf("idle menu\n got %q\nwant %q", got, want)
 	}
@@ -210,7 +210,7 @@ func TestMenuModel(t *testing.T) {
 	items := menuModel(st, pending, true)
 	got = labels(items)
 	want = []string{"(127.0.0.1:8765 · 3 agents connected · paused)", "---", "Approvals pending (2)", "---",
-		"Open dashboard", "Resume agents", "Recent activity…", "Pair a phone…", "Settings…", "---", "Quit"}
+		"Open dashboard", "Connect an agent…", "Resume agents", "Recent activity…", "Pair a phone…", "Settings…", "---", "Quit"}
 	if !slices.Equal(got, want) {
 		t.Errorf("busy menu\n got %q\nwant %q", got, want)
 	}

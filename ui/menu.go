@@ -55,6 +55,7 @@ const (
 	actNone action = iota
 	actApproval
 	actDashboard
+	actConnect
 	actPause
 	actResume
 	actActivity
@@ -77,6 +78,7 @@ type menuItem struct {
 // Menu labels that tests and the smoke test look for.
 const (
 	labelDashboard = "Open dashboard"
+	labelConnect   = "Connect an agent…"
 	labelPause     = "Pause agents"
 	labelResume    = "Resume agents"
 	labelActivity  = "Recent activity…"
@@ -98,7 +100,8 @@ func menuModel(st Status, pending []policy.Approval, canPair bool) []menuItem {
 		}
 		items = append(items, menuItem{Label: fmt.Sprintf("Approvals pending (%d)", len(pending)), Children: sub})
 	}
-	items = append(items, menuItem{Separator: true}, menuItem{Label: labelDashboard, Action: actDashboard})
+	items = append(items, menuItem{Separator: true}, menuItem{Label: labelDashboard, Action: actDashboard},
+		menuItem{Label: labelConnect, Action: actConnect})
 	if st.Paused {
 		items = append(items, menuItem{Label: labelResume, Action: actResume})
 	} else {

@@ -309,6 +309,11 @@ func TestMenuActions(t *testing.T) {
 	if got := h.lastOpened(); got != "http://127.0.0.1:8765/login?code=code1" {
 		t.Errorf("dashboard opened %q", got)
 	}
+	h.icon.choose(h.icon.item(t, labelConnect))
+	h.loop.flush()
+	if got := h.lastOpened(); !strings.HasSuffix(got, "#agents") || !strings.Contains(got, "/login?code=") {
+		t.Errorf("Connect an agent… opened %q, want a fresh login at #agents", got)
+	}
 
 	// The status line follows the daemon by polling.
 	h.control.mu.Lock()

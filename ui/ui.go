@@ -171,6 +171,10 @@ func (t *Tray) Start(ctx context.Context) {
 		t.followEvents()
 	}
 	t.pollStatus()
+	if fr, ok := t.cfg.Control.(FirstRunner); ok && t.cfg.Notify && fr.FirstRun() {
+		n := fyne.NewNotification("Corral: connect your first agent", firstRunNote)
+		t.spawn(func() { t.app.SendNotification(n) })
+	}
 }
 
 // Stop unsubscribes; after it the tray ignores the broker and the audit
@@ -343,6 +347,8 @@ func (t *Tray) choose(it menuItem) {
 		t.showApproval(it.ID)
 	case actDashboard:
 		t.openDashboard()
+	case actConnect:
+		t.openLoginAt("agents")
 	case actPause, actResume:
 		paused := it.Action == actPause
 		t.spawn(func() {
@@ -384,6 +390,28 @@ func (t *Tray) openLogin(event string) {
 	}
 	t.open(login)
 }
+
+// openLoginAt opens the dashboard at a view ("agents").
+func (t *Tray) openLoginAt(view string) {
+	login, err := t.cfg.Control.LoginURL()
+	if err != nil {
+		t.log.Error("dashboard login", "err", err)
+		return
+	}
+	if i := strings.IndexByte(login, '#'); i >= 0 {
+		login = login[:i]
+	}
+	t.open(login + "#" + view)
+}
+
+// FirstRunner is a Control that can tell whether no agent has worked yet;
+// the tray's first notification then points to "Connect an agent…".
+type FirstRunner interface {
+	FirstRun() bool
+}
+
+// firstRunNote is the notification a new owner gets when the tray starts.
+const firstRunNote = "Corral is running. No agent is connected yet: choose “Connect an agent…” in this tray menu (or the Agents page of the dashboard) to connect your first one in a minute."
 
 // open shows target (a URL or a file) in the desktop's default
 // application. Failures are logged without the target: a login URL is a

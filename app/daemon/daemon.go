@@ -40,6 +40,7 @@ type Daemon struct {
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
 
 	docReader []string // Options.DocReader
+	home      string   // the owner's home folder
 }
 
 // LockFile is where a running daemon holds its lock and writes the URL it
@@ -183,7 +184,7 @@ func Open(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
-	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock, docReader: o.DocReader}
+	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock, docReader: o.DocReader, home: home}
 	netinit := o.NetInit
 	if netinit == "" {
 		netinit = NetInitPath()
@@ -265,12 +266,18 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	d.Server = server.New(server.Options{
 		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st,
 		LANCertFile: filepath.Join(filepath.Dir(d.Files.Secret), "lan-cert.pem"), // beside secret.key
+		Agents:      st, Home: home,
 		OnPause: func(paused bool) {
 			if paused {
 				box.StopCommands()
 			}
 		},
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.Server.LoadAgents(ctx); err != nil {
+		return fmt.Errorf("agents and people in the database: %w", err)
+	}
 	return nil
 }
 
@@ -330,6 +337,7 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 		lns = append(lns, lan)
 	}
 	go d.prune(ctx)
+	go d.watchConfig(ctx)
 	if err := d.lock.Truncate(0); err == nil {
 		d.lock.WriteAt([]byte(d.Server.LocalURL()+"\n"), 0)
 	}

@@ -20,30 +20,20 @@ import (
 
 // identity resolves bearer keys and session cookies to callers.
 type identity struct {
-	owner   [32]byte // SHA-256 of the owner token
-	clients []clientKey
+	owner [32]byte // SHA-256 of the owner token
+	dir   *directory
 }
 
-type clientKey struct {
-	hash   [32]byte
-	caller sandbox.Caller
-}
-
-// fromBearer returns the caller a bearer token names. Every candidate is
-// compared in constant time, so timing tells nothing about which was close.
+// fromBearer returns the caller a bearer token names: the owner, or an
+// agent of the live directory (agents.go). Every candidate is compared in
+// constant time, so timing tells nothing about which was close.
 func (id *identity) fromBearer(token string) (sandbox.Caller, bool) {
 	h := sha256.Sum256([]byte(token))
-	var found sandbox.Caller
-	ok := 0
+	found, ok := id.dir.byKey(h)
 	if subtle.ConstantTimeCompare(h[:], id.owner[:]) == 1 {
-		found, ok = ownerCaller, 1
+		return ownerCaller, true
 	}
-	for _, c := range id.clients {
-		if subtle.ConstantTimeCompare(h[:], c.hash[:]) == 1 {
-			found, ok = c.caller, 1
-		}
-	}
-	return found, ok == 1
+	return found, ok
 }
 
 var (

@@ -67,6 +67,10 @@ user = "default"
 act_for = ["alice", "companion"]
 `
 
+// corralCommand is the corral program the connect snippets name; a test
+// that starts it builds it first (agents_test.go).
+var corralCommand = "/usr/bin/corral"
+
 // harness is a real server on a loopback port with a real SQLite store.
 type harness struct {
 	t      testing.TB
@@ -164,11 +168,15 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		return box.RotateLinks(ctx, fresh, by)
 	}
 	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Clock: testNow,
+		Agents: st, Home: filepath.Join(dir, "home"), CorralCommand: corralCommand,
 		OnPause: func(p bool) {
 			if p {
 				box.StopCommands()
 			}
 		}})
+	if err := srv.LoadAgents(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ln, err := srv.Listen("")
 	if err != nil {
 		t.Fatal(err)

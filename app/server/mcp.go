@@ -102,7 +102,9 @@ func (s *Server) mcpHandler() http.Handler {
 		tok, ok := bearer(r)
 		var caller sandbox.Caller
 		if ok {
-			caller, ok = s.id.fromBearer(tok)
+			if caller, ok = s.id.fromBearer(tok); ok {
+				s.touchAgent(r.Context(), caller)
+			}
 		}
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)

@@ -41,6 +41,15 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 			result, err = nil, errs.Wrap(fmt.Errorf("panic: %v", v), errs.IO, "", "Something went wrong inside Corral; the call did not complete.")
 		}
 	}()
+	if !c.caller.Owner {
+		// An agent's settings as they are now: the owner may have paused,
+		// changed or removed it since its connection opened.
+		cur, ok := s.dir.current(c.caller.Client)
+		if !ok {
+			return nil, errs.New(errs.Forbidden, "", "The owner has removed this agent (%s); its key no longer works.", c.caller.Client)
+		}
+		c.caller = cur
+	}
 	m, ok := s.methods[name]
 	if !ok || (m.needsConn && c.conn == nil) {
 		return nil, rpc.MethodNotFound(name)
@@ -106,6 +115,23 @@ func (s *Server) methodTable() map[string]method {
 		"links.rotate": {owner: true, fn: s.linksRotate},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
+
+		// Agents and people managed at runtime (agents.go, connect.go).
+		"agent.list":            {owner: true, fn: s.agentList},
+		"agent.add":             {owner: true, fn: s.agentAdd},
+		"agent.update":          {owner: true, fn: s.agentUpdate},
+		"agent.rotate_key":      {owner: true, fn: s.agentRotateKey},
+		"agent.pause":           {owner: true, fn: s.agentPause(true)},
+		"agent.resume":          {owner: true, fn: s.agentPause(false)},
+		"agent.remove":          {owner: true, fn: s.agentRemove},
+		"agent.connect":         {owner: true, fn: s.agentConnect},
+		"agent.connect_preview": {owner: true, fn: s.agentConnectPreview},
+		"agent.connect_write":   {owner: true, fn: s.agentConnectWrite},
+		"person.list":           {owner: true, fn: s.personList},
+		"person.add":            {owner: true, fn: s.personAdd},
+		"person.rename":         {owner: true, fn: s.personRename},
+		"person.remove":         {owner: true, fn: s.personRemove},
+		"config.status":         {owner: true, fn: s.configStatus},
 
 		// Versions and undo (core/sandbox/undo.go; README "Undo").
 		"versions.list":      {owner: true, fn: handle(b.History)},
@@ -186,7 +212,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	}
 	if c.caller.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
-		info.Scopes = append(s.cfg.UserIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
+		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()

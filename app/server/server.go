@@ -65,6 +65,15 @@ type Options struct {
 	// LANCertFile is where the LAN side's certificate is kept (made on
 	// first use, mode 0600); "" makes one in memory for each start.
 	LANCertFile string
+	// Agents keeps the agents and people the owner adds at runtime
+	// (agents.go); nil: only those of config.toml, and none can be added.
+	Agents AgentStore
+	// Home is the owner's home folder, where agent apps keep their
+	// config files (connect.go); "": connect can show but not write.
+	Home string
+	// CorralCommand is the corral program agent apps start for MCP
+	// ("corral mcp"); "": the daemon's own executable.
+	CorralCommand string
 }
 
 // Server serves Corral's HTTP routes.
@@ -92,6 +101,12 @@ type Server struct {
 	// lanIP picks the LAN address (tests pick a loopback one).
 	lanCertFile string
 	lanIP       func() (net.IP, error)
+
+	dir           *directory // live agents and people (agents.go)
+	agents        AgentStore
+	ownerHome     string
+	corralCommand string
+	reload        reloadState // config.toml picked up while running (reload.go)
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
@@ -128,12 +143,10 @@ func New(o Options) *Server {
 	s.logins = newLogins(s.now)
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
 	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
-	for _, c := range o.Config.Clients {
-		s.id.clients = append(s.id.clients, clientKey{
-			hash:   c.KeyHash(),
-			caller: sandbox.Caller{Client: c.Name, User: c.User, ActFor: c.ActFor},
-		})
-	}
+	s.dir = newDirectory()
+	s.dir.setConfig(o.Config, nil) // a fresh directory: no conflicts possible
+	s.id.dir = s.dir
+	s.agents, s.ownerHome, s.corralCommand = o.Agents, o.Home, o.CorralCommand
 	s.hosts = newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
 	s.methods = s.methodTable()
 	mux := http.NewServeMux()

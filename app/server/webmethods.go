@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"corral/app/rpc"
 )
@@ -21,13 +22,15 @@ func (s *Server) clientList(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	out := make([]clientInfo, 0, len(s.cfg.Clients))
-	for _, cl := range s.cfg.Clients {
-		act := cl.ActFor
+	s.dir.mu.RLock()
+	out := make([]clientInfo, 0, len(s.dir.agents))
+	for _, a := range s.dir.ordered() {
+		act := a.ActFor
 		if act == nil {
 			act = []string{}
 		}
-		out = append(out, clientInfo{Name: cl.Name, User: cl.User, ActFor: act})
+		out = append(out, clientInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(act)})
 	}
+	s.dir.mu.RUnlock()
 	return map[string]any{"clients": out}, nil
 }

@@ -107,6 +107,9 @@ func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID 
 			return sandbox.Caller{}, "", false
 		}
 		c, ok := s.id.fromBearer(tok)
+		if ok {
+			s.touchAgent(r.Context(), c)
+		}
 		return c, "", ok
 	}
 	return s.signedBrowser(r)

@@ -219,6 +219,21 @@ func (s *Sandbox) CancelCommand(c Caller, requestID string) bool {
 	return found
 }
 
+// StopCommandsOf stops the running commands of one client (an agent
+// paused or removed alone); it returns how many it stopped.
+func (s *Sandbox) StopCommandsOf(client string) int {
+	s.running.mu.Lock()
+	defer s.running.mu.Unlock()
+	n := 0
+	for r := range s.running.byID {
+		if r.Client == client {
+			r.cancel()
+			n++
+		}
+	}
+	return n
+}
+
 // StopCommands stops every running command (agents.pause).
 func (s *Sandbox) StopCommands() int {
 	s.running.mu.Lock()
@@ -238,6 +253,7 @@ func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string
 		return RunResult{}, err
 	}
 	o.ev.Target = clip(a.Command, 2000)
+	o.askCommand, o.noNetwork = c.AskCommands, c.NoNetwork
 	res, err := s.run(o, a, requestID, onOutput)
 	return res, o.end(ctx, err)
 }
@@ -278,13 +294,17 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if whole != a.Command {
 		o.ev.Detail = appendDetail(o.ev.Detail, clip(strings.TrimPrefix(whole, a.Command+"\n"), 1000))
 	}
-	if ec.Ask {
+	if ec.Ask || o.askCommand {
 		if err := o.askOnce(policy.Execute, whole); err != nil {
 			return RunResult{}, err
 		}
 	}
 	var domains []string
 	wantsNet := a.Network || len(a.AllowedDomains) > 0 || len(a.PackageManagers) > 0
+	if wantsNet && o.noNetwork {
+		o.ev.Decision = audit.Deny
+		return RunResult{}, errs.New(errs.Denied, "", "The owner has turned network off for this agent, so the command did not run. Run it without network, or ask the owner.")
+	}
 	if wantsNet {
 		var err error
 		if domains, err = netgate.CheckDomains(a.AllowedDomains, a.PackageManagers); err != nil {

@@ -64,7 +64,8 @@ type Config struct {
 // Sandbox performs agents' file operations. It is safe for concurrent use.
 type Sandbox struct {
 	layout  paths.Layout
-	users   map[string]bool
+	usersMu sync.RWMutex
+	users   map[string]bool // people: configured, and added at runtime (AddUser)
 	audit   audit.Sink
 	policy  *policy.Policy
 	private []string // Base and Config.Private, cleaned
@@ -186,6 +187,8 @@ type op struct {
 	scope  string
 	reason string     // the agent's reason, shown when the owner is asked
 	closer []*os.Root // roots opened for this operation only
+	// Per-agent settings of the caller (command.run).
+	askCommand, noNetwork bool
 	// recorded is the id of the event recordStart committed before the
 	// operation began; end completes it instead of recording anew.
 	recorded int64
@@ -273,6 +276,10 @@ func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason
 		// Pause stops everything an agent does, not only what would ask.
 		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
 		return nil, o.end(ctx, errs.New(errs.Denied, "", "Agents are paused by the owner, so Corral refused this. It works again once the owner resumes agents."))
+	}
+	if !c.Owner && c.Paused {
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
+		return nil, o.end(ctx, errs.New(errs.Denied, "", "The owner has paused this agent (%s), so Corral refused this. It works again once the owner resumes it.", c.Client))
 	}
 	return o, nil
 }

@@ -13,6 +13,11 @@ type Caller struct {
 	User   string   // the client's own scope: a user id, "companion" or "default"
 	ActFor []string // other scopes the client may name in a context ("*": any)
 	Owner  bool     // the owner may act for any scope
+	// Set per agent by the owner (README "Agents and people"); the
+	// transport fills them in from its live table on every call.
+	Paused      bool // every operation is refused at once (decided_by paused)
+	AskCommands bool // each command needs the owner's one-time approval, as [exec] ask does for all
+	NoNetwork   bool // commands never get network
 }
 
 // Context is the optional request context of the seeds (PROTOCOL.md
@@ -45,7 +50,7 @@ func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 	}
 	if !ctx.empty() {
 		switch {
-		case ctx.UserID != "" && s.users[ctx.UserID]:
+		case ctx.UserID != "" && s.HasUser(ctx.UserID):
 			scope = ctx.UserID
 		case slices.ContainsFunc([]string{ctx.SessionID, ctx.UserID, ctx.AppID, ctx.ChannelName, ctx.ConversationType},
 			func(v string) bool { return paths.ASCIIEqualFold(v, ScopeCompanion) }):
@@ -57,8 +62,45 @@ func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 	if c.Owner || scope == c.User || slices.Contains(c.ActFor, "*") || slices.Contains(c.ActFor, scope) {
 		return scope, nil
 	}
-	if scope == ScopeDefault && ctx != nil && ctx.UserID != "" && !s.users[ctx.UserID] {
+	if scope == ScopeDefault && ctx != nil && ctx.UserID != "" && !s.HasUser(ctx.UserID) {
 		return "", errs.New(errs.Forbidden, "", "There is no user %q in Corral's config, so this request falls to the %q scope, which this client may not act for.", ctx.UserID, scope)
 	}
 	return "", errs.New(errs.Forbidden, "", "This client may not act for %q; ask the owner to add it to act_for in the config.", scope)
+}
+
+// HasUser reports whether id is a person Corral knows now.
+func (s *Sandbox) HasUser(id string) bool {
+	s.usersMu.RLock()
+	defer s.usersMu.RUnlock()
+	return s.users[id]
+}
+
+// AddUser makes id a person at once: a context naming it selects its
+// folder, which is created (mode 0700, with its output folder) now. The
+// id must be a safe segment other than the shared folder's name and the
+// reserved scopes; the caller validates it.
+func (s *Sandbox) AddUser(id string) (string, error) {
+	if !paths.SafeSegment(id) || paths.ASCIIEqualFold(id, s.layout.SharedDir) || id == ScopeCompanion || id == ScopeDefault {
+		return "", errs.New(errs.InvalidParams, "", "%q cannot be a person's id.", id)
+	}
+	dir, err := s.ScopeDir(id)
+	if err != nil {
+		return "", err
+	}
+	s.usersMu.Lock()
+	s.users[id] = true
+	s.usersMu.Unlock()
+	return dir, nil
+}
+
+// RemoveUser forgets id as a person; the folder stays where it is (its
+// host path is returned) and is never deleted.
+func (s *Sandbox) RemoveUser(id string) string {
+	s.usersMu.Lock()
+	delete(s.users, id)
+	s.usersMu.Unlock()
+	if t, err := s.layout.Resolve(id, "."); err == nil {
+		return t.Dir
+	}
+	return ""
 }

@@ -10,10 +10,11 @@ import { Activity } from './activity.js';
 import { Rules } from './rules.js';
 import { Files } from './files.js';
 import { Devices } from './devices.js';
+import { Agents } from './agents.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files', devices: 'Devices' };
+const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files', devices: 'Devices', agents: 'Agents' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 // The cookie's second secret: the owner's tab got it from the one-time
@@ -86,7 +87,8 @@ const app = {
 function setDevice(device) {
   app.device = device;
   $('.tab[data-tab="devices"]').hidden = device;
-  if (device && app.view === 'devices') {
+  $('.tab[data-tab="agents"]').hidden = device;
+  if (device && (app.view === 'devices' || app.view === 'agents')) {
     history.replaceState(null, '', '#activity');
     route();
   }
@@ -117,7 +119,8 @@ const activity = new Activity(app);
 const rules = new Rules(app);
 const files = new Files(app);
 const devices = new Devices(app);
-const views = { approvals, activity, rules, files, devices };
+const agents = new Agents(app);
+const views = { approvals, activity, rules, files, devices, agents };
 
 function route() {
   let raw = location.hash.replace(/^#\/?/, '');
@@ -131,7 +134,7 @@ function route() {
   const q = raw.indexOf('?');
   let name = q < 0 ? raw : raw.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
-  if (!views[name] || (name === 'devices' && app.device)) name = 'activity';
+  if (!views[name] || ((name === 'devices' || name === 'agents') && app.device)) name = 'activity';
   const changed = app.view !== name;
   app.view = name;
   for (const v of Object.keys(views)) {
@@ -143,6 +146,7 @@ function route() {
     else t.removeAttribute('aria-current');
   }
   views[name].show?.(params);
+  if (name === 'agents') $('#first-run').hidden = true;
   if (event) activity.openEvent(Number(event[1]));
   app.setPending(app.pending);
   if (changed && document.activeElement?.closest('.tabs')) $('#main').focus({ preventScroll: true });

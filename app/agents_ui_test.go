@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"corral/app/client"
+)
+
+// chrome is one headless Chromium tab for the app-level browser test.
+type chrome struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newChrome(t *testing.T) *chrome {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives headless Chromium and the real binary; skipped under -short")
+	}
+	var path string
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Fatal("Chromium is not installed: run packaging/deps.sh (browser tests may skip only under -short)")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	// The first action starts the browser, which lives as long as the
+	// context of that action: the tab's own, not a timed child.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	return &chrome{t: t, ctx: ctx}
+}
+
+func (c *chrome) do(actions ...chromedp.Action[chromedp.Void]) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		c.shot("failed")
+		c.t.Fatalf("browser: %v", err)
+	}
+}
+
+func evalJS[T any](c *chrome, expr string) T {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		c.shot("failed")
+		c.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// wait polls a JavaScript condition until it holds, within 15 s.
+func (c *chrome) wait(cond string) {
+	c.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	var err error
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithDeadline(c.ctx, deadline.Add(time.Second))
+		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		cancel()
+		if err == nil {
+			return
+		}
+		if msg := err.Error(); !strings.Contains(msg, "navigated") && !strings.Contains(msg, "context was destroyed") && !strings.Contains(msg, "Cannot find context") {
+			break
+		}
+	}
+	c.shot("failed")
+	body := evalJS[string](c, `document.body.innerText.slice(0, 1500)`)
+	c.t.Fatalf("waiting for %s: %v\npage:\n%s", cond, err, body)
+}
+
+// click clicks sel as a mouse would, after bringing it to the middle of
+// the viewport (the sticky top bar would otherwise take a click meant for
+// something scrolled under it).
+func (c *chrome) click(sel string) {
+	c.t.Helper()
+	c.do(chromedp.WaitVisible(chromedp.CSS(sel)))
+	evalJS[chromedp.Void](c, fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: 'center'})`, sel))
+	c.do(chromedp.Click(chromedp.CSS(sel)))
+}
+
+func (c *chrome) typeIn(sel, text string) {
+	c.t.Helper()
+	c.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+}
+
+// shot saves the viewport as name.png in /tmp/corral-shots and the test's temp dir.
+func (c *chrome) shot(name string) {
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		c.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	for _, d := range []string{"/tmp/corral-shots", c.t.TempDir()} {
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, name+".png"), buf, 0o644)
+	}
+}
+
+// TestConnectAgentInBrowser is issue 18's check end to end: in real
+// Chromium against the real daemon, add a person and an agent, copy the
+// agent's Claude Desktop snippet, write it into a Claude Desktop config
+// that already holds another server (which survives, with a backup);
+// then an MCP client started with exactly that config reads a file in
+// the person's folder, the dialog's Test connection sees the call, and
+// after Remove the agent's next call is refused with 401.
+func TestConnectAgentInBrowser(t *testing.T) {
+	b := newChrome(t)
+	bin := corralBinary(t)
+	corralHome, home := t.TempDir(), t.TempDir()
+	// The owner's Claude Desktop config, with another server already in it.
+	claudeDir := filepath.Join(home, ".config", "Claude")
+	os.MkdirAll(claudeDir, 0o700)
+	cfgPath := filepath.Join(claudeDir, "claude_desktop_config.json")
+	original := `{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "weather": {
+      "command": "/opt/weather/bin/weather-mcp",
+      "args": ["--units", "metric"]
+    }
+  }
+}
+`
+	if err := os.WriteFile(cfgPath, []byte(original), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CORRAL_HOME="+corralHome, "HOME="+home)
+	stdout, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	var login, url string
+	for lines.Scan() {
+		l := lines.Text()
+		if m := regexp.MustCompile(`^corral: listening on (http://\S+)$`).FindStringSubmatch(l); m != nil {
+			url = m[1]
+		}
+		if u, ok := strings.CutPrefix(l, "corral: dashboard "); ok {
+			login = u
+			break
+		}
+	}
+	if login == "" || url == "" {
+		t.Fatalf("no login line; stderr:\n%s", stderr.String())
+	}
+	go io.Copy(io.Discard, stdout)
+
+	// First run: the banner and the guide.
+	b.do(chromedp.Navigate(login))
+	b.wait(`document.querySelector('#conn')?.dataset.state === 'open' && document.body.dataset.agentsReady`)
+	b.wait(`!document.querySelector('#first-run').hidden`)
+	b.shot("first-run-banner")
+	b.click("#first-run-connect")
+	b.wait(`!document.querySelector('#view-agents').hidden && !document.querySelector('#agents-guide').hidden && !document.querySelector('#agent-form').hidden`)
+	b.click("#agent-cancel")
+	b.shot("first-run-agents")
+
+	// A person, then an agent working in her folder.
+	b.typeIn("#person-name", "Dana")
+	b.click(`#person-form button[type=submit]`)
+	b.wait(`document.querySelector('#person-list li[data-id="dana"]') && [...document.querySelectorAll('#agent-user option')].some(o => o.value === 'dana')`)
+	b.click("#agent-add")
+	b.typeIn("#agent-name", "dana-desktop")
+	evalJS[chromedp.Void](b, `(() => { const s = document.querySelector('#agent-user'); s.value = 'dana'; s.dispatchEvent(new Event('change')); })()`)
+	b.click("#agent-create")
+	b.wait(`document.querySelector('#connect').open && document.querySelector('pre.snippet[data-app="claude-desktop"]')`)
+	b.shot("connect-dialog")
+
+	// Copy the Claude Desktop snippet, as the owner would.
+	origin := strings.TrimSuffix(url, "/")
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
+			Permission: &cdpbrowser.PermissionDescriptor{Name: name}, Setting: cdpbrowser.PermissionSettingGranted, Origin: origin,
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.click(`#connect-body button[data-act="copy"]`)
+	shown := evalJS[string](b, `document.querySelector('pre.snippet[data-app="claude-desktop"]').textContent`)
+	copied := evalJS[string](b, `navigator.clipboard.readText()`)
+	if copied != shown {
+		t.Fatalf("clipboard holds %q, the dialog shows %q", copied, shown)
+	}
+	var snippet struct {
+		MCPServers map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(copied), &snippet); err != nil {
+		t.Fatalf("snippet: %v\n%s", err, copied)
+	}
+	if s := snippet.MCPServers["corral"]; s.Command != bin || s.Env["CORRAL_URL"] != url || !strings.HasPrefix(s.Env["CORRAL_KEY"], "corral_") {
+		t.Fatalf("snippet: %+v", s)
+	}
+
+	// Write it into the config file: preview, diff, write.
+	b.click(`#connect-body button[data-act="preview"]`)
+	b.wait(`document.querySelector('#connect-body pre.diff')`)
+	diff := evalJS[string](b, `document.querySelector('#connect-body pre.diff').textContent`)
+	if !strings.Contains(diff, `+    "corral": {`) || strings.Contains(diff, `-    "weather"`) {
+		t.Errorf("diff:\n%s", diff)
+	}
+	b.shot("connect-diff")
+	b.click(`#connect-body button[data-act="write"]`)
+	b.wait(`document.querySelector('#connect-body [data-written]')`)
+	b.shot("connect-written")
+
+	written, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var merged struct {
+		GlobalShortcut string `json:"globalShortcut"`
+		MCPServers     map[string]struct {
+			Command string            `json:"command"`
+			Args    []string          `json:"args"`
+			Env     map[string]string `json:"env"`
+		} `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(written, &merged); err != nil {
+		t.Fatalf("written config: %v\n%s", err, written)
+	}
+	if merged.GlobalShortcut != "Ctrl+Space" || merged.MCPServers["weather"].Command != "/opt/weather/bin/weather-mcp" || len(merged.MCPServers["weather"].Args) != 2 {
+		t.Errorf("the other server or setting did not survive:\n%s", written)
+	}
+	backups, _ := filepath.Glob(cfgPath + ".corral-backup-*")
+	if len(backups) != 1 {
+		t.Fatalf("backups: %v", backups)
+	}
+	if bk, _ := os.ReadFile(backups[0]); string(bk) != original {
+		t.Errorf("backup differs from the original:\n%s", bk)
+	}
+
+	// A file in Dana's folder, then an MCP client started with exactly
+	// what the config file now says.
+	danaDir := filepath.Join(corralHome, "sandbox", "dana")
+	if err := os.WriteFile(filepath.Join(danaDir, "hello.txt"), []byte("hello from dana's folder"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b.click("#connect-test")
+	entry := merged.MCPServers["corral"]
+	mcpCmd := exec.Command(entry.Command, entry.Args...)
+	mcpCmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	for k, v := range entry.Env {
+		mcpCmd.Env = append(mcpCmd.Env, k+"="+v)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "claude-desktop-stand-in", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: mcpCmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "file_read", Arguments: map[string]any{"path": "hello.txt"}})
+	if err != nil || res.IsError || textOf(t, res) != "hello from dana's folder" {
+		t.Fatalf("file_read: %v %+v", err, res)
+	}
+	b.wait(`document.querySelector('#connect-test-result').dataset.arrived === '1'`)
+	if got := evalJS[string](b, `document.querySelector('#connect-test-result').textContent`); !strings.Contains(got, "file.read") {
+		t.Errorf("test connection says %q", got)
+	}
+	b.shot("connect-test-arrived")
+
+	// Remove the agent from the Agents page: its next call is refused.
+	b.click("#connect-close")
+	b.wait(`!document.querySelector('#connect').open`)
+	b.shot("agents-page")
+	rm := `#agent-list li[data-name="dana-desktop"] button[data-act="remove"]`
+	b.click(rm)
+	b.click(rm) // the second click confirms
+	b.wait(`!document.querySelector('#agent-list li[data-name="dana-desktop"]')`)
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "file_read", Arguments: map[string]any{"path": "hello.txt"}})
+	if err == nil && !res.IsError {
+		t.Fatalf("a removed agent's call succeeded: %s", textOf(t, res))
+	}
+	if err == nil {
+		t.Logf("removed agent's MCP call: %s", textOf(t, res))
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer dcancel()
+	_, derr := client.Dial(dctx, url, entry.Env["CORRAL_KEY"])
+	var de *client.DialError
+	if derr == nil || !asDialError(derr, &de) || de.Status != 401 {
+		t.Errorf("removed agent's dial: %v", derr)
+	}
+}
+
+func asDialError(err error, out **client.DialError) bool {
+	de, ok := err.(*client.DialError)
+	if ok {
+		*out = de
+	}
+	return ok
+}

@@ -1,0 +1,224 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"corral/app/connect"
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/patch"
+)
+
+// Connecting an agent app (README "Connect an app"). The daemon writes
+// the app's config file on the owner's behalf: the browser names an app
+// from connect.Apps(), never a path, and the file is always the one that
+// app documents under the owner's home folder. These are the owner's own
+// files, not paths an agent influenced.
+
+type connectParams struct {
+	Name string `json:"name"`
+	Key  string `json:"key,omitempty"` // the key shown when the agent was added or its key rotated
+	App  string `json:"app,omitempty"`
+	// Digest is the SHA-256 of the file the preview showed; a write
+	// refuses a file that changed since.
+	Digest string `json:"digest,omitempty"`
+}
+
+type connectApp struct {
+	connect.App
+	Path     string `json:"path,omitempty"` // the file on this computer
+	Exists   bool   `json:"exists"`         // the file is there
+	Writable bool   `json:"writable"`       // Corral can write itself into it now
+	Snippet  string `json:"snippet"`
+}
+
+// keyPlaceholder stands for the key when the dashboard no longer has it.
+const keyPlaceholder = "<the agent's key: rotate it to see a new one>"
+
+// connectEntry checks p names an agent and, when a key is given, that it
+// is that agent's key.
+func (s *Server) connectEntry(p connectParams) (connect.Entry, error) {
+	s.dir.mu.RLock()
+	a, ok := s.dir.agents[p.Name]
+	var hash [32]byte
+	if ok {
+		hash = a.KeySHA256
+	}
+	s.dir.mu.RUnlock()
+	if !ok {
+		return connect.Entry{}, errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
+	}
+	key := keyPlaceholder
+	if p.Key != "" {
+		h := sha256.Sum256([]byte(p.Key))
+		if subtle.ConstantTimeCompare(h[:], hash[:]) != 1 {
+			return connect.Entry{}, errs.New(errs.InvalidParams, "", "That is not %s's current key; rotate the key to get one.", p.Name)
+		}
+		key = p.Key
+	}
+	cmd := s.corralCommand
+	if cmd == "" {
+		cmd, _ = os.Executable()
+	}
+	return connect.Entry{Command: cmd, URL: s.LocalURL(), Key: key}, nil
+}
+
+func (s *Server) appPath(app connect.App) string {
+	if app.File == "" || s.ownerHome == "" {
+		return ""
+	}
+	return filepath.Join(s.ownerHome, filepath.FromSlash(app.File))
+}
+
+func (s *Server) agentConnect(ctx context.Context, c *call) (any, error) {
+	var p connectParams
+	if err := rpc.DecodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	e, err := s.connectEntry(p)
+	if err != nil {
+		return nil, err
+	}
+	var out []connectApp
+	for _, app := range connect.Apps() {
+		ca := connectApp{App: app, Path: s.appPath(app), Snippet: app.Snippet(e)}
+		if ca.Path != "" {
+			if fi, err := os.Stat(ca.Path); err == nil && fi.Mode().IsRegular() {
+				ca.Exists = true
+			}
+			ca.Writable = ca.Exists && app.Writable() && p.Key != ""
+		}
+		out = append(out, ca)
+	}
+	return map[string]any{"apps": out, "url": e.URL, "command": e.Command, "has_key": p.Key != ""}, nil
+}
+
+type connectPlan struct {
+	App    string `json:"app"`
+	Path   string `json:"path"`
+	Diff   string `json:"diff"`   // from the file as it is to the file Corral would write
+	Digest string `json:"digest"` // SHA-256 of the file as it is
+	// Unchanged: the file already holds exactly this entry.
+	Unchanged bool   `json:"unchanged,omitempty"`
+	Backup    string `json:"backup,omitempty"` // after a write: where the old file is kept
+	Written   bool   `json:"written,omitempty"`
+}
+
+// plan reads the app's file and merges Corral into it.
+func (s *Server) plan(p connectParams) (connectPlan, []byte, os.FileMode, error) {
+	app, ok := connect.Find(p.App)
+	if !ok {
+		return connectPlan{}, nil, 0, errs.New(errs.InvalidParams, "", "Corral does not know the app %q.", p.App)
+	}
+	if p.Key == "" {
+		return connectPlan{}, nil, 0, errs.New(errs.InvalidParams, "", "Writing needs the agent's key: rotate the key to get one.")
+	}
+	e, err := s.connectEntry(p)
+	if err != nil {
+		return connectPlan{}, nil, 0, err
+	}
+	path := s.appPath(app)
+	if path == "" || !app.Writable() {
+		return connectPlan{}, nil, 0, errs.New(errs.Unavailable, "", "Corral does not write %s's configuration; copy the snippet instead.", app.Title)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return connectPlan{}, nil, 0, errs.New(errs.NotFound, "", "%s has no configuration file at %s on this computer; copy the snippet instead.", app.Title, path)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return connectPlan{}, nil, 0, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", path)
+	}
+	merged, err := app.Merge(old, e)
+	if err != nil {
+		return connectPlan{}, nil, 0, errs.New(errs.Conflict, "", "%s: %s", path, err)
+	}
+	sum := sha256.Sum256(old)
+	plan := connectPlan{App: app.ID, Path: path, Digest: hex.EncodeToString(sum[:]),
+		Diff: patch.Diff(app.File, app.File, old, merged), Unchanged: string(old) == string(merged)}
+	return plan, merged, fi.Mode().Perm(), nil
+}
+
+func (s *Server) agentConnectPreview(ctx context.Context, c *call) (any, error) {
+	var p connectParams
+	if err := rpc.DecodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	plan, _, _, err := s.plan(p)
+	return plan, err
+}
+
+func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
+	var p connectParams
+	if err := rpc.DecodeParams(c.params, &p); err != nil {
+		return nil, err
+	}
+	plan, merged, mode, err := s.plan(p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Digest != "" && p.Digest != plan.Digest {
+		return nil, errs.New(errs.Conflict, "", "%s changed since the preview; look at the new preview before writing.", plan.Path)
+	}
+	if plan.Unchanged {
+		return plan, nil
+	}
+	old, err := os.ReadFile(plan.Path)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", plan.Path)
+	}
+	backup := plan.Path + ".corral-backup-" + s.now().Format("20060102-150405.000")
+	if err := writeAtomic(backup, old, mode, false); err != nil {
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not keep a backup of %s, so it did not change it.", plan.Path)
+	}
+	if err := writeAtomic(plan.Path, merged, mode, true); err != nil {
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; the backup is %s.", plan.Path, backup)
+	}
+	plan.Backup, plan.Written = backup, true
+	if err := s.record(ctx, c.caller.Client, "agent.connect", p.Name, fmt.Sprintf("wrote %s into %s (backup %s)", p.Name, plan.Path, backup)); err != nil {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// writeAtomic writes data to path through a temporary file in the same
+// folder; without replace an existing path is an error.
+func writeAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".corral-tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if replace {
+		return os.Rename(tmp.Name(), path)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s already exists", path)
+		}
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"corral/app/config"
+	"corral/app/rpc"
+)
+
+// config.toml while Corral runs (README "Agents and people"): [[users]]
+// and [[clients]] take effect at once; other sections need a restart,
+// which the dashboard says; a file that does not parse or validate keeps
+// what runs and shows the same message start-up would.
+
+type reloadState struct {
+	mu      sync.Mutex
+	problem string   // the validation message of the file as it is, if any
+	restart []string // sections changed in the file that need a restart
+	at      time.Time
+}
+
+type configStatusResult struct {
+	Path          string     `json:"path"`
+	Problem       string     `json:"problem,omitempty"`
+	RestartNeeded []string   `json:"restart_needed"`
+	ReloadedAt    *time.Time `json:"reloaded_at,omitempty"`
+}
+
+func (s *Server) configStatus(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return s.ConfigStatus(), nil
+}
+
+// ConfigStatus says whether config.toml as it is now is in effect.
+func (s *Server) ConfigStatus() configStatusResult {
+	s.reload.mu.Lock()
+	defer s.reload.mu.Unlock()
+	r := configStatusResult{Path: s.cfg.Path, Problem: s.reload.problem, RestartNeeded: slices.Clone(s.reload.restart)}
+	if r.RestartNeeded == nil {
+		r.RestartNeeded = []string{}
+	}
+	if !s.reload.at.IsZero() {
+		t := s.reload.at.UTC()
+		r.ReloadedAt = &t
+	}
+	return r
+}
+
+// ReloadConfig applies config.toml as read again: cfg is its new content,
+// or loadErr says why it could not be used (the message start-up gives).
+// People and agents change at once; their connections whose key or
+// settings went away are closed. It returns the message recorded.
+func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr error) string {
+	s.reload.mu.Lock()
+	defer s.reload.mu.Unlock()
+	s.reload.at = s.now()
+	if loadErr != nil {
+		s.reload.problem = loadErr.Error() + " — Corral keeps running with the settings it had."
+		return s.reload.problem
+	}
+	var restart []string
+	for _, sec := range []struct {
+		name     string
+		old, new any
+	}{
+		{"server", s.cfg.Server, cfg.Server}, {"sandbox", s.cfg.Sandbox, cfg.Sandbox}, {"links", s.cfg.Links, cfg.Links},
+		{"exec", s.cfg.Exec, cfg.Exec}, {"audit", s.cfg.Audit, cfg.Audit}, {"versions", s.cfg.Versions, cfg.Versions},
+	} {
+		if !reflect.DeepEqual(sec.old, sec.new) {
+			restart = append(restart, sec.name)
+		}
+	}
+	s.reload.restart = restart
+	// Old config agents' keys and people, to see what went away.
+	s.dir.mu.RLock()
+	oldKeys := map[string][32]byte{}
+	oldPeople := map[string]bool{}
+	for n, a := range s.dir.agents {
+		if a.fromConfig {
+			oldKeys[n] = a.KeySHA256
+		}
+	}
+	for id, p := range s.dir.people {
+		if p.fromConfig {
+			oldPeople[id] = true
+		}
+	}
+	s.dir.mu.RUnlock()
+	if err := s.dir.setConfig(cfg, nil); err != nil {
+		s.reload.problem = fmt.Sprintf("%s: %v — Corral keeps running with the agents it had.", cfg.Path, err)
+		return s.reload.problem
+	}
+	s.reload.problem = ""
+	for _, u := range cfg.Users {
+		if !oldPeople[u.ID] {
+			if _, err := s.box.AddUser(u.ID); err != nil {
+				s.log.Warn("new user from config.toml", "user", u.ID, "err", err)
+			}
+		}
+		delete(oldPeople, u.ID)
+	}
+	for id := range oldPeople {
+		s.box.RemoveUser(id) // the folder stays
+	}
+	for name, h := range oldKeys {
+		if _, ok := s.dir.current(name); !ok || s.keyOf(name) != h {
+			s.box.StopCommandsOf(name)
+			s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == name })
+		}
+	}
+	msg := "config.toml reloaded: people and agents are in effect"
+	if len(restart) > 0 {
+		msg += fmt.Sprintf("; changes to %v take effect after a restart", restart)
+	}
+	s.record(context.WithoutCancel(ctx), "owner", "config.reload", s.cfg.Path, msg)
+	return msg
+}
+
+// keyOf is the key hash the directory has for name now (zero if none).
+func (s *Server) keyOf(name string) [32]byte {
+	s.dir.mu.RLock()
+	defer s.dir.mu.RUnlock()
+	if a, ok := s.dir.agents[name]; ok {
+		return a.KeySHA256
+	}
+	return [32]byte{}
+}

@@ -1,0 +1,352 @@
+// Agents and people (README "Agents and people"). agent.list and
+// person.list fill the page; adding an agent shows its key once and opens
+// the connect dialog, whose snippets and file writes come from the
+// daemon (agent.connect, agent.connect_preview, agent.connect_write): the
+// page names an app, never a path. Agents and people written in
+// config.toml are shown read-only (pause and connect still work).
+import { h, $, ago, full, toast, confirmButton, scopeName } from './dom.js';
+
+const POLL_MS = 1000;
+
+/** copyText puts text on the clipboard, or selects el for the owner to copy. */
+async function copyText(text, el) {
+  try {
+    if (navigator.clipboard && window.isSecureContext) {
+      await navigator.clipboard.writeText(text);
+      toast('Copied.');
+      return;
+    }
+  } catch { /* select instead */ }
+  const range = document.createRange();
+  range.selectNodeContents(el);
+  const sel = getSelection();
+  sel.removeAllRanges();
+  sel.addRange(range);
+  toast('Selected: press Ctrl+C to copy.');
+}
+
+export class Agents {
+  constructor(app) {
+    this.app = app;
+    this.rpc = app.rpc;
+    this.agents = [];
+    this.people = [];
+    this.keys = new Map(); // agent name → the key shown once, while this page lives
+    this.visible = false;
+    this.dlg = $('#connect');
+    this.testTimer = 0;
+    $('#agent-add').addEventListener('click', () => this.openForm());
+    $('#agent-form').addEventListener('submit', (e) => { e.preventDefault(); this.add(); });
+    $('#agent-cancel').addEventListener('click', () => this.closeForm());
+    $('#person-form').addEventListener('submit', (e) => { e.preventDefault(); this.addPerson(); });
+    $('#first-run-connect').addEventListener('click', () => { location.hash = '#agents'; this.openForm(); });
+    this.dlg.addEventListener('close', () => this.stopTest());
+    this.rpc.addEventListener('open', () => this.load());
+  }
+
+  show() {
+    this.visible = true;
+    this.load();
+  }
+
+  hide() { this.visible = false; }
+
+  async load() {
+    try {
+      const [a, p, st] = await Promise.all([this.rpc.call('agent.list'), this.rpc.call('person.list'), this.rpc.call('config.status')]);
+      this.agents = a.agents || [];
+      this.people = p.people || [];
+      this.managed = a.managed;
+      this.render();
+      this.configStatus(st);
+    } catch (e) {
+      if (e.kind !== 'io' && this.visible) toast(e.message, { kind: 'error' });
+    }
+  }
+
+  configStatus(st) {
+    const el = $('#config-status');
+    let text = '';
+    if (st.problem) text = `config.toml has a problem, so Corral kept what was running: ${st.problem}`;
+    else if (st.restart_needed?.length) text = `config.toml changed ${st.restart_needed.join(', ')}: restart Corral for that to take effect. People and agents in the file are already in effect.`;
+    el.hidden = !text;
+    el.textContent = text;
+  }
+
+  /** firstRun: nobody has used an agent yet. */
+  firstRun() { return !this.agents.some((a) => a.last_used); }
+
+  render() {
+    const first = this.firstRun();
+    $('#agents-guide').hidden = !first;
+    $('#first-run').hidden = !first || this.app.view === 'agents';
+    document.body.dataset.agentsReady = '1';
+    const list = $('#agent-list');
+    list.replaceChildren(...this.agents.map((a) => this.row(a)));
+    $('#agents-empty').hidden = this.agents.length > 0;
+    const people = $('#person-list');
+    people.replaceChildren(...this.people.map((p) => this.personRow(p)));
+    // The person picker: people, then the two scopes that are not people.
+    const sel = $('#agent-user');
+    const keep = sel.value;
+    sel.replaceChildren(...this.people.map((p) => h('option', { value: p.id }, `${p.name || p.id} (${p.id})`)),
+      h('option', { value: 'companion' }, 'Companion (the phone app’s folder)'),
+      h('option', { value: 'default' }, 'Default (a shared scratch folder)'));
+    if (keep) sel.value = keep;
+  }
+
+  row(a) {
+    const badges = [];
+    if (a.from_config) badges.push(h('span', { class: 'tag', title: 'Written in config.toml: change it there' }, 'from the config file'));
+    if (a.paused) badges.push(h('span', { class: 'tag warn' }, 'paused'));
+    if (a.ask_commands) badges.push(h('span', { class: 'tag' }, 'commands need approval'));
+    if (a.network === 'off') badges.push(h('span', { class: 'tag' }, 'no network'));
+    const used = a.last_used ? h('time', { datetime: a.last_used, title: full(a.last_used) }, `last used ${ago(a.last_used)}`) : h('span', { class: 'muted' }, 'never used yet');
+    const actions = h('div', { class: 'row-actions' },
+      h('button', { type: 'button', class: 'btn small primary', 'data-act': 'connect', onclick: () => this.openConnect(a.name) }, 'Connect an app…'),
+      h('a', { class: 'btn small', href: `#activity?${new URLSearchParams({ client: a.name })}` }, 'Activity'),
+      h('button', { type: 'button', class: 'btn small', 'data-act': 'pause', onclick: () => this.pause(a) }, a.paused ? 'Resume' : 'Pause'));
+    if (!a.from_config) {
+      const rotate = h('button', { type: 'button', class: 'btn small', 'data-act': 'rotate' }, 'Rotate key');
+      confirmButton(rotate, 'Old key stops — rotate?', () => this.rotate(a.name));
+      const remove = h('button', { type: 'button', class: 'btn small danger', 'data-act': 'remove' }, 'Remove');
+      confirmButton(remove, `Remove ${a.name}?`, () => this.remove(a.name));
+      actions.append(rotate, remove);
+    }
+    const person = this.people.find((p) => p.id === a.user);
+    return h('li', { class: 'agent-row', dataset: { name: a.name } },
+      h('div', { class: 'agent-main' },
+        h('strong', { class: 'agent-name' }, a.name), ...badges,
+        h('div', { class: 'muted small' }, `works in ${person ? `${person.name || person.id}’s` : scopeName(a.user)} folder`,
+          a.act_for?.length ? ` · may act for ${a.act_for.join(', ')}` : '', ' · ', used)),
+      actions);
+  }
+
+  personRow(p) {
+    const name = h('strong', null, p.name || p.id);
+    const li = h('li', { class: 'person-row', dataset: { id: p.id } },
+      h('div', { class: 'agent-main' }, name, ' ', h('code', null, p.id),
+        p.from_config ? h('span', { class: 'tag' }, 'from the config file') : '',
+        h('div', { class: 'muted small' }, `folder ${p.folder}`, p.agents.length ? ` · agents: ${p.agents.join(', ')}` : '')));
+    if (!p.from_config) {
+      const rename = h('button', { type: 'button', class: 'btn small', 'data-act': 'rename', onclick: () => this.renameForm(li, p) }, 'Rename');
+      const remove = h('button', { type: 'button', class: 'btn small danger', 'data-act': 'remove' }, 'Remove');
+      confirmButton(remove, `Remove ${p.id}? (folder kept)`, () => this.removePerson(p.id));
+      li.append(h('div', { class: 'row-actions' }, rename, remove));
+    }
+    return li;
+  }
+
+  renameForm(li, p) {
+    const input = h('input', { type: 'text', value: p.name, 'aria-label': `New name for ${p.id}`, maxlength: 100 });
+    const form = h('form', { class: 'inline-form' }, input, h('button', { type: 'submit', class: 'btn small primary' }, 'Save'));
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      try {
+        await this.rpc.call('person.rename', { id: p.id, name: input.value });
+        toast('Renamed.');
+        this.load();
+      } catch (err) { toast(err.message, { kind: 'error' }); }
+    });
+    li.append(form);
+    input.focus();
+  }
+
+  openForm() {
+    const f = $('#agent-form');
+    f.hidden = false;
+    $('#agent-key').hidden = true;
+    $('#agent-name').focus();
+  }
+
+  closeForm() {
+    $('#agent-form').hidden = true;
+    $('#agent-form').reset();
+  }
+
+  async add() {
+    const params = {
+      name: $('#agent-name').value.trim(),
+      user: $('#agent-user').value,
+      ask_commands: $('#agent-ask').checked,
+      network: $('#agent-network').value,
+    };
+    try {
+      const r = await this.rpc.call('agent.add', params);
+      this.keys.set(r.agent.name, r.key);
+      this.closeForm();
+      this.showKey(r.agent.name, r.key);
+      await this.load();
+      this.openConnect(r.agent.name);
+    } catch (e) {
+      toast(e.message, { kind: 'error' });
+    }
+  }
+
+  showKey(name, key) {
+    const box = $('#agent-key');
+    box.hidden = false;
+    $('#agent-key-name').textContent = name;
+    $('#agent-key-value').textContent = key;
+  }
+
+  async pause(a) {
+    try {
+      await this.rpc.call(a.paused ? 'agent.resume' : 'agent.pause', { name: a.name });
+      toast(a.paused ? `${a.name} may work again.` : `${a.name} is paused: every call it makes is refused.`);
+      this.load();
+    } catch (e) { toast(e.message, { kind: 'error' }); }
+  }
+
+  async rotate(name) {
+    try {
+      const r = await this.rpc.call('agent.rotate_key', { name });
+      this.keys.set(name, r.key);
+      this.showKey(name, r.key);
+      toast('New key made; the old one stopped working. Connect the app again with it.');
+      this.openConnect(name);
+    } catch (e) { toast(e.message, { kind: 'error' }); }
+  }
+
+  async remove(name) {
+    try {
+      await this.rpc.call('agent.remove', { name });
+      this.keys.delete(name);
+      toast(`${name} was removed; its key no longer works.`);
+      this.load();
+    } catch (e) { toast(e.message, { kind: 'error' }); }
+  }
+
+  async addPerson() {
+    const input = $('#person-name');
+    try {
+      const r = await this.rpc.call('person.add', { name: input.value });
+      toast(`${r.person.name} has a folder now: ${r.person.folder}`);
+      input.value = '';
+      this.load();
+      this.app.refreshInfo();
+    } catch (e) { toast(e.message, { kind: 'error' }); }
+  }
+
+  async removePerson(id) {
+    try {
+      const r = await this.rpc.call('person.remove', { id });
+      toast(r.message, { timeout: 15000 });
+      this.load();
+      this.app.refreshInfo();
+    } catch (e) { toast(e.message, { kind: 'error', timeout: 10000 }); }
+  }
+
+  // ---------- the connect dialog ----------
+
+  async openConnect(name) {
+    this.stopTest();
+    const key = this.keys.get(name);
+    $('#connect-title').textContent = `Connect ${name}`;
+    const body = $('#connect-body');
+    body.replaceChildren(h('p', { class: 'muted' }, 'Loading…'));
+    if (!this.dlg.open) this.dlg.showModal();
+    let r;
+    try {
+      r = await this.rpc.call('agent.connect', key ? { name, key } : { name });
+    } catch (e) {
+      body.replaceChildren(h('p', { class: 'notice' }, e.message));
+      return;
+    }
+    const picker = h('div', { class: 'app-picker', role: 'tablist', 'aria-label': 'Agent app' });
+    const pane = h('div', { class: 'app-pane' });
+    const pick = (app, btn) => {
+      for (const b of picker.children) b.setAttribute('aria-selected', String(b === btn));
+      pane.replaceChildren(...this.appPane(name, key, app));
+    };
+    for (const app of r.apps) {
+      const btn = h('button', { type: 'button', class: 'btn small', role: 'tab', 'aria-selected': 'false', dataset: { app: app.id } }, app.title);
+      btn.addEventListener('click', () => pick(app, btn));
+      picker.append(btn);
+    }
+    const intro = key
+      ? h('p', null, 'Pick the app the agent runs in. Each setup below already holds this agent’s key; keep it private.')
+      : h('p', { class: 'notice' }, 'Corral keeps only a fingerprint of this agent’s key, so the setups below have a placeholder. ',
+        r.apps && !this.agents.find((a) => a.name === name)?.from_config ? h('button', { type: 'button', class: 'btn small', onclick: () => this.rotate(name) }, 'Make a new key') : 'Use the key from config.toml.');
+    const test = h('div', { class: 'test-conn' },
+      h('button', { type: 'button', class: 'btn', id: 'connect-test', onclick: () => this.startTest(name) }, 'Test connection'),
+      h('span', { id: 'connect-test-result', role: 'status', class: 'muted' }, 'Start the app and ask it to list its files; its first call shows here.'));
+    body.replaceChildren(intro, picker, pane, test);
+    pick(r.apps[0], picker.firstElementChild);
+  }
+
+  appPane(name, key, app) {
+    const out = [];
+    const pre = h('pre', { class: 'snippet', tabindex: '0', dataset: { app: app.id } }, app.snippet);
+    if (app.format === 'command') out.push(h('p', null, 'Run this in a terminal:'));
+    else if (app.path) out.push(h('p', null, app.format === 'yaml' ? 'In ' : 'Add this to ', h('code', null, app.path), app.exists ? ' (it is on this computer)' : ' (not on this computer yet)', ':'));
+    out.push(pre, h('div', { class: 'detail-actions' },
+      h('button', { type: 'button', class: 'btn', 'data-act': 'copy', onclick: () => copyText(app.snippet, pre) }, 'Copy'),
+      app.writable ? h('button', { type: 'button', class: 'btn primary', 'data-act': 'preview', onclick: () => this.preview(name, key, app, plan) }, `Write into ${app.path.split('/').pop()}…`) : ''));
+    const plan = h('div', { class: 'plan' });
+    out.push(plan, h('p', { class: 'muted small' }, app.note), h('p', { class: 'muted small' }, `Format and file: ${app.doc}`));
+    return out;
+  }
+
+  async preview(name, key, app, box) {
+    try {
+      const p = await this.rpc.call('agent.connect_preview', { name, key, app: app.id });
+      if (p.unchanged) {
+        box.replaceChildren(h('p', { class: 'notice' }, `${p.path} already holds this setup.`));
+        return;
+      }
+      const write = h('button', { type: 'button', class: 'btn primary', 'data-act': 'write' }, 'Write it');
+      write.addEventListener('click', async () => {
+        write.disabled = true;
+        try {
+          const w = await this.rpc.call('agent.connect_write', { name, key, app: app.id, digest: p.digest });
+          box.replaceChildren(h('p', { class: 'notice ok', role: 'status', dataset: { written: '1' } }, `Written into ${w.path}. The old file is kept as ${w.backup}.`));
+        } catch (e) {
+          write.disabled = false;
+          toast(e.message, { kind: 'error', timeout: 10000 });
+        }
+      });
+      box.replaceChildren(h('p', null, `Corral will change ${p.path} like this (a backup is kept):`),
+        h('pre', { class: 'diff' }, ...p.diff.split('\n').map((l) => h('span', { class: l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : '' }, `${l}\n`))),
+        h('div', { class: 'detail-actions' }, write));
+    } catch (e) {
+      box.replaceChildren(h('p', { class: 'notice', role: 'alert' }, e.message));
+    }
+  }
+
+  /** startTest waits for the agent's next call in the audit log. */
+  async startTest(name) {
+    this.stopTest();
+    const out = $('#connect-test-result');
+    out.textContent = 'Waiting for the agent’s first call…';
+    let since = 0;
+    try {
+      const r = await this.rpc.call('audit.query', { client: name, limit: 1 });
+      since = r.events?.[0]?.id || 0;
+    } catch (e) { out.textContent = e.message; return; }
+    const started = Date.now();
+    const poll = async () => {
+      try {
+        const r = await this.rpc.call('audit.query', { client: name, limit: 1 });
+        const ev = r.events?.[0];
+        if (ev && ev.id > since) {
+          out.replaceChildren(h('strong', { class: 'ok' }, 'Connected. '), `${name} called ${ev.op} ${ev.target || ''} ${ago(ev.time)} — `, h('a', { href: `#activity?${new URLSearchParams({ client: name })}` }, 'see its activity'));
+          out.dataset.arrived = '1';
+          this.stopTest();
+          this.load();
+          return;
+        }
+      } catch { /* try again */ }
+      if (Date.now() - started > 5 * 60 * 1000) {
+        out.textContent = 'Nothing arrived in 5 minutes. Check the app’s own MCP log, then try again.';
+        this.stopTest();
+      }
+    };
+    this.testTimer = setInterval(poll, POLL_MS);
+  }
+
+  stopTest() {
+    if (this.testTimer) clearInterval(this.testTimer);
+    this.testTimer = 0;
+  }
+}
