@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"corral/core/execbox/execboxtest"
 )
 
 // running is a `corral serve --headless` process in a fresh CORRAL_HOME.
@@ -33,9 +35,11 @@ var (
 	buildErr  error
 )
 
-// corralBinary builds the real binary, once for all the tests.
+// corralBinary builds the real binary, once for all the tests, with
+// corral-netinit beside it as `make build` leaves them.
 func corralBinary(t testing.TB) string {
 	t.Helper()
+	netinit := execboxtest.NetInit(t)
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "corral-bin-")
 		if err != nil {
@@ -45,6 +49,10 @@ func corralBinary(t testing.TB) string {
 		builtBin = filepath.Join(dir, "corral")
 		if out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		if err := os.Symlink(netinit, filepath.Join(dir, "corral-netinit")); err != nil {
+			buildErr = err
 		}
 	})
 	if buildErr != nil {

@@ -97,7 +97,7 @@ func TestMCPCancelCommand(t *testing.T) {
 			waitFor(t, 10*time.Second, "the cancelled event", func() bool {
 				var ok bool
 				ev, ok = lastEvent(t, owner, "command.run", "sleep "+secs)
-				return ok && ev.Detail != "running"
+				return ok && !strings.HasSuffix(ev.Detail, "running")
 			})
 			if !strings.Contains(ev.Detail, "cancelled") {
 				t.Fatalf("event: %+v", ev)
