@@ -108,11 +108,18 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
 	defer func() {
-		for _, d := range cgDirs {
-			if err := removeCgroup(d); err != nil {
-				r.log.Warn("execbox: cgroup left behind", "err", err)
-			}
+		if len(cgDirs) == 0 {
+			return
 		}
+		// The sandbox's last tasks may take a moment to leave their
+		// cgroups; the answer need not wait for that.
+		go func() {
+			for _, d := range cgDirs {
+				if err := removeCgroup(d); err != nil {
+					r.log.Warn("execbox: cgroup left behind", "err", err)
+				}
+			}
+		}()
 	}()
 
 	// Seven pipes: passwd, group, --info-fd, --block-fd, stdout, stderr, seccomp.
