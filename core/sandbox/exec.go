@@ -360,7 +360,9 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 			return RunResult{}, err
 		}
 		spec.LayerDir = s.layerDir()
-		defer execbox.RemoveLayers(spec.LayerDir)
+		// Once applied, the layers are only removed: the answer need not
+		// wait for that.
+		defer func() { go execbox.RemoveLayers(spec.LayerDir) }()
 	} else if s.keeping() {
 		o.ev.Detail = appendDetail(o.ev.Detail, "changes not recorded: "+why)
 	}
