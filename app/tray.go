@@ -92,7 +92,7 @@ type trayControl struct {
 }
 
 func (c trayControl) Status() ui.Status {
-	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.Connections(), Paused: c.d.Policy.Paused()}
+	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.AgentsConnected(), Paused: c.d.Policy.Paused()}
 	if c.d.Box.Writable() != nil {
 		st.Problem = "the audit log's disk is full"
 	}

@@ -11,7 +11,7 @@ import (
 // Status is what the tray's status line shows of the running Corral.
 type Status struct {
 	Listen string // the local URL, "http://127.0.0.1:8765"
-	Agents int    // open WebSocket connections (agents, dashboards, phones)
+	Agents int    // agents with a connection open (not dashboards or phones)
 	Paused bool
 	// Problem, when set, is why Corral refuses every agent operation
 	// now (it cannot write its audit log), in a few words.

@@ -357,6 +357,21 @@ func (s *Server) Connections() int {
 	return len(s.conns)
 }
 
+// AgentsConnected counts the agents with a /ws connection open: agents,
+// not connections (one agent may hold several), and neither the owner's
+// dashboard nor paired phones.
+func (s *Server) AgentsConnected() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	for c := range s.conns {
+		if !c.caller.Owner && c.deviceID == "" {
+			seen[c.caller.Client] = true
+		}
+	}
+	return len(seen)
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"status":"ok"}` + "\n"))

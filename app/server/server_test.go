@@ -648,3 +648,21 @@ func TestUnknownUserIDSaysSo(t *testing.T) {
 		t.Errorf("%s %q", ce.Data.Kind, ce.Message)
 	}
 }
+
+// TestAgentsConnectedCountsAgents: the tray's "N agents connected" counts
+// agents, not connections: two connections of one agent are one agent, and
+// the owner's own connection is none.
+func TestAgentsConnectedCountsAgents(t *testing.T) {
+	h := start(t, "")
+	h.dial(aliceKey)
+	h.dial(aliceKey)
+	h.dial(bobKey)
+	h.dial(ownerToken)
+	deadline := time.Now().Add(5 * time.Second)
+	for h.srv.Connections() < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := h.srv.AgentsConnected(); n != 2 {
+		t.Errorf("%d agents connected, want 2 (with %d connections)", n, h.srv.Connections())
+	}
+}
