@@ -201,6 +201,9 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	b.click("#agent-add")
 	b.typeIn("#agent-name", "dana-desktop")
 	evalJS[chromedp.Void](b, `(() => { const s = document.querySelector('#agent-user'); s.value = 'dana'; s.dispatchEvent(new Event('change')); })()`)
+	// It may act for the companion's folder too: picked in the form.
+	evalJS[chromedp.Void](b, `(() => { const s = document.querySelector('#agent-actfor'); s.value = 'some'; s.dispatchEvent(new Event('change')); })()`)
+	b.click(`#agent-actfor-list input[value="companion"]`)
 	b.click("#agent-create")
 	b.wait(`document.querySelector('#connect').open && document.querySelector('pre.snippet[data-app="claude-desktop"]')`)
 	b.shot("connect-dialog")
@@ -278,7 +281,12 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(danaDir, "hello.txt"), []byte("hello from dana's folder"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// Test connection listens to the live audit stream; count any
+	// audit.query about the agent the page sends meanwhile (polling).
+	evalJS[chromedp.Void](b, `(() => { const send = WebSocket.prototype.send; window.agentQueries = 0;
+		WebSocket.prototype.send = function (d) { if (String(d).includes('"audit.query"') && String(d).includes('dana-desktop')) window.agentQueries++; return send.call(this, d); }; })()`)
 	b.click("#connect-test")
+	b.wait(`document.querySelector('#connect-test-result').dataset.listening === '1'`)
 	entry := merged.MCPServers["corral"]
 	mcpCmd := exec.Command(entry.Command, entry.Args...)
 	mcpCmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
@@ -300,12 +308,41 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	if got := evalJS[string](b, `document.querySelector('#connect-test-result').textContent`); !strings.Contains(got, "file.read") {
 		t.Errorf("test connection says %q", got)
 	}
+	if n := evalJS[int](b, `window.agentQueries`); n != 0 {
+		t.Errorf("Test connection polled audit.query %d times instead of listening to the stream", n)
+	}
 	b.shot("connect-test-arrived")
 
 	// Remove the agent from the Agents page: its next call is refused.
 	b.click("#connect-close")
 	b.wait(`!document.querySelector('#connect').open`)
 	b.shot("agents-page")
+	row := `#agent-list li[data-name="dana-desktop"]`
+	if got := evalJS[string](b, `document.querySelector('`+row+`').textContent`); !strings.Contains(got, "may act for companion") {
+		t.Errorf("the row after adding with act_for companion: %q", got)
+	}
+	// The config file's agent is read-only: no Edit, and it says so.
+	if got := evalJS[string](b, `(() => { const li = document.querySelector('#agent-list li[data-name="local-agent"]'); return li ? li.textContent + (li.querySelector('[data-act="edit"]') ? ' EDIT' : '') : 'missing'; })()`); !strings.Contains(got, "read-only") || strings.HasSuffix(got, " EDIT") {
+		t.Errorf("the config agent's row: %q", got)
+	}
+	// Edit: everyone, commands need approval, no network.
+	b.click(row + ` button[data-act="edit"]`)
+	b.wait(`!document.querySelector('#agent-form').hidden && document.querySelector('#agent-name').disabled && document.querySelector('#agent-actfor').value === 'some' && document.querySelector('#agent-actfor-list input[value="companion"]').checked`)
+	evalJS[chromedp.Void](b, `(() => { for (const [id, v] of [['#agent-actfor', 'everyone'], ['#agent-network', 'off']]) { const s = document.querySelector(id); s.value = v; s.dispatchEvent(new Event('change')); } })()`)
+	b.click("#agent-ask")
+	b.shot("agent-edit")
+	b.click("#agent-save")
+	b.wait(`document.querySelector('#agent-form').hidden && /no network/.test(document.querySelector('` + row + `')?.textContent)`)
+	if got := evalJS[string](b, `document.querySelector('`+row+`').textContent`); !strings.Contains(got, "may act for everyone") || !strings.Contains(got, "commands need approval") {
+		t.Errorf("the row after Edit: %q", got)
+	}
+	// What the daemon now holds comes back in the form.
+	b.click(row + ` button[data-act="edit"]`)
+	b.wait(`!document.querySelector('#agent-form').hidden`)
+	if got := evalJS[string](b, `[document.querySelector('#agent-actfor').value, document.querySelector('#agent-network').value, document.querySelector('#agent-ask').checked, document.querySelector('#agent-user').value].join(' ')`); got != "everyone off true dana" {
+		t.Errorf("the Edit form reopened holds %q", got)
+	}
+	b.click("#agent-cancel")
 	rm := `#agent-list li[data-name="dana-desktop"] button[data-act="remove"]`
 	b.click(rm)
 	b.click(rm) // the second click confirms

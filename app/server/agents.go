@@ -550,11 +550,21 @@ func (s *Server) agentPause(paused bool) func(context.Context, *call) (any, erro
 		if err != nil {
 			return nil, err
 		}
+		// Its questions already waiting for the owner are withdrawn (denied,
+		// resolved by "paused" on every surface), and new ones are denied
+		// even from a call that began before the pause.
+		withdrawn := 0
+		if pol := s.box.Policy(); pol != nil {
+			withdrawn = pol.SetClientPaused(p.Name, paused)
+		}
 		op, detail := "agent.resume", "resumed"
 		if paused {
 			op, detail = "agent.pause", "paused"
 			if n := s.box.StopCommandsOf(p.Name); n > 0 {
 				detail += fmt.Sprintf("; %d running command(s) stopped", n)
+			}
+			if withdrawn > 0 {
+				detail += fmt.Sprintf("; %d waiting question(s) withdrawn", withdrawn)
 			}
 		}
 		if err := s.record(ctx, c.caller.Client, op, p.Name, detail); err != nil {
@@ -584,6 +594,9 @@ func (s *Server) agentRemove(ctx context.Context, c *call) (any, error) {
 	s.dir.mu.Unlock()
 	if err != nil {
 		return nil, err
+	}
+	if pol := s.box.Policy(); pol != nil {
+		pol.SetClientPaused(p.Name, false) // a later agent of that name starts afresh
 	}
 	stopped := s.box.StopCommandsOf(p.Name)
 	closed := s.countConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == p.Name })

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"corral/app/client"
 	"corral/app/config"
+	"corral/core/audit"
+	"corral/core/policy"
 )
 
 // dialStatus dials with key and returns the HTTP status of a refused
@@ -289,4 +292,68 @@ user = "alice"
 		t.Errorf("problem: %+v", st)
 	}
 	rpcCall[any](t, dave, "file.read", m("path", "x.txt")) // still works
+}
+
+// TestAgentPauseWithdrawsItsQuestions: pausing one agent denies at once
+// the questions it already has waiting for the owner (every surface sees
+// them resolved by "paused"), while another agent's question stays; the
+// pause is audited with how many were withdrawn.
+func TestAgentPauseWithdrawsItsQuestions(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside", "tax.pdf")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	os.WriteFile(outside, []byte("tax data"), 0o644)
+	h := startIn(t, dir, "")
+	own := h.owner(t)
+	alice, bob := h.dial(aliceKey), h.dial(bobKey)
+
+	aliceDone := async(alice, "file.read", m("path", outside))
+	qa := own.requested()
+	bobDone := async(bob, "file.read", m("path", outside))
+	qb := own.requested()
+	if qa.Client != "alice-agent" || qb.Client != "bob-agent" {
+		t.Fatalf("questions from %s and %s", qa.Client, qb.Client)
+	}
+
+	rpcCall[any](t, own.c, "agent.pause", m("name", "alice-agent"))
+	var res struct{ ID, Decision, By string }
+	json.Unmarshal(own.next("approval.resolved"), &res)
+	if res.ID != qa.ID || res.By != "paused" || res.Decision != "deny_once" {
+		t.Errorf("resolved: %+v, want %s denied by paused", res, qa.ID)
+	}
+	select {
+	case err := <-aliceDone:
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Data.Kind != "denied" {
+			t.Errorf("alice's waiting read after her pause: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("alice's waiting read was not answered when she was paused")
+	}
+	pending := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil)
+	if len(pending.Pending) != 1 || pending.Pending[0].ID != qb.ID {
+		t.Fatalf("pending after pausing alice-agent: %+v", pending.Pending)
+	}
+
+	// Resumed, she may ask again; bob's question is still the owner's to answer.
+	rpcCall[any](t, own.c, "agent.resume", m("name", "alice-agent"))
+	aliceDone = async(alice, "file.read", m("path", outside))
+	qa2 := own.requested()
+	rpcCall[any](t, own.c, "approval.respond", m("id", qa2.ID, "decision", "allow_once"))
+	if err := <-aliceDone; err != nil {
+		t.Errorf("alice after resume: %v", err)
+	}
+	rpcCall[any](t, own.c, "approval.respond", m("id", qb.ID, "decision", "deny_once"))
+	if err := <-bobDone; err == nil {
+		t.Error("bob's read was allowed after deny_once")
+	}
+
+	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "agent.pause"))
+	if len(ev.Events) != 1 || !strings.Contains(ev.Events[0].Detail, "1 waiting question(s) withdrawn") {
+		t.Errorf("agent.pause events: %+v", ev.Events)
+	}
+	reads := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.read", "client", "alice-agent"))
+	if n := len(reads.Events); n != 2 || reads.Events[1].DecidedBy != audit.ByPaused {
+		t.Errorf("alice's reads: %+v", reads.Events)
+	}
 }

@@ -7,8 +7,9 @@
 // an error; identical pending requests (client, scope, access, target)
 // share one approval; no answer by the timeout denies, recorded as
 // "timeout", and never creates a rule; with Strict and no surface
-// subscribed a question is denied at once; while paused every question is
-// denied at once; one-time-only approvals (network, asked commands)
+// subscribed a question is denied at once; while paused (all agents, or
+// one client) every question is denied at once and pausing withdraws
+// those waiting; one-time-only approvals (network, asked commands)
 // accept only allow_once and deny_once and never create a rule; deny rules
 // beat allow rules; rule changes are audited.
 //
@@ -141,6 +142,7 @@ type Policy struct {
 	byID     map[string]*pending
 	surfaces map[*surfaceReg]struct{}
 	paused   bool
+	held     map[string]bool // clients paused one by one (SetClientPaused)
 }
 
 type key struct {
@@ -319,7 +321,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
 		}
 	}
-	if p.paused {
+	if p.paused || p.held[r.Client] {
 		p.mu.Unlock()
 		return Outcome{By: audit.ByPaused}, nil
 	}
@@ -605,6 +607,39 @@ func (p *Policy) SetPaused(ctx context.Context, paused bool, by string) error {
 		op = "agents.pause"
 	}
 	return p.record(ctx, op, "", "", "", by)
+}
+
+// SetClientPaused pauses or resumes one client, as SetPaused does for
+// all: while it is paused its questions are denied at once, and those it
+// already has waiting are denied now (surfaces see them resolved by
+// "paused"; other clients' questions stay). It returns how many were
+// withdrawn. It records nothing: the caller audits the change.
+func (p *Policy) SetClientPaused(client string, paused bool) int {
+	p.mu.Lock()
+	if paused {
+		if p.held == nil {
+			p.held = map[string]bool{}
+		}
+		p.held[client] = true
+	} else {
+		delete(p.held, client)
+	}
+	var live []*pending
+	if paused {
+		for _, pd := range p.byID {
+			if pd.a.Client == client {
+				live = append(live, pd)
+			}
+		}
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, pd := range live {
+		if p.finish(pd, Outcome{By: audit.ByPaused}, DenyOnce, "paused") {
+			n++
+		}
+	}
+	return n
 }
 
 // Paused reports whether agents are paused.

@@ -607,3 +607,48 @@ func TestSensitiveQuestions(t *testing.T) {
 		<-ch
 	})
 }
+
+func TestClientPauseDeniesOnlyItsPending(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p, au := newPolicy(t, true, nil)
+		s := newSurface()
+		defer p.Subscribe(s)()
+		bob := Request{Client: "bob-agent", Scope: "bob", Access: Read, Target: "/home/me/Documents/bob.txt"}
+		chA := check(p, context.Background(), readTax)
+		chB := check(p, context.Background(), bob)
+		synctest.Wait()
+		if n := p.SetClientPaused("alice-agent", true); n != 1 {
+			t.Fatalf("withdrew %d questions, want 1", n)
+		}
+		if out := <-chA; out.Allowed || out.By != audit.ByPaused {
+			t.Fatalf("alice's pending request at her pause: %+v", out)
+		}
+		if pend := p.Pending(); len(pend) != 1 || pend[0].Client != "bob-agent" {
+			t.Fatalf("pending after alice's pause: %+v", pend)
+		}
+		// While held, a new question of hers is denied without asking.
+		if out, err := p.Check(context.Background(), readTax); err != nil || out.Allowed || out.By != audit.ByPaused {
+			t.Errorf("alice's check while paused: %+v %v", out, err)
+		}
+		if len(p.Pending()) != 1 {
+			t.Error("a paused client's question was asked")
+		}
+		p.SetClientPaused("alice-agent", false)
+		chA = check(p, context.Background(), readTax)
+		synctest.Wait()
+		if len(p.Pending()) != 2 {
+			t.Errorf("after resume, pending: %+v", p.Pending())
+		}
+		p.SetPaused(context.Background(), true, "owner")
+		<-chA
+		<-chB
+		s.mu.Lock()
+		if len(s.resolved) != 3 || !strings.HasSuffix(s.resolved[0], " deny_once paused") {
+			t.Errorf("surfaces told %v", s.resolved)
+		}
+		s.mu.Unlock()
+		if got := au.ops(); len(got) != 1 || got[0] != "agents.pause" {
+			t.Errorf("audit: %v (a client's pause is audited by its caller)", got)
+		}
+	})
+}

@@ -3,10 +3,13 @@
 // the connect dialog, whose snippets and file writes come from the
 // daemon (agent.connect, agent.connect_preview, agent.connect_write): the
 // page names an app, never a path. Agents and people written in
-// config.toml are shown read-only (pause and connect still work).
-import { h, $, ago, full, toast, confirmButton, scopeName } from './dom.js';
+// config.toml are shown read-only (pause and connect still work); the
+// others can be changed in the same form that adds them (agent.update).
+// Test connection listens to the live audit stream (audit.subscribe,
+// audit.event) for the agent's next call.
+import { h, $, $$, ago, full, toast, confirmButton, scopeName } from './dom.js';
 
-const POLL_MS = 1000;
+const TEST_GIVE_UP_MS = 5 * 60 * 1000;
 
 /** copyText puts text on the clipboard, or selects el for the owner to copy. */
 async function copyText(text, el) {
@@ -35,8 +38,12 @@ export class Agents {
     this.visible = false;
     this.dlg = $('#connect');
     this.testTimer = 0;
+    this.testing = ''; // the agent Test connection waits for
+    this.editing = ''; // the agent the form changes ('' while adding one)
     $('#agent-add').addEventListener('click', () => this.openForm());
-    $('#agent-form').addEventListener('submit', (e) => { e.preventDefault(); this.add(); });
+    $('#agent-form').addEventListener('submit', (e) => { e.preventDefault(); if (this.editing) this.save(); else this.add(); });
+    $('#agent-actfor').addEventListener('change', () => { $('#agent-actfor-people').hidden = $('#agent-actfor').value !== 'some'; });
+    this.rpc.on('audit.event', ({ event }) => this.onAuditEvent(event));
     $('#agent-cancel').addEventListener('click', () => this.closeForm());
     $('#person-form').addEventListener('submit', (e) => { e.preventDefault(); this.addPerson(); });
     $('#first-run-connect').addEventListener('click', () => { location.hash = '#agents'; this.openForm(); });
@@ -93,11 +100,16 @@ export class Agents {
       h('option', { value: 'companion' }, 'Companion (the phone app’s folder)'),
       h('option', { value: 'default' }, 'Default (a shared scratch folder)'));
     if (keep) sel.value = keep;
+    // Whom it may act for: the same people and the companion's folder.
+    const checked = new Set($$('#agent-actfor-list input:checked').map((i) => i.value));
+    $('#agent-actfor-list').replaceChildren(...this.people.map((p) => ({ id: p.id, label: p.name || p.id }))
+      .concat([{ id: 'companion', label: 'Companion' }])
+      .map(({ id, label }) => h('label', null, h('input', { type: 'checkbox', value: id, checked: checked.has(id) }), label)));
   }
 
   row(a) {
     const badges = [];
-    if (a.from_config) badges.push(h('span', { class: 'tag', title: 'Written in config.toml: change it there' }, 'from the config file'));
+    if (a.from_config) badges.push(h('span', { class: 'tag', title: 'Written in config.toml: its settings are read-only here; change them in that file (Corral picks the change up by itself)' }, 'from the config file (read-only)'));
     if (a.paused) badges.push(h('span', { class: 'tag warn' }, 'paused'));
     if (a.ask_commands) badges.push(h('span', { class: 'tag' }, 'commands need approval'));
     if (a.network === 'off') badges.push(h('span', { class: 'tag' }, 'no network'));
@@ -107,6 +119,7 @@ export class Agents {
       h('a', { class: 'btn small', href: `#activity?${new URLSearchParams({ client: a.name })}` }, 'Activity'),
       h('button', { type: 'button', class: 'btn small', 'data-act': 'pause', onclick: () => this.pause(a) }, a.paused ? 'Resume' : 'Pause'));
     if (!a.from_config) {
+      actions.append(h('button', { type: 'button', class: 'btn small', 'data-act': 'edit', onclick: () => this.openForm(a) }, 'Edit'));
       const rotate = h('button', { type: 'button', class: 'btn small', 'data-act': 'rotate' }, 'Rotate key');
       confirmButton(rotate, 'Old key stops — rotate?', () => this.rotate(a.name));
       const remove = h('button', { type: 'button', class: 'btn small danger', 'data-act': 'remove' }, 'Remove');
@@ -118,7 +131,7 @@ export class Agents {
       h('div', { class: 'agent-main' },
         h('strong', { class: 'agent-name' }, a.name), ...badges,
         h('div', { class: 'muted small' }, `works in ${person ? `${person.name || person.id}’s` : scopeName(a.user)} folder`,
-          a.act_for?.length ? ` · may act for ${a.act_for.join(', ')}` : '', ' · ', used)),
+          a.act_for?.length ? ` · may act for ${a.act_for.includes('*') ? 'everyone' : a.act_for.join(', ')}` : '', ' · ', used)),
       actions);
   }
 
@@ -152,26 +165,62 @@ export class Agents {
     input.focus();
   }
 
-  openForm() {
+  /** openForm opens the form to add an agent, or to change a (one not from config.toml). */
+  openForm(a) {
     const f = $('#agent-form');
+    f.reset();
+    this.editing = a ? a.name : '';
+    $('#h-agent-form').textContent = a ? `Change ${a.name}` : 'Add an agent';
+    $('#agent-name').disabled = !!a;
+    $('#agent-create').hidden = !!a;
+    $('#agent-save').hidden = !a;
+    const actFor = a?.act_for || [];
+    const mode = actFor.includes('*') ? 'everyone' : actFor.length ? 'some' : 'none';
+    $('#agent-actfor').value = mode;
+    $('#agent-actfor-people').hidden = mode !== 'some';
+    for (const i of $$('#agent-actfor-list input')) i.checked = mode === 'some' && actFor.includes(i.value);
+    if (a) {
+      $('#agent-name').value = a.name;
+      $('#agent-user').value = a.user;
+      $('#agent-ask').checked = a.ask_commands;
+      $('#agent-network').value = a.network;
+    }
     f.hidden = false;
     $('#agent-key').hidden = true;
-    $('#agent-name').focus();
+    f.scrollIntoView({ block: 'nearest' });
+    (a ? $('#agent-user') : $('#agent-name')).focus();
   }
 
   closeForm() {
     $('#agent-form').hidden = true;
     $('#agent-form').reset();
+    $('#agent-name').disabled = false;
+    this.editing = '';
+  }
+
+  /** settings reads the form's settings, or says why it cannot. */
+  settings() {
+    const mode = $('#agent-actfor').value;
+    const actFor = mode === 'everyone' ? ['*'] : mode === 'some' ? $$('#agent-actfor-list input:checked').map((i) => i.value) : [];
+    if (mode === 'some' && !actFor.length) throw new Error('Pick the people it may act for, or choose “Nobody else”.');
+    return { user: $('#agent-user').value, act_for: actFor, ask_commands: $('#agent-ask').checked, network: $('#agent-network').value };
+  }
+
+  async save() {
+    const name = this.editing;
+    try {
+      await this.rpc.call('agent.update', { name, ...this.settings() });
+      this.closeForm();
+      toast(`${name} is changed: its next call works with the new settings.`);
+      await this.load();
+    } catch (e) {
+      toast(e.message, { kind: 'error' });
+    }
   }
 
   async add() {
-    const params = {
-      name: $('#agent-name').value.trim(),
-      user: $('#agent-user').value,
-      ask_commands: $('#agent-ask').checked,
-      network: $('#agent-network').value,
-    };
     try {
+      const params = { name: $('#agent-name').value.trim(), ...this.settings() };
       const r = await this.rpc.call('agent.add', params);
       this.keys.set(r.agent.name, r.key);
       this.closeForm();
@@ -314,39 +363,45 @@ export class Agents {
     }
   }
 
-  /** startTest waits for the agent's next call in the audit log. */
+  /**
+   * startTest waits for the agent's next call on the live audit stream
+   * (audit.subscribe; the dashboard's connection may already have it),
+   * so the call shows the moment it is recorded.
+   */
   async startTest(name) {
     this.stopTest();
     const out = $('#connect-test-result');
     out.textContent = 'Waiting for the agent’s first call…';
-    let since = 0;
+    delete out.dataset.arrived;
+    this.testing = name;
     try {
-      const r = await this.rpc.call('audit.query', { client: name, limit: 1 });
-      since = r.events?.[0]?.id || 0;
-    } catch (e) { out.textContent = e.message; return; }
-    const started = Date.now();
-    const poll = async () => {
-      try {
-        const r = await this.rpc.call('audit.query', { client: name, limit: 1 });
-        const ev = r.events?.[0];
-        if (ev && ev.id > since) {
-          out.replaceChildren(h('strong', { class: 'ok' }, 'Connected. '), `${name} called ${ev.op} ${ev.target || ''} ${ago(ev.time)} — `, h('a', { href: `#activity?${new URLSearchParams({ client: name })}` }, 'see its activity'));
-          out.dataset.arrived = '1';
-          this.stopTest();
-          this.load();
-          return;
-        }
-      } catch { /* try again */ }
-      if (Date.now() - started > 5 * 60 * 1000) {
-        out.textContent = 'Nothing arrived in 5 minutes. Check the app’s own MCP log, then try again.';
-        this.stopTest();
-      }
-    };
-    this.testTimer = setInterval(poll, POLL_MS);
+      await this.rpc.call('audit.subscribe');
+    } catch (e) {
+      if (this.testing === name) { out.textContent = e.message; this.stopTest(); }
+      return;
+    }
+    if (this.testing !== name) return; // arrived already, or the dialog closed
+    out.dataset.listening = '1';
+    this.testTimer = setTimeout(() => {
+      out.textContent = 'Nothing arrived in 5 minutes. Check the app’s own MCP log, then try again.';
+      this.stopTest();
+    }, TEST_GIVE_UP_MS);
+  }
+
+  onAuditEvent(ev) {
+    const name = this.testing;
+    if (!name || !ev || ev.client !== name) return;
+    const out = $('#connect-test-result');
+    out.replaceChildren(h('strong', { class: 'ok' }, 'Connected. '), `${name} called ${ev.op} ${ev.target || ''} ${ago(ev.time)} — `, h('a', { href: `#activity?${new URLSearchParams({ client: name })}` }, 'see its activity'));
+    out.dataset.arrived = '1';
+    this.stopTest();
+    this.load();
   }
 
   stopTest() {
-    if (this.testTimer) clearInterval(this.testTimer);
+    if (this.testTimer) clearTimeout(this.testTimer);
     this.testTimer = 0;
+    this.testing = '';
+    delete $('#connect-test-result')?.dataset.listening;
   }
 }
