@@ -72,6 +72,10 @@ type activityWindow struct {
 	win  fyne.Window
 	list *widget.List
 	note *widget.Label
+	// "Undo last change by …" (only with an Undoer): the agent to undo
+	// and the button that shows that agent's last change.
+	undoPick *widget.Select
+	undoBtn  *widget.Button
 }
 
 func newActivityWindow(t *Tray) *activityWindow {
@@ -93,7 +97,14 @@ func newActivityWindow(t *Tray) *activityWindow {
 			t.openEvent(t.activity.events[i].ID)
 		}
 	}
-	w.win.SetContent(container.NewBorder(w.note, nil, nil, nil, w.list))
+	var bottom fyne.CanvasObject
+	if t.undoer != nil {
+		w.undoPick = widget.NewSelect(nil, func(string) { w.undoBtn.SetText(undoLabel(w.undoPick.Selected)) })
+		w.undoPick.PlaceHolder = "(agent)"
+		w.undoBtn = widget.NewButton(undoLabel(""), func() { t.showUndo(w.undoPick.Selected) })
+		bottom = container.NewBorder(nil, nil, nil, w.undoPick, w.undoBtn)
+	}
+	w.win.SetContent(container.NewBorder(w.note, bottom, nil, nil, w.list))
 	w.win.Resize(fyne.NewSize(720, 480))
 	return w
 }
@@ -103,6 +114,23 @@ func (w *activityWindow) refresh() {
 		w.note.SetText("Could not read the audit log: " + w.t.actErr.Error())
 	}
 	w.list.Refresh()
+	if w.undoPick != nil {
+		agents := undoAgents(w.t.activity.events)
+		w.undoPick.SetOptions(agents)
+		if !slices.Contains(agents, w.undoPick.Selected) {
+			if len(agents) > 0 {
+				w.undoPick.SetSelected(agents[0])
+			} else {
+				w.undoPick.ClearSelected()
+			}
+		}
+		w.undoBtn.SetText(undoLabel(w.undoPick.Selected))
+		if w.undoPick.Selected == "" {
+			w.undoBtn.Disable()
+		} else {
+			w.undoBtn.Enable()
+		}
+	}
 }
 
 func (w *activityWindow) show() {

@@ -121,6 +121,8 @@ type Tray struct {
 	setWin   *settingsWindow
 	pairer   Pairer // nil: the Control cannot pair, the menu does not offer it
 	pairWin  *pairWindow
+	undoer   Undoer // nil: the Control cannot undo, Recent activity does not offer it
+	undoWin  *undoWindow
 
 	status    Status
 	lastMenu  []menuItem
@@ -147,6 +149,9 @@ func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 	}
 	if p, ok := cfg.Control.(Pairer); ok {
 		t.pairer = p
+	}
+	if u, ok := cfg.Control.(Undoer); ok {
+		t.undoer = u
 	}
 	if t.clock == nil {
 		t.clock = realClock{}

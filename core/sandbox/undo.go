@@ -55,6 +55,10 @@ type UndoFile struct {
 	SizeAfter int64  `json:"size_after"` // after the undo
 	Binary    bool   `json:"binary,omitempty"`
 	Diff      string `json:"diff,omitempty"` // from now to after the undo, for text
+	// Version names the kept content the change replaced (what
+	// version.restore puts back at Path); "" for a created file or one
+	// whose content was not kept.
+	Version string `json:"version,omitempty"`
 }
 
 // UndoResult answers undo.preview and undo.apply.
@@ -62,6 +66,8 @@ type UndoResult struct {
 	EventID   int64      `json:"event_id"`
 	Op        string     `json:"op"`
 	Client    string     `json:"client"`
+	User      string     `json:"user,omitempty"` // the event's scope
+	Time      time.Time  `json:"time,omitzero"`  // when the event happened
 	Files     []UndoFile `json:"files"`
 	Conflicts int        `json:"conflicts"`
 	Applied   bool       `json:"applied"`
@@ -215,6 +221,9 @@ func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
 	for i := len(ev.Changes) - 1; i >= 0; i-- {
 		c := ev.Changes[i]
 		st := &undoStep{scope: ev.User, change: c, file: UndoFile{Path: c.Path, Kind: string(c.Kind), From: c.From}}
+		if c.Kind != audit.Created && !c.Dir {
+			st.file.Version = c.Version
+		}
 		steps = append(steps, st)
 		f := &st.file
 		now, err := s.stateAt(ev.User, c.Path)
@@ -385,7 +394,7 @@ func (s *Sandbox) UndoPreview(ctx context.Context, c Caller, a UndoArgs) (UndoRe
 }
 
 func undoResult(ev audit.Event, steps []*undoStep) UndoResult {
-	r := UndoResult{EventID: ev.ID, Op: ev.Op, Client: ev.Client, Files: []UndoFile{}}
+	r := UndoResult{EventID: ev.ID, Op: ev.Op, Client: ev.Client, User: ev.User, Time: ev.Time, Files: []UndoFile{}}
 	for _, st := range steps {
 		r.Files = append(r.Files, st.file)
 		if st.file.Conflict != "" {
@@ -701,6 +710,7 @@ func (s *Sandbox) Changes(ctx context.Context, c Caller, a ChangesArgs) (Changes
 type UndoClientArgs struct {
 	Client        string    `json:"client" rpc:"required"`
 	Since         time.Time `json:"since" rpc:"required"`
+	Until         time.Time `json:"until"` // exclusive; zero: up to now
 	DryRun        bool      `json:"dry_run"`
 	SkipConflicts bool      `json:"skip_conflicts"`
 }
@@ -717,7 +727,7 @@ type UndoClientResult struct {
 const maxUndoEvents = 1000
 
 // UndoClient answers undo.client: every change one client made since a
-// time, undone newest first. With dry_run it only previews. Without
+// time (and before until, when given), undone newest first. With dry_run it only previews. Without
 // skip_conflicts, a conflict in any event stops before anything is
 // written; a later event's undo is checked after the newer ones are
 // undone, so a file changed twice goes back to what it held first.
@@ -727,7 +737,7 @@ func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (U
 		return res, err
 	}
 	var evs []audit.Event
-	f := audit.Filter{Client: a.Client, Since: a.Since, Changed: true, Limit: 1000}
+	f := audit.Filter{Client: a.Client, Since: a.Since, Until: a.Until, Changed: true, Limit: 1000}
 	for {
 		p, err := s.history.Query(ctx, f)
 		if err != nil {

@@ -105,6 +105,7 @@ type Store struct {
 	mu      sync.Mutex
 	total   int64 // bytes in blobs
 	count   int
+	oldest  time.Time // the oldest blob's time, as of Open, the last prune or the first Put
 	pruning bool
 }
 
@@ -170,6 +171,9 @@ func Open(cfg Config) (*Store, error) {
 	for _, b := range s.list() {
 		s.total += b.size
 		s.count++
+		if s.oldest.IsZero() || b.mod.Before(s.oldest) {
+			s.oldest = b.mod
+		}
 	}
 	return s, nil
 }
@@ -187,13 +191,17 @@ type Usage struct {
 	MaxBytes int64  `json:"max_bytes"`
 	MaxAge   string `json:"max_age"`
 	MaxFile  int64  `json:"max_file"`
+	// Oldest is when the oldest kept version was stored (zero when none
+	// is). It is measured at start and by each prune: a version stored
+	// again since is younger than it says, never older.
+	Oldest time.Time `json:"oldest,omitzero"`
 }
 
 // Usage reports the store's size and budget.
 func (s *Store) Usage() Usage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Usage{Bytes: s.total, Blobs: s.count, MaxBytes: s.maxBytes, MaxAge: s.maxAge.String(), MaxFile: s.maxFile}
+	return Usage{Bytes: s.total, Blobs: s.count, MaxBytes: s.maxBytes, MaxAge: s.maxAge.String(), MaxFile: s.maxFile, Oldest: s.oldest}
 }
 
 // ValidID reports whether id names a blob: 64 lowercase hex digits.
@@ -289,6 +297,9 @@ func (s *Store) put(r io.Reader, want string) (string, error) {
 	}
 	s.mu.Lock()
 	s.total += n
+	if s.count == 0 {
+		s.oldest = now
+	}
 	s.count++
 	over := s.total > s.maxBytes && !s.pruning
 	if over {
@@ -431,12 +442,17 @@ func (s *Store) prune(need int64) (removed int, freed int64) {
 	}
 	now := s.now()
 	cutoff, young := now.Add(-s.maxAge), now.Add(-s.keep)
+	var oldest time.Time
 	for _, b := range bs {
 		expired := b.mod.Before(cutoff)
 		if !expired && (total+need <= s.maxBytes || !b.mod.Before(young)) {
+			oldest = b.mod
 			break // within budget, or only young versions are left
 		}
 		if err := os.Remove(b.path); err != nil {
+			if oldest.IsZero() {
+				oldest = b.mod
+			}
 			continue
 		}
 		total -= b.size
@@ -448,6 +464,12 @@ func (s *Store) prune(need int64) (removed int, freed int64) {
 	s.count -= removed
 	if s.total < 0 {
 		s.total = 0
+	}
+	if len(bs) > 0 {
+		s.oldest = oldest // zero when every blob was removed
+		if oldest.IsZero() && s.count > 0 {
+			s.oldest = now // stored while this prune ran
+		}
 	}
 	s.mu.Unlock()
 	if removed > 0 {

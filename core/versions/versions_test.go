@@ -110,7 +110,11 @@ func TestPrune(t *testing.T) {
 		}
 		return id
 	}
+	start := time.Unix(0, clock.Load())
 	old := put("0123456789")
+	if u := s.Usage(); !u.Oldest.Equal(start) {
+		t.Errorf("oldest after the first version: %v, want %v", u.Oldest, start)
+	}
 	advance(time.Hour)
 	mid := put("abcdefghij")
 	advance(time.Hour)
@@ -120,6 +124,10 @@ func TestPrune(t *testing.T) {
 	if s.Has(mid) || !s.Has(old) || !s.Has(newest) {
 		t.Errorf("over budget: mid kept %v, renewed kept %v, newest kept %v", s.Has(mid), s.Has(old), s.Has(newest))
 	}
+	// What is left was all stored at the last hour: the oldest says so.
+	if u := s.Usage(); !u.Oldest.Equal(start.Add(2 * time.Hour)) {
+		t.Errorf("oldest after the prune: %v, want %v", u.Oldest, start.Add(2*time.Hour))
+	}
 	// Only versions younger than Keep left: a new one that does not fit
 	// is refused rather than one of them removed.
 	if _, err := s.PutBytes([]byte("klmnopqrst")); !errors.Is(err, ErrFull) || !s.Has(newest) {
@@ -127,7 +135,7 @@ func TestPrune(t *testing.T) {
 	}
 	advance(72 * time.Hour)
 	s.Prune()
-	if u := s.Usage(); u.Blobs != 0 || u.Bytes != 0 {
+	if u := s.Usage(); u.Blobs != 0 || u.Bytes != 0 || !u.Oldest.IsZero() {
 		t.Errorf("after MaxAge: %+v", u)
 	}
 }

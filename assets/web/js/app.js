@@ -11,10 +11,11 @@ import { Rules } from './rules.js';
 import { Files } from './files.js';
 import { Devices } from './devices.js';
 import { Agents } from './agents.js';
+import { Changes } from './changes.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', rules: 'Rules', files: 'Files', devices: 'Devices', agents: 'Agents' };
+const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', agents: 'Agents' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 // The cookie's second secret: the owner's tab got it from the one-time
@@ -88,7 +89,8 @@ function setDevice(device) {
   app.device = device;
   $('.tab[data-tab="devices"]').hidden = device;
   $('.tab[data-tab="agents"]').hidden = device;
-  if (device && (app.view === 'devices' || app.view === 'agents')) {
+  $('.tab[data-tab="changes"]').hidden = device;
+  if (device && (app.view === 'devices' || app.view === 'agents' || app.view === 'changes')) {
     history.replaceState(null, '', '#activity');
     route();
   }
@@ -120,7 +122,8 @@ const rules = new Rules(app);
 const files = new Files(app);
 const devices = new Devices(app);
 const agents = new Agents(app);
-const views = { approvals, activity, rules, files, devices, agents };
+const changes = new Changes(app);
+const views = { approvals, activity, changes, rules, files, devices, agents };
 
 function route() {
   let raw = location.hash.replace(/^#\/?/, '');
@@ -134,7 +137,7 @@ function route() {
   const q = raw.indexOf('?');
   let name = q < 0 ? raw : raw.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
-  if (!views[name] || ((name === 'devices' || name === 'agents') && app.device)) name = 'activity';
+  if (!views[name] || ((name === 'devices' || name === 'agents' || name === 'changes') && app.device)) name = 'activity';
   const changed = app.view !== name;
   app.view = name;
   for (const v of Object.keys(views)) {
@@ -163,7 +166,11 @@ rpc.addEventListener('state', (e) => {
 });
 rpc.addEventListener('open', () => {
   app.refreshInfo();
-  rpc.call('client.list').then((r) => activity.addClients((r.clients || []).map((c) => c.name))).catch(() => {});
+  rpc.call('client.list').then((r) => {
+    const names = (r.clients || []).map((c) => c.name);
+    activity.addClients(names);
+    changes.setClients(names);
+  }).catch(() => {});
   rules.changed();
 });
 

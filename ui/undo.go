@@ -1,0 +1,232 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"corral/core/audit"
+	"corral/core/visible"
+)
+
+// Undoer is a Control that can take back what an agent changed. The
+// Recent activity window offers "Undo last change by …" only when the
+// tray's Control is one; it is a separate interface, as Pairer is, so
+// that a Control without undo need not pretend.
+type Undoer interface {
+	// LastChange previews undoing client's newest change that can be
+	// undone. When there is none, the error is a sentence for the owner.
+	LastChange(ctx context.Context, client string) (LastChange, error)
+	// Undo undoes everything the event changed and returns a sentence
+	// saying what it did. A file changed again since is a conflict: the
+	// error says so and nothing is written.
+	Undo(ctx context.Context, eventID int64) (string, error)
+}
+
+// LastChange is an agent's newest change, as undoing it would put it
+// back.
+type LastChange struct {
+	EventID int64
+	Client  string
+	Op      string
+	Time    time.Time
+	Files   []ChangedFile
+}
+
+// ChangedFile is one file of a LastChange.
+type ChangedFile struct {
+	Path string
+	// What the change did and what undoing does, in words: "changed;
+	// undoing puts its earlier content back".
+	What string
+	// Conflict says why the file cannot be put back ("" when it can).
+	Conflict string
+}
+
+// Conflicts counts the files that cannot be put back.
+func (c LastChange) Conflicts() int {
+	n := 0
+	for _, f := range c.Files {
+		if f.Conflict != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Labels of the undo window that tests look for.
+const (
+	undoTitle   = "Corral — undo last change"
+	labelUndo   = "Undo it"
+	labelCancel = "Cancel"
+	labelClose  = "Close"
+)
+
+// undoLabel is the Recent activity button for client.
+func undoLabel(client string) string {
+	if client == "" {
+		return "Undo last change by …"
+	}
+	return "Undo last change by " + visible.Line(client) + "…"
+}
+
+// undoAgents lists the agents of the recent events that changed files,
+// the most recent first: those whose last change the tray can offer to
+// undo. The owner's own undos and restores are not agents' changes.
+func undoAgents(events []audit.Event) []string {
+	var out []string
+	for _, e := range events {
+		if len(e.Changes) == 0 || e.Decision != audit.Allow || strings.HasPrefix(e.Op, "undo.") || e.Op == "version.restore" {
+			continue
+		}
+		if !slices.Contains(out, e.Client) {
+			out = append(out, e.Client)
+		}
+	}
+	return out
+}
+
+// lastChangeText is the undo window's text: what the change was, each
+// file with what undoing does or why it cannot, and what pressing the
+// button will do.
+func lastChangeText(c LastChange) (head, files string) {
+	n := len(c.Files)
+	head = fmt.Sprintf("The last change by %s: %s at %s (event %d), %d file%s.",
+		visible.Line(c.Client), visible.Line(c.Op), c.Time.Local().Format(time.DateTime), c.EventID, n, plural(n))
+	var b strings.Builder
+	for _, f := range c.Files {
+		b.WriteString(clip(visible.Line(f.Path), 80))
+		if f.Conflict != "" {
+			b.WriteString(" — cannot be undone: " + visible.Line(f.Conflict))
+		} else {
+			b.WriteString(" — " + f.What + ".")
+		}
+		b.WriteByte('\n')
+	}
+	switch k := c.Conflicts(); {
+	case k == n:
+		head += " None of it can be undone from here: every file changed again since. The dashboard can restore single files."
+	case k > 0:
+		head += fmt.Sprintf(" %d of the files changed again since, so undoing would be refused; the dashboard can restore the others one by one.", k)
+	default:
+		head += " Undo it? Corral keeps what the undo replaces, so the undo can itself be undone from the dashboard."
+	}
+	return head, strings.TrimSuffix(b.String(), "\n")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// undoWindow shows an agent's last change and undoes it when the owner
+// confirms with "Undo it".
+type undoWindow struct {
+	t       *Tray
+	win     fyne.Window
+	head    *widget.Label
+	files   *widget.Label
+	status  *widget.Label
+	confirm *widget.Button
+	cancel  *widget.Button
+	client  string
+	event   int64 // the change shown; 0 while loading or when there is none
+}
+
+func newUndoWindow(t *Tray) *undoWindow {
+	w := &undoWindow{t: t, win: t.app.NewWindow(undoTitle)}
+	w.head = widget.NewLabel("")
+	w.head.Wrapping = fyne.TextWrapWord
+	w.files = widget.NewLabel("")
+	w.files.Wrapping = fyne.TextWrapWord
+	w.status = widget.NewLabel("")
+	w.status.Wrapping = fyne.TextWrapWord
+	w.confirm = widget.NewButton(labelUndo, w.apply)
+	w.confirm.Importance = widget.DangerImportance
+	w.cancel = widget.NewButton(labelCancel, func() { w.win.Close() })
+	buttons := container.NewHBox(w.cancel, w.confirm)
+	w.win.SetContent(container.NewBorder(nil, container.NewVBox(w.status, buttons), nil, nil, container.NewVScroll(container.NewVBox(w.head, w.files))))
+	w.win.Resize(fyne.NewSize(560, 360))
+	return w
+}
+
+// load shows client's last change, asking the Undoer off the UI goroutine.
+func (w *undoWindow) load(client string) {
+	w.client, w.event = client, 0
+	w.head.SetText("Looking at the last change by " + visible.Line(client) + "…")
+	w.files.SetText("")
+	w.status.SetText("")
+	w.confirm.Show()
+	w.confirm.Disable()
+	w.cancel.SetText(labelCancel)
+	w.win.Show()
+	w.t.spawn(func() {
+		c, err := w.t.undoer.LastChange(w.t.ctx, client)
+		w.t.do(func() {
+			if w.client != client {
+				return // another agent was chosen meanwhile
+			}
+			if err != nil {
+				w.head.SetText(err.Error())
+				w.confirm.Hide()
+				w.cancel.SetText(labelClose)
+				return
+			}
+			head, files := lastChangeText(c)
+			w.head.SetText(head)
+			w.files.SetText(files)
+			w.event = c.EventID
+			if c.Conflicts() == 0 && len(c.Files) > 0 {
+				w.confirm.Enable()
+			}
+			w.win.Content().Refresh() // the wrapped lines' heights changed
+		})
+	})
+}
+
+// apply undoes the shown change.
+func (w *undoWindow) apply() {
+	id := w.event
+	if id == 0 {
+		return
+	}
+	w.confirm.Disable()
+	w.status.SetText("Undoing…")
+	w.t.spawn(func() {
+		msg, err := w.t.undoer.Undo(w.t.ctx, id)
+		w.t.do(func() {
+			if w.event != id {
+				return
+			}
+			if err != nil {
+				w.status.SetText("Nothing was undone: " + err.Error())
+			} else {
+				w.status.SetText(msg)
+			}
+			w.event = 0
+			w.confirm.Hide()
+			w.cancel.SetText(labelClose)
+		})
+	})
+}
+
+// showUndo opens (or reuses) the undo window for client's last change.
+func (t *Tray) showUndo(client string) {
+	if t.undoer == nil || client == "" {
+		return
+	}
+	if t.undoWin == nil {
+		t.undoWin = newUndoWindow(t)
+		t.undoWin.win.SetOnClosed(func() { t.undoWin = nil })
+	}
+	t.undoWin.load(client)
+	t.undoWin.win.RequestFocus()
+}
