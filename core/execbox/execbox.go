@@ -477,7 +477,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		// mount the overlay. Run on the real folders from now on.
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
 		r.setOverlayWhy("The kernel refused the overlay Corral uses to record what commands change, so their changes are not recorded and cannot be undone.")
-		removeLayers(s.LayerDir)
+		RemoveLayers(s.LayerDir)
 		p.unlayer()
 		res, err = r.exec(ctx, p)
 		_, res.NoLayers = r.Overlay()
