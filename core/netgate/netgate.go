@@ -193,12 +193,10 @@ type Run struct {
 	cmd    Command
 	budget atomic.Int64
 
-	mu      sync.Mutex
-	open    int
-	once    map[string]bool // domain → the owner's allow/deny once, for this run
-	allowed []string
-	refused []Refusal
-	sum     Summary
+	mu   sync.Mutex
+	open int
+	once map[string]bool // domain → the owner's allow/deny once, for this run
+	sum  Summary
 }
 
 var _ Dialer = (*Run)(nil)
@@ -216,8 +214,8 @@ func (r *Run) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.sum
-	s.Allowed = slices.Clone(r.allowed)
-	s.Refused = slices.Clone(r.refused)
+	s.Allowed = slices.Clone(s.Allowed)
+	s.Refused = slices.Clone(s.Refused)
 	return s
 }
 
@@ -278,8 +276,8 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	remote := c.RemoteAddr().String()
 	r.mu.Lock()
 	r.sum.Connections++
-	if !slices.Contains(r.allowed, target) {
-		r.allowed = append(r.allowed, target)
+	if !slices.Contains(r.sum.Allowed, target) {
+		r.sum.Allowed = append(r.sum.Allowed, target)
 	}
 	r.mu.Unlock()
 	return &Conn{TCPConn: tc, Budget: &r.budget, OnFinish: func(up, down int64) {
@@ -433,8 +431,8 @@ func (r *Run) refuse(ctx context.Context, target string, by audit.DecidedBy, why
 func (r *Run) note(f Refusal) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.refused) < 32 && !slices.Contains(r.refused, f) {
-		r.refused = append(r.refused, f)
+	if len(r.sum.Refused) < 32 && !slices.Contains(r.sum.Refused, f) {
+		r.sum.Refused = append(r.sum.Refused, f)
 	}
 }
 
