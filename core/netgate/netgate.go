@@ -12,12 +12,14 @@
 //     address of the host's own interfaces, and every address on the
 //     networks those interfaces are on (the LAN, whose devices may have
 //     public addresses, as on most home IPv6 networks) are refused,
-//     whether the program
-//     named them or a domain resolved to them, unless the owner allowed that
-//     exact host and port (Config.AllowPrivate, or an allow rule whose
-//     target is "host:port"). Names are resolved here, once, and the checked
-//     address is the one dialled: a name that resolves differently a moment
-//     later (DNS rebinding) cannot redirect the connection.
+//     whether the program named them or a domain resolved to them, unless
+//     the owner allowed that exact host and port (Config.AllowPrivate, or
+//     an allow rule whose target is "host:port"). When the host's own
+//     addresses or networks cannot be read, the gate cannot tell the LAN
+//     from the internet and refuses every such connection. Names are
+//     resolved here, once, and the checked address is the one dialled: a
+//     name that resolves differently a moment later (DNS rebinding) cannot
+//     redirect the connection.
 //   - The domains a command may reach: with Command.AnyDomain (network:
 //     true, which the owner allowed for this run), any public one; else only
 //     those matching Command.Domains (its allowed_domains and package
@@ -377,13 +379,13 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	if r.privateAllowed(host, target) {
 		return addrs, nil
 	}
-	local, err := r.g.cfg.LocalAddrs()
-	if err != nil {
-		r.g.log.Warn("netgate: the host's own addresses are unknown", "err", err)
-	}
-	nets, err := r.g.cfg.LocalNets()
-	if err != nil {
-		r.g.log.Warn("netgate: the host's networks are unknown", "err", err)
+	// Without them a neighbour on the owner's network (or the host's own
+	// public address) looks like the internet: refuse rather than guess.
+	local, errA := r.g.cfg.LocalAddrs()
+	nets, errN := r.g.cfg.LocalNets()
+	if err := errors.Join(errA, errN); err != nil {
+		r.g.log.Warn("netgate: the host's own addresses or networks are unknown", "err", err)
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
 	}
 	var ok []netip.Addr
 	var bad netip.Addr

@@ -2,6 +2,7 @@ package netgate
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
 	"strconv"
@@ -237,6 +238,31 @@ func TestRefusals(t *testing.T) {
 			evs := f.log.all()
 			if len(evs) != 1 || evs[0].Decision != audit.Deny || evs[0].Op != "network.connect" {
 				t.Errorf("events %+v", evs)
+			}
+		})
+	}
+}
+
+// TestUnknownLocalNetworksFailClosed: when the host's own addresses or
+// networks cannot be read, the gate cannot tell a neighbour on the owner's
+// network from the internet, so it refuses rather than dial.
+func TestUnknownLocalNetworksFailClosed(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"addresses": func(c *Config) {
+			c.LocalAddrs = func() ([]netip.Addr, error) { return nil, errors.New("netlink: no answer") }
+		},
+		"networks": func(c *Config) {
+			c.LocalNets = func() ([]netip.Prefix, error) { return nil, errors.New("netlink: no answer") }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, mod)
+			cmd := pipCommand(t)
+			cmd.AnyDomain = true
+			_, err := f.gate.Open(cmd).Dial(t.Context(), "neighbour.test", 80)
+			wantRefused(t, err, "could not read this computer's network addresses")
+			if len(f.w.dialed) != 0 {
+				t.Errorf("dialled %v", f.w.dialed)
 			}
 		})
 	}
