@@ -115,6 +115,9 @@ type Gate struct {
 	cfg     Config
 	log     *slog.Logger
 	private map[string]bool
+	// local lists the host's own addresses and its networks; by default
+	// from one look at the interfaces per connection.
+	local func() ([]netip.Addr, []netip.Prefix, error)
 }
 
 // New checks cfg and returns a Gate.
@@ -129,19 +132,27 @@ func New(cfg Config) (*Gate, error) {
 		d := &net.Dialer{Timeout: dialTimeout}
 		cfg.Dial = d.DialContext
 	}
-	if cfg.LocalAddrs == nil {
-		cfg.LocalAddrs = interfaceAddrs
-	}
-	if cfg.LocalNets == nil {
-		cfg.LocalNets = interfaceNets
-	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	g := &Gate{cfg: cfg, log: cfg.Logger, private: map[string]bool{}}
+	g := &Gate{cfg: cfg, log: cfg.Logger, private: map[string]bool{}, local: interfaces}
+	if cfg.LocalAddrs != nil || cfg.LocalNets != nil {
+		addrs, nets := cfg.LocalAddrs, cfg.LocalNets
+		if addrs == nil {
+			addrs = func() ([]netip.Addr, error) { a, _, err := interfaces(); return a, err }
+		}
+		if nets == nil {
+			nets = func() ([]netip.Prefix, error) { _, n, err := interfaces(); return n, err }
+		}
+		g.local = func() ([]netip.Addr, []netip.Prefix, error) {
+			a, errA := addrs()
+			n, errN := nets()
+			return a, n, errors.Join(errA, errN)
+		}
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -381,9 +392,8 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	}
 	// Without them a neighbour on the owner's network (or the host's own
 	// public address) looks like the internet: refuse rather than guess.
-	local, errA := r.g.cfg.LocalAddrs()
-	nets, errN := r.g.cfg.LocalNets()
-	if err := errors.Join(errA, errN); err != nil {
+	local, nets, err := r.g.local()
+	if err != nil {
 		r.g.log.Warn("netgate: the host's own addresses or networks are unknown", "err", err)
 		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
 	}
@@ -479,34 +489,25 @@ func onNet(nets []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// interfaceNets are the prefixes of the host's interfaces, as networks.
-func interfaceNets() ([]netip.Prefix, error) {
+// interfaces lists the addresses of the host's interfaces and the
+// networks they are on.
+func interfaces() ([]netip.Addr, []netip.Prefix, error) {
 	as, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]netip.Prefix, 0, len(as))
+	addrs := make([]netip.Addr, 0, len(as))
+	nets := make([]netip.Prefix, 0, len(as))
 	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			if p.Addr().Is4In6() {
-				p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
-			}
-			out = append(out, p.Masked())
+		p, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
 		}
-	}
-	return out, nil
-}
-
-func interfaceAddrs() ([]netip.Addr, error) {
-	as, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]netip.Addr, 0, len(as))
-	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, p.Addr().Unmap())
+		addrs = append(addrs, p.Addr().Unmap())
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
 		}
+		nets = append(nets, p.Masked())
 	}
-	return out, nil
+	return addrs, nets, nil
 }

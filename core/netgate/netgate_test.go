@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -430,5 +431,18 @@ func TestListBeatsAllowRule(t *testing.T) {
 	wantRefused(t, err, "not in this command's allowed_domains")
 	if len(f.w.dialed) != 0 {
 		t.Errorf("dialled %v", f.w.dialed)
+	}
+}
+
+// TestInterfacesListLoopback: the default view of the host, read once per
+// connection, holds the loopback address and its network.
+func TestInterfacesListLoopback(t *testing.T) {
+	addrs, nets, err := interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := netip.MustParseAddr("127.0.0.1")
+	if !slices.Contains(addrs, lo) || !slices.Contains(nets, netip.MustParsePrefix("127.0.0.0/8")) {
+		t.Errorf("addresses %v, networks %v; want 127.0.0.1 in 127.0.0.0/8", addrs, nets)
 	}
 }
