@@ -275,10 +275,11 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	}
 	if c == nil {
 		release()
-		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, dialReason(last))
+		kind, reason := dialFailure(last)
+		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, reason)
 		r.record(ctx, target, audit.Error, by, why, 0, start)
 		r.note(Refusal{Target: target, Reason: why})
-		return nil, errs.Wrap(last, errs.IO, "", "%s", why)
+		return nil, errs.Wrap(last, kind, "", "%s", why)
 	}
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
@@ -465,18 +466,18 @@ func (r *Run) record(ctx context.Context, target string, d audit.Decision, by au
 	}
 }
 
-// dialReason is a connect failure in a few words.
-func dialReason(err error) string {
+// dialFailure is a connect failure's kind and, in a few words, its reason.
+func dialFailure(err error) (errs.Kind, string) {
 	var ne net.Error
 	switch {
 	case err == nil:
-		return "no address to try"
+		return errs.IO, "no address to try"
 	case errors.As(err, &ne) && ne.Timeout():
-		return "it did not answer in time"
+		return errs.Timeout, "it did not answer in time"
 	case errors.Is(err, context.Canceled):
-		return "the command ended"
+		return errs.IO, "the command ended"
 	}
-	return "the connection was refused or the host is unreachable"
+	return errs.IO, "the connection was refused or the host is unreachable"
 }
 
 // onNet reports whether a is on one of the networks.

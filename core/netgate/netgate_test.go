@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"corral/core/audit"
@@ -264,6 +266,33 @@ func TestUnknownLocalNetworksFailClosed(t *testing.T) {
 			wantRefused(t, err, "could not read this computer's network addresses")
 			if len(f.w.dialed) != 0 {
 				t.Errorf("dialled %v", f.w.dialed)
+			}
+		})
+	}
+}
+
+// TestFailedConnectKinds: a connect that times out is a timeout, one the
+// server refuses is an io error, each with its sentence (the proxy and the
+// agent tell them apart by kind).
+func TestFailedConnectKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		kind  errs.Kind
+		words string
+	}{
+		{"timeout", &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}, errs.Timeout, "did not answer in time"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, errs.IO, "refused or the host is unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) {
+				c.Dial = func(context.Context, string, string) (net.Conn, error) { return nil, tc.err }
+			})
+			cmd := pipCommand(t)
+			cmd.AnyDomain = true
+			_, err := f.gate.Open(cmd).Dial(t.Context(), "pypi.org", 443)
+			if e := errs.As(err); err == nil || e.Kind != tc.kind || !strings.Contains(e.Msg, tc.words) {
+				t.Fatalf("got %v; want %s saying %q", err, tc.kind, tc.words)
 			}
 		})
 	}
