@@ -12,9 +12,11 @@
 // serves them with its egress proxy; the sandbox itself has no other way
 // out.
 //
-// It is a separate, static program so that starting it costs about a
-// millisecond: it imports nothing but the runtime and golang.org/x/sys.
-// Any failure prints one line and exits 125 before PROGRAM runs.
+// It is a separate, static program (built with CGO_ENABLED=0) so that
+// starting it costs about a millisecond: besides golang.org/x/sys it
+// imports only small standard packages (fmt, os, io, bytes, strings,
+// strconv, net/netip; not net). Any failure prints one line and exits 125
+// before PROGRAM runs.
 //
 // The same program has a second mode, "overlay", which Corral runs outside
 // the sandbox to record what a command changes (overlay.go).

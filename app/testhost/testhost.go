@@ -25,6 +25,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -75,7 +76,7 @@ func Start(t testing.TB, o Options) *Host {
 		}
 		t.Fatal("testhost: creating a network namespace needs root (CI runs as root)")
 	}
-	n := (seq.Add(1)+int64(os.Getpid()))%60 + 1
+	n := claimSlot(t)
 	name := fmt.Sprintf("corral-th-%d-%d", os.Getpid(), n)
 	outer, inner := fmt.Sprintf("cth%da", n), fmt.Sprintf("cth%db", n)
 	gw := netip.AddrFrom4([4]byte{203, 0, 113, byte(n*4 + 1)})
@@ -150,6 +151,34 @@ func Start(t testing.TB, o Options) *Host {
 		wg.Wait()
 	})
 	return h
+}
+
+// claimSlot picks one of 60 host slots (a slot is a link name and two
+// addresses) for this test's lifetime. go test runs test binaries side by
+// side, so a slot is held by an flock on a file of its own, which the
+// kernel drops when a process ends, even by a crash: what a slot's
+// links and namespace left behind can be removed once its lock is held.
+func claimSlot(t testing.TB) int64 {
+	t.Helper()
+	for range 60 {
+		n := (seq.Add(1)+int64(os.Getpid()))%60 + 1
+		f, err := os.OpenFile(slotFile(n), os.O_CREATE|os.O_RDWR, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			continue
+		}
+		t.Cleanup(func() { f.Close() }) // runs after the slot's links are removed
+		return n
+	}
+	t.Fatal("testhost: all 60 test host slots are in use")
+	return 0
+}
+
+func slotFile(n int64) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("corral-testhost-%d.lock", n))
 }
 
 // listenIn opens listeners inside the namespace at nsPath: a thread joins

@@ -4,12 +4,18 @@ import (
 	"bufio"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestHostServes(t *testing.T) {
@@ -47,5 +53,37 @@ func TestHostServes(t *testing.T) {
 	}
 	if h.Hits() != 3 {
 		t.Errorf("hits %d", h.Hits())
+	}
+}
+
+// TestStartLeavesOtherHostsAlone: go test runs packages' test binaries
+// side by side, and more than one starts hosts. A host never removes the
+// link of a host another live process made, nor takes its addresses.
+func TestStartLeavesOtherHostsAlone(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, as Start does")
+	}
+	// The slot the next Start would pick, held by another process (its
+	// lock taken through a file description of its own).
+	n := (seq.Load()+1+int64(os.Getpid()))%60 + 1
+	f, err := os.OpenFile(slotFile(n), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		t.Skipf("slot %d is in use by another test process: %v", n, err)
+	}
+	outer := fmt.Sprintf("cth%da", n)
+	if out, err := exec.Command("ip", "link", "add", outer, "type", "veth", "peer", "name", fmt.Sprintf("cth%db", n)).CombinedOutput(); err != nil {
+		t.Fatalf("ip link add: %v: %s", err, out)
+	}
+	defer exec.Command("ip", "link", "del", outer).Run()
+	h := Start(t, Options{BigBytes: 1})
+	if h.Addr == netip.AddrFrom4([4]byte{203, 0, 113, byte(n*4 + 2)}) {
+		t.Errorf("the host took the other process's slot %d (address %s)", n, h.Addr)
+	}
+	if err := exec.Command("ip", "link", "show", outer).Run(); err != nil {
+		t.Errorf("the other process's link %s was removed", outer)
 	}
 }

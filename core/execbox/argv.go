@@ -97,6 +97,7 @@ type plan struct {
 	onOutput  func(string, []byte)
 	egress    func(context.Context, net.Conn)
 	rlimits   []rlimit // nil: the Runner's limits
+	procs     int      // the pids cgroup's limit; 0: the Runner's
 	// writable are the read-write binds, which Spec.LayerDir gives
 	// overlays; overlay is the spec the helper reads (layer sets it).
 	writable []writableBind

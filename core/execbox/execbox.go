@@ -36,6 +36,26 @@
 // read-only), and tighter limits of its own (HelperLimits: RLIMIT_DATA,
 // RLIMIT_AS, RLIMIT_CPU, processes, open files) besides the wall timeout.
 //
+// # Overlays (Spec.LayerDir)
+//
+// With Spec.LayerDir, each writable folder (the scope, the shared folder,
+// read-write Mounts) is shown to the command through an overlay (overlayfs
+// with userxattr and volatile) whose upper layer lies in LayerDir: the
+// command sees the real folder, but everything it writes lands in the
+// upper layer (Result.Layers) and the real folder is left as it was until
+// the caller applies the layers. The overlays are mounted by
+// corral-netinit's overlay mode outside the sandbox, in a user and mount
+// namespace of its own (the owner's uid, with capabilities that hold only
+// in that namespace), which drops every capability before it becomes
+// bubblewrap; the mounts never reach Corral's own mount namespace.
+//
+// Not guaranteed: where overlays cannot be used (no corral-netinit, or the
+// kernel refuses them, found by ProbeOverlay or by the first command that
+// fails to mount one) the command runs on the real folders and
+// Result.NoLayers says why; a command that fails to run returns no Layers;
+// what the upper layers hold is bounded per file (RLIMIT_FSIZE), not in
+// total.
+//
 // # What is guaranteed
 //
 //   - bubblewrap with new user (where possible), PID, network, IPC, UTS and
@@ -477,7 +497,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		// mount the overlay. Run on the real folders from now on.
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
 		r.setOverlayWhy("The kernel refused the overlay Corral uses to record what commands change, so their changes are not recorded and cannot be undone.")
-		removeLayers(s.LayerDir)
+		RemoveLayers(s.LayerDir)
 		p.unlayer()
 		res, err = r.exec(ctx, p)
 		_, res.NoLayers = r.Overlay()

@@ -71,13 +71,15 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 		"--chdir", "/", "--", helperPath)
 	a = append(a, s.Args...)
 
+	l := s.Limits.withDefaults()
 	p := &plan{
 		argv:      a,
 		files:     r.identity("agent"),
 		stdin:     s.Stdin,
 		timeout:   s.Timeout,
 		maxOutput: s.MaxOutput,
-		rlimits:   r.helperRlimits(s.Limits),
+		rlimits:   r.helperRlimits(l),
+		procs:     l.Procs,
 	}
 	if p.timeout <= 0 {
 		p.timeout = r.timeout
@@ -91,7 +93,7 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 	return r.exec(ctx, p)
 }
 
-func (r *Runner) helperRlimits(l HelperLimits) []rlimit {
+func (l HelperLimits) withDefaults() HelperLimits {
 	if l.Memory <= 0 {
 		l.Memory = 512 << 20
 	}
@@ -107,6 +109,11 @@ func (r *Runner) helperRlimits(l HelperLimits) []rlimit {
 	if l.OpenFiles <= 0 {
 		l.OpenFiles = 64
 	}
+	return l
+}
+
+// helperRlimits are the rlimits of l (with its defaults).
+func (r *Runner) helperRlimits(l HelperLimits) []rlimit {
 	procs := uint64(l.Procs)
 	if !r.procs.root && !r.procs.perNS {
 		procs += uint64(countTasks(r.uid))

@@ -81,3 +81,22 @@ func TestRunHelperMissingBinary(t *testing.T) {
 	_, err := r.RunHelper(context.Background(), HelperSpec{Binary: "/nonexistent/helper"})
 	wantKind(t, err, errs.Unavailable)
 }
+
+// A helper that forks past HelperLimits.Procs is refused the extra
+// processes, whether the limit is RLIMIT_NPROC (a normal user) or the
+// run's pids cgroup (root, where RLIMIT_NPROC does not apply).
+func TestRunHelperProcessLimit(t *testing.T) {
+	r := newRunner(t, Options{})
+	t.Log("process limit:", r.ProcessLimit())
+	script := `n=0; i=0; while [ $i -lt 40 ]; do sleep 30 & [ $? -eq 0 ] && n=$((n+1)); i=$((i+1)); done; echo "$n"; kill $(jobs -p) 2>/dev/null; exit 0`
+	res := runHelper(t, r, HelperSpec{
+		Binary: "/bin/sh", Args: []string{"-c", script},
+		Timeout: 20 * time.Second, Limits: HelperLimits{Procs: 8},
+	})
+	if strings.TrimSpace(res.Stdout) == "40" {
+		t.Fatalf("a helper limited to 8 processes started 40: %+v", res)
+	}
+	if !strings.Contains(res.Stderr, "fork") && !strings.Contains(res.Stderr, "Resource temporarily unavailable") {
+		t.Errorf("no fork refusal in stderr: %+v", res)
+	}
+}

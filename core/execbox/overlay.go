@@ -74,7 +74,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer removeLayers(d)
+	defer RemoveLayers(d)
 	lower, upper, work, merged := filepath.Join(d, "l"), filepath.Join(d, "u"), filepath.Join(d, "w"), filepath.Join(d, "m")
 	for _, p := range []string{lower, upper, work, merged} {
 		if err := os.Mkdir(p, 0o700); err != nil {
@@ -90,6 +90,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
+	defer p.status.Close() // the probe reads the helper's exit status, not its status pipe
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Start()
@@ -108,7 +109,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("no whiteout for a deleted file: %w", err)
 	}
-	if !isWhiteout(fi) {
+	if !IsWhiteout(fi) {
 		return fmt.Errorf("a deleted file left %v, not a whiteout", fi.Mode())
 	}
 	if _, err := os.Lstat(filepath.Join(lower, "x")); err != nil {
@@ -117,15 +118,12 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	return nil
 }
 
-// isWhiteout reports whether fi is overlayfs's mark of a deleted entry.
-func isWhiteout(fi fs.FileInfo) bool {
+// IsWhiteout reports whether fi (from Lstat in a Layer's Upper) is
+// overlayfs's mark of a deleted entry.
+func IsWhiteout(fi fs.FileInfo) bool {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	return ok && fi.Mode()&fs.ModeCharDevice != 0 && st.Rdev == 0
 }
-
-// IsWhiteout reports whether fi (from Lstat in a Layer's Upper) marks a
-// deleted entry.
-func IsWhiteout(fi fs.FileInfo) bool { return isWhiteout(fi) }
 
 // layer makes the upper, work and merged folders of every writable bind
 // under dir, points the binds at the merged folders and returns the
@@ -144,13 +142,13 @@ func (p *plan) layer(dir string) ([]Layer, error) {
 		upper, work, merged := filepath.Join(d, "u"), filepath.Join(d, "w"), filepath.Join(d, "m")
 		for _, q := range []string{d, upper, work, merged} {
 			if err := os.Mkdir(q, 0o700); err != nil {
-				removeLayers(dir)
+				RemoveLayers(dir)
 				return nil, err
 			}
 		}
 		for _, q := range []string{w.src, upper, work, merged} {
 			if strings.ContainsAny(q, ",:\\\n") {
-				removeLayers(dir)
+				RemoveLayers(dir)
 				return nil, fmt.Errorf("path %q cannot be given to overlayfs", q)
 			}
 			spec.WriteString(q)
@@ -213,10 +211,11 @@ func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd,
 	return cmd, []*os.File{specR, statusW}, nil
 }
 
-// removeLayers removes a layer folder. The work folders overlayfs leaves
-// have mode 0 and the command may have left folders without write
-// permission, so permissions are opened first.
-func removeLayers(dir string) {
+// RemoveLayers removes a layer folder (Spec.LayerDir, after its layers
+// have been applied). The work folders overlayfs leaves have mode 0 and
+// the command may have left folders without write permission, so
+// permissions are opened first.
+func RemoveLayers(dir string) {
 	// overlayfs leaves work/work (and with volatile work/incompat) with
 	// mode 0: open them first, or RemoveAll fails and the walk below runs.
 	for _, pat := range []string{"*/w/work", "*/w/incompat", "*/w/incompat/*"} {
@@ -237,6 +236,3 @@ func removeLayers(dir string) {
 	})
 	_ = os.RemoveAll(dir)
 }
-
-// RemoveLayers removes Spec.LayerDir after its layers have been applied.
-func RemoveLayers(dir string) { removeLayers(dir) }

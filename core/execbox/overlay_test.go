@@ -64,3 +64,33 @@ func TestOverlayLayers(t *testing.T) {
 		t.Errorf("layer folder left behind: %v", err)
 	}
 }
+
+// TestProbeOverlayClosesDescriptors: probing the overlay leaves no
+// descriptor of the daemon open (a daemon probes at every start of the
+// version store, and leaked pipes add up).
+func TestProbeOverlayClosesDescriptors(t *testing.T) {
+	r := newRunner(t, Options{NetInit: execboxtest.NetInit(t)})
+	b := newBox(t)
+	dir := filepath.Join(b.corral, "versions", "run")
+	if err := r.ProbeOverlay(context.Background(), dir); err != nil {
+		t.Fatalf("overlay probe: %v", err)
+	}
+	before := openFDs(t)
+	for range 3 {
+		if err := r.ProbeOverlay(context.Background(), dir); err != nil {
+			t.Fatalf("overlay probe: %v", err)
+		}
+	}
+	if after := openFDs(t); after != before {
+		t.Errorf("open descriptors: %d before three probes, %d after", before, after)
+	}
+}
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}

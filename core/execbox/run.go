@@ -97,8 +97,12 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	defer cancel()
 
 	var cgLimits []cgroupLimit
-	if r.procs.cgroup != nil && r.limits.Procs > 0 {
-		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(r.limits.Procs)})
+	procs := r.limits.Procs
+	if p.procs > 0 {
+		procs = p.procs
+	}
+	if r.procs.cgroup != nil && procs > 0 {
+		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(procs)})
 	}
 	if r.memory != nil && r.limits.Total > 0 {
 		cgLimits = append(cgLimits, cgroupLimit{r.memory, r.limits.Total})

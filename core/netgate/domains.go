@@ -2,9 +2,9 @@ package netgate
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
-	"sort"
 	"strings"
 
 	"corral/core/errs"
@@ -28,10 +28,9 @@ var bundles = map[string][]string{
 // by name.
 func Bundles() []Bundle {
 	out := make([]Bundle, 0, len(bundles))
-	for name, ds := range bundles {
-		out = append(out, Bundle{Name: name, Domains: slices.Clone(ds)})
+	for _, name := range slices.Sorted(maps.Keys(bundles)) {
+		out = append(out, Bundle{Name: name, Domains: slices.Clone(bundles[name])})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -49,11 +48,7 @@ func CheckDomains(domains, managers []string) ([]string, error) {
 	for _, m := range managers {
 		ds, ok := bundles[strings.ToLower(m)]
 		if !ok {
-			names := make([]string, 0, len(bundles))
-			for n := range bundles {
-				names = append(names, n)
-			}
-			slices.Sort(names)
+			names := slices.Sorted(maps.Keys(bundles))
 			return nil, errs.New(errs.InvalidParams, "", "package_managers: %q is not a bundle Corral knows; use %s.", visible.Line(m), strings.Join(names, ", "))
 		}
 		out = append(out, ds...)

@@ -12,12 +12,14 @@
 //     address of the host's own interfaces, and every address on the
 //     networks those interfaces are on (the LAN, whose devices may have
 //     public addresses, as on most home IPv6 networks) are refused,
-//     whether the program
-//     named them or a domain resolved to them, unless the owner allowed that
-//     exact host and port (Config.AllowPrivate, or an allow rule whose
-//     target is "host:port"). Names are resolved here, once, and the checked
-//     address is the one dialled: a name that resolves differently a moment
-//     later (DNS rebinding) cannot redirect the connection.
+//     whether the program named them or a domain resolved to them, unless
+//     the owner allowed that exact host and port (Config.AllowPrivate, or
+//     an allow rule whose target is "host:port"). When the host's own
+//     addresses or networks cannot be read, the gate cannot tell the LAN
+//     from the internet and refuses every such connection. Names are
+//     resolved here, once, and the checked address is the one dialled: a
+//     name that resolves differently a moment later (DNS rebinding) cannot
+//     redirect the connection.
 //   - The domains a command may reach: with Command.AnyDomain (network:
 //     true, which the owner allowed for this run), any public one; else only
 //     those matching Command.Domains (its allowed_domains and package
@@ -113,6 +115,9 @@ type Gate struct {
 	cfg     Config
 	log     *slog.Logger
 	private map[string]bool
+	// local lists the host's own addresses and its networks; by default
+	// from one look at the interfaces per connection.
+	local func() ([]netip.Addr, []netip.Prefix, error)
 }
 
 // New checks cfg and returns a Gate.
@@ -127,19 +132,27 @@ func New(cfg Config) (*Gate, error) {
 		d := &net.Dialer{Timeout: dialTimeout}
 		cfg.Dial = d.DialContext
 	}
-	if cfg.LocalAddrs == nil {
-		cfg.LocalAddrs = interfaceAddrs
-	}
-	if cfg.LocalNets == nil {
-		cfg.LocalNets = interfaceNets
-	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	g := &Gate{cfg: cfg, log: cfg.Logger, private: map[string]bool{}}
+	g := &Gate{cfg: cfg, log: cfg.Logger, private: map[string]bool{}, local: interfaces}
+	if cfg.LocalAddrs != nil || cfg.LocalNets != nil {
+		addrs, nets := cfg.LocalAddrs, cfg.LocalNets
+		if addrs == nil {
+			addrs = func() ([]netip.Addr, error) { a, _, err := interfaces(); return a, err }
+		}
+		if nets == nil {
+			nets = func() ([]netip.Prefix, error) { _, n, err := interfaces(); return n, err }
+		}
+		g.local = func() ([]netip.Addr, []netip.Prefix, error) {
+			a, errA := addrs()
+			n, errN := nets()
+			return a, n, errors.Join(errA, errN)
+		}
+	}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -193,12 +206,10 @@ type Run struct {
 	cmd    Command
 	budget atomic.Int64
 
-	mu      sync.Mutex
-	open    int
-	once    map[string]bool // domain → the owner's allow/deny once, for this run
-	allowed []string
-	refused []Refusal
-	sum     Summary
+	mu   sync.Mutex
+	open int
+	once map[string]bool // domain → the owner's allow/deny once, for this run
+	sum  Summary
 }
 
 var _ Dialer = (*Run)(nil)
@@ -216,8 +227,8 @@ func (r *Run) Summary() Summary {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.sum
-	s.Allowed = slices.Clone(r.allowed)
-	s.Refused = slices.Clone(r.refused)
+	s.Allowed = slices.Clone(s.Allowed)
+	s.Refused = slices.Clone(s.Refused)
 	return s
 }
 
@@ -264,10 +275,11 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	}
 	if c == nil {
 		release()
-		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, dialReason(last))
+		kind, reason := dialFailure(last)
+		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, reason)
 		r.record(ctx, target, audit.Error, by, why, 0, start)
 		r.note(Refusal{Target: target, Reason: why})
-		return nil, errs.Wrap(last, errs.IO, "", "%s", why)
+		return nil, errs.Wrap(last, kind, "", "%s", why)
 	}
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
@@ -278,8 +290,8 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	remote := c.RemoteAddr().String()
 	r.mu.Lock()
 	r.sum.Connections++
-	if !slices.Contains(r.allowed, target) {
-		r.allowed = append(r.allowed, target)
+	if !slices.Contains(r.sum.Allowed, target) {
+		r.sum.Allowed = append(r.sum.Allowed, target)
 	}
 	r.mu.Unlock()
 	return &Conn{TCPConn: tc, Budget: &r.budget, OnFinish: func(up, down int64) {
@@ -379,13 +391,12 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	if r.privateAllowed(host, target) {
 		return addrs, nil
 	}
-	local, err := r.g.cfg.LocalAddrs()
+	// Without them a neighbour on the owner's network (or the host's own
+	// public address) looks like the internet: refuse rather than guess.
+	local, nets, err := r.g.local()
 	if err != nil {
-		r.g.log.Warn("netgate: the host's own addresses are unknown", "err", err)
-	}
-	nets, err := r.g.cfg.LocalNets()
-	if err != nil {
-		r.g.log.Warn("netgate: the host's networks are unknown", "err", err)
+		r.g.log.Warn("netgate: the host's own addresses or networks are unknown", "err", err)
+		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
 	}
 	var ok []netip.Addr
 	var bad netip.Addr
@@ -433,8 +444,8 @@ func (r *Run) refuse(ctx context.Context, target string, by audit.DecidedBy, why
 func (r *Run) note(f Refusal) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if len(r.refused) < 32 && !slices.Contains(r.refused, f) {
-		r.refused = append(r.refused, f)
+	if len(r.sum.Refused) < 32 && !slices.Contains(r.sum.Refused, f) {
+		r.sum.Refused = append(r.sum.Refused, f)
 	}
 }
 
@@ -455,18 +466,18 @@ func (r *Run) record(ctx context.Context, target string, d audit.Decision, by au
 	}
 }
 
-// dialReason is a connect failure in a few words.
-func dialReason(err error) string {
+// dialFailure is a connect failure's kind and, in a few words, its reason.
+func dialFailure(err error) (errs.Kind, string) {
 	var ne net.Error
 	switch {
 	case err == nil:
-		return "no address to try"
+		return errs.IO, "no address to try"
 	case errors.As(err, &ne) && ne.Timeout():
-		return "it did not answer in time"
+		return errs.Timeout, "it did not answer in time"
 	case errors.Is(err, context.Canceled):
-		return "the command ended"
+		return errs.IO, "the command ended"
 	}
-	return "the connection was refused or the host is unreachable"
+	return errs.IO, "the connection was refused or the host is unreachable"
 }
 
 // onNet reports whether a is on one of the networks.
@@ -479,34 +490,25 @@ func onNet(nets []netip.Prefix, a netip.Addr) bool {
 	return false
 }
 
-// interfaceNets are the prefixes of the host's interfaces, as networks.
-func interfaceNets() ([]netip.Prefix, error) {
+// interfaces lists the addresses of the host's interfaces and the
+// networks they are on.
+func interfaces() ([]netip.Addr, []netip.Prefix, error) {
 	as, err := net.InterfaceAddrs()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]netip.Prefix, 0, len(as))
+	addrs := make([]netip.Addr, 0, len(as))
+	nets := make([]netip.Prefix, 0, len(as))
 	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			if p.Addr().Is4In6() {
-				p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
-			}
-			out = append(out, p.Masked())
+		p, err := netip.ParsePrefix(a.String())
+		if err != nil {
+			continue
 		}
-	}
-	return out, nil
-}
-
-func interfaceAddrs() ([]netip.Addr, error) {
-	as, err := net.InterfaceAddrs()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]netip.Addr, 0, len(as))
-	for _, a := range as {
-		if p, err := netip.ParsePrefix(a.String()); err == nil {
-			out = append(out, p.Addr().Unmap())
+		addrs = append(addrs, p.Addr().Unmap())
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), max(p.Bits()-96, 0))
 		}
+		nets = append(nets, p.Masked())
 	}
-	return out, nil
+	return addrs, nets, nil
 }

@@ -2,11 +2,15 @@ package netgate
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"corral/core/audit"
@@ -242,6 +246,58 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
+// TestUnknownLocalNetworksFailClosed: when the host's own addresses or
+// networks cannot be read, the gate cannot tell a neighbour on the owner's
+// network from the internet, so it refuses rather than dial.
+func TestUnknownLocalNetworksFailClosed(t *testing.T) {
+	for name, mod := range map[string]func(*Config){
+		"addresses": func(c *Config) {
+			c.LocalAddrs = func() ([]netip.Addr, error) { return nil, errors.New("netlink: no answer") }
+		},
+		"networks": func(c *Config) {
+			c.LocalNets = func() ([]netip.Prefix, error) { return nil, errors.New("netlink: no answer") }
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, mod)
+			cmd := pipCommand(t)
+			cmd.AnyDomain = true
+			_, err := f.gate.Open(cmd).Dial(t.Context(), "neighbour.test", 80)
+			wantRefused(t, err, "could not read this computer's network addresses")
+			if len(f.w.dialed) != 0 {
+				t.Errorf("dialled %v", f.w.dialed)
+			}
+		})
+	}
+}
+
+// TestFailedConnectKinds: a connect that times out is a timeout, one the
+// server refuses is an io error, each with its sentence (the proxy and the
+// agent tell them apart by kind).
+func TestFailedConnectKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		kind  errs.Kind
+		words string
+	}{
+		{"timeout", &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}, errs.Timeout, "did not answer in time"},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, errs.IO, "refused or the host is unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) {
+				c.Dial = func(context.Context, string, string) (net.Conn, error) { return nil, tc.err }
+			})
+			cmd := pipCommand(t)
+			cmd.AnyDomain = true
+			_, err := f.gate.Open(cmd).Dial(t.Context(), "pypi.org", 443)
+			if e := errs.As(err); err == nil || e.Kind != tc.kind || !strings.Contains(e.Msg, tc.words) {
+				t.Fatalf("got %v; want %s saying %q", err, tc.kind, tc.words)
+			}
+		})
+	}
+}
+
 func TestOnlyPublicAddressesDialled(t *testing.T) {
 	f := newFixture(t, nil)
 	cmd := pipCommand(t)
@@ -404,5 +460,18 @@ func TestListBeatsAllowRule(t *testing.T) {
 	wantRefused(t, err, "not in this command's allowed_domains")
 	if len(f.w.dialed) != 0 {
 		t.Errorf("dialled %v", f.w.dialed)
+	}
+}
+
+// TestInterfacesListLoopback: the default view of the host, read once per
+// connection, holds the loopback address and its network.
+func TestInterfacesListLoopback(t *testing.T) {
+	addrs, nets, err := interfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lo := netip.MustParseAddr("127.0.0.1")
+	if !slices.Contains(addrs, lo) || !slices.Contains(nets, netip.MustParsePrefix("127.0.0.0/8")) {
+		t.Errorf("addresses %v, networks %v; want 127.0.0.1 in 127.0.0.0/8", addrs, nets)
 	}
 }

@@ -12,13 +12,9 @@ import (
 // at the path's names only (the caller resolves symbolic links first):
 // it marks questions, it does not decide them.
 func Sensitive(p, home string) string {
-	rel := ""
-	if home != "" && Within(p, home) {
-		rel = strings.TrimPrefix(strings.TrimPrefix(p, home), "/")
-	}
-	if rel != "" {
+	if home != "" {
 		for _, d := range sensitiveDirs {
-			if rel == d.dir || strings.HasPrefix(rel, d.dir+"/") {
+			if Within(p, path.Join(home, d.dir)) {
 				return d.why
 			}
 		}
