@@ -21,21 +21,28 @@ import (
 func BenchmarkCommandRunTrue(b *testing.B) {
 	h := start(b, "")
 	alice := h.dial(aliceKey)
+	rpcCall[any](b, alice, "command.run", m("command", "true")) // creates playground, share link
+	againstBwrap(b, alice, m("command", "true"), filepath.Join(h.base, "alice"), filepath.Join(h.base, "share"))
+}
+
+// againstBwrap runs command.run with params and plain bubblewrap running
+// `true` in the same scope alternately, b.N times each, and reports both
+// times and their ratio.
+func againstBwrap(b *testing.B, c *client.Client, params map[string]any, scope, share string) {
+	b.Helper()
 	ctx := context.Background()
-	if _, err := alice.Call(ctx, "command.run", m("command", "true")); err != nil { // creates playground, share link
-		b.Fatal(err)
-	}
 	runner, err := execbox.NewRunner(execbox.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	spec := execbox.Spec{Command: "true", ScopeDir: filepath.Join(h.base, "alice"), ShareDir: filepath.Join(h.base, "share"), User: "alice", Timeout: time.Minute}
+	spec := execbox.Spec{Command: "true", ScopeDir: scope, ShareDir: share, User: "alice", Timeout: time.Minute}
 	var corral, plain time.Duration
 	n := 0
 	for b.Loop() {
 		t0 := time.Now()
-		if _, err := alice.Call(ctx, "command.run", m("command", "true")); err != nil {
-			b.Fatal(err)
+		var r sandbox.RunResult
+		if err := c.CallInto(ctx, "command.run", params, &r); err != nil || r.ExitCode != 0 {
+			b.Fatal(err, r)
 		}
 		t1 := time.Now()
 		cmd, cleanup, err := runner.Plain(spec)
@@ -68,7 +75,6 @@ func BenchmarkCommandRunTrue(b *testing.B) {
 func BenchmarkCommandRunTrueVersions(b *testing.B) {
 	h := start(b, "")
 	alice := h.dial(aliceKey)
-	ctx := context.Background()
 	scope := filepath.Join(h.base, "alice")
 	for i := range 10_000 {
 		d := filepath.Join(scope, "tree", strconv.Itoa(i/100))
@@ -85,39 +91,7 @@ func BenchmarkCommandRunTrueVersions(b *testing.B) {
 	if res.Changes == nil {
 		b.Fatal("command.run recorded no changes list: versions for commands are off")
 	}
-	runner, err := execbox.NewRunner(execbox.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec := execbox.Spec{Command: "true", ScopeDir: scope, ShareDir: filepath.Join(h.base, "share"), User: "alice", Timeout: time.Minute}
-	var corral, plain time.Duration
-	n := 0
-	for b.Loop() {
-		t0 := time.Now()
-		if _, err := alice.Call(ctx, "command.run", m("command", "true")); err != nil {
-			b.Fatal(err)
-		}
-		t1 := time.Now()
-		cmd, cleanup, err := runner.Plain(spec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var errOut bytes.Buffer
-		cmd.Stderr = &errOut
-		err = cmd.Run()
-		cleanup()
-		if err != nil {
-			b.Fatalf("plain bwrap: %v %s", err, errOut.String())
-		}
-		corral += t1.Sub(t0)
-		plain += time.Since(t1)
-		n++
-	}
-	cm := float64(corral.Microseconds()) / float64(n) / 1000
-	pm := float64(plain.Microseconds()) / float64(n) / 1000
-	b.ReportMetric(cm, "corral_ms")
-	b.ReportMetric(pm, "bwrap_ms")
-	b.ReportMetric(cm/pm, "ratio")
+	againstBwrap(b, alice, m("command", "true"), scope, filepath.Join(h.base, "share"))
 }
 
 // BenchmarkCommandOneFileVersions: a command that rewrites one 4 KiB file

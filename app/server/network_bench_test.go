@@ -1,17 +1,12 @@
 package server
 
 import (
-	"bytes"
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"corral/core/execbox"
-	"corral/core/sandbox"
 )
 
 // BenchmarkNetworkDownload compares a 10 MiB HTTP download by curl inside
@@ -76,43 +71,7 @@ func sumSeconds(b *testing.B, out string) float64 {
 func BenchmarkCommandRunTrueNetwork(b *testing.B) {
 	h := start(b, "")
 	alice := h.dial(aliceKey)
-	ctx := context.Background()
 	params := m("command", "true", "allowed_domains", []string{"pypi.test"})
-	if _, err := alice.Call(ctx, "command.run", params); err != nil {
-		b.Fatal(err)
-	}
-	runner, err := execbox.NewRunner(execbox.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	spec := execbox.Spec{Command: "true", ScopeDir: filepath.Join(h.base, "alice"), ShareDir: filepath.Join(h.base, "share"), User: "alice", Timeout: time.Minute}
-	var corral, plain time.Duration
-	n := 0
-	for b.Loop() {
-		t0 := time.Now()
-		var r sandbox.RunResult
-		if err := alice.CallInto(ctx, "command.run", params, &r); err != nil || r.ExitCode != 0 {
-			b.Fatal(err, r)
-		}
-		t1 := time.Now()
-		cmd, cleanup, err := runner.Plain(spec)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var errOut bytes.Buffer
-		cmd.Stderr = &errOut
-		err = cmd.Run()
-		cleanup()
-		if err != nil {
-			b.Fatalf("plain bwrap: %v %s", err, errOut.String())
-		}
-		corral += t1.Sub(t0)
-		plain += time.Since(t1)
-		n++
-	}
-	cm := float64(corral.Microseconds()) / float64(n) / 1000
-	pm := float64(plain.Microseconds()) / float64(n) / 1000
-	b.ReportMetric(cm, "corral_ms")
-	b.ReportMetric(pm, "bwrap_ms")
-	b.ReportMetric(cm/pm, "ratio")
+	rpcCall[any](b, alice, "command.run", params) // creates playground, share link
+	againstBwrap(b, alice, params, filepath.Join(h.base, "alice"), filepath.Join(h.base, "share"))
 }
