@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
 )
 
 // BenchmarkNetworkDownload compares a 10 MiB HTTP download by curl inside
