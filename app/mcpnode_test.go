@@ -18,13 +18,21 @@ import (
 // into a cache folder keyed by the package.json's hash, and returns it.
 func nodeModules(tb testing.TB) string {
 	tb.Helper()
+	return npmInstall(tb, "mcp-node", "mcp-inspector", "bench.mjs")
+}
+
+// npmInstall installs app/testdata/<name>'s package.json (and files, copied
+// beside it) once into ~/.cache/corral-tests/<name>-<hash of package.json>
+// and returns that folder; node_modules/.bin/<marker> says it is complete.
+func npmInstall(tb testing.TB, name, marker string, files ...string) string {
+	tb.Helper()
 	if testing.Short() {
 		tb.Skip("-short: skipping the tests that drive Node MCP clients (they install npm packages)")
 	}
 	if _, err := exec.LookPath("npm"); err != nil {
 		tb.Fatal("npm is not installed (packaging/deps.sh installs nodejs and npm)")
 	}
-	pkg, err := os.ReadFile(filepath.Join("testdata", "mcp-node", "package.json"))
+	pkg, err := os.ReadFile(filepath.Join("testdata", name, "package.json"))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -33,8 +41,8 @@ func nodeModules(tb testing.TB) string {
 	if err != nil {
 		cache = os.TempDir()
 	}
-	dir := filepath.Join(cache, "corral-tests", "mcp-node-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "mcp-inspector")); err == nil {
+	dir := filepath.Join(cache, "corral-tests", name+"-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", marker)); err == nil {
 		return dir
 	}
 	tmp := dir + ".tmp"
@@ -42,8 +50,8 @@ func nodeModules(tb testing.TB) string {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		tb.Fatal(err)
 	}
-	for _, f := range []string{"package.json", "bench.mjs"} {
-		b, _ := os.ReadFile(filepath.Join("testdata", "mcp-node", f))
+	for _, f := range append([]string{"package.json"}, files...) {
+		b, _ := os.ReadFile(filepath.Join("testdata", name, f))
 		os.WriteFile(filepath.Join(tmp, f), b, 0o644)
 	}
 	cmd := exec.Command("npm", "install", "--no-audit", "--no-fund", "--loglevel=error")
