@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -107,7 +108,7 @@ func (d Dir) EditText(rel string, edits []Replacement, dryRun bool) (before, aft
 		if len(edits) == 1 {
 			return ""
 		}
-		return "Edit " + itoa(i+1) + ": "
+		return "Edit " + strconv.Itoa(i+1) + ": "
 	}
 	for i, e := range edits {
 		if e.Old == "" {
@@ -117,21 +118,14 @@ func (d Dir) EditText(rel string, edits []Replacement, dryRun bool) (before, aft
 	if name == "." {
 		return nil, nil, nil, d.isDir(name)
 	}
-	f, fi, err := d.openRegular(name, slash)
+	data, _, err := d.readWhole(name, slash, MaxEditBytes, func(size int64) error {
+		if size < 0 {
+			return errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral edits files up to that size.", v, MaxEditBytes)
+		}
+		return errs.New(errs.TooLarge, v, "%s is %d bytes; Corral edits files up to %d bytes.", v, size, MaxEditBytes)
+	})
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	if fi.Size() > MaxEditBytes {
-		f.Close()
-		return nil, nil, nil, errs.New(errs.TooLarge, v, "%s is %d bytes; Corral edits files up to %d bytes.", v, fi.Size(), MaxEditBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
-	f.Close()
-	if err != nil {
-		return nil, nil, nil, d.fail(err, name)
-	}
-	if len(data) > MaxEditBytes {
-		return nil, nil, nil, errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral edits files up to that size.", v, MaxEditBytes)
 	}
 	if !IsText(data) {
 		return nil, nil, nil, errs.New(errs.Binary, v, "%s is a binary file, so it can't be edited as text.", v)
@@ -167,13 +161,6 @@ func (d Dir) EditText(rel string, edits []Replacement, dryRun bool) (before, aft
 		return nil, nil, nil, err
 	}
 	return data, after, counts, nil
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 // RemoveEntry removes the file, symlink or empty folder rel of d and

@@ -2,7 +2,6 @@ package fsbox
 
 import (
 	"errors"
-	"io"
 	"io/fs"
 	"path"
 	"syscall"
@@ -21,21 +20,15 @@ func (d Dir) ReadFile(rel string, max int64) ([]byte, fs.FileMode, error) {
 	if name == "." {
 		return nil, 0, d.isDir(name)
 	}
-	f, fi, err := d.openRegular(name, slash)
+	data, fi, err := d.readWhole(name, slash, max, func(size int64) error {
+		v := d.Visible(name)
+		if size < 0 {
+			return errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral patches files up to that size.", v, max)
+		}
+		return errs.New(errs.TooLarge, v, "%s is %d bytes; Corral patches files up to %d bytes.", v, size, max)
+	})
 	if err != nil {
 		return nil, 0, err
-	}
-	defer f.Close()
-	v := d.Visible(name)
-	if fi.Size() > max {
-		return nil, 0, errs.New(errs.TooLarge, v, "%s is %d bytes; Corral patches files up to %d bytes.", v, fi.Size(), max)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, 0, d.fail(err, name)
-	}
-	if int64(len(data)) > max {
-		return nil, 0, errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral patches files up to that size.", v, max)
 	}
 	return data, fi.Mode().Perm(), nil
 }

@@ -166,60 +166,14 @@ func (d Dir) appendTo(target, name string, data []byte) (int64, error) {
 // Edit replaces oldText with newText in the text file rel of d and returns
 // the number of replacements. Unless replaceAll, oldText must occur exactly
 // once; zero or several occurrences answer conflict. An empty oldText
-// answers invalid_params. The file is written back atomically.
+// answers invalid_params. The file is written back atomically. It is
+// EditText with one edit.
 func (d Dir) Edit(rel, oldText, newText string, replaceAll bool) (int, error) {
-	name, slash, err := d.name(rel)
+	_, _, counts, err := d.EditText(rel, []Replacement{{Old: oldText, New: newText, All: replaceAll}}, false)
 	if err != nil {
 		return 0, err
 	}
-	v := d.Visible(name)
-	if oldText == "" {
-		return 0, errs.New(errs.InvalidParams, v, "The text to replace is empty; give the exact text to change.")
-	}
-	if name == "." {
-		return 0, d.isDir(name)
-	}
-	f, fi, err := d.openRegular(name, slash)
-	if err != nil {
-		return 0, err
-	}
-	if fi.Size() > MaxEditBytes {
-		f.Close()
-		return 0, errs.New(errs.TooLarge, v, "%s is %d bytes; Corral edits files up to %d bytes.", v, fi.Size(), MaxEditBytes)
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
-	f.Close()
-	if err != nil {
-		return 0, d.fail(err, name)
-	}
-	if len(data) > MaxEditBytes {
-		return 0, errs.New(errs.TooLarge, v, "%s is larger than %d bytes; Corral edits files up to that size.", v, MaxEditBytes)
-	}
-	if sniffImage(data) != "" || isBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
-		return 0, errs.New(errs.Binary, v, "%s is a binary file, so it can't be edited as text.", v)
-	}
-	content := string(data)
-	n := strings.Count(content, oldText)
-	switch {
-	case n == 0:
-		return 0, errs.New(errs.Conflict, v, "The text to replace was not found in %s.", v)
-	case n > 1 && !replaceAll:
-		return 0, errs.New(errs.Conflict, v, "The text to replace appears %d times in %s; include more of the surrounding text to make it unique, or ask to replace all.", n, v)
-	}
-	if !replaceAll {
-		n = 1
-	}
-	target, err := d.resolveLinks(name)
-	if err != nil {
-		return 0, err
-	}
-	if err := d.replace(target, name, func(w io.Writer) error {
-		_, err := io.WriteString(w, strings.Replace(content, oldText, newText, n))
-		return err
-	}); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return counts[0], nil
 }
 
 // Delete removes the file, symlink or folder rel of d. A symlink is removed

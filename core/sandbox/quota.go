@@ -23,36 +23,55 @@ import (
 const usageTTL = 10 * time.Second
 
 type usage struct {
-	mu      sync.Mutex
-	byDir   map[string]*folderUsage
+	mu    sync.Mutex
+	byDir map[string]*folderUsage
+	stale uint64 // counts stale calls: a measurement begun before one is not kept
+	// measure is folderSize, or a test's stand-in.
 	measure func(dir string) int64
 }
 
 type folderUsage struct {
-	bytes int64
-	at    time.Time
+	bytes     int64
+	at        time.Time
+	measuring bool // a measurement is under way; bytes is used meanwhile
 }
 
 // used returns the size of dir, measuring it again when the last
-// measurement is older than usageTTL or was made stale.
+// measurement is older than usageTTL or was made stale. The folder is
+// walked without holding the lock, so a large folder being measured does
+// not hold up writes elsewhere; while it is measured again, its last size
+// is used.
 func (s *Sandbox) used(dir string) int64 {
 	u := &s.usage
+	now := s.now()
 	u.mu.Lock()
-	defer u.mu.Unlock()
 	if u.byDir == nil {
 		u.byDir = map[string]*folderUsage{}
 	}
 	f := u.byDir[dir]
-	now := s.now()
-	if f == nil || now.Sub(f.at) > usageTTL {
-		measure := u.measure
-		if measure == nil {
-			measure = folderSize
-		}
-		f = &folderUsage{bytes: measure(dir), at: now}
-		u.byDir[dir] = f
+	if f != nil && (f.measuring || now.Sub(f.at) <= usageTTL) {
+		n := f.bytes
+		u.mu.Unlock()
+		return n
 	}
-	return f.bytes
+	if f != nil {
+		f.measuring = true
+	}
+	gen := u.stale
+	measure := u.measure
+	u.mu.Unlock()
+	if measure == nil {
+		measure = folderSize
+	}
+	n := measure(dir)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.stale == gen {
+		u.byDir[dir] = &folderUsage{bytes: n, at: now}
+	} else if f != nil {
+		f.measuring = false
+	}
+	return n
 }
 
 // grew adds n bytes written through Corral to dir's measured size.
@@ -71,6 +90,7 @@ func (s *Sandbox) stale(dir string) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	delete(u.byDir, dir)
+	u.stale++
 }
 
 // checkQuota refuses a write in dir (a scope or the shared folder, named

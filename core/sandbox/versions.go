@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"hash"
+	"io"
 	"io/fs"
 	"strings"
 
@@ -60,17 +61,13 @@ func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior
 		case e.Info.Mode()&fs.ModeSymlink != 0:
 			p.link = e.Link
 		case e.File != nil:
-			var tee *hashWriter
+			var tee io.Writer // nil unless wantSum: a nil hash.Hash would not be a nil io.Writer
 			if wantSum {
-				tee = &hashWriter{sha256.New()}
-				p.sum = tee.h
+				p.sum = sha256.New()
+				tee = p.sum
 			}
 			var err error
-			if tee != nil {
-				p.version, err = s.versions.Put(e.File, tee)
-			} else {
-				p.version, err = s.versions.Put(e.File, nil)
-			}
+			p.version, err = s.versions.Put(e.File, tee)
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				p.notKept, p.sum = notKeptTooLarge, nil
@@ -95,10 +92,6 @@ func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior
 	}
 	return out, nil
 }
-
-type hashWriter struct{ h hash.Hash }
-
-func (w *hashWriter) Write(b []byte) (int, error) { return w.h.Write(b) }
 
 func sumHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 

@@ -291,9 +291,21 @@ func (s *Store) put(r io.Reader, want string) (string, error) {
 	}
 	now := s.now()
 	os.Chtimes(tmp, now, now) // retention counts by the store's clock
-	if err := os.Rename(tmp, dst); err != nil {
+	// A link, unlike a rename, does not replace a blob another Put of the
+	// same content stored meanwhile, so that blob is counted only once.
+	err = os.Link(tmp, dst)
+	switch {
+	case err == nil:
 		os.Remove(tmp)
-		return "", errs.Wrap(err, errs.IO, "", "Corral could not keep the previous version of a file.")
+	case errors.Is(err, fs.ErrExist):
+		os.Remove(tmp)
+		s.renew(id)
+		return id, nil
+	default: // a file system without hard links
+		if err := os.Rename(tmp, dst); err != nil {
+			os.Remove(tmp)
+			return "", errs.Wrap(err, errs.IO, "", "Corral could not keep the previous version of a file.")
+		}
 	}
 	s.mu.Lock()
 	s.total += n
@@ -317,8 +329,6 @@ func (s *Store) put(r io.Reader, want string) (string, error) {
 	return id, nil
 }
 
-// renew reports whether blob id is already stored, and if so marks it as
-// stored now, so retention counts from its latest use.
 // ErrFull is returned by Put when a new version does not fit beside the
 // versions younger than Config.Keep.
 var ErrFull = errs.New(errs.Unavailable, "", "Corral's version store is full of recent versions, so it could not keep this file's previous content, and the change did not happen. The owner can raise [versions] max_size_mb, or wait until older versions may go.")
@@ -341,6 +351,8 @@ func (s *Store) room(n int64) error {
 	return nil
 }
 
+// renew reports whether blob id is already stored, and if so marks it as
+// stored now, so retention counts from its latest use.
 func (s *Store) renew(id string) bool {
 	now := s.now()
 	return os.Chtimes(s.path(id), now, now) == nil

@@ -3,9 +3,11 @@ package versions
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -137,5 +139,34 @@ func TestPrune(t *testing.T) {
 	s.Prune()
 	if u := s.Usage(); u.Blobs != 0 || u.Bytes != 0 || !u.Oldest.IsZero() {
 		t.Errorf("after MaxAge: %+v", u)
+	}
+}
+
+// The same new content stored by several writers at once is one blob and
+// counted once: the budget the owner set is not used up by versions that
+// are not there.
+func TestConcurrentPutCountsOnce(t *testing.T) {
+	t.Parallel()
+	s := open(t, Config{})
+	const writers, rounds = 8, 100
+	var want int64
+	for round := range rounds {
+		content := bytes.Repeat([]byte(fmt.Sprintf("content %d ", round)), 1<<10)
+		want += int64(len(content))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range writers {
+			wg.Go(func() {
+				<-start
+				if id, err := s.PutBytes(content); err != nil || id != Sum(content) {
+					t.Errorf("PutBytes: %q, %v; want %q", id, err, Sum(content))
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+	}
+	if u := s.Usage(); u.Blobs != rounds || u.Bytes != want {
+		t.Errorf("usage after %d writers stored the same content, %d times: %d blobs, %d bytes; want %d blobs, %d bytes", writers, rounds, u.Blobs, u.Bytes, rounds, want)
 	}
 }
