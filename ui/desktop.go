@@ -202,6 +202,19 @@ func Run(ctx context.Context, d Desktop, cfg Config) (err error) {
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			select {
+			case <-done:
+				return // the loop has ended already: nothing to quit
+			default:
+			}
+			// Should the loop end between that look and this call, fyne.Do
+			// runs Quit here, off the main thread, where GLFW panics: the
+			// process is ending anyway, so that must not crash it.
+			defer func() {
+				if v := recover(); v != nil && cfg.Logger != nil {
+					cfg.Logger.Warn("desktop UI: quitting after its loop ended", "err", fmt.Sprint(v))
+				}
+			}()
 			fyne.Do(a.Quit)
 		case <-done:
 		}
