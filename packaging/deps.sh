@@ -15,6 +15,8 @@ pkgs=(
   sqlite3 ca-certificates
   ghostscript               # ps2pdf writes the PDFs of the document_read tests
   poppler-utils             # pdftotext, the reference of the document_read benchmark
+  iproute2                  # ip: the network tests' test host in a namespace of its own
+  curl python3 patch        # programs the tests run inside the sandbox, and patch -p1 (benchmark)
 )
 
 # The MCP tests drive Node clients (the MCP Inspector, the TypeScript SDK):
