@@ -16,6 +16,9 @@ func TestWithoutLinks(t *testing.T) {
 		`<<link>link>`: `<<!---->link>`,
 		`<linkage>kept</linkage><!-- <link rel=preconnect> -->`: `<linkage>kept</linkage><!-- <link rel=preconnect> -->`,
 		"<p title='<link>'>é\x00</p>":                           "<p title='<link>'>é\x00</p>",
+		// Served without scripts, <noscript> holds markup, not text.
+		`<noscript><link rel=preconnect href=//x></noscript>`: `<noscript><!----></noscript>`,
+		`<NoScript/><link rel=preconnect href=//x>`:           `<NoScript/><!---->`,
 	} {
 		if got := string(withoutLinks([]byte(in))); got != want {
 			t.Errorf("withoutLinks(%q) = %q, want %q", in, got, want)
@@ -26,7 +29,7 @@ func TestWithoutLinks(t *testing.T) {
 // FuzzWithoutLinks: whatever an agent writes, what is served holds no
 // element a browser would read as <link>, and nothing else is lost.
 func FuzzWithoutLinks(f *testing.F) {
-	for _, s := range []string{"<link rel=preconnect href=//x>", "<li<link>nk>", "<<link>link>", "<script><link></script>", "<link", "<a href='<link>'>"} {
+	for _, s := range []string{"<link rel=preconnect href=//x>", "<li<link>nk>", "<<link>link>", "<script><link></script>", "<link", "<a href='<link>'>", "<noscript><link></noscript>"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -35,7 +38,7 @@ func FuzzWithoutLinks(f *testing.F) {
 		for {
 			tt := z.Next()
 			if tt == html.ErrorToken {
-				return
+				break
 			}
 			if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
 				name, _ := z.TagName()
@@ -46,6 +49,17 @@ func FuzzWithoutLinks(f *testing.F) {
 				if n == "link" {
 					t.Fatalf("a <link> survived: %q → %q", in, out)
 				}
+			}
+		}
+		// As a browser builds the page, served without scripts (so that
+		// <noscript> holds elements).
+		doc, err := html.ParseWithOptions(bytes.NewReader(out), html.ParseOptionEnableScripting(false))
+		if err != nil {
+			return
+		}
+		for n := range doc.Descendants() {
+			if n.Type == html.ElementNode && n.Data == "link" {
+				t.Fatalf("a <link> element survived: %q → %q", in, out)
 			}
 		}
 	})
