@@ -64,17 +64,26 @@ func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []by
 // link in any namespace prefix) replaced by an empty comment; everything
 // else stays byte for byte. A comment, not nothing: removing "<link>" from
 // "<<link>link>" would join the rest into a new one.
+//
+// A page here is served without scripts, and without scripts a browser
+// reads what <noscript> holds as markup, where the tokenizer reads it as
+// text. So the tokenizer is given a copy of src, of the same length, in
+// which every "<noscript" is renamed, and what is written is src's own
+// bytes at the same offsets.
 func withoutLinks(src []byte) []byte {
-	z := html.NewTokenizer(bytes.NewReader(src))
+	z := html.NewTokenizer(bytes.NewReader(scriptless(src)))
 	z.SetMaxBuf(0)
 	var out bytes.Buffer
 	out.Grow(len(src))
+	off := 0
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			return out.Bytes()
 		}
 		raw := z.Raw()
+		orig := src[off : off+len(raw)]
+		off += len(raw)
 		if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
 			name, _ := z.TagName()
 			n := string(name)
@@ -86,6 +95,19 @@ func withoutLinks(src []byte) []byte {
 				continue
 			}
 		}
-		out.Write(raw)
+		out.Write(orig)
 	}
+}
+
+// scriptless returns a copy of src in which each "<noscript" (any case)
+// reads "<xoscript", a name no tokenizer reads its content as text for.
+func scriptless(src []byte) []byte {
+	c := bytes.Clone(src)
+	const tag = "<noscript"
+	for i := 0; i+len(tag) <= len(c); i++ {
+		if c[i] == '<' && bytes.EqualFold(c[i:i+len(tag)], []byte(tag)) {
+			c[i+1] = 'x'
+		}
+	}
+	return c
 }
