@@ -113,3 +113,47 @@ func TestFilesOutReportCannotPreconnectFromNoscript(t *testing.T) {
 		t.Errorf("opening the agent's report from /files/out made %d connection(s) to the server a <link rel=preconnect> inside <noscript> names", n)
 	}
 }
+
+// SVG and XML reports: an XML parser reads <style/> as an empty element
+// (an HTML tokenizer as the start of raw text), and expands an entity
+// declared in the DOCTYPE into elements. Neither may carry a <link> past
+// /files/out. The control serves each page as it is, with the same
+// policy, and shows Chromium would connect.
+func TestFilesOutXMLReportCannotPreconnect(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	for _, tc := range []struct{ name, ct, body string }{
+		{"style.svg", "image/svg+xml", `<svg xmlns="http://www.w3.org/2000/svg"><style/><link xmlns="http://www.w3.org/1999/xhtml" rel="preconnect" href="%s/"/><text y="20">report</text></svg>`},
+		{"entity.svg", "image/svg+xml", `<!DOCTYPE svg [<!ENTITY l "&#60;link xmlns='http://www.w3.org/1999/xhtml' rel='preconnect' href='%s/'/&#62;">]><svg xmlns="http://www.w3.org/2000/svg">&l;<text y="20">report</text></svg>`},
+		{"title.xml", "text/xml", `<html xmlns="http://www.w3.org/1999/xhtml"><head><title/><link rel="preconnect" href="%s/"/></head><body><h1>report</h1></body></html>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, reached := acceptCounter(t)
+			ctlTarget, ctlReached := acceptCounter(t)
+			control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tc.ct)
+				w.Header().Set("Content-Security-Policy", filesOutCSP)
+				fmt.Fprintf(w, tc.body, ctlTarget)
+			}))
+			defer control.Close()
+			rpcCall[map[string]any](t, alice, "file.write", m("path", "output/"+tc.name, "content", fmt.Sprintf(tc.body, target)))
+			link := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/"+tc.name))
+
+			b := newBrowser(t)
+			b.do(chromedp.Navigate(link["url"].(string)))
+			b.wait(`document.readyState === 'complete'`)
+			b.do(chromedp.Navigate(control.URL))
+			deadline := time.Now().Add(10 * time.Second)
+			for ctlReached.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if ctlReached.Load() == 0 {
+				t.Fatal("the control page's preconnect reached nothing: the test cannot see a connection")
+			}
+			if n := reached.Load(); n != 0 {
+				t.Errorf("opening %s from /files/out made %d connection(s) to the server its <link rel=preconnect> names", tc.name, n)
+			}
+		})
+	}
+}
