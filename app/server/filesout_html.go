@@ -19,7 +19,8 @@ import (
 // served with every <link> element removed (a report has no use for them:
 // default-src 'none' refuses the stylesheets and icons they would load),
 // and with DNS prefetching off. Markup files over maxSanitized are served
-// as plain text instead.
+// as plain text instead, and so are XML documents whose DOCTYPE declares
+// entities, attributes or elements (serveMarkup).
 
 const maxSanitized = 16 << 20
 
@@ -44,7 +45,10 @@ func contentType(p string, sv sandbox.Served) (ct string, head []byte) {
 }
 
 // serveMarkup answers a markup file without its <link> elements (ranges
-// and preconditions as http.ServeContent handles them).
+// and preconditions as http.ServeContent handles them). An XML document
+// (SVG, XHTML, …) that declares anything in its DOCTYPE is served as
+// plain text: an entity declared there expands into elements, a <link>
+// among them, that no reading of the bytes can see.
 func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []byte, sv sandbox.Served) {
 	src, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head), sv.File), maxSanitized+1))
 	if err != nil {
@@ -56,8 +60,14 @@ func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []by
 		w.Write(src[:maxSanitized])
 		return
 	}
+	var out []byte
+	if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
+		out = withoutLinks(src)
+	} else if out = xmlWithoutLinks(src); out == nil {
+		ct, out = "text/plain; charset=utf-8", src
+	}
 	w.Header().Set("Content-Type", ct)
-	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, bytes.NewReader(withoutLinks(src)))
+	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, bytes.NewReader(out))
 }
 
 // withoutLinks returns src with every <link> start tag (an element named
@@ -71,7 +81,32 @@ func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []by
 // which every "<noscript" is renamed, and what is written is src's own
 // bytes at the same offsets.
 func withoutLinks(src []byte) []byte {
-	z := html.NewTokenizer(bytes.NewReader(scriptless(src)))
+	return linksOut(src, renamed(src, "noscript"))
+}
+
+// rawText are the elements whose content an HTML tokenizer reads as text.
+// XML has none: there <style/> is empty and what follows is markup.
+var rawText = []string{"iframe", "noembed", "noframes", "noscript", "plaintext", "script", "style", "textarea", "title", "xmp"}
+
+// xmlWithoutLinks is withoutLinks for an XML document: no element's
+// content is read as text. It returns nil for a document whose DOCTYPE
+// declares entities, attributes or elements (<!ENTITY, <!ATTLIST,
+// <!ELEMENT, any case), which only a whole XML parser could follow.
+func xmlWithoutLinks(src []byte) []byte {
+	low := bytes.ToLower(src)
+	for _, decl := range []string{"<!entity", "<!attlist", "<!element"} {
+		if bytes.Contains(low, []byte(decl)) {
+			return nil
+		}
+	}
+	return linksOut(src, renamed(src, rawText...))
+}
+
+// linksOut writes src with the <link> start tags that tokenizing seen
+// finds replaced; seen is src with only the tag names of some start
+// tags changed, so that offsets in one are offsets in the other.
+func linksOut(src, seen []byte) []byte {
+	z := html.NewTokenizer(bytes.NewReader(seen))
 	z.SetMaxBuf(0)
 	var out bytes.Buffer
 	out.Grow(len(src))
@@ -99,14 +134,20 @@ func withoutLinks(src []byte) []byte {
 	}
 }
 
-// scriptless returns a copy of src in which each "<noscript" (any case)
-// reads "<xoscript", a name no tokenizer reads its content as text for.
-func scriptless(src []byte) []byte {
+// renamed returns a copy of src in which each "<NAME" (any case) of the
+// given names has its first letter replaced by 'q' ("<qoscript",
+// "<qtyle"): no raw-text element, and not link, has such a name.
+func renamed(src []byte, names ...string) []byte {
 	c := bytes.Clone(src)
-	const tag = "<noscript"
-	for i := 0; i+len(tag) <= len(c); i++ {
-		if c[i] == '<' && bytes.EqualFold(c[i:i+len(tag)], []byte(tag)) {
-			c[i+1] = 'x'
+	for i := 0; i < len(c); i++ {
+		if c[i] != '<' {
+			continue
+		}
+		for _, n := range names {
+			if i+1+len(n) <= len(c) && bytes.EqualFold(c[i+1:i+1+len(n)], []byte(n)) {
+				c[i+1] = 'q'
+				break
+			}
 		}
 	}
 	return c

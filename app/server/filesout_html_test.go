@@ -64,3 +64,55 @@ func FuzzWithoutLinks(f *testing.F) {
 		}
 	})
 }
+
+func TestXMLWithoutLinks(t *testing.T) {
+	for in, want := range map[string]string{
+		`<svg><style/><link href="//x"/></svg>`:           `<svg><style/><!----></svg>`,
+		`<html><head><TITLE/><h:link href="//x"/></head>`: `<html><head><TITLE/><!----></head>`,
+		`<svg><script><![CDATA[ a ]]></script></svg>`:     `<svg><script><![CDATA[ a ]]></script></svg>`,
+	} {
+		if got := string(xmlWithoutLinks([]byte(in))); got != want {
+			t.Errorf("xmlWithoutLinks(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for _, in := range []string{
+		`<!DOCTYPE svg [<!ENTITY l "&#60;link/&#62;">]><svg>&l;</svg>`,
+		`<!doctype svg [<!Attlist svg a CDATA "x">]><svg/>`,
+		`<!DOCTYPE svg [<!ELEMENT svg ANY>]><svg/>`,
+	} {
+		if got := xmlWithoutLinks([]byte(in)); got != nil {
+			t.Errorf("xmlWithoutLinks(%q) = %q, want nil (served as text)", in, got)
+		}
+	}
+}
+
+// FuzzXMLWithoutLinks: read as an HTML tokenizer would with no raw-text
+// element (as XML is), what is served holds no <link> start tag.
+func FuzzXMLWithoutLinks(f *testing.F) {
+	for _, s := range []string{"<svg><style/><link/></svg>", "<title/><x:link/>", "<![CDATA[<link/>]]><link/>", "<?pi > <link/> ?>"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		out := xmlWithoutLinks(in)
+		if out == nil {
+			return
+		}
+		z := html.NewTokenizer(bytes.NewReader(renamed(out, rawText...)))
+		for {
+			tt := z.Next()
+			if tt == html.ErrorToken {
+				return
+			}
+			if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
+				name, _ := z.TagName()
+				n := string(name)
+				if i := strings.LastIndexByte(n, ':'); i >= 0 {
+					n = n[i+1:]
+				}
+				if n == "link" {
+					t.Fatalf("a <link> survived: %q → %q", in, out)
+				}
+			}
+		}
+	})
+}
