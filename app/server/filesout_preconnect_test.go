@@ -157,3 +157,44 @@ func TestFilesOutXMLReportCannotPreconnect(t *testing.T) {
 		})
 	}
 }
+
+// In HTML, <style> and <title> inside <svg> or <math> hold markup, not
+// text, and a <p> there ends the SVG: a <link> after it is an HTML link
+// element again.
+func TestFilesOutForeignContentCannotPreconnect(t *testing.T) {
+	chromiumPath(t) // skip early under -short
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	for _, tc := range []struct{ name, body string }{
+		{"svgstyle.html", `<!DOCTYPE html><h1>report</h1><svg><style><p></p><link rel="preconnect" href="%s/"></style></svg>`},
+		{"mathtitle.html", `<!DOCTYPE html><h1>report</h1><math><title><div></div><link rel="preconnect" href="%s/"></title></math>`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target, reached := acceptCounter(t)
+			ctlTarget, ctlReached := acceptCounter(t)
+			control := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				w.Header().Set("Content-Security-Policy", filesOutCSP)
+				fmt.Fprintf(w, tc.body, ctlTarget)
+			}))
+			defer control.Close()
+			rpcCall[map[string]any](t, alice, "file.write", m("path", "output/"+tc.name, "content", fmt.Sprintf(tc.body, target)))
+			link := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/"+tc.name))
+
+			b := newBrowser(t)
+			b.do(chromedp.Navigate(link["url"].(string)))
+			b.wait(`document.readyState === 'complete'`)
+			b.do(chromedp.Navigate(control.URL))
+			deadline := time.Now().Add(10 * time.Second)
+			for ctlReached.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if ctlReached.Load() == 0 {
+				t.Fatal("the control page's preconnect reached nothing: the test cannot see a connection")
+			}
+			if n := reached.Load(); n != 0 {
+				t.Errorf("opening %s from /files/out made %d connection(s) to the server its <link rel=preconnect> names", tc.name, n)
+			}
+		})
+	}
+}
