@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
 
 	"corral/core/sandbox"
 )
@@ -48,7 +49,8 @@ func contentType(p string, sv sandbox.Served) (ct string, head []byte) {
 // and preconditions as http.ServeContent handles them). An XML document
 // (SVG, XHTML, …) that declares anything in its DOCTYPE is served as
 // plain text: an entity declared there expands into elements, a <link>
-// among them, that no reading of the bytes can see.
+// among them, that no reading of the bytes can see. So is an HTML page
+// that, parsed, still holds a link element (htmlWithoutLinks).
 func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []byte, sv sandbox.Served) {
 	src, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head), sv.File), maxSanitized+1))
 	if err != nil {
@@ -62,8 +64,11 @@ func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []by
 	}
 	var out []byte
 	if mt, _, _ := mime.ParseMediaType(ct); mt == "text/html" {
-		out = withoutLinks(src)
-	} else if out = xmlWithoutLinks(src); out == nil {
+		out = htmlWithoutLinks(src)
+	} else {
+		out = xmlWithoutLinks(src)
+	}
+	if out == nil {
 		ct, out = "text/plain; charset=utf-8", src
 	}
 	w.Header().Set("Content-Type", ct)
@@ -82,6 +87,25 @@ func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []by
 // bytes at the same offsets.
 func withoutLinks(src []byte) []byte {
 	return linksOut(src, renamed(src, "noscript"))
+}
+
+// htmlWithoutLinks is withoutLinks checked by parsing its result as the
+// browser will (without scripts): it returns nil when a link element is
+// still there. That happens where the tokenizer's reading of raw text is
+// not the page's, as with <style> inside <svg> or <math>, which holds
+// markup there, and a <p> in it ends the SVG.
+func htmlWithoutLinks(src []byte) []byte {
+	out := withoutLinks(src)
+	doc, err := html.ParseWithOptions(bytes.NewReader(out), html.ParseOptionEnableScripting(false))
+	if err != nil {
+		return nil
+	}
+	for n := range doc.Descendants() {
+		if n.Type == html.ElementNode && n.DataAtom == atom.Link {
+			return nil
+		}
+	}
+	return out
 }
 
 // rawText are the elements whose content an HTML tokenizer reads as text.

@@ -29,11 +29,14 @@ func TestWithoutLinks(t *testing.T) {
 // FuzzWithoutLinks: whatever an agent writes, what is served holds no
 // element a browser would read as <link>, and nothing else is lost.
 func FuzzWithoutLinks(f *testing.F) {
-	for _, s := range []string{"<link rel=preconnect href=//x>", "<li<link>nk>", "<<link>link>", "<script><link></script>", "<link", "<a href='<link>'>", "<noscript><link></noscript>"} {
+	for _, s := range []string{"<link rel=preconnect href=//x>", "<li<link>nk>", "<<link>link>", "<script><link></script>", "<link", "<a href='<link>'>", "<noscript><link></noscript>", "<svg><style><p><link></style></svg>"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out := withoutLinks(in)
+		out := htmlWithoutLinks(in)
+		if out == nil {
+			return // served as text
+		}
 		z := html.NewTokenizer(bytes.NewReader(out))
 		for {
 			tt := z.Next()
@@ -63,6 +66,20 @@ func FuzzWithoutLinks(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestHTMLWithoutLinks(t *testing.T) {
+	if got := string(htmlWithoutLinks([]byte(`<svg><style>a</style></svg><link>`))); got != `<svg><style>a</style></svg><!---->` {
+		t.Errorf("htmlWithoutLinks changed more than the <link>: %q", got)
+	}
+	for _, in := range []string{
+		`<svg><style><p></p><link rel=preconnect href=//x></style></svg>`,
+		`<math><title><div></div><link rel=preconnect href=//x></title></math>`,
+	} {
+		if got := htmlWithoutLinks([]byte(in)); got != nil {
+			t.Errorf("htmlWithoutLinks(%q) = %q, want nil (served as text)", in, got)
+		}
+	}
 }
 
 func TestXMLWithoutLinks(t *testing.T) {
