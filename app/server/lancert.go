@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -81,13 +82,14 @@ func lanCert(path string, ips []net.IP, host string, now time.Time) (tls.Certifi
 	out := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})...)
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			return lanCert(path, ips, host, now) // another start wrote it first
-		}
+		// Written whole under a temporary name, then linked into place:
+		// the file is either absent or complete, even if Corral dies
+		// half-way, and a start that comes second reads the first's.
+		f, err := os.CreateTemp(filepath.Dir(path), ".lan-cert-*.tmp")
 		if err != nil {
 			return tls.Certificate{}, err
 		}
+		defer os.Remove(f.Name())
 		_, err = f.Write(out)
 		if err == nil {
 			err = f.Sync()
@@ -95,8 +97,13 @@ func lanCert(path string, ips []net.IP, host string, now time.Time) (tls.Certifi
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err == nil {
+			err = os.Link(f.Name(), path)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			return lanCert(path, ips, host, now) // another start wrote it first
+		}
 		if err != nil {
-			os.Remove(path)
 			return tls.Certificate{}, err
 		}
 	}
