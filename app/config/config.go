@@ -625,17 +625,30 @@ func EnsureOwnerToken(path string) (string, error) {
 	return tok, nil
 }
 
-// writeSecretFile writes data with mode 0600 atomically (temp + rename).
+// writeSecretFile writes data with mode 0600 atomically; without replace
+// a file another process wrote first is kept.
 func writeSecretFile(path string, data []byte, replace bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err := WriteAtomic(path, data, 0o600, replace); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
+}
+
+// WriteAtomic writes data with mode to path through a temporary file in
+// the same folder, synced before it takes the name: path is either absent,
+// as it was, or complete. With replace it takes the place of what is
+// there; without, an existing path is left alone and the error satisfies
+// errors.Is(err, os.ErrExist).
+func WriteAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".corral-tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
+	if err := tmp.Chmod(mode); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -653,9 +666,5 @@ func writeSecretFile(path string, data []byte, replace bool) error {
 	if replace {
 		return os.Rename(tmp.Name(), path)
 	}
-	// Link fails if another process created the file first: keep theirs.
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, os.ErrExist) {
-		return err
-	}
-	return nil
+	return os.Link(tmp.Name(), path) // fails if path exists
 }

@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"corral/app/config"
 	"corral/app/connect"
 	"corral/app/rpc"
 	"corral/core/errs"
@@ -175,10 +175,10 @@ func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", plan.Path)
 	}
 	backup := plan.Path + ".corral-backup-" + s.now().Format("20060102-150405.000")
-	if err := writeAtomic(backup, old, mode, false); err != nil {
+	if err := config.WriteAtomic(backup, old, mode, false); err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not keep a backup of %s, so it did not change it.", plan.Path)
 	}
-	if err := writeAtomic(plan.Path, merged, mode, true); err != nil {
+	if err := config.WriteAtomic(plan.Path, merged, mode, true); err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; the backup is %s.", plan.Path, backup)
 	}
 	plan.Backup, plan.Written = backup, true
@@ -186,39 +186,4 @@ func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return plan, nil
-}
-
-// writeAtomic writes data to path through a temporary file in the same
-// folder; without replace an existing path is an error.
-func writeAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".corral-tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if replace {
-		return os.Rename(tmp.Name(), path)
-	}
-	if err := os.Link(tmp.Name(), path); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("%s already exists", path)
-		}
-		return err
-	}
-	return nil
 }

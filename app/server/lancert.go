@@ -16,9 +16,10 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"corral/app/config"
 )
 
 // The LAN side is served over HTTPS with a self-signed certificate Corral
@@ -85,21 +86,7 @@ func lanCert(path string, ips []net.IP, host string, now time.Time) (tls.Certifi
 		// Written whole under a temporary name, then linked into place:
 		// the file is either absent or complete, even if Corral dies
 		// half-way, and a start that comes second reads the first's.
-		f, err := os.CreateTemp(filepath.Dir(path), ".lan-cert-*.tmp")
-		if err != nil {
-			return tls.Certificate{}, err
-		}
-		defer os.Remove(f.Name())
-		_, err = f.Write(out)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Link(f.Name(), path)
-		}
+		err := config.WriteAtomic(path, out, 0o600, false)
 		if errors.Is(err, fs.ErrExist) {
 			return lanCert(path, ips, host, now) // another start wrote it first
 		}
