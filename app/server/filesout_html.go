@@ -143,19 +143,26 @@ func linksOut(src, seen []byte) []byte {
 		raw := z.Raw()
 		orig := src[off : off+len(raw)]
 		off += len(raw)
-		if tt == html.StartTagToken || tt == html.SelfClosingTagToken {
-			name, _ := z.TagName()
-			n := string(name)
-			if i := strings.LastIndexByte(n, ':'); i >= 0 {
-				n = n[i+1:]
-			}
-			if n == "link" {
-				out.WriteString("<!---->")
-				continue
-			}
+		if isLinkStart(z, tt) {
+			out.WriteString("<!---->")
+			continue
 		}
 		out.Write(orig)
 	}
+}
+
+// isLinkStart reports whether z's current token, of type tt, starts an
+// element named link in any namespace prefix.
+func isLinkStart(z *html.Tokenizer, tt html.TokenType) bool {
+	if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+		return false
+	}
+	name, _ := z.TagName()
+	n := string(name)
+	if i := strings.LastIndexByte(n, ':'); i >= 0 {
+		n = n[i+1:]
+	}
+	return n == "link"
 }
 
 // renamed returns a copy of src in which each "<NAME" (any case) of the
