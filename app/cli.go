@@ -349,23 +349,14 @@ func runLink(args []string) error {
 	user := fs.String("user", "", "the user (scope) whose folder holds PATH: a user id, companion or default")
 	expires := fs.String("expires", "", "how long the link works, e.g. 1h or 7d (default: [links] expiry)")
 	// Accept flags after PATH too: corral link output/r.md --user alice.
-	var path string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if path != "" {
-			return errors.New("usage: corral link PATH --user ID [--expires 1h]")
-		}
-		path, rest = fs.Arg(0), fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
-	if path == "" || *user == "" {
+	if len(pos) != 1 || *user == "" {
 		return errors.New("usage: corral link PATH --user ID [--expires 1h]")
 	}
+	path := pos[0]
 	params := map[string]any{"path": path, "context": map[string]string{"user_id": *user}}
 	if *expires != "" {
 		params["expires_in"] = *expires
@@ -455,5 +446,21 @@ func openBrowser(url string) error {
 		return nil
 	case <-time.After(5 * time.Second):
 		return nil // still busy handing the URL over: a browser is there
+	}
+}
+
+// parseInterleaved parses args with fs, accepting flags after positional
+// arguments as well as before ("corral link PATH --user ID"), and returns
+// the positional arguments in order.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
 }

@@ -19,22 +19,15 @@ func runUndo(args []string) error {
 	fs := flag.NewFlagSet("undo", flag.ContinueOnError)
 	dry := fs.Bool("dry-run", false, "only show what the undo would change")
 	skip := fs.Bool("skip-conflicts", false, "undo what can be undone and leave files that changed again since as they are")
-	var id int64
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		n, err := strconv.ParseInt(fs.Arg(0), 10, 64)
-		if err != nil || n <= 0 || id != 0 {
-			return errors.New("usage: corral undo EVENT_ID [--dry-run] [--skip-conflicts]")
-		}
-		id, rest = n, fs.Args()[1:]
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return err
 	}
-	if id == 0 {
+	var id int64
+	if len(pos) == 1 {
+		id, _ = strconv.ParseInt(pos[0], 10, 64)
+	}
+	if id <= 0 {
 		return errors.New("usage: corral undo EVENT_ID [--dry-run] [--skip-conflicts]")
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
