@@ -28,6 +28,11 @@ type Desktop struct {
 	Display  string // $DISPLAY when an X server answers there; "" otherwise
 	Bus      string // the session bus address when one answers; "" otherwise
 	TrayHost bool   // a StatusNotifierWatcher is on the bus
+	// Notifier: a notification service (org.freedesktop.Notifications)
+	// runs on the bus or can be started by it. Without one Corral sends
+	// no notifications at all, rather than failing (and logging) once
+	// per approval.
+	Notifier bool
 	// Note is one line for the owner about what is missing, "" when
 	// nothing is.
 	Note string
@@ -60,14 +65,19 @@ func Detect(getenv func(string) string) Desktop {
 		d.Note = "no D-Bus session bus, so no tray icon and no notifications; approval dialogs still open on " + disp
 		return d
 	}
-	host, err := probeBus(addr)
+	host, notifier, err := probeBus(addr)
 	if err != nil {
 		d.Note = fmt.Sprintf("the D-Bus session bus does not answer (%v), so no tray icon and no notifications; approval dialogs still open on %s", err, disp)
 		return d
 	}
-	d.Bus, d.TrayHost = addr, host
-	if !host {
+	d.Bus, d.TrayHost, d.Notifier = addr, host, notifier
+	switch {
+	case !host && !notifier:
+		d.Note = "no system tray and no notification service on the session bus, so no tray icon and no notifications; approval dialogs still open on " + disp
+	case !host:
 		d.Note = "no system tray (no StatusNotifier host on the session bus), so no tray icon; approval dialogs still open on " + disp
+	case !notifier:
+		d.Note = "no notification service (org.freedesktop.Notifications) on the session bus, so no notifications; approval dialogs still open on " + disp
 	}
 	return d
 }
@@ -116,19 +126,32 @@ func busAddress(getenv func(string) string) string {
 	return ""
 }
 
+// notificationsName is the desktop notification service's bus name.
+const notificationsName = "org.freedesktop.Notifications"
+
 // probeBus connects to the bus and asks whether a StatusNotifierWatcher
-// (the tray host's registry) is there.
-func probeBus(addr string) (bool, error) {
+// (the tray host's registry) is there, and whether a notification
+// service is there or can be started by the bus.
+func probeBus(addr string) (trayHost, notifier bool, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()
 	conn, err := dbus.Connect(addr, dbus.WithContext(ctx))
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer conn.Close()
-	var has bool
-	err = conn.BusObject().CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, "org.kde.StatusNotifierWatcher").Store(&has)
-	return has, err
+	bus := conn.BusObject()
+	if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, "org.kde.StatusNotifierWatcher").Store(&trayHost); err != nil {
+		return false, false, err
+	}
+	if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.NameHasOwner", 0, notificationsName).Store(&notifier); err != nil || notifier {
+		return trayHost, notifier, err
+	}
+	var activatable []string
+	if err := bus.CallWithContext(ctx, "org.freedesktop.DBus.ListActivatableNames", 0).Store(&activatable); err != nil {
+		return trayHost, false, nil // not knowing is no service: better silent than an error per approval
+	}
+	return trayHost, slices.Contains(activatable, notificationsName), nil
 }
 
 // noBus is the session bus address Corral sets for itself when there is no
@@ -167,7 +190,7 @@ func Run(ctx context.Context, d Desktop, cfg Config) (err error) {
 	if cfg.Open == nil {
 		cfg.Open = xdgOpen(env)
 	}
-	cfg.Notify = d.Bus != ""
+	cfg.Notify = d.Bus != "" && d.Notifier
 
 	a := fyneapp.NewWithID(AppID)
 	var icon trayIcon

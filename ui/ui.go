@@ -89,7 +89,7 @@ type Config struct {
 	// nil: the Fyne app's OpenURL (Run sets xdg-open).
 	Open func(target string) error
 	// Notify sends a desktop notification with each new request (Run
-	// sets it when there is a session bus).
+	// sets it when the session bus has a notification service).
 	Notify bool
 	Clock  Clock // nil: the real clock
 	Logger *slog.Logger

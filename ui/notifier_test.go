@@ -1,0 +1,75 @@
+package ui
+
+import (
+	"bufio"
+	"net"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// TestDetectNotifier runs a real session bus (dbus-daemon): without a
+// notification service on it, Detect says so in its one note and Run
+// turns notifications off (one line at start, none per approval); once
+// something owns org.freedesktop.Notifications, notifications are on.
+func TestDetectNotifier(t *testing.T) {
+	if _, err := exec.LookPath("dbus-daemon"); err != nil {
+		t.Skip("needs dbus-daemon")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	if port < 6000 {
+		t.Skipf("listener got port %d, below the X range", port)
+	}
+	display := "127.0.0.1:" + strconv.Itoa(port-6000)
+
+	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address", "--address=unix:dir="+t.TempDir())
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr = strings.TrimSpace(addr)
+	env := envOf(map[string]string{"DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": addr})
+
+	d := Detect(env)
+	if d.Bus == "" || d.Notifier || !strings.Contains(d.Note, "no notification service") {
+		t.Fatalf("bus without a notification service: Detect = %+v; want a bus, no notifier, a note saying so", d)
+	}
+
+	conn, err := dbus.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if reply, err := conn.RequestName(notificationsName, dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own %s: %v %v", notificationsName, reply, err)
+	}
+	d = Detect(env)
+	if !d.Notifier || strings.Contains(d.Note, "notification") {
+		t.Fatalf("bus with a notification service: Detect = %+v; want notifier on and no note about it", d)
+	}
+}
