@@ -264,7 +264,7 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	}
 	d.Policy, d.Box = pol, box
 	d.Server = server.New(server.Options{
-		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st,
+		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st, Sessions: st,
 		LANCertFile: filepath.Join(filepath.Dir(d.Files.Secret), "lan-cert.pem"), // beside secret.key
 		Agents:      st, Home: home,
 		OnPause: func(paused bool) {

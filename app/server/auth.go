@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -99,8 +100,10 @@ func sameOrigin(r *http.Request, publicURL string) bool {
 type logins struct {
 	mu       sync.Mutex
 	now      func() time.Time
-	codes    expiries // one-time code → expiry
-	sessions expiries // SHA-256 of session id → expiry
+	codes    expiries     // one-time code → expiry
+	sessions expiries     // SHA-256 of session id → expiry
+	keep     SessionStore // nil: sessions live in memory only (sessions.go)
+	log      *slog.Logger
 }
 
 const (
@@ -138,13 +141,14 @@ func (l *logins) redeem(code string) (string, bool) {
 		return "", false
 	}
 	sid := randomString(32)
-	h := sha256.Sum256([]byte(sid))
-	l.sessions[string(h[:])] = l.now().Add(sessionTTL)
+	h, exp := sessionHash(sid), l.now().Add(sessionTTL)
+	l.sessions[string(h[:])] = exp
+	l.kept(h, exp)
 	return sid, true
 }
 
 func (l *logins) valid(sid string) bool {
-	h := sha256.Sum256([]byte(sid))
+	h := sessionHash(sid)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	exp, ok := l.sessions[string(h[:])]
@@ -152,10 +156,11 @@ func (l *logins) valid(sid string) bool {
 }
 
 func (l *logins) end(sid string) {
-	h := sha256.Sum256([]byte(sid))
+	h := sessionHash(sid)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.sessions, string(h[:]))
+	l.forgotten(h)
 }
 
 func (l *logins) gc() {

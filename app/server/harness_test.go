@@ -94,6 +94,11 @@ var clockOffset atomic.Int64
 
 func testNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) }
 
+// harnessListen is where the next harness listens; "" is the config's
+// 127.0.0.1:0. A restart test sets it to the first server's address, so
+// the browser's tab (its origin) finds the second.
+var harnessListen string
+
 // startIn starts a server whose files live in dir (reused across restarts).
 func startIn(t testing.TB, dir, extra string) *harness {
 	t.Helper()
@@ -167,7 +172,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		}
 		return box.RotateLinks(ctx, fresh, by)
 	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Clock: testNow,
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Sessions: st, Clock: testNow,
 		Agents: st, Home: filepath.Join(dir, "home"), CorralCommand: corralCommand,
 		OnPause: func(p bool) {
 			if p {
@@ -177,7 +182,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err := srv.LoadAgents(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := srv.Listen("")
+	ln, err := srv.Listen(harnessListen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,9 @@ type Options struct {
 	RotateLinks func(ctx context.Context, by string) error
 	Version     string  // reported to MCP clients
 	Devices     Devices // paired devices; nil: pairing unavailable
+	// Sessions keeps the owner's browser logins across restarts
+	// (sessions.go); nil: a restart signs every browser out.
+	Sessions SessionStore
 	// LANCertFile is where the LAN side's certificate is kept (made on
 	// first use, mode 0600); "" makes one in memory for each start.
 	LANCertFile string
@@ -141,6 +144,9 @@ func New(o Options) *Server {
 		s.now = time.Now
 	}
 	s.logins = newLogins(s.now)
+	if o.Sessions != nil {
+		s.logins.keepSessions(context.Background(), o.Sessions, s.log)
+	}
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
 	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
 	s.dir = newDirectory()

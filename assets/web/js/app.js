@@ -158,12 +158,26 @@ function route() {
 rpc.addEventListener('state', (e) => {
   const el = $('#conn');
   el.dataset.state = e.detail;
-  $('.conn-label', el).textContent = e.detail === 'open' ? 'Connected' : e.detail === 'closed' ? 'Reconnecting…' : 'Connecting…';
+  $('.conn-label', el).textContent = { open: 'Connected', closed: 'Reconnecting…', refused: 'Signed out' }[e.detail] || 'Connecting…';
+  if (e.detail === 'refused') showSignedOut();
   if (e.detail === 'closed' && rpc.failures === 3) {
-    const reload = h('a', { href: '/' }, 'Reload');
-    toast('Corral cannot be reached. If this goes on, your session may have ended.', { kind: 'error', action: reload, timeout: 15000 });
+    toast('Corral cannot be reached; this page keeps trying. Is Corral running on the computer?', { kind: 'error', timeout: 15000 });
   }
 });
+
+// showSignedOut: the server refuses this page's login (signed out
+// elsewhere, revoked, expired). Say so and show the way back instead of
+// reconnecting for ever.
+function showSignedOut() {
+  const device = !sessionStorage.getItem('corral.secret') && !!localStorage.getItem('corral.device');
+  document.body.dataset.signedOut = device ? 'device' : 'owner';
+  $('#login-banner-title').textContent = device ? 'This phone is no longer paired.' : 'Your login no longer works.';
+  $('#login-banner-text').textContent = device
+    ? 'It was signed out or removed on the computer. To pair it again, open Corral’s dashboard on the computer, choose Devices → Pair a phone, and scan the new code.'
+    : 'It ended, was signed out, or expired. Run “corral open” or choose Open dashboard in the Corral tray for a fresh login.';
+  $('#login-banner').hidden = false;
+  if (device) localStorage.removeItem('corral.device');
+}
 rpc.addEventListener('open', () => {
   app.refreshInfo();
   rpc.call('client.list').then((r) => {

@@ -2,7 +2,12 @@
 // browser sends its session cookie with the upgrade, and the page adds
 // the cookie's second secret as a subprotocol (the cookie alone is
 // refused). The connection comes back by itself after a drop, and
-// "open" listeners re-subscribe.
+// "open" listeners re-subscribe. A drop is told apart from a refused
+// login: the browser hides a refused upgrade's 401, so after a drop the
+// page asks GET /ws plainly with each secret; a 401 to every one means
+// the login no longer works (signed out, revoked, expired, unknown after
+// a restart), and the state becomes "refused" with no more retries. A
+// server that does not answer at all keeps the "closed" state and retries.
 
 /** An error answered by the server: code, a polite message and a kind. */
 export class RpcError extends Error {
@@ -19,6 +24,7 @@ export class Rpc extends EventTarget {
     super();
     this.url = url;
     this.protocols = protocols;
+    this.secrets = protocols.filter((p) => p.startsWith('corral.secret.')).map((p) => p.slice('corral.secret.'.length));
     this.nextId = 1;
     this.pending = new Map(); // id → {resolve, reject}
     this.handlers = new Map(); // notification method → [fn]
@@ -53,8 +59,28 @@ export class Rpc extends EventTarget {
       this.setState('closed');
       const wait = this.delay;
       this.delay = Math.min(this.delay * 2, 8000);
-      setTimeout(() => this.connect(), wait);
+      this.refused().then((refused) => {
+        if (refused) this.setState('refused');
+        else setTimeout(() => this.connect(), wait);
+      });
     });
+  }
+
+  /** refused asks the server whether it still accepts this page's login:
+   * true only when it answers 401 to the cookie with every secret. */
+  async refused() {
+    const http = this.url.replace(/^ws/, 'http');
+    const tries = this.secrets.length ? this.secrets : [''];
+    for (const secret of tries) {
+      let res;
+      try {
+        res = await fetch(http, { headers: secret ? { 'X-Corral-Secret': secret } : {}, cache: 'no-store', credentials: 'same-origin' });
+      } catch {
+        return false; // unreachable: keep trying
+      }
+      if (res.status !== 401) return false;
+    }
+    return true;
   }
 
   setState(s) {

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+)
+
+// restart stops h and starts a server on the same files and the same
+// address, as a daemon restart does: an open tab's origin stays the same.
+func restart(t *testing.T, h *harness) *harness {
+	t.Helper()
+	u, _ := url.Parse(h.url)
+	harnessListen = u.Host
+	t.Cleanup(func() { harnessListen = "" })
+	h.stop()
+	return startIn(t, h.dir, "")
+}
+
+// goLogin spends a one-time login code as a browser would and returns the
+// session cookie's value and its second secret.
+func goLogin(t *testing.T, h *harness) (sid, secret string) {
+	t.Helper()
+	u, _ := h.srv.LoginURL()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	for _, c := range res.Cookies() {
+		if c.Name == cookieName {
+			sid = c.Value
+		}
+	}
+	m := regexp.MustCompile(`name="corral-secret" content="([^"]+)"`).FindSubmatch(body)
+	if sid == "" || m == nil {
+		t.Fatalf("login gave no session: %d %s", res.StatusCode, body)
+	}
+	return sid, string(m[1])
+}
+
+// wsStatus opens /ws with a session cookie and, when not "", its second
+// secret, and returns the HTTP status of the answer (101: accepted).
+func wsStatus(t *testing.T, h *harness, sid, secret string) int {
+	t.Helper()
+	protos := []string{wsProtocol}
+	if secret != "" {
+		protos = append(protos, secretProtocol+secret)
+	}
+	d := websocket.Dialer{Subprotocols: protos, HandshakeTimeout: 5 * time.Second}
+	hdr := http.Header{"Cookie": {cookieName + "=" + sid}}
+	c, res, err := d.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", hdr)
+	if err == nil {
+		c.Close()
+	}
+	if res == nil {
+		t.Fatalf("dial /ws: %v", err)
+	}
+	return res.StatusCode
+}
+
+// TestSessionSurvivesRestartOnlyWhole: a browser login works after a
+// restart (it is kept in the store), but only with its second secret;
+// one signed out before the restart stays refused after it, and the
+// stored row (a hash) is no cookie. These are attacks from outside
+// against a running server with a real store on disk.
+func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
+	h := start(t, "")
+	sid, secret := goLogin(t, h)
+	gone, goneSecret := goLogin(t, h)
+	if got := wsStatus(t, h, sid, secret); got != http.StatusSwitchingProtocols {
+		t.Fatalf("fresh login: /ws answered %d", got)
+	}
+	// Sign one out the way the dashboard does.
+	form := url.Values{"secret": {goneSecret}}
+	req, _ := http.NewRequest(http.MethodPost, h.url+"/logout", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: gone})
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", res.StatusCode)
+	}
+
+	// The stolen row: the hash in the database, tried as a cookie in
+	// every spelling, with and without a secret made from it.
+	db, err := sql.Open("sqlite3", "file:"+filepath.Join(h.dir, "corral.db")+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]byte
+	r, err := db.Query(`SELECT id_sha256 FROM sessions`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		var b []byte
+		r.Scan(&b)
+		rows = append(rows, b)
+	}
+	r.Close()
+	db.Close()
+	if len(rows) != 1 {
+		t.Fatalf("the database holds %d sessions; want the one still signed in", len(rows))
+	}
+	for _, s := range []string{string(rows[0]), hex.EncodeToString(rows[0]), base64.RawURLEncoding.EncodeToString(rows[0]), base64.StdEncoding.EncodeToString(rows[0])} {
+		if strings.Contains(string(rows[0]), sid) {
+			t.Fatal("the database holds the session id itself")
+		}
+		if got := wsStatus(t, h, url.QueryEscape(s), secret); got != http.StatusUnauthorized {
+			t.Errorf("the stored hash as a cookie: /ws answered %d; want 401", got)
+		}
+	}
+
+	h = restart(t, h)
+	if got := wsStatus(t, h, sid, secret); got != http.StatusSwitchingProtocols {
+		t.Errorf("login after a restart: /ws answered %d; want 101", got)
+	}
+	if got := wsStatus(t, h, sid, ""); got != http.StatusUnauthorized {
+		t.Errorf("login after a restart without its second secret: /ws answered %d; want 401", got)
+	}
+	if got := wsStatus(t, h, sid, goneSecret); got != http.StatusUnauthorized {
+		t.Errorf("login after a restart with another login's secret: /ws answered %d; want 401", got)
+	}
+	if got := wsStatus(t, h, gone, goneSecret); got != http.StatusUnauthorized {
+		t.Errorf("a login signed out before the restart, replayed after it: /ws answered %d; want 401", got)
+	}
+
+	// Expired while Corral was stopped: refused after the start.
+	t.Cleanup(func() { clockOffset.Store(0) })
+	clockOffset.Store(int64(sessionTTL + time.Minute))
+	h = restart(t, h)
+	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
+		t.Errorf("an expired login after a restart: /ws answered %d; want 401", got)
+	}
+}
+
+// TestDashboardLoginSurvivesRestart: an open dashboard tab reconnects by
+// itself after Corral restarts, still signed in.
+func TestDashboardLoginSurvivesRestart(t *testing.T) {
+	h := start(t, "")
+	b := newBrowser(t)
+	b.login(h)
+	u, _ := url.Parse(h.url)
+	harnessListen = u.Host
+	t.Cleanup(func() { harnessListen = "" })
+	h.stop()
+	b.wait(`document.querySelector('#conn').dataset.state === 'closed'`)
+	h = startIn(t, h.dir, "")
+	b.wait(`document.querySelector('#conn').dataset.state === 'open'`)
+	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
+		t.Error("the tab says its login no longer works after a restart")
+	}
+	b.noPageErrors()
+}
+
+// TestDashboardLoginRefusedShowsWayBack: while Corral is down the tab
+// says it is reconnecting; once Corral answers but refuses the login
+// (here: it expired meanwhile), the tab says so within seconds, shows
+// the way back, and stops knocking.
+func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
+	h := start(t, "")
+	b := newBrowser(t)
+	b.login(h)
+	u, _ := url.Parse(h.url)
+	harnessListen = u.Host
+	t.Cleanup(func() { harnessListen = "" })
+	h.stop()
+	b.wait(`document.querySelector('#conn').dataset.state === 'closed' && document.querySelector('.conn-label').textContent === 'Reconnecting…'`)
+	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
+		t.Fatal("an unreachable server is reported as a refused login")
+	}
+	t.Cleanup(func() { clockOffset.Store(0) })
+	clockOffset.Store(int64(sessionTTL + time.Minute))
+	startIn(t, h.dir, "")
+	began := time.Now()
+	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
+	t.Logf("refused login shown %v after the server came back", time.Since(began).Round(time.Millisecond))
+	text := js[string](b, `document.querySelector('#login-banner').textContent`)
+	if !strings.Contains(text, "no longer works") || !strings.Contains(text, "corral open") || !strings.Contains(text, "Open dashboard") {
+		t.Errorf("banner %q does not say the login ended and how to get back", text)
+	}
+	if got := js[string](b, `document.querySelector('.conn-label').textContent`); got != "Signed out" {
+		t.Errorf("connection label %q; want Signed out", got)
+	}
+	b.shot("dashboard-login-refused")
+	b.noPageErrors()
+}
+
+// TestDashboardSignOut: Sign out ends the session on the server: the
+// old cookie with its secret is refused afterwards, before and after a
+// restart.
+func TestDashboardSignOut(t *testing.T) {
+	h := start(t, "")
+	b := newBrowser(t)
+	b.login(h)
+	secret := js[string](b, `sessionStorage.getItem('corral.secret')`)
+	got, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sid string
+	for _, c := range got.Cookies {
+		if c.Name == cookieName {
+			sid = c.Value
+		}
+	}
+	if sid == "" || secret == "" {
+		t.Fatal("no session in the browser after login")
+	}
+	b.click(`form.signout button`)
+	b.wait(`document.querySelector('#conn')?.dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
+	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
+		t.Errorf("the signed-out cookie with its secret: /ws answered %d; want 401", got)
+	}
+	h = restart(t, h)
+	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
+		t.Errorf("the signed-out cookie replayed after a restart: /ws answered %d; want 401", got)
+	}
+}
