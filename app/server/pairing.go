@@ -104,6 +104,16 @@ func (p *pairing) newCode(now time.Time) (string, time.Time) {
 	return code, exp
 }
 
+// usable reports, without spending it, whether a code would pair now:
+// the pairing page says up front when it would not. Codes are 96 random
+// bits, so this answers no guess that POST /pair's limits would not.
+func (p *pairing) usable(code string, now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	exp, ok := p.codes[code]
+	return ok && now.Before(exp)
+}
+
 // spend uses a code once.
 func (p *pairing) spend(code string, now time.Time) bool {
 	p.mu.Lock()
@@ -184,7 +194,7 @@ func markLAN(ctx context.Context, c net.Conn) context.Context {
 func lanRoute(r *http.Request) (open, deviceOnly bool) {
 	p := r.URL.Path
 	switch {
-	case p == "/healthz", p == "/pair", p == "/pair.js", p == "/files/out":
+	case p == "/healthz", p == "/pair", p == "/pair.js", p == "/pair.css", p == "/files/out":
 		return true, false
 	case p == "/", p == "/ws", p == "/logout", strings.HasPrefix(p, "/ui/"):
 		return false, true
@@ -294,7 +304,9 @@ func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
 	return map[string]any{"id": a.ID}, nil
 }
 
-// pairPage serves GET /pair?code=C: a page where the phone names itself.
+// pairPage serves GET /pair?code=C: a page where the phone names itself,
+// or, when the code was already used or has expired, a page that says so
+// before the owner types anything.
 func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	w.Header().Set("Cache-Control", "no-store")
@@ -305,13 +317,24 @@ func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	fp := s.lanFP
 	s.mu.Unlock()
-	pairTmpl.Execute(w, struct{ Code, Fingerprint string }{r.URL.Query().Get("code"), fp})
+	code := r.URL.Query().Get("code")
+	usable := s.devices != nil && s.pair.usable(code, s.now())
+	pairTmpl.Execute(w, struct {
+		Code, Fingerprint string
+		Usable            bool
+	}{code, fp, usable})
 }
 
 func (s *Server) pairScript(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Write([]byte(pairJS))
+}
+
+func (s *Server) pairStyle(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Write([]byte(pairCSS))
 }
 
 // pairPost serves POST /pair {code, name}: it spends the code and answers
@@ -370,23 +393,29 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>Pair with Corral</title>
-<script type="module" src="/pair.js"></script></head>
-<body><main>
-<h1>Pair this device with Corral</h1>
-<p>Give this device a name so you can recognise it in Corral's device list.</p>
-{{if .Fingerprint}}<p>Before you pair: your browser warned about this page's certificate. Open the certificate details (the icon left of the address) and check that its SHA-256 fingerprint is the one on the computer's pairing screen:</p>
-<p><code id="fingerprint">{{.Fingerprint}}</code></p>{{end}}
+<link rel="stylesheet" href="/pair.css"><script type="module" src="/pair.js"></script></head>
+<body><main class="card">
+{{if .Usable}}<h1>Pair this phone with Corral</h1>
+<p>Give this phone a name so you can recognise it in Corral's device list. Then it can answer your agents' requests.</p>
+{{if .Fingerprint}}<div class="note"><p>Before you pair: your browser warned about this page's certificate. Open the certificate details (the icon left of the address) and check that its SHA-256 fingerprint is the one on the computer's pairing screen:</p>
+<p><code id="fingerprint">{{.Fingerprint}}</code></p></div>{{end}}
 <form id="pair"><input type="hidden" name="code" value="{{.Code}}">
-<label for="name">Device name</label><br>
-<input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone"><br><br>
+<label for="name">Phone name</label>
+<input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone">
 <button type="submit">Pair</button></form>
 <p id="status" role="status"></p>
-</main></body></html>
+{{else if not .Code}}<h1>This phone is not paired with Corral</h1>
+<p id="not-paired">To answer your agents' requests from here, pair it again.</p>
+<p>On the computer, open Corral's dashboard, choose <strong>Devices → Pair a phone</strong>, and scan the code.</p>
+{{else}}<h1>This pairing code no longer works</h1>
+<p id="code-gone" class="note warn">It was already used or has expired (a code works once, for a few minutes).</p>
+<p>On the computer, open Corral's dashboard, choose <strong>Devices → Pair a phone</strong>, and scan the new code.</p>
+{{end}}</main></body></html>
 `))
 
 const pairJS = `const form = document.getElementById('pair');
 const status = document.getElementById('status');
-form.addEventListener('submit', async (e) => {
+form?.addEventListener('submit', async (e) => {
   e.preventDefault();
   status.textContent = 'Pairing…';
   const body = JSON.stringify({ code: form.code.value, name: form.name.value });
@@ -394,9 +423,27 @@ form.addEventListener('submit', async (e) => {
   if (res.ok) {
     const { secret } = await res.json();
     localStorage.setItem('corral.device', secret); // sent with the cookie (this origin only)
-    status.textContent = 'Paired. Opening Corral…';
-    location.href = '/';
+    status.textContent = 'Paired. Opening your approvals…';
+    location.href = '/#approvals';
   }
   else { status.textContent = await res.text(); }
 });
+`
+
+// pairCSS styles the pairing page; the dashboard's own stylesheet is for
+// paired devices only.
+const pairCSS = `:root { color-scheme: light dark; --bg: #f6f7f9; --card: #fff; --ink: #1b1f24; --muted: #5b6470; --accent: #2f6fde; --warn: #fff4e0; --warn-ink: #6b4400; }
+@media (prefers-color-scheme: dark) { :root { --bg: #14171b; --card: #1e2228; --ink: #e8eaed; --muted: #a3abb6; --accent: #6b9cff; --warn: #3a2c12; --warn-ink: #ffd58a; } }
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; background: var(--bg); color: var(--ink); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; display: flex; align-items: flex-start; justify-content: center; padding: 1.5rem 1rem; }
+.card { width: 100%; max-width: 28rem; background: var(--card); border-radius: 12px; padding: 1.5rem 1.25rem; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
+h1 { font-size: 1.35rem; margin: 0 0 .75rem; }
+p { margin: 0 0 1rem; color: var(--muted); }
+label { display: block; font-weight: 600; margin-bottom: .35rem; }
+input { width: 100%; font: inherit; padding: .7rem .8rem; border: 1px solid var(--muted); border-radius: 8px; background: transparent; color: var(--ink); margin-bottom: 1rem; }
+button { width: 100%; font: inherit; font-weight: 600; padding: .8rem; min-height: 48px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; cursor: pointer; }
+.note { background: var(--warn); color: var(--warn-ink); border-radius: 8px; padding: .75rem; }
+.note p, .note.warn { color: var(--warn-ink); }
+code { word-break: break-all; }
+#status:empty { display: none; }
 `

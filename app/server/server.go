@@ -163,6 +163,7 @@ func New(o Options) *Server {
 	mux.Handle("/mcp", s.mcpHandler())
 	mux.HandleFunc("GET /pair", s.pairPage)
 	mux.HandleFunc("GET /pair.js", s.pairScript)
+	mux.HandleFunc("GET /pair.css", s.pairStyle)
 	mux.HandleFunc("POST /pair", s.pairPost)
 	mux.HandleFunc("POST /logout", s.logout)
 	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)
@@ -413,6 +414,9 @@ var loginTmpl = template.Must(template.New("login").Parse(`<!doctype html>
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if !sameOrigin(r, s.cfg.Server.PublicURL) {
 		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
+		return
+	}
+	if s.signOutDevice(w, r) {
 		return
 	}
 	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {

@@ -195,8 +195,10 @@ setInterval(() => { if (!document.hidden && rpc.ws?.readyState === WebSocket.OPE
 // Sign out carries the second secret too: the cookie alone signs nobody out.
 $('form.signout').addEventListener('submit', (e) => {
   const field = h('input', { type: 'hidden', name: 'secret' });
-  field.value = sessionStorage.getItem('corral.secret') || '';
+  field.value = sessionStorage.getItem('corral.secret') || localStorage.getItem('corral.device') || '';
   e.currentTarget.append(field);
+  // A phone signs itself out for good (the server revokes it): forget its secret too.
+  if (!sessionStorage.getItem('corral.secret')) localStorage.removeItem('corral.device');
 });
 if (!secrets.length) {
   toast('This tab is not signed in. Run “corral open” or choose Open dashboard in the Corral tray.', { kind: 'error', timeout: 60000 });
