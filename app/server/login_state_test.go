@@ -56,12 +56,18 @@ func goLogin(t *testing.T, h *harness) (sid, secret string) {
 // secret, and returns the HTTP status of the answer (101: accepted).
 func wsStatus(t *testing.T, h *harness, sid, secret string) int {
 	t.Helper()
+	return wsStatusAs(t, h, cookieName, sid, secret)
+}
+
+// wsStatusAs is wsStatus with the named cookie (the owner's or a device's).
+func wsStatusAs(t *testing.T, h *harness, cookie, value, secret string) int {
+	t.Helper()
 	protos := []string{wsProtocol}
 	if secret != "" {
 		protos = append(protos, secretProtocol+secret)
 	}
 	d := websocket.Dialer{Subprotocols: protos, HandshakeTimeout: 5 * time.Second}
-	hdr := http.Header{"Cookie": {cookieName + "=" + sid}}
+	hdr := http.Header{"Cookie": {cookie + "=" + value}}
 	c, res, err := d.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", hdr)
 	if err == nil {
 		c.Close()
@@ -226,7 +232,7 @@ func TestDashboardSignOut(t *testing.T) {
 		t.Fatal("no session in the browser after login")
 	}
 	b.click(`form.signout button`)
-	b.wait(`document.querySelector('#conn')?.dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
+	b.wait(`document.body.classList.contains('signed-out')`)
 	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
 		t.Errorf("the signed-out cookie with its secret: /ws answered %d; want 401", got)
 	}
@@ -234,4 +240,79 @@ func TestDashboardSignOut(t *testing.T) {
 	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
 		t.Errorf("the signed-out cookie replayed after a restart: /ws answered %d; want 401", got)
 	}
+}
+
+// browserCookie is the value of the named cookie in b, "" if none.
+func browserCookie(t *testing.T, b *browser, name string) string {
+	t.Helper()
+	got, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Cookies {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// TestPhonePairing: at 390 px, the pairing page says a used code is used
+// before anything is typed; a fresh code pairs and lands on Approvals;
+// Sign out on the phone revokes it on the server, forgets its secret and
+// shows the pairing page, and its old cookie with its secret is refused.
+func TestPhonePairing(t *testing.T) {
+	h := start(t, "")
+	b := newBrowser(t)
+	b.phone()
+
+	used, _ := h.srv.pair.newCode(testNow())
+	if resp, _ := pair(t, h, used, "Someone else"); resp.StatusCode != 200 {
+		t.Fatalf("pair with the first code: %d", resp.StatusCode)
+	}
+	b.do(chromedp.Navigate(h.url + "/pair?code=" + used))
+	b.wait(`document.readyState === 'complete'`)
+	if !js[bool](b, `!!document.querySelector('#code-gone') && !document.querySelector('#name') && /already used or has expired/.test(document.body.textContent)`) {
+		t.Error("a used code's page does not say so up front (or still offers the form)")
+	}
+	b.shot("phone-pairing-used")
+
+	fresh, _ := h.srv.pair.newCode(testNow())
+	b.do(chromedp.Navigate(h.url + "/pair?code=" + fresh))
+	b.wait(`!!document.querySelector('#name') && getComputedStyle(document.querySelector('button')).borderRadius !== '0px'`)
+	if w := js[int](b, `document.documentElement.scrollWidth`); w > 390 {
+		t.Errorf("pairing page is %dpx wide at 390px", w)
+	}
+	b.shot("phone-pairing-fresh")
+	b.do(chromedp.SendKeys("#name", "Kitchen phone"))
+	b.click(`#pair button[type=submit]`)
+	b.wait(`location.pathname === '/' && location.hash === '#approvals' && document.title.endsWith('Approvals') && document.querySelector('#conn')?.dataset.state === 'open'`)
+
+	token := browserCookie(t, b, deviceCookie)
+	secret := js[string](b, `localStorage.getItem('corral.device') || ''`)
+	if token == "" || secret == "" {
+		t.Fatal("no device credential in the browser after pairing")
+	}
+	if got := wsStatusAs(t, h, deviceCookie, token, secret); got != http.StatusSwitchingProtocols {
+		t.Fatalf("the paired phone's credential: /ws answered %d", got)
+	}
+	js[bool](b, `(document.querySelector('form.signout button').click(), true)`)
+	b.wait(`!!document.querySelector('#not-paired')`)
+	if got := js[string](b, `localStorage.getItem('corral.device') || ''`); got != "" {
+		t.Error("the phone still keeps its secret after signing out")
+	}
+	if got := wsStatusAs(t, h, deviceCookie, token, secret); got != http.StatusUnauthorized {
+		t.Errorf("the signed-out phone's old cookie with its secret: /ws answered %d; want 401", got)
+	}
+	devs, err := h.store.Devices(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range devs {
+		if d.Name == "Kitchen phone" {
+			t.Error("the signed-out phone is still in the device list")
+		}
+	}
+	b.shot("phone-signed-out")
+	b.noPageErrors()
 }
