@@ -194,7 +194,7 @@ func markLAN(ctx context.Context, c net.Conn) context.Context {
 func lanRoute(r *http.Request) (open, deviceOnly bool) {
 	p := r.URL.Path
 	switch {
-	case p == "/healthz", p == "/pair", p == "/pair.js", p == "/pair.css", p == "/files/out":
+	case p == "/healthz", p == "/pair", p == "/pair.js", p == "/pair.css", p == "/files/out", isWebAppPath(p):
 		return true, false
 	case p == "/", p == "/ws", p == "/logout", strings.HasPrefix(p, "/ui/"):
 		return false, true

@@ -164,6 +164,10 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /pair", s.pairPage)
 	mux.HandleFunc("GET /pair.js", s.pairScript)
 	mux.HandleFunc("GET /pair.css", s.pairStyle)
+	for p := range webAppFiles {
+		mux.HandleFunc("GET "+p, s.webAppFile)
+	}
+	mux.HandleFunc("GET /app-icon.png", s.appIcon)
 	mux.HandleFunc("POST /pair", s.pairPost)
 	mux.HandleFunc("POST /logout", s.logout)
 	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)

@@ -20,11 +20,12 @@ import (
 // uiCSP is the dashboard's Content-Security-Policy. Scripts, styles and
 // connections come from this origin only ('self' covers ws:// to it), no
 // inline script or style, no plugins, no framing, and Trusted Types with
-// no policy, so no string an agent wrote can ever become markup or code:
-// the UI builds its DOM with textContent and createElement only.
+// one policy, corral-sw, that passes only the service worker's own URL
+// "/sw.js" (notify.js), so no string an agent wrote can ever become markup
+// or code: the UI builds its DOM with textContent and createElement only.
 const uiCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; " +
 	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; " +
-	"frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'"
+	"frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types corral-sw"
 
 // uiFile is one embedded dashboard file, ready to serve.
 type uiFile struct {

@@ -12,6 +12,7 @@ import { Files } from './files.js';
 import { Devices } from './devices.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
+import { Notifier } from './notify.js';
 
 performance.mark('corral:start');
 
@@ -117,6 +118,7 @@ async function togglePause() {
 }
 
 const approvals = new Approvals(app);
+new Notifier(app); // eslint-disable-line no-new
 const activity = new Activity(app);
 const rules = new Rules(app);
 const files = new Files(app);
