@@ -257,6 +257,50 @@ func browserCookie(t *testing.T, b *browser, name string) string {
 	return ""
 }
 
+// pairInPage names the phone on the pairing page b shows, waits until it
+// lands on Approvals, connected, and returns its cookie and secret.
+func pairInPage(t *testing.T, b *browser, name string) (token, secret string) {
+	t.Helper()
+	b.do(chromedp.SendKeys("#name", name))
+	b.click(`#pair button[type=submit]`)
+	b.wait(`location.pathname === '/' && location.hash === '#approvals' && document.title.endsWith('Approvals') && document.querySelector('#conn')?.dataset.state === 'open'`)
+	token = browserCookie(t, b, deviceCookie)
+	secret = js[string](b, `localStorage.getItem('corral.device') || ''`)
+	if token == "" || secret == "" {
+		t.Fatal("no device credential in the browser after pairing")
+	}
+	return token, secret
+}
+
+// TestPhoneRevokedShowsWayBack: a phone revoked on the computer says
+// within seconds that it is no longer paired and how to pair again; a
+// paired phone still works after Corral restarts.
+func TestPhoneRevokedShowsWayBack(t *testing.T) {
+	h := start(t, "")
+	b := newBrowser(t)
+	b.phone()
+	code, _ := h.srv.pair.newCode(testNow())
+	b.do(chromedp.Navigate(h.url + "/pair?code=" + code))
+	pairInPage(t, b, "Kitchen phone")
+	h = restart(t, h)
+	b.wait(`document.querySelector('#conn').dataset.state === 'open' && document.querySelector('#login-banner').hidden`)
+	owner := h.dial(ownerToken)
+	devs := rpcCall[struct{ Devices []struct{ ID, Name string } }](t, owner, "device.list", nil)
+	if len(devs.Devices) != 1 {
+		t.Fatalf("devices after a restart: %+v", devs)
+	}
+	rpcCall[any](t, owner, "device.revoke", map[string]string{"id": devs.Devices[0].ID})
+	began := time.Now()
+	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
+	t.Logf("revoked phone told %v after the revocation", time.Since(began).Round(time.Millisecond))
+	text := js[string](b, `document.querySelector('#login-banner').textContent`)
+	if !strings.Contains(text, "no longer paired") || !strings.Contains(text, "Pair a phone") {
+		t.Errorf("banner %q does not say the phone was unpaired and how to pair again", text)
+	}
+	b.shot("phone-no-longer-paired")
+	b.noPageErrors()
+}
+
 // TestPhonePairing: at 390 px, the pairing page says a used code is used
 // before anything is typed; a fresh code pairs and lands on Approvals;
 // Sign out on the phone revokes it on the server, forgets its secret and
@@ -284,15 +328,7 @@ func TestPhonePairing(t *testing.T) {
 		t.Errorf("pairing page is %dpx wide at 390px", w)
 	}
 	b.shot("phone-pairing-fresh")
-	b.do(chromedp.SendKeys("#name", "Kitchen phone"))
-	b.click(`#pair button[type=submit]`)
-	b.wait(`location.pathname === '/' && location.hash === '#approvals' && document.title.endsWith('Approvals') && document.querySelector('#conn')?.dataset.state === 'open'`)
-
-	token := browserCookie(t, b, deviceCookie)
-	secret := js[string](b, `localStorage.getItem('corral.device') || ''`)
-	if token == "" || secret == "" {
-		t.Fatal("no device credential in the browser after pairing")
-	}
+	token, secret := pairInPage(t, b, "Kitchen phone")
 	if got := wsStatusAs(t, h, deviceCookie, token, secret); got != http.StatusSwitchingProtocols {
 		t.Fatalf("the paired phone's credential: /ws answered %d", got)
 	}

@@ -178,6 +178,8 @@ function showSignedOut() {
     ? 'It was signed out or removed on the computer. To pair it again, open Corral’s dashboard on the computer, choose Devices → Pair a phone, and scan the new code.'
     : 'It ended, was signed out, or expired. Run “corral open” or choose Open dashboard in the Corral tray for a fresh login.';
   $('#login-banner').hidden = false;
+  $('#notify-on').hidden = true;
+  $('#pause').disabled = true;
   if (device) localStorage.removeItem('corral.device');
 }
 rpc.addEventListener('open', () => {
