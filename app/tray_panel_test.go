@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -79,7 +81,9 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	wait("the idle menu with Quit", func(items []trayEntry) bool {
 		return len(items) > 0 && strings.HasSuffix(items[0].Label, "· running") && hasLabel(items, "Quit")
 	})
-	s.openTrayMenu("tray-xfce-menu")
+	if menus := s.openTrayMenu("tray-xfce-menu"); len(menus) != 1 || menus[0].H < 200 {
+		t.Errorf("the panel's menu, idle: %+v (want one menu, all its nine lines)", menus)
+	}
 
 	agent := s.dial()
 	res := s.read(agent, "/etc/hostname")
@@ -92,7 +96,13 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 		return false
 	})
 	t.Logf("menu with a request waiting: %+v", items)
-	s.openTrayMenu("tray-xfce-pending")
+	// Down selects the first item that can be chosen, the pending
+	// submenu; Right opens it.
+	// One line of a GTK menu is about 25 pixels high; an empty submenu
+	// is a sliver of a few.
+	if menus := s.openTrayMenu("tray-xfce-pending", "Down", "Right"); len(menus) != 2 || menus[1].H < 20 {
+		t.Errorf("the panel's menu with its pending submenu open: %+v (want the menu and a submenu with a line)", menus)
+	}
 	select {
 	case r := <-res:
 		t.Fatalf("the request ended before anyone answered: %s %v", r.raw, r.err)
@@ -184,38 +194,65 @@ func waitName(t *testing.T, conn *dbus.Conn, name string) {
 	t.Fatalf("%s never came on the bus", name)
 }
 
-// openTrayMenu clicks the tray icon, the panel's only one, photographs the
-// menu it opens, and closes it with Escape.
-func (s *traySession) openTrayMenu(name string) {
+// openTrayMenu clicks the tray icon, the panel's only one, presses keys
+// in the menu it opens, photographs it, and returns the menus on screen
+// (the menu and any submenu open), leftmost first, before closing them.
+func (s *traySession) openTrayMenu(name string, keys ...string) []rect {
 	s.t.Helper()
-	panel, err := s.xdotool("search", "--onlyvisible", "--class", "xfce4-panel")
-	if err != nil || panel == "" {
-		s.t.Fatalf("no panel window: %v %q", err, panel)
+	panel := s.windows("xfce4-panel")
+	if len(panel) == 0 {
+		s.t.Fatal("no panel window")
 	}
-	panel = strings.Fields(panel)[0]
-	geo, _ := s.xdotool("getwindowgeometry", "--shell", panel)
-	var x, y, w, h int
-	for _, l := range strings.Split(geo, "\n") {
-		k, v, _ := strings.Cut(l, "=")
-		n := 0
-		for _, c := range v {
-			n = n*10 + int(c-'0')
-		}
-		switch k {
-		case "X":
-			x = n
-		case "Y":
-			y = n
-		case "WIDTH":
-			w = n
-		case "HEIGHT":
-			h = n
-		}
-	}
-	if _, err := s.xdotool("mousemove", itoa(x+w/2), itoa(y+h/2), "click", "1"); err != nil {
+	p := panel[0]
+	if _, err := s.xdotool("mousemove", itoa(p.X+p.W/2), itoa(p.Y+p.H/2), "click", "1"); err != nil {
 		s.t.Fatal(err)
 	}
 	time.Sleep(time.Second) // the menu animates open: a picture, not a state to wait for
+	for _, k := range keys {
+		s.xdotool("key", k)
+		time.Sleep(300 * time.Millisecond)
+	}
 	s.screenshot(name)
-	s.xdotool("key", "Escape")
+	// The Status Tray plugin runs in the panel's plugin wrapper, whose
+	// windows are the icon (at the top of the screen, in the panel), the
+	// menus below it and a few off-screen helpers.
+	var menus []rect
+	for _, r := range s.windows("wrapper-2.0") {
+		if r.X >= 0 && r.Y > 0 {
+			menus = append(menus, r)
+		}
+	}
+	slices.SortFunc(menus, func(a, b rect) int { return a.X - b.X })
+	s.xdotool("key", "Escape", "Escape")
+	return menus
+}
+
+// rect is a window's place on the screen.
+type rect struct{ X, Y, W, H int }
+
+// windows are the visible windows of an X class, largest first.
+func (s *traySession) windows(class string) []rect {
+	out, _ := s.xdotool("search", "--onlyvisible", "--class", class)
+	var rs []rect
+	for _, w := range strings.Fields(out) {
+		geo, _ := s.xdotool("getwindowgeometry", "--shell", w)
+		var r rect
+		for _, l := range strings.Split(geo, "\n") {
+			k, v, _ := strings.Cut(l, "=")
+			n, _ := strconv.Atoi(v)
+			switch k {
+			case "X":
+				r.X = n
+			case "Y":
+				r.Y = n
+			case "WIDTH":
+				r.W = n
+			case "HEIGHT":
+				r.H = n
+			}
+		}
+		rs = append(rs, r)
+	}
+	slices.SortFunc(rs, func(a, b rect) int { return b.W*b.H - a.W*a.H })
+	return rs
 }

@@ -86,7 +86,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, display, bus)
-		menu := w.conn.Object(w.item(t), "/StatusNotifierMenu")
+		menu := menuObject(t, w.conn, w.item(t))
 		var quit trayEntry
 		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			quit = entry(readMenu(t, menu), "Quit")
@@ -536,7 +536,7 @@ func (s *traySession) answerElsewhere(owner *client.Client, look bool) {
 func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	t := s.t
 	t.Helper()
-	menu := conn.Object(item, "/StatusNotifierMenu")
+	menu := menuObject(t, conn, item)
 	icon := func() [32]byte {
 		v, err := conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.IconPixmap")
 		if err != nil {
@@ -648,6 +648,20 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	if icon() != normal {
 		t.Error("the icon kept a badge after resuming")
 	}
+}
+
+// menuObject is the item's dbusmenu, where its Menu property says.
+func menuObject(t testing.TB, conn *dbus.Conn, item string) dbus.BusObject {
+	t.Helper()
+	v, err := conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.Menu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, ok := v.Value().(dbus.ObjectPath)
+	if !ok {
+		t.Fatalf("the item's Menu is %v", v)
+	}
+	return conn.Object(item, path)
 }
 
 // trayEntry is one item of the tray menu as a host reads it.
