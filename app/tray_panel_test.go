@@ -96,16 +96,28 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 		return false
 	})
 	t.Logf("menu with a request waiting: %+v", items)
+	// A second request adds a line to the submenu the host has already.
+	res2 := s.read(s.dial(), "/etc/os-release")
+	wait("the second pending request", func(items []trayEntry) bool {
+		for _, e := range items {
+			if strings.HasPrefix(e.Label, "Approvals pending (2)") && len(e.Children) == 2 && strings.Contains(e.Children[1].Label, "os-release") {
+				return true
+			}
+		}
+		return false
+	})
 	// Down selects the first item that can be chosen, the pending
 	// submenu; Right opens it.
-	// One line of a GTK menu is about 25 pixels high; an empty submenu
-	// is a sliver of a few.
-	if menus := s.openTrayMenu("tray-xfce-pending", "Down", "Right"); len(menus) != 2 || menus[1].H < 20 {
+	// One line of a GTK menu is about 25 pixels high (two lines wait);
+	// an empty submenu is a sliver of a few.
+	if menus := s.openTrayMenu("tray-xfce-pending", "Down", "Right"); len(menus) != 2 || menus[1].H < 40 {
 		t.Errorf("the panel's menu with its pending submenu open: %+v (want the menu and a submenu with a line)", menus)
 	}
 	select {
 	case r := <-res:
 		t.Fatalf("the request ended before anyone answered: %s %v", r.raw, r.err)
+	case r := <-res2:
+		t.Fatalf("the second request ended before anyone answered: %s %v", r.raw, r.err)
 	default:
 	}
 	s.stop()

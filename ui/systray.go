@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"fyne.io/systray"
@@ -79,6 +80,15 @@ func (sn *statusNotifier) SetMenu(items []menuItem, choose func(menuItem)) {
 		sn.slots = nil
 		for _, it := range items {
 			sn.slots = append(sn.slots, sn.newSlot(it, nil))
+		}
+		// systray announces a new line only with the next change, so
+		// the last lines (Quit) would stay unseen by the host: Show
+		// announces the menu as it is.
+		for _, sl := range slices.Backward(sn.slots) {
+			if sl.mi != nil && !sl.it.Hidden {
+				sl.mi.Show()
+				break
+			}
 		}
 		return
 	}
@@ -160,22 +170,24 @@ func (sn *statusNotifier) update(sl *menuSlot, it menuItem) {
 			sl.mi.Enable()
 		}
 	}
+	grew := false
 	for i, c := range it.Children {
 		if i < len(sl.kids) {
 			sn.update(sl.kids[i], c)
 		} else {
 			sl.kids = append(sl.kids, sn.newSlot(c, sl.mi))
+			grew = true
 		}
 	}
 	for _, k := range sl.kids[len(it.Children):] {
 		sn.update(k, menuItem{Label: k.it.Label, Hidden: true})
 	}
-	if it.Hidden != old.Hidden {
-		if it.Hidden {
-			sl.mi.Hide()
-		} else {
-			sl.mi.Show()
-		}
+	// Show also announces new children (see SetMenu).
+	switch {
+	case it.Hidden && !old.Hidden:
+		sl.mi.Hide()
+	case !it.Hidden && (old.Hidden || grew):
+		sl.mi.Show()
 	}
 }
 
