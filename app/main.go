@@ -82,6 +82,9 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return // the flag package has printed the usage
 	}
+	if errors.As(err, new(reported)) {
+		os.Exit(1)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral:", err)
 		os.Exit(1)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"corral/app/config"
 	"corral/app/daemon"
 	"corral/app/server"
 	"corral/assets"
@@ -26,9 +27,30 @@ func tray(f serveFlags) error {
 		// After the start-up lines, as in desktop, so they always come first.
 		return serve(f, desk.Note)
 	}
-	return runDaemon(f, func(ctx context.Context, d *daemon.Daemon) error {
+	err := runDaemon(f, func(ctx context.Context, d *daemon.Daemon) error {
 		return desktop(ctx, d, f.listen, desk)
 	})
+	// Started from the desktop, the owner may see no terminal: a broken
+	// config gets a window too (the line on stderr stays).
+	var ce *config.Error
+	if errors.As(err, &ce) {
+		fmt.Fprintln(os.Stderr, "corral:", err)
+		ui.ShowProblem(desk, configProblem(ce))
+		return reported{err}
+	}
+	return err
+}
+
+// reported is an error already printed on stderr: main only exits.
+type reported struct{ error }
+
+// configProblem is a config error as the window tells it.
+func configProblem(e *config.Error) ui.Problem {
+	s := "Corral's settings file has a mistake"
+	if e.Key != "" {
+		s += " at “" + e.Key + "”"
+	}
+	return ui.Problem{Sentence: s + ": " + e.Msg + ".", File: e.File, Line: e.Line}
 }
 
 // desktop runs d on another goroutine and the desktop UI on this one until

@@ -10,7 +10,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -87,7 +86,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, display, bus)
-		menu := w.conn.Object(w.item(t), "/StatusNotifierMenu")
+		menu := menuObject(t, w.conn, w.item(t))
 		var quit trayEntry
 		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 			quit = entry(readMenu(t, menu), "Quit")
@@ -105,7 +104,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 }
 
 // startXvfb starts a virtual display on a free number (Xvfb picks it).
-func startXvfb(t *testing.T) string {
+func startXvfb(t testing.TB) string {
 	t.Helper()
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -138,7 +137,7 @@ func startXvfb(t *testing.T) string {
 }
 
 // startBus starts a private session bus and returns its address.
-func startBus(t *testing.T) string {
+func startBus(t testing.TB) string {
 	t.Helper()
 	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1")
 	out, err := cmd.StdoutPipe()
@@ -163,7 +162,7 @@ type fakeWatcher struct {
 	items chan string
 }
 
-func newFakeWatcher(t *testing.T, addr string) *fakeWatcher {
+func newFakeWatcher(t testing.TB, addr string) *fakeWatcher {
 	t.Helper()
 	conn, err := dbus.Connect(addr)
 	if err != nil {
@@ -187,7 +186,7 @@ func newFakeWatcher(t *testing.T, addr string) *fakeWatcher {
 }
 
 // item waits for the tray icon to register and returns its bus name.
-func (w *fakeWatcher) item(t *testing.T) string {
+func (w *fakeWatcher) item(t testing.TB) string {
 	t.Helper()
 	select {
 	case s := <-w.items:
@@ -200,7 +199,7 @@ func (w *fakeWatcher) item(t *testing.T) string {
 
 // traySession is one running `corral` under the test.
 type traySession struct {
-	t       *testing.T
+	t       testing.TB
 	bin     string
 	cmd     *exec.Cmd
 	env     []string
@@ -235,7 +234,7 @@ const smokeKey = "smoke-test-key-0123456789abcdef0123"
 // startTray starts `corral` with no arguments in a fresh home, on display,
 // with the session bus bus ("" for none: no address and no runtime dir,
 // so nothing can be discovered or autolaunched by accident either).
-func startTray(t *testing.T, bin, display, bus string) *traySession {
+func startTray(t testing.TB, bin, display, bus string) *traySession {
 	t.Helper()
 	home := t.TempDir()
 	ch := filepath.Join(home, "corral")
@@ -327,7 +326,7 @@ func (s *traySession) idleRSS(what string) {
 	s.t.Logf("idle RSS, %s: %d MB", what, rssMB(s.t, s.cmd.Process.Pid))
 }
 
-func rssMB(t *testing.T, pid int) int {
+func rssMB(t testing.TB, pid int) int {
 	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -537,7 +536,7 @@ func (s *traySession) answerElsewhere(owner *client.Client, look bool) {
 func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	t := s.t
 	t.Helper()
-	menu := conn.Object(item, "/StatusNotifierMenu")
+	menu := menuObject(t, conn, item)
 	icon := func() [32]byte {
 		v, err := conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.IconPixmap")
 		if err != nil {
@@ -651,6 +650,20 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	}
 }
 
+// menuObject is the item's dbusmenu, where its Menu property says.
+func menuObject(t testing.TB, conn *dbus.Conn, item string) dbus.BusObject {
+	t.Helper()
+	v, err := conn.Object(item, "/StatusNotifierItem").GetProperty("org.kde.StatusNotifierItem.Menu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, ok := v.Value().(dbus.ObjectPath)
+	if !ok {
+		t.Fatalf("the item's Menu is %v", v)
+	}
+	return conn.Object(item, path)
+}
+
 // trayEntry is one item of the tray menu as a host reads it.
 type trayEntry struct {
 	ID       int32
@@ -659,7 +672,7 @@ type trayEntry struct {
 	Children []trayEntry
 }
 
-func readMenu(t *testing.T, menu dbus.BusObject) []trayEntry {
+func readMenu(t testing.TB, menu dbus.BusObject) []trayEntry {
 	t.Helper()
 	var rev uint32
 	var root struct {
@@ -822,18 +835,8 @@ func (s *traySession) newAutolaunchedBus() bool {
 
 // headlessRSS logs the idle resident memory of `corral serve --headless`.
 func headlessRSS(t *testing.T, bin string) {
-	home := t.TempDir()
-	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CORRAL_HOME="+home)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd := startHeadless(t, bin)
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	sc := bufio.NewScanner(stdout)
-	for i := 0; i < 2 && sc.Scan(); i++ {
-	}
-	go io.Copy(io.Discard, stdout)
 	time.Sleep(2 * time.Second)
 	t.Logf("idle RSS, serve --headless: %d MB", rssMB(t, cmd.Process.Pid))
 }

@@ -10,6 +10,7 @@ pkgs=(
   bubblewrap                # the sandbox for command.run
   xvfb xauth dbus-x11 xdotool # desktop tests under a virtual display
   imagemagick               # its `import` takes the desktop tests' screenshots
+  xfce4-panel               # a real tray host (StatusNotifier) for the tray tests
   chromium                  # browser tests of the dashboard and /files/out
   wrk nginx-light           # benchmarks of /files/out against nginx
   sqlite3 ca-certificates

@@ -209,6 +209,7 @@ func Run(ctx context.Context, d Desktop, cfg Config) (err error) {
 	}
 	t := newTray(a, icon, cfg)
 	t.raise = raiseWithoutFocus
+	t.idle = &idler{}
 	defer func() {
 		t.Stop()
 		if v := recover(); v != nil {

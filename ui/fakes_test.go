@@ -184,7 +184,7 @@ func (i *fakeIcon) item(t *testing.T, label string) menuItem {
 	var find func([]menuItem) (menuItem, bool)
 	find = func(items []menuItem) (menuItem, bool) {
 		for _, it := range items {
-			if it.Label == label {
+			if it.Label == label && !it.Hidden {
 				return it, true
 			}
 			if c, ok := find(it.Children); ok {

@@ -189,6 +189,9 @@ func TestMenuModel(t *testing.T) {
 				out = append(out, "---")
 				continue
 			}
+			if it.Hidden {
+				continue
+			}
 			l := it.Label
 			if it.Disabled {
 				l = "(" + l + ")"
@@ -214,7 +217,10 @@ func TestMenuModel(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("busy menu\n got %q\nwant %q", got, want)
 	}
-	sub := items[2].Children
+	if items[2].Label != labelNoPending || !items[2].Hidden || items[3].Hidden {
+		t.Fatalf("with requests pending, the pending submenu should show instead of %q: %+v", labelNoPending, items[2:4])
+	}
+	sub := items[3].Children
 	if len(sub) != 2 || sub[0].Action != actApproval || sub[0].ID != "ap_1" || sub[1].ID != "ap_2" {
 		t.Fatalf("pending submenu %+v", sub)
 	}

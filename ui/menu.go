@@ -69,6 +69,7 @@ const (
 type menuItem struct {
 	Label     string
 	Disabled  bool
+	Hidden    bool // kept in the menu, not shown (see menuModel)
 	Separator bool
 	Action    action
 	ID        string // actApproval: the approval to show
@@ -89,17 +90,21 @@ const (
 )
 
 // menuModel is the tray menu for a state; canPair adds "Pair a phone…".
+//
+// Its shape (the lines, the separators, which line has a submenu) is the
+// same for every state of one run: a line that does not apply is Hidden,
+// not left out. Tray hosts that render the menu with libdbusmenu-gtk
+// (Xfce, Cinnamon, GNOME's extension) leave a submenu empty when it
+// arrives in the same update as its children, so the pending submenu is
+// there from the start and only its children and visibility change.
 func menuModel(st Status, pending []policy.Approval, canPair bool) []menuItem {
-	items := []menuItem{{Label: statusLine(st), Disabled: true}, {Separator: true}}
-	if len(pending) == 0 {
-		items = append(items, menuItem{Label: labelNoPending, Disabled: true})
-	} else {
-		sub := make([]menuItem, 0, len(pending))
-		for _, a := range pending {
-			sub = append(sub, menuItem{Label: clip(visible.Line(prompt{a: a}.title()), 70), Action: actApproval, ID: a.ID})
-		}
-		items = append(items, menuItem{Label: fmt.Sprintf("Approvals pending (%d)", len(pending)), Children: sub})
+	sub := make([]menuItem, 0, len(pending))
+	for _, a := range pending {
+		sub = append(sub, menuItem{Label: clip(visible.Line(prompt{a: a}.title()), 70), Action: actApproval, ID: a.ID})
 	}
+	items := []menuItem{{Label: statusLine(st), Disabled: true}, {Separator: true},
+		{Label: labelNoPending, Disabled: true, Hidden: len(pending) > 0},
+		{Label: fmt.Sprintf("Approvals pending (%d)", len(pending)), Hidden: len(pending) == 0, Children: sub}}
 	items = append(items, menuItem{Separator: true}, menuItem{Label: labelDashboard, Action: actDashboard},
 		menuItem{Label: labelConnect, Action: actConnect})
 	if st.Paused {

@@ -287,4 +287,5 @@ func (w *pairWindow) closed() {
 	if w.t.pairWin == w {
 		w.t.pairWin = nil
 	}
+	w.t.settle()
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"fyne.io/systray"
@@ -36,6 +37,20 @@ type statusNotifier struct {
 	end   func()
 	once  sync.Once
 	log   func(msg string, args ...any)
+
+	mu     sync.Mutex // guards slots' items (read by the click goroutines)
+	slots  []*menuSlot
+	choose func(menuItem)
+}
+
+// menuSlot is one line of the menu on the bus and the item it shows now.
+// Lines keep their D-Bus ids across SetMenu calls of the same shape:
+// hosts built on libdbusmenu-gtk drop the children of a submenu that
+// arrives with them, and lose track of a menu renumbered under them.
+type menuSlot struct {
+	mi   *systray.MenuItem // nil for a separator
+	it   menuItem
+	kids []*menuSlot
 }
 
 // newStatusNotifier puts the icon on the tray. Call it on the UI
@@ -54,39 +69,125 @@ func newStatusNotifier(title string, icons map[badge][]byte, logf func(string, .
 	return sn, nil
 }
 
+// SetMenu updates the lines in place when the menu has the shape it had
+// (menuModel keeps it), and builds it anew only when the shape changed.
 func (sn *statusNotifier) SetMenu(items []menuItem, choose func(menuItem)) {
-	systray.ResetMenu()
-	sn.add(items, nil, choose)
+	sn.mu.Lock()
+	defer sn.mu.Unlock()
+	sn.choose = choose
+	if !sameShape(sn.slots, items) {
+		systray.ResetMenu()
+		sn.slots = nil
+		for _, it := range items {
+			sn.slots = append(sn.slots, sn.newSlot(it, nil))
+		}
+		// systray announces a new line only with the next change, so
+		// the last lines (Quit) would stay unseen by the host: Show
+		// announces the menu as it is.
+		for _, sl := range slices.Backward(sn.slots) {
+			if sl.mi != nil && !sl.it.Hidden {
+				sl.mi.Show()
+				break
+			}
+		}
+		return
+	}
+	for i, it := range items {
+		sn.update(sn.slots[i], it)
+	}
 }
 
-func (sn *statusNotifier) add(items []menuItem, parent *systray.MenuItem, choose func(menuItem)) {
-	for _, it := range items {
-		if it.Separator {
-			if parent != nil {
-				parent.AddSeparator()
-			} else {
-				systray.AddSeparator()
-			}
-			continue
+// sameShape: as many lines, separators at the same places, submenus on
+// the same lines.
+func sameShape(slots []*menuSlot, items []menuItem) bool {
+	if len(slots) != len(items) {
+		return false
+	}
+	for i, it := range items {
+		if it.Separator != (slots[i].mi == nil) || (it.Children != nil) != (slots[i].it.Children != nil) {
+			return false
 		}
-		var mi *systray.MenuItem
+	}
+	return true
+}
+
+// newSlot adds a line at the end of parent (nil: the menu).
+func (sn *statusNotifier) newSlot(it menuItem, parent *systray.MenuItem) *menuSlot {
+	sl := &menuSlot{it: it}
+	if it.Separator {
 		if parent != nil {
-			mi = parent.AddSubMenuItem(it.Label, "")
+			parent.AddSeparator()
 		} else {
-			mi = systray.AddMenuItem(it.Label, "")
+			systray.AddSeparator()
 		}
-		if it.Disabled {
-			mi.Disable()
-		}
-		sn.add(it.Children, mi, choose)
-		// ResetMenu closes ClickedCh, which ends this goroutine.
-		go func() {
-			for range mi.ClickedCh {
-				if it.Action != actNone {
-					choose(it)
-				}
+		return sl
+	}
+	if parent != nil {
+		sl.mi = parent.AddSubMenuItem(it.Label, "")
+	} else {
+		sl.mi = systray.AddMenuItem(it.Label, "")
+	}
+	if it.Disabled {
+		sl.mi.Disable()
+	}
+	if it.Hidden {
+		sl.mi.Hide()
+	}
+	for _, c := range it.Children {
+		sl.kids = append(sl.kids, sn.newSlot(c, sl.mi))
+	}
+	// ResetMenu closes ClickedCh of the top-level lines, which ends this
+	// goroutine; a submenu line's lives as long as the icon.
+	go func() {
+		for range sl.mi.ClickedCh {
+			sn.mu.Lock()
+			it, choose := sl.it, sn.choose
+			sn.mu.Unlock()
+			if it.Action != actNone && !it.Hidden {
+				choose(it)
 			}
-		}()
+		}
+	}()
+	return sl
+}
+
+// update makes a line show it, touching the bus only for what changed.
+// Children beyond the lines the submenu has get new lines; lines beyond
+// the children are hidden, kept for later.
+func (sn *statusNotifier) update(sl *menuSlot, it menuItem) {
+	old := sl.it
+	sl.it = it
+	if sl.mi == nil {
+		return
+	}
+	if it.Label != old.Label {
+		sl.mi.SetTitle(it.Label)
+	}
+	if it.Disabled != old.Disabled {
+		if it.Disabled {
+			sl.mi.Disable()
+		} else {
+			sl.mi.Enable()
+		}
+	}
+	grew := false
+	for i, c := range it.Children {
+		if i < len(sl.kids) {
+			sn.update(sl.kids[i], c)
+		} else {
+			sl.kids = append(sl.kids, sn.newSlot(c, sl.mi))
+			grew = true
+		}
+	}
+	for _, k := range sl.kids[len(it.Children):] {
+		sn.update(k, menuItem{Label: k.it.Label, Hidden: true})
+	}
+	// Show also announces new children (see SetMenu).
+	switch {
+	case it.Hidden && !old.Hidden:
+		sl.mi.Hide()
+	case !it.Hidden && (old.Hidden || grew):
+		sl.mi.Show()
 	}
 }
 

@@ -17,7 +17,9 @@
 // bus there are neither tray nor notifications. Whether a new dialog takes
 // keyboard focus is the window manager's call: the window asks not to
 // (see Run). The tray polls Status every StatusEvery, so a change made
-// elsewhere may take that long to show in the menu.
+// elsewhere may take that long to show in the menu. While no window is on
+// screen, Fyne's event loop is parked (idler), so an idle tray costs no
+// CPU; the poll wakes it only when the status changed.
 //
 // The logic lives in small plain types and functions (prompt, queue,
 // menuModel, activity, qrImage) that tests drive directly; the widgets
@@ -111,6 +113,9 @@ type Tray struct {
 	spawn func(f func())
 	// raise shows the approval window; Run makes it ask not to take focus.
 	raise func(w fyne.Window)
+	// idle parks the UI loop while no window is on screen; nil (tests):
+	// never.
+	idle *idler
 
 	queue    queue
 	dialog   *approvalDialog // nil until the first approval; hidden, not closed, after
@@ -176,6 +181,7 @@ func (t *Tray) Start(ctx context.Context) {
 		t.followEvents()
 	}
 	t.pollStatus()
+	defer t.settle()
 	if fr, ok := t.cfg.Control.(FirstRunner); ok && t.cfg.Notify && fr.FirstRun() {
 		n := fyne.NewNotification("Corral: connect your first agent", firstRunNote)
 		t.spawn(func() { t.app.SendNotification(n) })
@@ -193,6 +199,9 @@ func (t *Tray) Stop() {
 		t.mu.Unlock()
 		for _, s := range stops {
 			s()
+		}
+		if t.idle != nil {
+			t.idle.stop()
 		}
 		if t.icon != nil {
 			t.icon.Close()
@@ -218,10 +227,17 @@ func (t *Tray) addStop(f func()) {
 // signal's Stop lose that race, a panic in f after Stop is swallowed: the
 // process is on its way out anyway.
 func (t *Tray) do(f func()) {
+	if t.idle != nil {
+		t.idle.posting()
+	}
 	t.post(func() {
+		if t.idle != nil {
+			t.idle.ran()
+		}
 		if t.stopped.Load() {
 			return
 		}
+		defer t.settle()
 		defer func() {
 			if v := recover(); v != nil {
 				if !t.stopped.Load() {
@@ -231,6 +247,21 @@ func (t *Tray) do(f func()) {
 		}()
 		f()
 	})
+}
+
+// settle parks the UI loop when no window is on screen (see idler).
+// Call it on the UI goroutine after anything that may close a window.
+func (t *Tray) settle() {
+	if t.idle == nil || t.onScreen() || !t.idle.schedule() {
+		return
+	}
+	t.post(t.idle.park)
+}
+
+// onScreen reports whether one of the tray's windows is shown.
+func (t *Tray) onScreen() bool {
+	return (t.dialog != nil && t.dialog.visible) || t.actWin != nil || t.setWin != nil ||
+		(t.pairWin != nil && t.pairWin.open) || t.undoWin != nil
 }
 
 // ApprovalRequested implements policy.Surface.
@@ -283,6 +314,7 @@ func (t *Tray) dismissDialog() {
 	if t.dialog != nil {
 		t.dialog.hide()
 	}
+	t.settle()
 }
 
 // showApproval puts id on screen (from the tray menu).
@@ -336,13 +368,24 @@ func (t *Tray) refresh() {
 	}
 }
 
+// pollStatus reads Status every StatusEvery off the UI goroutine and
+// wakes it only when the status changed, so an idle tray stays idle.
 func (t *Tray) pollStatus() {
-	t.clock.AfterFunc(StatusEvery, func() {
-		t.do(func() {
-			t.refresh()
-			t.pollStatus()
+	var last Status
+	var next func()
+	next = func() {
+		t.clock.AfterFunc(StatusEvery, func() {
+			if t.stopped.Load() {
+				return
+			}
+			if st := t.cfg.Control.Status(); st != last {
+				last = st
+				t.do(t.refresh)
+			}
+			next()
 		})
-	})
+	}
+	next()
 }
 
 // choose carries out a menu item.
@@ -367,7 +410,7 @@ func (t *Tray) choose(it menuItem) {
 	case actSettings:
 		if t.setWin == nil {
 			t.setWin = newSettingsWindow(t)
-			t.setWin.win.SetOnClosed(func() { t.setWin = nil })
+			t.setWin.win.SetOnClosed(func() { t.setWin = nil; t.settle() })
 		}
 		t.setWin.show()
 	case actPair:
@@ -465,7 +508,7 @@ func (t *Tray) showActivity() {
 	}
 	if t.actWin == nil {
 		t.actWin = newActivityWindow(t)
-		t.actWin.win.SetOnClosed(func() { t.actWin = nil })
+		t.actWin.win.SetOnClosed(func() { t.actWin = nil; t.settle() })
 	}
 	t.actWin.show()
 }

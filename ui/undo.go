@@ -225,7 +225,7 @@ func (t *Tray) showUndo(client string) {
 	}
 	if t.undoWin == nil {
 		t.undoWin = newUndoWindow(t)
-		t.undoWin.win.SetOnClosed(func() { t.undoWin = nil })
+		t.undoWin.win.SetOnClosed(func() { t.undoWin = nil; t.settle() })
 	}
 	t.undoWin.load(client)
 	t.undoWin.win.RequestFocus()
