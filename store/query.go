@@ -360,8 +360,7 @@ func attrs(c *conds, f audit.Filter) {
 	}
 	if f.Text != "" {
 		// instr matches a literal substring: no LIKE wildcards to escape.
-		// lower folds ASCII letters only, as the owner types names.
-		c.add("(instr(lower(target), lower(?)) > 0 OR instr(lower(detail), lower(?)) > 0 OR instr(lower(client), lower(?)) > 0)", f.Text, f.Text, f.Text)
+		c.add("(instr(target, ?) > 0 OR instr(detail, ?) > 0)", f.Text, f.Text)
 	}
 	if f.Changed || f.Path != "" {
 		c.add("changes <> ''")

@@ -92,7 +92,7 @@ type Filter struct {
 	User     string
 	Op       string
 	Decision Decision
-	Text     string // literal substring of Target, Detail or Client, ignoring the case of ASCII letters
+	Text     string // literal substring of Target or Detail
 	ID       int64  // only the event with this id; 0: any
 	Changed  bool   // only events that changed files (Event.Changes not empty)
 	Path     string // only events whose changes name this path (as Path or From); implies Changed
