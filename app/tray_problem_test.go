@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +42,7 @@ func TestTrayConfigErrorWindow(t *testing.T) {
 	env = append(env, "DISPLAY="+display, "CORRAL_HOME="+home, "HOME="+home)
 	cmd := exec.Command(bin)
 	cmd.Env = env
-	var stderr bytes.Buffer
+	var stderr lockedBuffer // read while corral still writes to it
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
