@@ -74,13 +74,24 @@ func TestTrayUnderXvfb(t *testing.T) {
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, display, bus)
-		if len(s.lines) != 4 {
-			t.Errorf("start-up lines with a tray host: %q", s.lines)
+		// This bus has no notification service: one line says so at
+		// start, and no approval adds an error line about it.
+		if len(s.lines) != 5 || !strings.Contains(s.lines[4], "no notification service") {
+			t.Errorf("start-up lines with a tray host and no notification service: %q", s.lines)
 		}
 		item := w.item(t)
 		s.idleRSS("tray with icon")
-		s.trayMenu(w.conn, item)
+		s.trayMenu(w.conn, item) // answers an approval in its dialog
 		s.stop()
+		var about []string
+		for _, l := range strings.Split(s.out.String(), "\n") {
+			if strings.Contains(strings.ToLower(l), "notification") {
+				about = append(about, l)
+			}
+		}
+		if len(about) != 1 {
+			t.Errorf("lines about notifications (want only the start-up one): %q", about)
+		}
 	})
 	t.Run("Quit from the tray menu", func(t *testing.T) {
 		bus := startBus(t)

@@ -11,13 +11,15 @@ import (
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-func TestDetect(t *testing.T) {
-	// A TCP "X server" on port 6000+N stands in for a display.
+// fakeDisplay listens on a TCP "X server" on port 6000+N, standing in
+// for a display, and returns its $DISPLAY and port.
+func fakeDisplay(t *testing.T) (string, int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -31,7 +33,11 @@ func TestDetect(t *testing.T) {
 	if port < 6000 {
 		t.Skipf("listener got port %d, below the X range", port)
 	}
-	display := "127.0.0.1:" + strconv.Itoa(port-6000)
+	return "127.0.0.1:" + strconv.Itoa(port-6000), port
+}
+
+func TestDetect(t *testing.T) {
+	display, port := fakeDisplay(t)
 
 	for _, tt := range []struct {
 		name    string

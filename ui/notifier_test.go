@@ -2,9 +2,7 @@ package ui
 
 import (
 	"bufio"
-	"net"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -19,25 +17,7 @@ func TestDetectNotifier(t *testing.T) {
 	if _, err := exec.LookPath("dbus-daemon"); err != nil {
 		t.Skip("needs dbus-daemon")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	if port < 6000 {
-		t.Skipf("listener got port %d, below the X range", port)
-	}
-	display := "127.0.0.1:" + strconv.Itoa(port-6000)
+	display, _ := fakeDisplay(t)
 
 	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address", "--address=unix:dir="+t.TempDir())
 	out, err := cmd.StdoutPipe()

@@ -22,11 +22,17 @@ import (
 // address, as a daemon restart does: an open tab's origin stays the same.
 func restart(t *testing.T, h *harness) *harness {
 	t.Helper()
+	stopKeepingAddress(t, h)
+	return startIn(t, h.dir, "")
+}
+
+// stopKeepingAddress stops h; the next harness listens where it did.
+func stopKeepingAddress(t *testing.T, h *harness) {
+	t.Helper()
 	u, _ := url.Parse(h.url)
 	harnessListen = u.Host
 	t.Cleanup(func() { harnessListen = "" })
 	h.stop()
-	return startIn(t, h.dir, "")
 }
 
 // goLogin spends a one-time login code as a browser would and returns the
@@ -164,10 +170,7 @@ func TestDashboardLoginSurvivesRestart(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	u, _ := url.Parse(h.url)
-	harnessListen = u.Host
-	t.Cleanup(func() { harnessListen = "" })
-	h.stop()
+	stopKeepingAddress(t, h)
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed'`)
 	h = startIn(t, h.dir, "")
 	b.wait(`document.querySelector('#conn').dataset.state === 'open'`)
@@ -185,10 +188,7 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	u, _ := url.Parse(h.url)
-	harnessListen = u.Host
-	t.Cleanup(func() { harnessListen = "" })
-	h.stop()
+	stopKeepingAddress(t, h)
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed' && document.querySelector('.conn-label').textContent === 'Reconnecting…'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Fatal("an unreachable server is reported as a refused login")
