@@ -1011,11 +1011,10 @@ func TestDashboardDevices(t *testing.T) {
 	b.wait(`[...document.querySelectorAll('#toasts .toast')].some(t => /Link copied|Select the link/.test(t.textContent))`)
 	// A code that runs out is blurred and says so (made five minutes in the
 	// past, it expires the moment it arrives).
-	t.Cleanup(func() { clockOffset.Store(0) })
-	clockOffset.Store(int64(-5*time.Minute - time.Second))
+	h.clock.Shift(-5*time.Minute - time.Second)
 	b.click("#pair-new")
 	b.wait(`document.querySelector('#pair-card').classList.contains('expired') && !document.querySelector('#pair-expired').hidden && document.querySelector('#pair-countdown').hidden`)
-	clockOffset.Store(0)
+	h.clock.Shift(0)
 	if n := js[int](b, `document.querySelectorAll('#pair-card .pair-link input').length && document.querySelector('#pair-card .pair-link').offsetParent === null ? 1 : 0`); n != 1 {
 		t.Error("the link of an expired code is still offered")
 	}
