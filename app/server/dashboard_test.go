@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,7 +48,13 @@ type browser struct {
 
 	mu   sync.Mutex
 	errs []string // exceptions and CSP reports from the page
+
+	marks chan string // console markers noPageErrors writes, as the console stream reaches them
 }
+
+// consoleMark starts the console lines noPageErrors writes to know the
+// stream has caught up.
+const consoleMark = "corral-test-mark "
 
 func chromiumPath(t testing.TB) string {
 	t.Helper()
@@ -80,7 +87,7 @@ func newBrowser(t testing.TB) *browser {
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
 	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "shots")}
+	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
@@ -90,6 +97,13 @@ func newBrowser(t testing.TB) *browser {
 				return
 			}
 			text := m.Text
+			if mark, ok := strings.CutPrefix(text, consoleMark); ok && m.Type == chromedp.ConsoleLog {
+				select {
+				case b.marks <- mark:
+				default: // noPageErrors gave up on this one
+				}
+				continue
+			}
 			if m.IsException() || strings.Contains(text, "Content Security Policy") || strings.Contains(text, "Trusted Type") {
 				b.mu.Lock()
 				b.errs = append(b.errs, fmt.Sprintf("%s (%s:%d)", m, m.URL, m.Line+1))
@@ -204,7 +218,10 @@ func (b *browser) dark(on bool) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // let colour transitions finish before a screenshot
+	// Let colour transitions finish before a screenshot: two frames for
+	// them to start, then each finite animation to its end.
+	js[chromedp.Void](b, `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r))).then(() =>
+		Promise.all(document.getAnimations().filter(a => a.effect?.getTiming().iterations !== Infinity).map(a => a.finished.catch(() => {}))))`)
 }
 
 // shot saves a screenshot of the viewport as name.png.
@@ -245,7 +262,18 @@ func (b *browser) labelled() {
 // noPageErrors fails the test if the page threw or broke its CSP.
 func (b *browser) noPageErrors() {
 	b.t.Helper()
-	time.Sleep(100 * time.Millisecond) // let the console stream catch up
+	// The console stream keeps the page's order: once a line logged now
+	// arrives, every error before it has too.
+	mark := strconv.FormatInt(time.Now().UnixNano(), 10)
+	js[chromedp.Void](b, "console.log("+jsString(consoleMark+mark)+")")
+	timeout := time.After(10 * time.Second)
+	for seen := ""; seen != mark; {
+		select {
+		case seen = <-b.marks:
+		case <-timeout:
+			b.t.Fatal("the page's console did not catch up within 10 s")
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, e := range b.errs {
@@ -685,8 +713,10 @@ func waitDownload(t *testing.T, dir, ext string) string {
 			if err != nil {
 				t.Fatal(err)
 			}
-			os.Remove(names[0])
-			return string(b)
+			if len(b) > 0 { // Chromium can name the file before it writes it (seen under load)
+				os.Remove(names[0])
+				return string(b)
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -1011,11 +1041,10 @@ func TestDashboardDevices(t *testing.T) {
 	b.wait(`[...document.querySelectorAll('#toasts .toast')].some(t => /Link copied|Select the link/.test(t.textContent))`)
 	// A code that runs out is blurred and says so (made five minutes in the
 	// past, it expires the moment it arrives).
-	t.Cleanup(func() { clockOffset.Store(0) })
-	clockOffset.Store(int64(-5*time.Minute - time.Second))
+	h.clock.Shift(-5*time.Minute - time.Second)
 	b.click("#pair-new")
 	b.wait(`document.querySelector('#pair-card').classList.contains('expired') && !document.querySelector('#pair-expired').hidden && document.querySelector('#pair-countdown').hidden`)
-	clockOffset.Store(0)
+	h.clock.Shift(0)
 	if n := js[int](b, `document.querySelectorAll('#pair-card .pair-link input').length && document.querySelector('#pair-card .pair-link').offsetParent === null ? 1 : 0`); n != 1 {
 		t.Error("the link of an expired code is still offered")
 	}

@@ -78,6 +78,7 @@ type harness struct {
 	base   string // sandbox base
 	url    string
 	srv    *Server
+	clock  *testClock
 	store  *store.Store
 	box    *sandbox.Sandbox
 	cancel context.CancelFunc
@@ -89,10 +90,16 @@ func start(t testing.TB, extra string) *harness {
 	return startIn(t, t.TempDir(), extra)
 }
 
-// clock is the harness's adjustable time: real time plus an offset.
-var clockOffset atomic.Int64
+// testClock is one harness's adjustable time: real time plus an offset
+// the test sets. Each harness has its own, so tests that move time can run
+// in parallel.
+type testClock struct{ offset atomic.Int64 }
 
-func testNow() time.Time { return time.Now().Add(time.Duration(clockOffset.Load())) }
+// Now is the clock the server and sandbox read.
+func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Shift sets the clock d away from real time (0 goes back to real time).
+func (c *testClock) Shift(d time.Duration) { c.offset.Store(int64(d)) }
 
 // harnessListen is where the next harness listens; "" is the config's
 // 127.0.0.1:0. A restart test sets it to the first server's address, so
@@ -109,6 +116,13 @@ func startIn(t testing.TB, dir, extra string) *harness {
 // through r. Nil resolves nothing: no test ever asks a real DNS server.
 func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	t.Helper()
+	return startAt(t, dir, extra, r, 0)
+}
+
+// startAt is startNet with the harness's clock shift away from real time
+// from the start (a restart "later").
+func startAt(t testing.TB, dir, extra string, r netgate.Resolver, shift time.Duration) *harness {
+	t.Helper()
 	if r == nil {
 		r = testhost.Resolver{}
 	}
@@ -121,6 +135,8 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	clock := new(testClock)
+	clock.Shift(shift)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -137,7 +153,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 	if !cfg.Versions.Enabled {
 		vc.Dir = ""
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: testNow,
+	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: clock.Now,
 		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +188,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		}
 		return box.RotateLinks(ctx, fresh, by)
 	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Sessions: st, Clock: testNow,
+	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Sessions: st, Clock: clock.Now,
 		Agents: st, Home: filepath.Join(dir, "home"), CorralCommand: corralCommand,
 		OnPause: func(p bool) {
 			if p {
@@ -187,7 +203,7 @@ func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, dir: dir, base: base, url: srv.LocalURL(), srv: srv, store: st, box: box, cancel: cancel, done: make(chan error, 1)}
+	h := &harness{t: t, dir: dir, base: base, url: srv.LocalURL(), srv: srv, clock: clock, store: st, box: box, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- srv.Serve(ctx, 5*time.Second, ln) }()
 	t.Cleanup(h.stop)
 	return h

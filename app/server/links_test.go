@@ -89,7 +89,6 @@ func TestResultSaveAndServe(t *testing.T) {
 
 func TestLinkTampering(t *testing.T) {
 	h := start(t, "")
-	t.Cleanup(func() { clockOffset.Store(0) })
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "alice's file"))
 	rpcCall[any](t, alice, "file.write", m("path", "output/b.txt", "content", "another"))
@@ -141,11 +140,11 @@ func TestLinkTampering(t *testing.T) {
 	if resp, _ := get(t, short); resp.StatusCode != 200 {
 		t.Fatalf("short link before expiry: %d", resp.StatusCode)
 	}
-	clockOffset.Store(int64(61 * time.Second))
+	h.clock.Shift(61 * time.Second)
 	if resp, _ := get(t, short); resp.StatusCode != 403 {
 		t.Errorf("expired link: %d", resp.StatusCode)
 	}
-	clockOffset.Store(0)
+	h.clock.Shift(0)
 	// Missing file: 404.
 	rpcCall[any](t, alice, "file.delete", m("path", "output/a.txt"))
 	if resp, body := get(t, link); resp.StatusCode != 404 || strings.Contains(body, h.base) {

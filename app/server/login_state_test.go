@@ -156,9 +156,8 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 	}
 
 	// Expired while Corral was stopped: refused after the start.
-	t.Cleanup(func() { clockOffset.Store(0) })
-	clockOffset.Store(int64(sessionTTL + time.Minute))
-	h = restart(t, h)
+	stopKeepingAddress(t, h)
+	h = startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
 	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
 		t.Errorf("an expired login after a restart: /ws answered %d; want 401", got)
 	}
@@ -193,9 +192,7 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Fatal("an unreachable server is reported as a refused login")
 	}
-	t.Cleanup(func() { clockOffset.Store(0) })
-	clockOffset.Store(int64(sessionTTL + time.Minute))
-	startIn(t, h.dir, "")
+	startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
 	began := time.Now()
 	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
 	t.Logf("refused login shown %v after the server came back", time.Since(began).Round(time.Millisecond))
@@ -279,7 +276,7 @@ func TestPhoneRevokedShowsWayBack(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()
-	code, _ := h.srv.pair.newCode(testNow())
+	code, _ := h.srv.pair.newCode(h.clock.Now())
 	b.do(chromedp.Navigate(h.url + "/pair?code=" + code))
 	pairInPage(t, b, "Kitchen phone")
 	h = restart(t, h)
@@ -310,7 +307,7 @@ func TestPhonePairing(t *testing.T) {
 	b := newBrowser(t)
 	b.phone()
 
-	used, _ := h.srv.pair.newCode(testNow())
+	used, _ := h.srv.pair.newCode(h.clock.Now())
 	if resp, _ := pair(t, h, used, "Someone else"); resp.StatusCode != 200 {
 		t.Fatalf("pair with the first code: %d", resp.StatusCode)
 	}
@@ -321,7 +318,7 @@ func TestPhonePairing(t *testing.T) {
 	}
 	b.shot("phone-pairing-used")
 
-	fresh, _ := h.srv.pair.newCode(testNow())
+	fresh, _ := h.srv.pair.newCode(h.clock.Now())
 	b.do(chromedp.Navigate(h.url + "/pair?code=" + fresh))
 	b.wait(`!!document.querySelector('#name') && getComputedStyle(document.querySelector('button')).borderRadius !== '0px'`)
 	if w := js[int](b, `document.documentElement.scrollWidth`); w > 390 {

@@ -30,7 +30,6 @@ func pair(t *testing.T, h *harness, code, name string) (*http.Response, map[stri
 
 func TestPairingEndToEnd(t *testing.T) {
 	h := start(t, "[server]\nlan = true\n")
-	t.Cleanup(func() { clockOffset.Store(0) })
 	owner := h.dial(ownerToken)
 	if ce := callErr(t, owner, "pairing.start", nil); ce.Data.Kind != "unavailable" {
 		t.Fatalf("pairing before the LAN listener: %+v", ce)
@@ -60,11 +59,11 @@ func TestPairingEndToEnd(t *testing.T) {
 		t.Errorf("spent code: %d", resp.StatusCode)
 	}
 	expired := rpcCall[struct{ Code string }](t, owner, "pairing.start", nil)
-	clockOffset.Store(int64(6 * time.Minute))
+	h.clock.Shift(6 * time.Minute)
 	if resp, _ := pair(t, h, expired.Code, "Late"); resp.StatusCode != 403 {
 		t.Errorf("expired code: %d", resp.StatusCode)
 	}
-	clockOffset.Store(0)
+	h.clock.Shift(0)
 
 	// The device's cookie opens /ws with the owner's approval abilities.
 	cookie := &http.Cookie{Name: deviceCookie, Value: dev["token"]}
