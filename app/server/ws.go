@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -421,6 +422,12 @@ func (c *conn) writeLoop() {
 			if !c.write(f, time.Now().Add(writeWait)) {
 				return
 			}
+			// Let the workers and the audit committer run: woken by
+			// every answer, the writer would otherwise keep the
+			// processor from the calls whose answers it waits for
+			// (BenchmarkFileRead: 0.38× the bare server without this,
+			// 0.7× with it, on two cores).
+			runtime.Gosched()
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
 				c.finish()
