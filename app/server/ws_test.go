@@ -2,11 +2,16 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,4 +100,64 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 	if n := <-got; n != sent {
 		t.Fatalf("the reading client got %d pushes, want %d", n, sent)
 	}
+}
+
+// $/cancelRequest reaches a call in flight on the same connection: a read
+// waiting for the owner's answer is withdrawn (the owner sees it resolved)
+// and the connection goes on answering.
+func TestCancelReachesACallInFlight(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside", "tax.pdf")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	os.WriteFile(outside, []byte("tax data"), 0o644)
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := alice.Call(ctx, "file.read", m("path", outside))
+		done <- err
+	}()
+	a := own.requested()
+	cancel() // the client sends $/cancelRequest for the call's id
+	var res struct{ ID, Decision string }
+	json.Unmarshal(own.next("approval.resolved"), &res)
+	if res.ID != a.ID || res.Decision == "" {
+		t.Fatalf("approval.resolved after the cancel: %+v, want %s withdrawn", res, a.ID)
+	}
+	<-done
+	if _, err := alice.Call(context.Background(), "file.write", m("path", "after.txt", "content", "x")); err != nil {
+		t.Fatalf("a call after the cancel: %v", err)
+	}
+}
+
+// Many calls in flight on one connection each get their own answer,
+// whole: answers of different sizes share the one writer and the pooled
+// buffers (run with -race).
+func TestAnswersArriveWhole(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	want := map[string]string{}
+	for i := range 8 {
+		name := fmt.Sprintf("f%d.txt", i)
+		want[name] = strings.Repeat(string(rune('a'+i)), 1<<(8+i)) // 256 B to 32 KiB
+		rpcCall[any](t, alice, "file.write", m("path", name, "content", want[name]))
+	}
+	var wg sync.WaitGroup
+	for i := range 200 {
+		name := fmt.Sprintf("f%d.txt", i%8)
+		wg.Go(func() {
+			var res struct{ Content string }
+			if err := alice.CallInto(context.Background(), "file.read", m("path", name), &res); err != nil {
+				t.Error(err)
+				return
+			}
+			if res.Content != want[name] {
+				t.Errorf("%s: got %d bytes, want %d", name, len(res.Content), len(want[name]))
+			}
+		})
+	}
+	wg.Wait()
 }
