@@ -127,7 +127,7 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 		for {
 			select {
 			case b := <-cs.ch:
-				if !c.conn.queue(b) {
+				if !c.conn.push(b) {
 					return
 				}
 			case <-c.conn.done:

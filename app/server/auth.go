@@ -52,9 +52,22 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 // hosts is the allowlist of Host header names the server answers to: it
-// stops DNS-rebinding pages from talking to us under a foreign name.
+// stops DNS-rebinding pages from talking to us under a foreign name. A
+// hosts is never changed once made: with returns a new one, which the
+// server publishes whole (Server.allowHost), so requests read it without
+// a lock while a listener is being added.
 type hosts struct {
 	names map[string]bool
+}
+
+// with is h plus name.
+func (h hosts) with(name string) hosts {
+	n := make(map[string]bool, len(h.names)+1)
+	for k := range h.names {
+		n[k] = true
+	}
+	n[strings.ToLower(name)] = true
+	return hosts{names: n}
 }
 
 func newHosts(listen, publicURL string) hosts {

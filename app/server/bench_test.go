@@ -2,19 +2,15 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/gorilla/websocket"
 
 	"corral/app/client"
+	"corral/app/internal/benchref"
 )
 
 // BenchmarkFileRead compares file.read of a 4 KiB file over one WebSocket
@@ -52,64 +48,20 @@ func BenchmarkFileRead(b *testing.B) {
 	})
 }
 
-// inFlight runs b.N file.read calls with 32 in flight and reports ops/s.
+// inFlight runs b.N file.read calls with benchref.Depth in flight and
+// reports ops/s.
 func inFlight(b *testing.B, c *client.Client, params map[string]any) {
-	const depth = 32
-	ctx := context.Background()
 	b.ResetTimer()
-	start := time.Now()
-	var wg sync.WaitGroup
-	work := make(chan struct{}, depth)
-	go func() {
-		for i := 0; i < b.N; i++ {
-			work <- struct{}{}
-		}
-		close(work)
-	}()
-	var failed sync.Once
-	for range depth {
-		wg.Go(func() {
-			for range work {
-				raw, err := c.Call(ctx, "file.read", params)
-				if err != nil || len(raw) < 4096 {
-					failed.Do(func() { b.Errorf("file.read: %v %d", err, len(raw)) })
-				}
-			}
-		})
+	ops, err := benchref.InFlight(context.Background(), c, b.N, params)
+	if err != nil {
+		b.Error(err)
 	}
-	wg.Wait()
-	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+	b.ReportMetric(ops, "ops/s")
 }
 
-// bareServer is the reference: gorilla/websocket, each request answered
-// on its own goroutine with the file's content and nothing else.
+// bareServer is the reference (benchref.Bare) on a loopback port.
 func bareServer(b *testing.B, file string) string {
-	up := websocket.Upgrader{}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
-		var wmu sync.Mutex
-		for {
-			_, data, err := ws.ReadMessage()
-			if err != nil {
-				return
-			}
-			go func() {
-				var req struct {
-					ID json.RawMessage `json:"id"`
-				}
-				json.Unmarshal(data, &req)
-				body, _ := os.ReadFile(file)
-				out, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": map[string]any{"type": "text", "path": "f.txt", "content": string(body)}})
-				wmu.Lock()
-				ws.WriteMessage(websocket.TextMessage, out)
-				wmu.Unlock()
-			}()
-		}
-	})}
+	srv := &http.Server{Handler: benchref.Bare(file)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

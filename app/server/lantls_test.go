@@ -164,3 +164,39 @@ func TestLANServesHTTPS(t *testing.T) {
 		t.Errorf("second start: fingerprint %s, want the kept %s", h2.srv.lanFP, p.Fingerprint)
 	}
 }
+
+// The LAN listener can be added while loopback requests are being
+// served: the Host allowlist they read is replaced whole, never written
+// in place (run with -race), and the LAN address is answered afterwards.
+func TestLANAddedWhileServing(t *testing.T) {
+	h := start(t, "[server]\nlan = true\n")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			resp, err := http.Get(h.url + "/healthz")
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+		}
+	}()
+	ln := startLAN(t, h, filepath.Join(t.TempDir(), "lan-cert.pem"))
+	close(stop)
+	<-done
+	resp, err := pinned(h.srv.lanFP).Get("https://" + ln.Addr().String() + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("LAN /healthz: %s, want 200 (its host must be allowed)", resp.Status)
+	}
+}

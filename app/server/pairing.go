@@ -158,7 +158,7 @@ func (s *Server) ListenLAN() (net.Listener, error) {
 	s.mu.Lock()
 	s.lanURL = "https://" + ln.Addr().String()
 	s.lanFP = fingerprint(cert)
-	s.hosts.names[ip.String()] = true
+	s.allowHost(ip.String())
 	s.mu.Unlock()
 	return tls.NewListener(lanListener{ln}, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
 }

@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"corral/app/config"
@@ -89,7 +90,7 @@ type Server struct {
 	id    identity
 	// secretKey derives each browser credential's second secret (auth.go).
 	secretKey [32]byte
-	hosts     hosts
+	hosts     atomic.Pointer[hosts] // replaced whole, never written in place (allowHost)
 	logins    *logins
 	methods   map[string]method
 	http      *http.Server
@@ -153,7 +154,8 @@ func New(o Options) *Server {
 	s.dir.setConfig(o.Config, nil) // a fresh directory: no conflicts possible
 	s.id.dir = s.dir
 	s.agents, s.ownerHome, s.corralCommand = o.Agents, o.Home, o.CorralCommand
-	s.hosts = newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
+	h := newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
+	s.hosts.Store(&h)
 	s.methods = s.methodTable()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -196,7 +198,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				http.Error(w, "Internal error.", http.StatusInternalServerError)
 			}
 		}()
-		if !s.hosts.allowed(r.Host) {
+		if !s.hosts.Load().allowed(r.Host) {
 			http.Error(w, "This server does not answer to that host name.", http.StatusForbidden)
 			return
 		}
@@ -228,12 +230,20 @@ func (s *Server) Listen(addr string) (net.Listener, error) {
 	}
 	s.mu.Lock()
 	s.addr = ln.Addr().String()
-	s.mu.Unlock()
 	// The listening host is a name we answer to, too.
 	if host, _, err := net.SplitHostPort(s.addr); err == nil {
-		s.hosts.names[host] = true
+		s.allowHost(host)
 	}
+	s.mu.Unlock()
 	return ln, nil
+}
+
+// allowHost adds name to the Host allowlist by publishing a new list:
+// requests being served keep reading the old one, never a map being
+// written. Callers hold s.mu, so two additions do not lose one another.
+func (s *Server) allowHost(name string) {
+	h := s.hosts.Load().with(name)
+	s.hosts.Store(&h)
 }
 
 // BaseURL is where the server can be reached: public_url, else the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,9 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	maxInFlight = 64 // concurrent calls per connection; more wait
+	// sendQueue is how many frames wait for the writer. A push that finds
+	// it full drops the connection: the client is not reading.
+	sendQueue = 1024
 	// maxConnsPerClient bounds the /ws connections one agent key holds
 	// open at once: each costs a file descriptor and memory for as long
 	// as the agent keeps it, so without a bound one key could use up
@@ -75,6 +79,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		session:  sessionCookie(r, caller),
 		done:     make(chan struct{}),
 		work:     make(chan job),
+		send:     make(chan frame, sendQueue),
 	}
 	// The connection's context exists before anyone else can see c:
 	// logout, device revocation and shutdown call finish from elsewhere.
@@ -129,11 +134,16 @@ func (s *Server) stillSignedIn(c *conn, r *http.Request) bool {
 	return true
 }
 
-// conn is one WebSocket connection: a reader that hands each request to a
-// worker goroutine (at most maxInFlight of them, started as needed and kept
-// for the connection's life, so their stacks are grown once). Each answer
-// is written by the goroutine that has it, under wmu; writeLoop only pings
-// and closes.
+// conn is one WebSocket connection, after gorilla's chat example: a
+// reader that hands each request to a worker goroutine (at most
+// maxInFlight of them, started as needed and kept for the connection's
+// life, so their stacks are grown once), and one writer (writeLoop) that
+// drains the bounded send queue. Nothing else writes to the socket.
+//
+// Pushes (notify, push: approvals, audit events, command.output, progress)
+// never wait: a full queue drops the connection. Answers (answer) wait for
+// room, but never longer than the connection lives; the writer's deadline
+// ends a connection whose peer stops reading, so that wait is bounded too.
 type conn struct {
 	s        *Server
 	ws       *websocket.Conn
@@ -143,7 +153,7 @@ type conn struct {
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
 
-	wmu       sync.Mutex    // held while writing a frame
+	send      chan frame    // frames for writeLoop, the only writer
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
 	work      chan job // unbuffered: taken only by an idle worker
@@ -325,19 +335,30 @@ func (c *conn) handle(ctx context.Context, req *rpc.Request) {
 		c.queue(rpc.Fail(req.ID, rpc.FromError(err)))
 		return
 	}
-	// queue writes before it returns, so the frame's buffer is reused.
+	// The buffer goes to the writer with the frame, which puts it back.
 	bp := frames.Get().(*[]byte)
-	defer frames.Put(bp)
 	b, merr := rpc.AppendResult((*bp)[:0], req.ID, result)
 	if merr != nil {
+		frames.Put(bp)
 		c.s.log.Error("encode result", "method", req.Method, "err", merr)
 		c.queue(rpc.Fail(req.ID, rpc.FromError(merr)))
 		return
 	}
-	if cap(b) <= maxPooledFrame {
-		*bp = b
+	*bp = b
+	c.enqueue(frame{b: b, pooled: bp})
+}
+
+// frame is one message for the writer; pooled, if set, holds b and goes
+// back to frames once b is written.
+type frame struct {
+	b      []byte
+	pooled *[]byte
+}
+
+func (f frame) release() {
+	if f.pooled != nil && cap(*f.pooled) <= maxPooledFrame {
+		frames.Put(f.pooled)
 	}
-	c.queue(b)
 }
 
 // frames holds answer buffers; one bigger than maxPooledFrame is dropped.
@@ -345,31 +366,50 @@ var frames = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b 
 
 const maxPooledFrame = 1 << 20
 
-// queue writes a frame from the calling goroutine, one writer at a time.
-// A connection whose reader is too slow to take a frame within writeWait
-// is dropped rather than slowing the server. It reports false once the
-// connection is finished.
-func (c *conn) queue(b []byte) bool {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+// queue queues an answer: it waits for room in the send queue, but only
+// as long as the connection lives. It reports false once the connection
+// is finished.
+func (c *conn) queue(b []byte) bool { return c.enqueue(frame{b: b}) }
+
+func (c *conn) enqueue(f frame) bool {
+	select {
+	case <-c.done:
+		f.release()
+		return false
+	default:
+	}
+	select {
+	case c.send <- f:
+		return true
+	case <-c.done:
+		f.release()
+		return false
+	}
+}
+
+// push queues a notification without waiting: a connection whose queue
+// is full is not reading and is dropped. It reports false once the
+// connection is finished (or has just been dropped).
+func (c *conn) push(b []byte) bool {
 	select {
 	case <-c.done:
 		return false
 	default:
 	}
-	c.ws.SetWriteDeadline(time.Now().Add(writeWait))
-	if err := c.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			c.s.log.Warn("dropping slow connection", "client", c.caller.Client)
-		}
+	select {
+	case c.send <- frame{b: b}:
+		return true
+	default:
+		c.s.log.Warn("dropping a connection that does not read what it is sent", "client", c.caller.Client)
 		c.finish()
 		return false
 	}
-	return true
 }
 
-// writeLoop pings the peer and, once the connection is finished, says
-// goodbye and closes it. Frames are written by queue.
+// writeLoop is the connection's only writer: it writes queued frames,
+// pings the peer, and once the connection is finished says goodbye and
+// closes it. A peer that does not take a frame within writeWait is
+// dropped rather than waited on.
 func (c *conn) writeLoop() {
 	ping := time.NewTicker(pingPeriod)
 	defer func() {
@@ -378,24 +418,50 @@ func (c *conn) writeLoop() {
 	}()
 	for {
 		select {
+		case f := <-c.send:
+			if !c.write(f, time.Now().Add(writeWait)) {
+				return
+			}
+			// Let the workers and the audit committer run: woken by
+			// every answer, the writer would otherwise keep the
+			// processor from the calls whose answers it waits for
+			// (BenchmarkFileRead: 0.38× the bare server without this,
+			// 0.7× with it, on two cores).
+			runtime.Gosched()
 		case <-ping.C:
 			if err := c.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
 				c.finish()
 				return
 			}
 		case <-c.done:
-			// Wait for a frame being written, then say goodbye; queue
-			// writes nothing more once done is closed.
-			c.wmu.Lock()
-			defer c.wmu.Unlock()
 			code := websocket.CloseNormalClosure
 			if c.goingAway.Load() {
+				// Shutting down: the answers of the calls it waited
+				// for are queued; send them before saying goodbye.
 				code = websocket.CloseGoingAway
+				dl := time.Now().Add(time.Second)
+				for len(c.send) > 0 && c.write(<-c.send, dl) {
+				}
 			}
 			c.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
 			return
 		}
 	}
+}
+
+// write writes f by deadline dl; a failure finishes the connection.
+func (c *conn) write(f frame, dl time.Time) bool {
+	c.ws.SetWriteDeadline(dl)
+	err := c.ws.WriteMessage(websocket.TextMessage, f.b)
+	f.release()
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			c.s.log.Warn("dropping slow connection", "client", c.caller.Client)
+		}
+		c.finish()
+		return false
+	}
+	return true
 }
 
 // finish ends the connection once: the reader stops, subscriptions and
@@ -439,13 +505,14 @@ func (c *conn) shutdown(ctx context.Context) {
 	c.finish()
 }
 
-// notify sends a notification; it reports false once the connection is gone.
+// notify pushes a notification without waiting (see push); it reports
+// false once the connection is gone.
 func (c *conn) notify(method string, params any) bool {
-	frame, err := rpc.Notify(method, params)
+	b, err := rpc.Notify(method, params)
 	if err != nil {
 		return true
 	}
-	return c.queue(frame)
+	return c.push(b)
 }
 
 // subscribeOnce reports whether this is the connection's first
