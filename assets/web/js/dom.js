@@ -298,6 +298,13 @@ export function wantsSentence(client, access, target) {
   return `${client} wants to ${accessVerbs[access] || access} ${target}`;
 }
 
+/** folderName names the folder an agent acts in ("scope" on the wire): "alice’s folder", as policy.FolderName. */
+export function folderName(scope) {
+  if (!scope || scope === 'default') return 'the default folder';
+  if (scope === 'companion') return 'the companion folder';
+  return `${scope}’s folder`;
+}
+
 export function scopeName(scope) {
   if (scope === 'default') return 'Default';
   if (scope === 'companion') return 'Companion';
