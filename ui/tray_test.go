@@ -3,6 +3,9 @@ package ui
 import (
 	"context"
 	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -570,4 +573,36 @@ func TestDialogDefaultAndSteps(t *testing.T) {
 	if d.prev.Visible() || d.next.Visible() {
 		t.Error("previous/next shown with one approval left")
 	}
+}
+
+// TestDialogPictures draws the dialog with three approvals waiting, a
+// normal one and one for secrets, with Fyne's software painter, and
+// leaves the pictures in $CORRAL_SHOTS when set (for the eye; the
+// assertions are TestDialogDefaultAndSteps').
+func TestDialogPictures(t *testing.T) {
+	dir := os.Getenv("CORRAL_SHOTS")
+	if dir == "" {
+		t.Skip("CORRAL_SHOTS is not set")
+	}
+	h := newHarness(t)
+	h.request(h.approval("ap_1", "/home/alice/notes/todo.txt", 0))
+	secret := h.approval("ap_2", "/home/alice/.ssh/id_ed25519", time.Second)
+	secret.Sensitive, secret.Folder = "SSH keys", ""
+	h.request(secret)
+	h.request(h.approval("ap_3", "/etc/c", 2*time.Second))
+	d := h.tray.dialog
+	save := func(name string) {
+		h.advance(GuardDelay)
+		f, err := os.Create(filepath.Join(dir, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, d.win.Canvas().Capture()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("vocab-dialog-normal-1of3")
+	test.Tap(d.next)
+	save("vocab-dialog-sensitive-2of3")
 }
