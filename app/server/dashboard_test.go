@@ -659,7 +659,7 @@ func TestDashboardRefusalWording(t *testing.T) {
 	login := rowOf("dashboard")
 	cells := js[[]string](b, `(() => { const tr = document.querySelector('#audit-table tbody tr[data-id="`+login.ID+`"]');
 		return [tr.querySelector('.t-op').textContent, tr.querySelector('.t-user').textContent]; })()`)
-	if cells[0] != "Made a login link" || cells[1] != "All scopes" {
+	if cells[0] != "Made a login link" || cells[1] != "All folders" {
 		t.Errorf("session.login row: action %q, scope %q", cells[0], cells[1])
 	}
 	if opt := js[string](b, `document.querySelector('#f-op option[value="session.login"]')?.textContent || ''`); opt != "Made a login link (session.login)" {
@@ -669,7 +669,7 @@ func TestDashboardRefusalWording(t *testing.T) {
 	b.wait(`document.querySelector('#detail').open`)
 	d := js[string](b, `document.querySelector('#detail').innerText`)
 	b.shot("detail-session-login")
-	if !strings.Contains(d, "for all scopes. Corral allowed it.") || strings.Contains(d, "— scope") || strings.Contains(d, "Corral asked") {
+	if !strings.Contains(d, "for all folders. Corral allowed it.") || strings.Contains(d, "— scope") || strings.Contains(d, "Corral asked") {
 		t.Errorf("session.login detail:\n%s", d)
 	}
 	b.noPageErrors()
