@@ -125,7 +125,7 @@ func runAudit(args []string) error {
 	follow := fs.Bool("follow", false, "keep printing new events")
 	p := map[string]*string{}
 	for k, usage := range map[string]string{
-		"client": "only this client's events", "user": "only events in this user's scope",
+		"client": "only this client's events", "user": "only events in this user's folder",
 		"op": "only this operation, e.g. file.read", "decision": "only allow, deny or error",
 		"text":  "only events mentioning this text",
 		"since": "only events after this: a time (RFC 3339) or a duration back from now (1h, 7d)",
@@ -346,7 +346,7 @@ func call(ctx context.Context, c *client.Client, method string, params, v any) e
 
 func runLink(args []string) error {
 	fs := flag.NewFlagSet("link", flag.ContinueOnError)
-	user := fs.String("user", "", "the user (scope) whose folder holds PATH: a user id, companion or default")
+	user := fs.String("user", "", "the user whose folder holds PATH: a user id, companion or default")
 	expires := fs.String("expires", "", "how long the link works, e.g. 1h or 7d (default: [links] expiry)")
 	// Accept flags after PATH too: corral link output/r.md --user alice.
 	pos, err := parseInterleaved(fs, args)

@@ -60,6 +60,8 @@ type approvalDialog struct {
 	options   *fyne.Container
 	status    *widget.Label
 	buttons   map[policy.Decision]*widget.Button
+	prev      *widget.Button // previous/next waiting approval: shown when several wait
+	next      *widget.Button
 	form      *widget.Form
 	scroll    *container.Scroll // holds form
 
@@ -92,16 +94,23 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 	d.status.Importance = widget.DangerImportance
 	d.status.Hide()
 
-	for _, c := range (prompt{}).choices() {
+	// One row of allow buttons, one of deny buttons, all of the same
+	// weight; only the default answer (render) stands out.
+	var allow, deny []fyne.CanvasObject
+	for _, c := range policy.AllChoices() {
 		b := widget.NewButton(c.Label, func() { d.press(c.Decision) })
-		switch c.Decision {
-		case policy.AllowOnce:
-			b.Importance = widget.HighImportance
-		case policy.DenyOnce, policy.DenyAlways:
-			b.Importance = widget.DangerImportance
-		}
 		d.buttons[c.Decision] = b
+		if c.Allows {
+			allow = append(allow, b)
+		} else {
+			deny = append(deny, b)
+		}
 	}
+	for len(deny) < len(allow) {
+		deny = append(deny, layout.NewSpacer())
+	}
+	d.prev = widget.NewButton("‹ Previous", func() { d.step(-1) })
+	d.next = widget.NewButton("Next ›", func() { d.step(1) })
 	d.form = widget.NewForm(
 		widget.NewFormItem("Careful", d.careful),
 		widget.NewFormItem("Who", d.who),
@@ -112,15 +121,14 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 	)
 	d.scroll = container.NewVScroll(d.form)
 	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
-	allow := container.NewGridWithColumns(3, d.buttons[policy.AllowOnce], d.buttons[policy.AllowSession], d.buttons[policy.AllowAlways])
-	deny := container.NewGridWithColumns(3, d.buttons[policy.DenyOnce], d.buttons[policy.DenyAlways], layout.NewSpacer())
 	d.win.SetContent(container.NewPadded(container.NewBorder(
-		container.NewBorder(nil, nil, nil, d.position, d.title),
+		container.NewBorder(nil, nil, nil, container.NewHBox(d.prev, d.position, d.next), d.title),
 		container.NewVBox(
 			d.countdown, d.bar.box,
 			widget.NewSeparator(),
 			d.options,
-			allow, deny,
+			container.NewGridWithColumns(len(allow), allow...),
+			container.NewGridWithColumns(len(deny), deny...),
 			d.status,
 		),
 		nil, nil,
@@ -144,6 +152,13 @@ func (d *approvalDialog) sync() {
 		return
 	}
 	d.position.SetText(d.t.queue.position())
+	if d.t.queue.len() > 1 {
+		d.prev.Show()
+		d.next.Show()
+	} else {
+		d.prev.Hide()
+		d.next.Hide()
+	}
 	if a.ID == d.p.a.ID && d.visible {
 		return
 	}
@@ -151,6 +166,14 @@ func (d *approvalDialog) sync() {
 	if !d.visible {
 		d.visible = true
 		d.t.raise(d.win)
+		d.win.CenterOnScreen()
+	}
+}
+
+// step shows the previous (-1) or next (+1) waiting approval.
+func (d *approvalDialog) step(delta int) {
+	if d.t.queue.step(delta) {
+		d.sync()
 	}
 }
 
@@ -166,12 +189,13 @@ func (d *approvalDialog) render(a policy.Approval) {
 	d.why.SetText(d.p.why())
 	d.showItem(0, d.careful, d.p.careful())
 	d.showItem(5, d.preview, visible.Cut(visible.Text(a.Preview), 600))
-	// The safe choice is the default look for secrets: Deny, not Allow.
-	d.buttons[policy.AllowOnce].Importance = widget.HighImportance
-	d.buttons[policy.DenyOnce].Importance = widget.DangerImportance
-	if a.Sensitive != "" {
-		d.buttons[policy.AllowOnce].Importance = widget.MediumImportance
-		d.buttons[policy.DenyOnce].Importance = widget.HighImportance
+	// Allow and deny weigh the same; the default answer (Deny for
+	// secrets) is the one marked and focused once the guard has passed.
+	for dec, b := range d.buttons {
+		b.Importance = widget.MediumImportance
+		if dec == a.Default() {
+			b.Importance = widget.HighImportance
+		}
 	}
 	d.status.SetText("")
 	d.status.Hide()
@@ -207,6 +231,7 @@ func (d *approvalDialog) render(a policy.Approval) {
 		d.t.do(func() {
 			if d.visible && d.p.a.ID == id && !d.answering {
 				d.setButtons(true)
+				d.win.Canvas().Focus(d.buttons[a.Default()])
 			}
 		})
 	})

@@ -22,14 +22,14 @@ func fileApproval(id string, at time.Time) policy.Approval {
 }
 
 func TestPromptChoices(t *testing.T) {
-	labels := func(cs []choice) (out []string) {
+	labels := func(cs []policy.Choice) (out []string) {
 		for _, c := range cs {
 			out = append(out, string(c.Decision)+"="+c.Label)
 		}
 		return out
 	}
 	normal := prompt{a: fileApproval("ap_1", t0)}
-	want := []string{"allow_once=Allow once", "allow_session=Allow for this session", "allow_always=Allow always", "deny_once=Deny once", "deny_always=Deny always"}
+	want := []string{"allow_once=Allow once", "allow_session=Allow until restart", "allow_always=Always allow", "deny_once=Deny", "deny_always=Always deny"}
 	if got := labels(normal.choices()); !slices.Equal(got, want) {
 		t.Errorf("normal choices = %q, want %q", got, want)
 	}

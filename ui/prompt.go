@@ -23,12 +23,6 @@ var (
 	errNotAccepted = errors.New("this approval does not accept that decision")
 )
 
-// choice is one answer button of the approval dialog.
-type choice struct {
-	Decision policy.Decision
-	Label    string
-}
-
 // expiry is one entry of the "remember for" choice that goes with the
 // "always" answers.
 type expiry struct {
@@ -69,20 +63,10 @@ type prompt struct {
 	shown time.Time // when it appeared on screen; the guard counts from here
 }
 
-// choices are the buttons, in order: the five answers, or only "Allow
-// once" and "Deny" for a one-time-only approval (network, asked commands).
-func (p prompt) choices() []choice {
-	if p.a.OneTimeOnly {
-		return []choice{{policy.AllowOnce, "Allow once"}, {policy.DenyOnce, "Deny"}}
-	}
-	return []choice{
-		{policy.AllowOnce, "Allow once"},
-		{policy.AllowSession, "Allow for this session"},
-		{policy.AllowAlways, "Allow always"},
-		{policy.DenyOnce, "Deny once"},
-		{policy.DenyAlways, "Deny always"},
-	}
-}
+// choices are the buttons, in the order and words of the policy's table:
+// the five answers, or only "Allow once" and "Deny" for a one-time-only
+// approval (network, asked commands).
+func (p prompt) choices() []policy.Choice { return p.a.Choices() }
 
 // remembers reports whether the approval can create a rule at all, so
 // whether the "always" options make sense.
@@ -159,7 +143,7 @@ func (p prompt) careful() string {
 const defaultExpiry = 3
 
 func (p prompt) who() string {
-	return visible.Text(fmt.Sprintf("%s, acting in scope %q", p.a.Client, p.a.User))
+	return visible.Text(p.a.Client + ", working in " + policy.FolderName(p.a.User))
 }
 
 // notification is the desktop notification's body: the question on one

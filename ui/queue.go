@@ -65,6 +65,18 @@ func (q *queue) choose(id string) bool {
 	return true
 }
 
+// step moves the screen by delta places, stopping at either end; it
+// reports whether the approval on screen changed.
+func (q *queue) step(delta int) bool {
+	i := q.index(q.current)
+	if i < 0 {
+		return false
+	}
+	j := min(max(i+delta, 0), len(q.items)-1)
+	q.current = q.items[j].ID
+	return j != i
+}
+
 // shown is the approval on screen.
 func (q *queue) shown() (policy.Approval, bool) {
 	i := q.index(q.current)

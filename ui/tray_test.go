@@ -3,6 +3,9 @@ package ui
 import (
 	"context"
 	"errors"
+	"image/png"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +20,18 @@ import (
 	"corral/core/policy"
 )
 
+// tableLabels are the labels policy's one table gives a's answers.
+func tableLabels(a policy.Approval) (out []string) {
+	for _, c := range a.Choices() {
+		out = append(out, c.Label)
+	}
+	return out
+}
+
 // visibleButtons lists the dialog's shown buttons, in the order a reader
 // meets them.
 func visibleButtons(d *approvalDialog) (out []string) {
-	for _, c := range (prompt{}).choices() {
+	for _, c := range policy.AllChoices() {
 		if b := d.buttons[c.Decision]; b.Visible() {
 			out = append(out, b.Text)
 		}
@@ -64,7 +75,7 @@ func TestDialogShowsTheRequest(t *testing.T) {
 		"title": d.title.Text, "who": d.who.Text, "access": d.access.Text, "target": d.target.Text, "why": d.why.Text,
 	} {
 		want := map[string]string{
-			"title": "alice-agent wants to read /home/alice/notes/todo.txt", "who": `alice-agent, acting in scope "alice"`,
+			"title": "alice-agent wants to read /home/alice/notes/todo.txt", "who": "alice-agent, working in alice’s folder",
 			"access": "read", "target": "/home/alice/notes/todo.txt", "why": "to summarise it",
 		}[name]
 		if got != want {
@@ -78,8 +89,7 @@ func TestDialogShowsTheRequest(t *testing.T) {
 	if !strings.Contains(d.countdown.Text, "1:55") || d.bar.frac > 0.96 {
 		t.Errorf("countdown after 5 s: %q, bar %v", d.countdown.Text, d.bar.frac)
 	}
-	want := []string{"Allow once", "Allow for this session", "Allow always", "Deny once", "Deny always"}
-	if got := visibleButtons(d); !slices.Equal(got, want) {
+	if got, want := visibleButtons(d), tableLabels(a); !slices.Equal(got, want) {
 		t.Errorf("buttons %q, want %q", got, want)
 	}
 	if !d.options.Visible() || !d.widen.Visible() || d.widen.Text != "Apply to this folder: /home/alice/notes" || d.expiry.Selected != "7 days" {
@@ -96,7 +106,7 @@ func TestDialogOneTimeOnly(t *testing.T) {
 	a.Access, a.OneTimeOnly = policy.Network, true
 	h.request(a)
 	d := h.tray.dialog
-	if got := visibleButtons(d); !slices.Equal(got, []string{"Allow once", "Deny"}) {
+	if got, want := visibleButtons(d), tableLabels(a); !slices.Equal(got, want) || len(got) != 2 {
 		t.Errorf("one-time-only buttons %q", got)
 	}
 	if d.options.Visible() {
@@ -111,7 +121,7 @@ func TestDialogOneTimeOnly(t *testing.T) {
 	// The next approval, a normal one, gets all five buttons back.
 	h.resolve("ap_net")
 	h.request(h.approval("ap_file", "/etc/hosts", time.Second))
-	if got := visibleButtons(h.tray.dialog); len(got) != 5 || got[3] != "Deny once" {
+	if got := visibleButtons(h.tray.dialog); len(got) != 5 || got[3] != "Deny" {
 		t.Errorf("buttons after a one-time-only approval: %q", got)
 	}
 }
@@ -512,3 +522,87 @@ func (m *memRules) LoadRules(ctx context.Context) ([]policy.Rule, error)    { re
 type memAudit struct{}
 
 func (memAudit) Record(ctx context.Context, e audit.Event) (int64, error) { return 1, nil }
+
+// Allow and deny weigh the same: only the default answer is marked, and
+// keyboard focus lands on it once the guard has passed — Deny for a
+// target that holds secrets. Previous/next walk the waiting approvals.
+func TestDialogDefaultAndSteps(t *testing.T) {
+	h := newHarness(t)
+	h.request(h.approval("ap_1", "/etc/a", 0))
+	secret := h.approval("ap_2", "/home/alice/.ssh/id_ed25519", time.Second)
+	secret.Sensitive = "SSH keys"
+	h.request(secret)
+	h.request(h.approval("ap_3", "/etc/c", 2*time.Second))
+	d := h.tray.dialog
+	check := func(want policy.Decision) {
+		t.Helper()
+		for dec, b := range d.buttons {
+			if b.Importance == widget.DangerImportance || (b.Importance == widget.HighImportance) != (dec == want) {
+				t.Errorf("%s: importance %v (default %s)", dec, b.Importance, want)
+			}
+		}
+		h.advance(GuardDelay)
+		if f := d.win.Canvas().Focused(); f != d.buttons[want] {
+			t.Errorf("focus on %v, want the %s button", f, want)
+		}
+	}
+	if !d.prev.Visible() || !d.next.Visible() || d.position.Text != "1 of 3" {
+		t.Fatalf("previous/next %v/%v, position %q", d.prev.Visible(), d.next.Visible(), d.position.Text)
+	}
+	check(policy.AllowOnce)
+	test.Tap(d.next)
+	if d.target.Text != "/home/alice/.ssh/id_ed25519" || d.position.Text != "2 of 3" {
+		t.Fatalf("after Next: %q %q", d.target.Text, d.position.Text)
+	}
+	if anyEnabled(d) {
+		t.Error("a stepped-to approval is answerable before its guard")
+	}
+	check(policy.DenyOnce)
+	test.Tap(d.next)
+	test.Tap(d.next) // stops at the end
+	if d.position.Text != "3 of 3" {
+		t.Errorf("after Next twice more: %q", d.position.Text)
+	}
+	test.Tap(d.prev)
+	test.Tap(d.prev)
+	if d.target.Text != "/etc/a" || d.position.Text != "1 of 3" {
+		t.Errorf("after Previous twice: %q %q", d.target.Text, d.position.Text)
+	}
+	h.resolve("ap_2")
+	h.resolve("ap_3")
+	if d.prev.Visible() || d.next.Visible() {
+		t.Error("previous/next shown with one approval left")
+	}
+}
+
+// TestDialogPictures draws the dialog with three approvals waiting, a
+// normal one and one for secrets, with Fyne's software painter, and
+// leaves the pictures in $CORRAL_SHOTS when set (for the eye; the
+// assertions are TestDialogDefaultAndSteps').
+func TestDialogPictures(t *testing.T) {
+	dir := os.Getenv("CORRAL_SHOTS")
+	if dir == "" {
+		t.Skip("CORRAL_SHOTS is not set")
+	}
+	h := newHarness(t)
+	h.request(h.approval("ap_1", "/home/alice/notes/todo.txt", 0))
+	secret := h.approval("ap_2", "/home/alice/.ssh/id_ed25519", time.Second)
+	secret.Sensitive, secret.Folder = "SSH keys", ""
+	h.request(secret)
+	h.request(h.approval("ap_3", "/etc/c", 2*time.Second))
+	d := h.tray.dialog
+	save := func(name string) {
+		h.advance(GuardDelay)
+		f, err := os.Create(filepath.Join(dir, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := png.Encode(f, d.win.Canvas().Capture()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	save("vocab-dialog-normal-1of3")
+	test.Tap(d.next)
+	save("vocab-dialog-sensitive-2of3")
+}

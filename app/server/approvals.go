@@ -50,7 +50,12 @@ func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"pending": p.Pending()}, nil
+	pending := p.Pending()
+	out := make([]approvalOut, len(pending))
+	for i, a := range pending {
+		out[i] = withChoices(a)
+	}
+	return map[string]any{"pending": out}, nil
 }
 
 func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
@@ -100,7 +105,20 @@ func (cs *connSurface) send(method string, params any) {
 }
 
 func (cs *connSurface) ApprovalRequested(a policy.Approval) {
-	cs.send("approval.requested", map[string]any{"approval": a})
+	cs.send("approval.requested", map[string]any{"approval": withChoices(a)})
+}
+
+// approvalOut is an approval as the owner's surfaces receive it: with
+// the answers it accepts, in the words of policy's one table, and the
+// one to put first (Deny for secrets), so no surface keeps its own copy.
+type approvalOut struct {
+	policy.Approval
+	Choices         []policy.Choice `json:"choices"`
+	DefaultDecision policy.Decision `json:"default_decision"`
+}
+
+func withChoices(a policy.Approval) approvalOut {
+	return approvalOut{Approval: a, Choices: a.Choices(), DefaultDecision: a.Default()}
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {

@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +32,7 @@ import (
 	"corral/app/client"
 	"corral/assets"
 	"corral/core/audit"
+	"corral/core/policy"
 	"corral/store"
 )
 
@@ -685,7 +687,7 @@ func TestDashboardRefusalWording(t *testing.T) {
 	login := rowOf("dashboard")
 	cells := js[[]string](b, `(() => { const tr = document.querySelector('#audit-table tbody tr[data-id="`+login.ID+`"]');
 		return [tr.querySelector('.t-op').textContent, tr.querySelector('.t-user').textContent]; })()`)
-	if cells[0] != "Made a login link" || cells[1] != "All scopes" {
+	if cells[0] != "Made a login link" || cells[1] != "All folders" {
 		t.Errorf("session.login row: action %q, scope %q", cells[0], cells[1])
 	}
 	if opt := js[string](b, `document.querySelector('#f-op option[value="session.login"]')?.textContent || ''`); opt != "Made a login link (session.login)" {
@@ -695,7 +697,7 @@ func TestDashboardRefusalWording(t *testing.T) {
 	b.wait(`document.querySelector('#detail').open`)
 	d := js[string](b, `document.querySelector('#detail').innerText`)
 	b.shot("detail-session-login")
-	if !strings.Contains(d, "for all scopes. Corral allowed it.") || strings.Contains(d, "— scope") || strings.Contains(d, "Corral asked") {
+	if !strings.Contains(d, "for all folders. Corral allowed it.") || strings.Contains(d, "— scope") || strings.Contains(d, "Corral asked") {
 		t.Errorf("session.login detail:\n%s", d)
 	}
 	b.noPageErrors()
@@ -762,10 +764,30 @@ func TestDashboardApprovals(t *testing.T) {
 	done := async(alice, "file.read", m("path", outside, "reason", "summarise my taxes"))
 	b.wait(`document.querySelectorAll('.approval').length === 1`)
 	card := js[string](b, `document.querySelector('.approval').innerText`)
-	for _, want := range []string{"alice-agent", outside, "summarise my taxes", "left", "Always allow", "Allow this session", "Always deny"} {
+	for _, want := range []string{"alice-agent", outside, "summarise my taxes", "left", "In alice’s folder"} {
 		if !strings.Contains(card, want) {
 			t.Errorf("card lacks %q:\n%s", want, card)
 		}
+	}
+	if strings.Contains(strings.ToLower(card), "scope") {
+		t.Errorf("card says \"scope\":\n%s", card)
+	}
+	// The buttons are policy's one table, exactly: the allow row, then
+	// the deny row; only the default (Allow once) is the strong button.
+	var table [2][]string
+	for _, c := range policy.AllChoices() {
+		row := 1
+		if c.Allows {
+			row = 0
+		}
+		table[row] = append(table[row], c.Label+"|"+string(c.Decision))
+	}
+	rows := js[[][]string](b, `[...document.querySelectorAll('.approval .decisions .row')].map((r) => [...r.querySelectorAll('button')].map((x) => x.textContent + '|' + x.dataset.decision))`)
+	if len(rows) != 2 || !slices.Equal(rows[0], table[0]) || !slices.Equal(rows[1], table[1]) {
+		t.Errorf("button rows %q, want %q", rows, table)
+	}
+	if strong := js[[]string](b, `[...document.querySelectorAll('.approval .decisions .btn.allow, .approval .decisions .btn.deny')].map((x) => x.dataset.decision)`); !slices.Equal(strong, []string{"allow_once"}) {
+		t.Errorf("strong buttons %q, want only allow_once", strong)
 	}
 	if got := js[[]string](b, `[document.title, document.querySelector('#pending-badge').textContent, String(document.querySelector('#pending-badge').hidden)]`); got[0] != "(1) Corral — Approvals" || got[1] != "1" || got[2] != "false" {
 		t.Errorf("title and badge: %q", got)

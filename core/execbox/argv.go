@@ -220,7 +220,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		return nil, errs.New(errs.InvalidParams, "", "The command contains a NUL byte.")
 	}
 	if len(s.Command) > maxArg {
-		return nil, errs.New(errs.TooLarge, "", "The command is longer than 128 KiB; write it to a file in the scope and run that file instead.")
+		return nil, errs.New(errs.TooLarge, "", "The command is longer than 128 KiB; write it to a file in the agent's folder and run that file instead.")
 	}
 	user := s.User
 	if user == "" {
@@ -236,7 +236,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	}
 	scope := paths.Resolved(s.ScopeDir)
 	if fi, err := os.Stat(scope); err != nil || !fi.IsDir() {
-		return nil, errs.Wrap(err, errs.IO, "", "The home folder of this scope is missing, so the command did not run.")
+		return nil, errs.Wrap(err, errs.IO, "", "This agent's home folder is missing, so the command did not run.")
 	}
 	share := ""
 	if s.ShareDir != "" {
@@ -253,7 +253,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	}
 	for _, h := range r.hidden {
 		if paths.Within(h, scope) || (share != "" && paths.Within(h, share)) {
-			return nil, errs.New(errs.Denied, "", "Commands cannot run here: the scope or shared folder contains Corral's own files.")
+			return nil, errs.New(errs.Denied, "", "Commands cannot run here: the agent's folder or the shared folder contains Corral's own files.")
 		}
 	}
 	shareLink := s.ShareLink
@@ -369,7 +369,7 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 		}
 		for _, g := range guarded {
 			if paths.Overlap(src, g) {
-				return nil, errs.New(errs.Denied, d, "The folder %s cannot be shown inside the sandbox: it overlaps Corral's own files or a scope folder.", d)
+				return nil, errs.New(errs.Denied, d, "The folder %s cannot be shown inside the sandbox: it overlaps Corral's own files or an agent's folder.", d)
 			}
 		}
 		for _, o := range out {
@@ -390,7 +390,7 @@ func checkEnv(env map[string]string) ([]string, error) {
 			return nil, errs.New(errs.InvalidParams, "", "The environment variable name %q is not valid: use letters, digits and underscores, not starting with a digit.", k)
 		}
 		if k == "HOME" {
-			return nil, errs.New(errs.InvalidParams, "", "The environment variable HOME cannot be changed: it is always the scope's home folder.")
+			return nil, errs.New(errs.InvalidParams, "", "The environment variable HOME cannot be changed: it is always the agent's home folder.")
 		}
 		if strings.ContainsRune(v, 0) {
 			return nil, errs.New(errs.InvalidParams, "", "The environment variable %s contains a NUL byte.", k)

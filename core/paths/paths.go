@@ -258,10 +258,10 @@ func (l *Layout) Resolve(scope, p string) (Target, error) {
 		return Target{}, err
 	}
 	if !SafeSegment(scope) {
-		return Target{}, errs.New(errs.InvalidParams, "", "The scope name is not a simple name.")
+		return Target{}, errs.New(errs.InvalidParams, "", "The folder name is not a simple name.")
 	}
 	if ASCIIEqualFold(scope, l.SharedDir) {
-		return Target{}, errs.New(errs.InvalidParams, "", "The scope name is the shared folder's name.")
+		return Target{}, errs.New(errs.InvalidParams, "", "The folder name is the shared folder's name.")
 	}
 	if err := Check(p); err != nil {
 		return Target{}, err

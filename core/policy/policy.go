@@ -75,10 +75,11 @@ type Approval struct {
 
 // Decisions lists the answers the approval accepts.
 func (a Approval) Decisions() []Decision {
-	if a.OneTimeOnly {
-		return []Decision{AllowOnce, DenyOnce}
+	var out []Decision
+	for _, c := range a.Choices() {
+		out = append(out, c.Decision)
 	}
-	return []Decision{AllowOnce, AllowSession, AllowAlways, DenyOnce, DenyAlways}
+	return out
 }
 
 // Surface is a place where the owner can answer: the Asker side of the

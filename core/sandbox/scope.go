@@ -63,7 +63,7 @@ func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 		return scope, nil
 	}
 	if scope == ScopeDefault && ctx != nil && ctx.UserID != "" && !s.HasUser(ctx.UserID) {
-		return "", errs.New(errs.Forbidden, "", "There is no user %q in Corral's config, so this request falls to the %q scope, which this client may not act for.", ctx.UserID, scope)
+		return "", errs.New(errs.Forbidden, "", "There is no user %q in Corral's config, so this request falls to the %q folder, which this agent may not act in.", ctx.UserID, scope)
 	}
 	return "", errs.New(errs.Forbidden, "", "This client may not act for %q; ask the owner to add it to act_for in the config.", scope)
 }

@@ -540,7 +540,7 @@ export class Activity {
       ['Event number', String(e.id)],
       ['Time', `${full(e.time)} (${e.time})`],
       ['Agent', e.client],
-      ['Scope', eventScope(e)],
+      ['Folder', eventScope(e)],
       ['Action', `${opName(e.op)} (${e.op})`],
       ['Target', e.target || '—'],
       ['Decision', decisionNames[e.decision] || e.decision],

@@ -1,20 +1,14 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessLabels, wantsSentence, scopeName } from './dom.js';
+import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName } from './dom.js';
 
-const decisionsAll = [
-  { d: 'allow_once', label: 'Allow once', cls: 'allow' },
-  { d: 'allow_session', label: 'Allow this session', cls: 'allow-soft' },
-  { d: 'allow_always', label: 'Always allow', cls: 'allow-soft' },
-  { d: 'deny_once', label: 'Deny', cls: 'deny-soft' },
-  { d: 'deny_always', label: 'Always deny', cls: 'deny-soft' },
-];
+// The answers, their words and which one comes first are the server's
+// (policy's one table): each approval carries its `choices` and
+// `default_decision`.
 
-const saidAs = {
-  allow_once: 'allowed once', allow_session: 'allowed for this session', allow_always: 'always allowed',
-  deny_once: 'denied', deny_always: 'always denied',
-};
+/** said is "allowed once", "always denied" … for a's decision d. */
+const said = (a, d) => (a.choices || []).find((x) => x.decision === d)?.said || d;
 
 const fileAccess = new Set(['read', 'write', 'delete']);
 
@@ -67,7 +61,7 @@ export class Approvals {
       const who = by === 'timeout' ? 'Nobody answered in time'
         : by === 'paused' ? 'Agents were paused'
           : `Answered elsewhere${by ? ` (${by})` : ''}`;
-      toast(`${who}: ${c.a.client} was ${saidAs[decision] || decision}.`);
+      toast(`${who}: ${c.a.client} was ${said(c.a, decision)}.`);
     }
   }
 
@@ -124,17 +118,19 @@ export class Approvals {
           h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder))),
         h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
 
-    const decisions = oneTime ? decisionsAll.filter((x) => x.d === 'allow_once' || x.d === 'deny_once') : decisionsAll;
-    // For a target that holds secrets the safe answer looks like the
-    // default: Deny is the strong button, Allow once the soft one.
-    const cls = (x) => {
-      if (!a.sensitive) return x.cls;
-      if (x.d === 'allow_once') return 'allow-soft';
-      return x.d === 'deny_once' ? 'deny' : x.cls;
-    };
-    const buttons = decisions.map((x) => h('button', {
-      type: 'button', class: `btn ${cls(x)}`, dataset: { decision: x.d }, onclick: () => this.answer(a, x.d, widen, expiry),
-    }, x.label));
+    // One row of allow buttons and one of deny buttons, of equal weight;
+    // only the default answer (Deny for a target that holds secrets) is
+    // the strong button.
+    const button = (x) => h('button', {
+      type: 'button',
+      class: `btn ${x.allows ? 'allow' : 'deny'}${x.decision === a.default_decision ? '' : '-soft'}`,
+      title: x.explain,
+      dataset: { decision: x.decision, default: x.decision === a.default_decision ? '1' : '' },
+      onclick: () => this.answer(a, x.decision, widen, expiry),
+    }, x.label);
+    const choices = a.choices || [];
+    const buttons = choices.map(button);
+    const row = (allows) => h('div', { class: `row ${allows ? 'allows' : 'denies'}` }, buttons.filter((b, i) => choices[i].allows === allows));
 
     // The plain-language line, with the target set off as code when it
     // names it (it usually does), so a long path wraps and reads well.
@@ -147,14 +143,14 @@ export class Approvals {
       a.asked ? h('p', { class: 'asked muted' }, 'The agent asked for ', h('code', null, a.asked), ', which leads there.') : null,
       h('div', { class: 'who' },
         h('span', { class: 'chip', title: 'Agent' }, a.client),
-        h('span', { class: 'chip', title: 'Scope' }, `${scopeName(a.user)} scope`),
+        h('span', { class: 'chip', title: 'Folder' }, `In ${folderName(a.user)}`),
         h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
       a.reason ? h('blockquote', { class: 'why' }, h('span', { class: 'why-label' }, 'Why, in the agent’s words'), a.reason) : null,
       a.preview ? h('pre', { class: 'preview' }, a.preview) : null,
       countdown,
       options,
-      h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, buttons),
+      h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, row(true), row(false)),
       h('p', { class: 'muted small' }, `Asked ${full(a.requested_at)}`));
     return { a, el, fill, left, countdown, buttons, mine: false };
   }
@@ -163,7 +159,7 @@ export class Approvals {
     const c = this.cards.get(a.id);
     if (!c) return;
     const params = { id: a.id, decision };
-    const remembered = decision === 'allow_session' || decision === 'allow_always' || decision === 'deny_always';
+    const remembered = !!a.choices.find((x) => x.decision === decision)?.remembers;
     if (remembered && widen?.checked) params.widen = 'folder';
     if ((decision === 'allow_always' || decision === 'deny_always') && expiry?.value) params.expires_in = expiry.value;
     c.el.classList.add('answering');
@@ -172,7 +168,7 @@ export class Approvals {
     try {
       await this.rpc.call('approval.respond', params);
       this.remove(a.id);
-      toast(`${a.client} was ${saidAs[decision]}.`);
+      toast(`${a.client} was ${said(a, decision)}.`);
       if (remembered) this.app.rulesChanged();
     } catch (e) {
       c.mine = false;

@@ -212,16 +212,16 @@ const ownerActs = {
 // rule changes (device.pair is explained by ownerActs before this is asked).
 const ownerOps = new Set([...corralOps, 'rule.create', 'rule.revoke']);
 
-/** eventScope names an event's scope for the table and the detail. */
+/** eventScope names the folder an event happened in, for the table and the detail. */
 export function eventScope(e) {
   if (e.user) return scopeName(e.user);
-  return corralOps.has(e.op) ? 'All scopes' : '—';
+  return corralOps.has(e.op) ? 'All folders' : '—';
 }
 
-/** scopePhrase ends the detail's sentence: "in the alice scope", "for all scopes" or nothing. */
+/** scopePhrase ends the detail's sentence: "in alice’s folder", "for all folders" or nothing. */
 export function scopePhrase(e) {
-  if (e.user) return ` in the ${scopeName(e.user)} scope`;
-  return corralOps.has(e.op) ? ' for all scopes' : '';
+  if (e.user) return ` in ${folderName(e.user)}`;
+  return corralOps.has(e.op) ? ' for all folders' : '';
 }
 
 export const opName = (op) => opNames[op] || op;
@@ -230,12 +230,12 @@ export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed'
 
 // [headline, explanation, short word for the table] per decided_by.
 const decidedByText = {
-  scope: ['Inside its own folder', 'The target is inside the scope’s own folder or the shared folder, which agents may always use.', 'own folder'],
+  scope: ['Inside its own folder', 'The target is inside the agent’s own folder or the shared folder, which agents may always use.', 'own folder'],
   root: ['Inside a folder you opened to agents', 'The target is in one of the extra folders listed in Corral’s config.', 'open folder'],
   rule: ['A rule you made', 'A remembered answer (see Rules) decided without asking.', 'by a rule'],
   owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.', 'by you'],
   timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.', 'timed out'],
-  strict: ['Nobody was there to ask', 'Strict mode: with no tray, dashboard or phone open to ask, the request was denied at once.', 'nobody asked'],
+  strict: ['Nobody was there to ask', 'With no tray, dashboard or phone open to ask, the request was denied at once (Corral is set to refuse when nobody can be asked).', 'nobody asked'],
   paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.', 'paused'],
 };
 
@@ -244,20 +244,20 @@ const decidedByText = {
 // sentences are matched loosely; anything not recognised gets a general
 // explanation that is true for every such refusal.
 const fileRuleReasons = [
-  [/^forbidden:|may not act for/i, 'Not its scope', 'another scope',
-    'The agent named a scope it may not act for (act_for in the config), which is always refused without asking.'],
+  [/^forbidden:|may not act for/i, 'Not its folder', 'another folder',
+    'The agent named another agent’s folder it may not act in (act_for in the config), which is always refused without asking.'],
   [/is in your own folders; name it/i, 'Named by its host path', 'host path',
     'The agent named a file of its own folders by its full path on this computer. Corral refuses that spelling and tells the agent the path to use instead.'],
   [/belongs to Corral, to another user|agents can never use it/i, 'Off limits', 'off limits',
     'The path is Corral’s own files, another user’s folder or a system folder: agents can never use those, and you are never asked about them.'],
   [/hard link|more than one name/i, 'A hard-linked file', 'hard link',
-    'The file has more than one name (a hard link). Corral never opens such a file, even inside the scope’s own folder, because a hard link can bring in a file from somewhere agents may not go.'],
+    'The file has more than one name (a hard link). Corral never opens such a file, even inside the agent’s own folder, because a hard link can bring in a file from somewhere agents may not go.'],
   [/pipe, socket or device|not a regular file/i, 'Not a regular file', 'special file',
-    'The path is a pipe (FIFO), socket or device rather than a regular file or folder. Corral never opens those, even inside the scope’s own folder.'],
+    'The path is a pipe (FIFO), socket or device rather than a regular file or folder. Corral never opens those, even inside the agent’s own folder.'],
   [/too many links|link loop/i, 'Too many links', 'link loop',
     'The path goes through a loop of symbolic links or too long a chain of them, so Corral stopped following it.'],
   [/leads outside|outside your folder|only point into your own folder|must be inside the home folder/i, 'Outside its own folder', 'outside its folder',
-    'The path tried to leave the scope’s own folder (or named another scope), which is always refused without asking.'],
+    'The path tried to leave the agent’s own folder (or named another agent’s folder), which is always refused without asking.'],
   [/symbolic link/i, 'A symbolic link', 'symbolic link',
     'Links made by Corral never point at or through a symbolic link.'],
   [/read-only/i, 'Read-only disk', 'read-only',
@@ -265,7 +265,7 @@ const fileRuleReasons = [
   [/does not allow Corral/i, 'Not allowed by the computer', 'file permissions',
     'The computer’s own file permissions do not let Corral do that.'],
   [/top of its area/i, 'A top folder', 'top folder',
-    'Corral never deletes or moves the top of a scope, the shared folder or an opened folder.'],
+    'Corral never deletes or moves the top of an agent’s folder, the shared folder or an opened folder.'],
 ];
 
 // decidedBy explains a decision: [headline, explanation, short word for the table].
@@ -296,6 +296,13 @@ export const accessLabels = {
 export function wantsSentence(client, access, target) {
   if (access === 'network') return `${client} wants network access for ${target}`;
   return `${client} wants to ${accessVerbs[access] || access} ${target}`;
+}
+
+/** folderName names the folder an agent acts in ("scope" on the wire): "alice’s folder", as policy.FolderName. */
+export function folderName(scope) {
+  if (!scope || scope === 'default') return 'the default folder';
+  if (scope === 'companion') return 'the companion folder';
+  return `${scope}’s folder`;
 }
 
 export function scopeName(scope) {

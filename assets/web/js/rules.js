@@ -1,6 +1,6 @@
 // The owner's remembered answers: rule.list and rule.revoke. The list
 // refreshes when the audit log reports a rule made or revoked anywhere.
-import { h, $, full, ago, toast, confirmButton, scopeName, accessLabels } from './dom.js';
+import { h, $, full, ago, toast, confirmButton, folderName, accessLabels } from './dom.js';
 
 export class Rules {
   constructor(app) {
@@ -69,7 +69,7 @@ export class Rules {
           h('span', { class: 'chip' }, accessLabels[r.access] || r.access)),
         h('p', { class: 'meta' },
           h('span', { class: 'm' }, r.client === '*' ? 'any agent' : r.client),
-          h('span', { class: 'm' }, `${scopeName(r.user)} scope`),
+          h('span', { class: 'm' }, `In ${folderName(r.user)}`),
           h('span', { class: 'm', title: full(r.created) }, `made ${ago(r.created)} by ${r.created_by || 'someone'}`),
           h('span', { class: 'm', title: r.expires ? full(r.expires) : null }, life))),
       revoke);
