@@ -349,8 +349,18 @@ func attrs(c *conds, f audit.Filter) {
 	if f.User != "" {
 		c.add("user = ?", f.User)
 	}
+	if f.Agent != "" {
+		c.add(`client LIKE ? ESCAPE '\'`, likeContains(f.Agent))
+	}
 	if f.Op != "" {
 		c.add("op = ?", f.Op)
+	}
+	if len(f.Ops) > 0 {
+		args := make([]any, len(f.Ops))
+		for i, op := range f.Ops {
+			args[i] = op
+		}
+		c.add("op IN (?"+strings.Repeat(", ?", len(f.Ops)-1)+")", args...)
 	}
 	if f.Decision != "" {
 		c.add("decision = ?", string(f.Decision))
@@ -359,8 +369,8 @@ func attrs(c *conds, f audit.Filter) {
 		}
 	}
 	if f.Text != "" {
-		// instr matches a literal substring: no LIKE wildcards to escape.
-		c.add("(instr(target, ?) > 0 OR instr(detail, ?) > 0)", f.Text, f.Text)
+		t := likeContains(f.Text)
+		c.add(`(target LIKE ? ESCAPE '\' OR detail LIKE ? ESCAPE '\')`, t, t)
 	}
 	if f.Changed || f.Path != "" {
 		c.add("changes <> ''")
@@ -372,6 +382,15 @@ func attrs(c *conds, f audit.Filter) {
 		c.add("instr(changes, ?) > 0", string(q))
 	}
 }
+
+// likeContains is the LIKE pattern matching s anywhere, with LIKE's own
+// wildcards (%, _) and the escape character in s taken literally. SQLite's
+// LIKE ignores case for ASCII letters only.
+func likeContains(s string) string {
+	return "%" + likeEscaper.Replace(s) + "%"
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`)
 
 func clampLimit(n int) int {
 	switch {

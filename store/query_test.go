@@ -50,10 +50,26 @@ func matches(e audit.Event, f audit.Filter) bool {
 		(f.Until.IsZero() || e.Time.Before(f.Until)) &&
 		(f.Client == "" || e.Client == f.Client) &&
 		(f.User == "" || e.User == f.User) &&
+		(f.Agent == "" || asciiContainsFold(e.Client, f.Agent)) &&
 		(f.Op == "" || e.Op == f.Op) &&
+		(f.Ops == nil || slices.Contains(f.Ops, e.Op)) &&
 		(f.Decision == "" || e.Decision == f.Decision) &&
-		(f.Text == "" || strings.Contains(e.Target, f.Text) || strings.Contains(e.Detail, f.Text)) &&
+		(f.Text == "" || asciiContainsFold(e.Target, f.Text) || asciiContainsFold(e.Detail, f.Text)) &&
 		(f.ID == 0 || e.ID == f.ID)
+}
+
+// asciiContainsFold reports whether sub is part of s, ignoring the case of
+// ASCII letters only (as SQLite's LIKE does).
+func asciiContainsFold(s, sub string) bool {
+	lower := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if 'A' <= r && r <= 'Z' {
+				return r + 'a' - 'A'
+			}
+			return r
+		}, s)
+	}
+	return strings.Contains(lower(s), lower(sub))
 }
 
 func want(evs []audit.Event, f audit.Filter) []int64 {
@@ -87,6 +103,11 @@ var filterCases = []struct {
 	{"text in detail", audit.Filter{Text: "why: plain"}},
 	{"unknown client", audit.Filter{Client: "nobody"}},
 	{"client is exact", audit.Filter{Client: "code"}},
+	{"agent is a part of the client", audit.Filter{Agent: "ODE"}},
+	{"agent with a wildcard", audit.Filter{Agent: "c_de"}},
+	{"several ops", audit.Filter{Ops: []string{"file.write", "command.run"}}},
+	{"several ops and op", audit.Filter{Op: "file.write", Ops: []string{"file.write", "command.run"}}},
+	{"text ignores case", audit.Filter{Text: "REPORT.MD"}},
 	{"op and decision", audit.Filter{Op: "file.read", Decision: audit.Allow}},
 	{"client user range", audit.Filter{Client: "claude", User: "alice", Since: t0.Add(2 * time.Hour), Until: t0.Add(30 * time.Hour)}},
 	{"everything", audit.Filter{Client: "phone", User: "alice", Op: "file.grep", Decision: audit.Allow, Text: ".", Since: t0, Until: t0.Add(40 * time.Hour)}},
@@ -120,7 +141,8 @@ func TestQueryFilters(t *testing.T) {
 	}
 }
 
-// %, _, quotes and backslashes are ordinary characters in a text filter.
+// %, _, quotes and backslashes are ordinary characters in a text filter;
+// the case of ASCII letters does not matter.
 func TestQueryTextIsLiteral(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t, Options{})
@@ -144,7 +166,9 @@ func TestQueryTextIsLiteral(t *testing.T) {
 		{`"`, []string{`"q"`}},
 		{"' OR 1=1 --", nil},
 		{"%%", nil},
-		{"ä", nil}, // case-sensitive
+		{"A_B", []string{"a_b"}}, // ASCII case ignored
+		{"AB", []string{"ab"}},
+		{"ä", nil}, // other letters keep their case (SQLite's LIKE)
 		{"ÄÖ", []string{"ÄÖ"}},
 	}
 	for _, tc := range tests {

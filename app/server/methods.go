@@ -258,22 +258,31 @@ func (s *Server) sessionLogin(ctx context.Context, c *call) (any, error) {
 	return map[string]any{"url": u, "expiresAt": exp.UTC().Format(time.RFC3339)}, nil
 }
 
+// maxOps bounds the operations one audit filter may list (its error says 64).
+const maxOps = 64
+
 type auditFilter struct {
-	Since    string `json:"since"`
-	Until    string `json:"until"`
-	Client   string `json:"client"`
-	User     string `json:"user"`
-	Op       string `json:"op"`
-	Decision string `json:"decision"`
-	Text     string `json:"text"`
-	ID       int64  `json:"id"`
-	Cursor   string `json:"cursor"`
-	Limit    int    `json:"limit"`
-	Bucket   string `json:"bucket"`
+	Since    string   `json:"since"`
+	Until    string   `json:"until"`
+	Client   string   `json:"client"`
+	Agent    string   `json:"agent"`
+	User     string   `json:"user"`
+	Op       string   `json:"op"`
+	Ops      []string `json:"ops"`
+	Changed  bool     `json:"changed"`
+	Decision string   `json:"decision"`
+	Text     string   `json:"text"`
+	ID       int64    `json:"id"`
+	Cursor   string   `json:"cursor"`
+	Limit    int      `json:"limit"`
+	Bucket   string   `json:"bucket"`
 }
 
 func (a auditFilter) filter() (audit.Filter, error) {
-	f := audit.Filter{Client: a.Client, User: a.User, Op: a.Op, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
+	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
+	if a.Ops != nil && (len(a.Ops) == 0 || len(a.Ops) > maxOps) {
+		return f, errs.New(errs.InvalidParams, "", "ops must list between 1 and 64 operations.")
+	}
 	if a.ID < 0 {
 		return f, errs.New(errs.InvalidParams, "", "id must be an event number (1 or more).")
 	}

@@ -89,10 +89,12 @@ type Filter struct {
 	Since    time.Time // inclusive
 	Until    time.Time // exclusive
 	Client   string
+	Agent    string // part of Client, ASCII case ignored
 	User     string
 	Op       string
+	Ops      []string // any of these operations; nil: any
 	Decision Decision
-	Text     string // literal substring of Target or Detail
+	Text     string // literal part of Target or Detail, ASCII case ignored
 	ID       int64  // only the event with this id; 0: any
 	Changed  bool   // only events that changed files (Event.Changes not empty)
 	Path     string // only events whose changes name this path (as Path or From); implies Changed

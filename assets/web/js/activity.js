@@ -13,6 +13,38 @@ import { openFile, shareDialog, scopeContext } from './links.js';
 
 const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text'];
 const RANGES = { '1h': 3600e3, '24h': 864e5, '7d': 7 * 864e5, '30d': 30 * 864e5 };
+// Ranges of whole local days: [days back from today's midnight for since, for until].
+const DAYS = { yesterday: [1, 0] };
+// Several actions at once, as audit.query parameters and as a test on a live event.
+const OP_GROUPS = {
+  changes: { q: { changed: true }, test: (e) => (e.changes || []).length > 0 },
+  looks: { ops: ['file.read', 'file.stat', 'folder.list', 'file.find', 'file.grep'] },
+};
+for (const g of Object.values(OP_GROUPS)) {
+  if (g.ops) {
+    g.q = { ops: g.ops };
+    g.test = (e) => g.ops.includes(e.op);
+  }
+}
+
+/** lowerASCII lowers A–Z only, as the server's search does. */
+const lowerASCII = (s) => String(s || '').replace(/[A-Z]/g, (c) => c.toLowerCase());
+const has = (s, part) => lowerASCII(s).includes(lowerASCII(part));
+
+/** midnight is local midnight, days before today's. */
+function midnight(now, days) {
+  const d = new Date(now);
+  d.setHours(0, 0, 0, 0);
+  d.setDate(d.getDate() - days);
+  return d.getTime();
+}
+
+/** exitCode is a finished command's exit status from its event's detail, or null. */
+export function exitCode(e) {
+  if (e.op !== 'command.run') return null;
+  const m = /(?:^|; )exit (\d+)(?:;|$)/.exec(e.detail || '');
+  return m ? Number(m[1]) : null;
+}
 const HOUR = 3600e3, DAY = 864e5;
 const PAGE = 100;
 // Operations whose target is a path in the event's scope.
@@ -213,7 +245,7 @@ export class Activity {
     this.away = false;
     const f = blankFilter();
     for (const k of KEYS) f[k] = params.get(k) || '';
-    if (f.range && f.range !== 'custom' && !RANGES[f.range]) f.range = '';
+    if (f.range && f.range !== 'custom' && !RANGES[f.range] && !DAYS[f.range]) f.range = '';
     if (f.decision && !decisionNames[f.decision]) f.decision = '';
     this.f = f;
     this.bucket = params.get('bucket') === 'day' ? 'day' : 'hour';
@@ -238,8 +270,15 @@ export class Activity {
   serverFilter(now) {
     const f = this.f;
     const q = {};
-    for (const k of ['client', 'user', 'op', 'decision', 'text']) if (f[k]) q[k] = f[k];
+    for (const k of ['user', 'decision', 'text']) if (f[k]) q[k] = f[k];
+    if (f.client) q.agent = f.client; // a part of the agent's name, any case
+    if (OP_GROUPS[f.op]) Object.assign(q, OP_GROUPS[f.op].q);
+    else if (f.op) q.op = f.op;
     if (RANGES[f.range]) q.since = isoSeconds(now - RANGES[f.range]);
+    if (DAYS[f.range]) {
+      q.since = isoSeconds(midnight(now, DAYS[f.range][0]));
+      q.until = isoSeconds(midnight(now, DAYS[f.range][1]));
+    }
     if (f.range === 'custom') {
       if (f.since) q.since = f.since;
       if (f.until) q.until = f.until;
@@ -250,8 +289,11 @@ export class Activity {
   matches(e) {
     const q = this.query;
     if (!q) return false;
-    for (const k of ['client', 'user', 'op', 'decision']) if (q[k] && e[k] !== q[k]) return false;
-    if (q.text && !(e.target || '').includes(q.text) && !(e.detail || '').includes(q.text)) return false;
+    for (const k of ['user', 'op', 'decision']) if (q[k] && e[k] !== q[k]) return false;
+    if (q.agent && !has(e.client, q.agent)) return false;
+    const group = OP_GROUPS[this.f.op];
+    if (group && !group.test(e)) return false;
+    if (q.text && !has(e.target, q.text) && !has(e.detail, q.text)) return false;
     const t = new Date(e.time).getTime();
     if (q.since && t < Date.parse(q.since)) return false;
     if (q.until && t >= Date.parse(q.until)) return false;
@@ -334,7 +376,7 @@ export class Activity {
     if ((end - start) / step > 24 * 31) step = DAY;
     let label;
     if (!q.since && !q.until) label = step === DAY && this.bucket === 'day' ? 'Last 30 days' : 'Last 48 hours';
-    else if (RANGES[this.f.range]) label = $('#f-range').selectedOptions[0]?.textContent || '';
+    else if (RANGES[this.f.range] || DAYS[this.f.range]) label = $('#f-range').selectedOptions[0]?.textContent || '';
     else label = `${full(start)} – ${full(end)}`;
     return { start: Math.floor(start / step) * step, end, step, label };
   }
@@ -435,6 +477,7 @@ export class Activity {
     this.events.set(e.id, e);
     this.addClients([e.client]);
     const by = decidedBy(e)[2];
+    const exit = exitCode(e);
     return h('tr', { tabindex: '0', dataset: { id: String(e.id), decision: e.decision } },
       h('td', { class: 't-time', title: full(e.time) }, when(e.time)),
       h('td', { class: 't-client' }, e.client),
@@ -443,7 +486,8 @@ export class Activity {
       h('td', { class: 't-target', title: e.target }, e.target || '—'),
       h('td', { class: 't-result' },
         h('span', { class: `pill ${e.decision}` }, decisionNames[e.decision] || e.decision),
-        by ? h('span', { class: 't-by' }, by) : null));
+        by ? h('span', { class: 't-by' }, by) : null,
+        exit ? h('span', { class: 'pill exit-bad', title: 'The command ended with an error status' }, `exit ${exit}`) : null));
   }
 
   /** freshRow is a row marked as new since the table was loaded. */

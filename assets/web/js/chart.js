@@ -50,14 +50,16 @@ export class Chart {
     this.draw();
   }
 
-  label(t, long) {
+  /** label names a column: its date when long or withDate, its hour for hourly columns. */
+  label(t, long, withDate = false) {
     const d = new Date(t);
     if (this.stepMs >= 864e5) {
       // Daily buckets start at UTC midnight: name them by their UTC date.
       return dateFormat({ timeZone: 'UTC', weekday: long ? 'short' : undefined, day: 'numeric', month: 'short' }).format(d);
     }
     const hm = `${pad(d.getHours())}:00`;
-    return long ? `${dateFormat({ weekday: 'short', day: 'numeric', month: 'short' }).format(d)} ${hm}` : hm;
+    if (long) return `${dateFormat({ weekday: 'short', day: 'numeric', month: 'short' }).format(d)} ${hm}`;
+    return withDate ? `${dateFormat({ day: 'numeric', month: 'short' }).format(d)} ${hm}` : hm;
   }
 
   draw() {
@@ -79,8 +81,11 @@ export class Chart {
     }
     const bw = (W - left) / cols.length;
     const gap = bw > 8 ? 2 : bw > 3 ? 1 : 0;
-    const every = Math.max(1, Math.ceil(70 / bw));
-    let empty = true;
+    // Hourly columns over several days name the date at each day's first label.
+    const dayOf = (t) => new Date(t).toDateString();
+    const days = this.stepMs < 864e5 && dayOf(cols[0].t) !== dayOf(cols.at(-1).t);
+    const every = Math.max(1, Math.ceil((days ? 96 : 70) / bw));
+    let empty = true, lastDay = '';
     cols.forEach((c, i) => {
       const x = left + i * bw;
       const g = s('g', { class: 'col' });
@@ -97,7 +102,9 @@ export class Chart {
       svg.append(g);
       c.g = g;
       if (i % every === 0) {
-        svg.append(s('text', { x: x + bw / 2, y: Hh - 4, 'text-anchor': 'middle' }, this.label(c.t, false)));
+        const day = dayOf(c.t);
+        svg.append(s('text', { x: x + bw / 2, y: Hh - 4, 'text-anchor': 'middle' }, this.label(c.t, false, days && day !== lastDay)));
+        lastDay = day;
       }
     });
     if (empty) {
