@@ -361,3 +361,32 @@ func TestLinkCreateOnlyWhatItCanServe(t *testing.T) {
 		t.Errorf("too long: %q", ce.Message)
 	}
 }
+
+// Reports are named after their title, never overwrite one another, and an
+// HTML fragment that opens with the title as its heading shows it once.
+func TestResultSaveNamesAndHeading(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	frag := "<h1>Quarterly Summary</h1><p>Sales rose.</p>"
+	first := rpcCall[map[string]string](t, alice, "result.save", m("title", "Quarterly Summary", "content", frag, "format", "html"))
+	second := rpcCall[map[string]string](t, alice, "result.save", m("title", "Quarterly Summary", "content", "<p>Second.</p>", "format", "html"))
+	day := time.Now().UTC().Format("2006-01-02")
+	if want := "output/report_" + day + "-quarterly-summary.html"; first["path"] != want {
+		t.Errorf("first report: %q, want %q", first["path"], want)
+	}
+	if want := "output/report_" + day + "-quarterly-summary-2.html"; second["path"] != want {
+		t.Errorf("second report: %q, want %q", second["path"], want)
+	}
+	_, body := get(t, first["url"])
+	if n := strings.Count(strings.ToLower(body), "<h1"); n != 1 || !strings.Contains(body, "Sales rose.") {
+		t.Errorf("first report has %d headings: %s", n, body)
+	}
+	_, body = get(t, second["url"])
+	if n := strings.Count(body, "<h1>Quarterly Summary</h1>"); n != 1 || !strings.Contains(body, "Second.") {
+		t.Errorf("second report has %d headings: %s", n, body)
+	}
+	sneaky := rpcCall[map[string]string](t, alice, "result.save", m("title", "../../secret.key", "content", "x", "format", "markdown"))
+	if want := "output/report_" + day + "-secret-key.md"; sneaky["path"] != want {
+		t.Errorf("path-like title: %q, want %q", sneaky["path"], want)
+	}
+}
