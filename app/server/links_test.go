@@ -1,6 +1,7 @@
 package server
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -388,5 +389,37 @@ func TestResultSaveNamesAndHeading(t *testing.T) {
 	sneaky := rpcCall[map[string]string](t, alice, "result.save", m("title", "../../secret.key", "content", "x", "format", "markdown"))
 	if want := "output/report_" + day + "-secret-key.md"; sneaky["path"] != want {
 		t.Errorf("path-like title: %q, want %q", sneaky["path"], want)
+	}
+}
+
+// A browser opening a Markdown link sees it rendered, with a link to the
+// raw file; ?raw=1 and programs (no text/html in Accept) get the bytes.
+func TestMarkdownRenderedByDefault(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	md := "# Notes\n\n<script>alert(1)</script>\n\n- one\n"
+	u := rpcCall[map[string]string](t, alice, "result.save", m("title", "Notes", "content", md))["url"]
+	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	resp, body := get(t, u, "Accept", browser)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(body, "<h1>Notes</h1>") || strings.Contains(body, "<script>") || resp.Header.Get("Vary") != "Accept" {
+		t.Fatalf("browser GET: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	checkSecurityHeaders(t, resp)
+	i := strings.Index(body, `<a href="?`)
+	if i < 0 {
+		t.Fatalf("no raw link: %s", body)
+	}
+	rawRef := html.UnescapeString(body[i+len(`<a href="`) : i+strings.Index(body[i:], `">`)])
+	resp, body = get(t, h.url+"/files/out"+rawRef, "Accept", browser)
+	if resp.StatusCode != 200 || body != md || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") {
+		t.Errorf("raw link %s: %d %q", rawRef, resp.StatusCode, body)
+	}
+	checkSecurityHeaders(t, resp)
+	if resp, body = get(t, u); body != md {
+		t.Errorf("program GET: %d %q", resp.StatusCode, body)
+	}
+	if resp, body = get(t, u+"&raw=1&raw=1", "Accept", browser); resp.StatusCode != 403 {
+		t.Errorf("duplicate raw: %d %q", resp.StatusCode, body)
 	}
 }
