@@ -55,7 +55,7 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for k, v := range q {
-		if (k != "path" && k != "token" && k != "view") || len(v) != 1 {
+		if (k != "path" && k != "token" && k != "view" && k != "raw") || len(v) != 1 {
 			forbidden() // duplicate or unknown parameters: never guess which one counts
 			return
 		}
@@ -87,9 +87,12 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sv.File.Close()
 	if strings.HasSuffix(strings.ToLower(p), ".md") {
-		if q.Get("view") == "1" {
-			s.renderMarkdown(w, p, sv)
-			return
+		h.Set("Vary", "Accept")
+		if view := q.Get("view") == "1"; view || showRendered(r, q) {
+			raw := url.Values{"path": {p}, "token": {token}, "raw": {"1"}}
+			if s.renderMarkdown(w, p, sv, "?"+raw.Encode(), view) {
+				return
+			}
 		}
 		h.Set("Content-Type", "text/markdown; charset=utf-8")
 	} else if ct, head := contentType(p, sv); markupType(ct) {
@@ -165,26 +168,40 @@ func plain(w http.ResponseWriter, code int, msg string) {
 
 var md = goldmark.New(goldmark.WithExtensions(extension.GFM)) // raw HTML is not rendered (goldmark's default)
 
-func (s *Server) renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served) {
+// showRendered reports whether a Markdown file is shown as a page: when a
+// browser opens it (its Accept names text/html), unless ?raw=1 or a range
+// asks for the bytes. Programs that fetch the link get the file as is.
+func showRendered(r *http.Request, q url.Values) bool {
+	return q.Get("raw") != "1" && r.Header.Get("Range") == "" && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// renderMarkdown answers a Markdown file as a page with a link to rawURL.
+// It reports false, having written nothing and rewound the file, when the
+// file is too large to render and the page was not asked for explicitly.
+func (s *Server) renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL string, explicit bool) bool {
 	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
-		return
+		return true
 	}
 	if len(src) > maxRenderedMarkdown {
+		if _, err := sv.File.Seek(0, io.SeekStart); err == nil && !explicit {
+			return false
+		}
 		plain(w, http.StatusRequestEntityTooLarge, "This Markdown file is too large to show rendered; open it without view=1.")
-		return
+		return true
 	}
 	var body bytes.Buffer
 	if err := md.Convert(src, &body); err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not render this file.")
-		return
+		return true
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	viewTmpl.Execute(w, struct {
-		Title string
-		Body  template.HTML
-	}{path.Base(p), template.HTML(body.String())}) // goldmark escapes raw HTML
+		Title, Raw string
+		Body       template.HTML
+	}{path.Base(p), rawURL, template.HTML(body.String())}) // goldmark escapes raw HTML
+	return true
 }
 
 type listingEntry struct {
@@ -262,5 +279,6 @@ var listingTmpl = template.Must(template.New("listing").Parse(`<!doctype html>
 var viewTmpl = template.Must(template.New("view").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>` + pageStyle + `</head>
-<body><main>{{.Body}}</main></body></html>
+<body><main>{{.Body}}</main>
+<footer>Shown rendered by Corral. <a href="{{.Raw}}">Open the raw file</a></footer></body></html>
 `))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -358,5 +359,66 @@ func TestLinkCreateOnlyWhatItCanServe(t *testing.T) {
 	ce := callErr(t, alice, "link.create", m("path", "output/b.txt", "expires_in", "9000h"))
 	if ce.Message != "Links can last at most 365 days." {
 		t.Errorf("too long: %q", ce.Message)
+	}
+}
+
+// Reports are named after their title, never overwrite one another, and an
+// HTML fragment that opens with the title as its heading shows it once.
+func TestResultSaveNamesAndHeading(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	frag := "<h1>Quarterly Summary</h1><p>Sales rose.</p>"
+	first := rpcCall[map[string]string](t, alice, "result.save", m("title", "Quarterly Summary", "content", frag, "format", "html"))
+	second := rpcCall[map[string]string](t, alice, "result.save", m("title", "Quarterly Summary", "content", "<p>Second.</p>", "format", "html"))
+	day := time.Now().UTC().Format("2006-01-02")
+	if want := "output/report_" + day + "-quarterly-summary.html"; first["path"] != want {
+		t.Errorf("first report: %q, want %q", first["path"], want)
+	}
+	if want := "output/report_" + day + "-quarterly-summary-2.html"; second["path"] != want {
+		t.Errorf("second report: %q, want %q", second["path"], want)
+	}
+	_, body := get(t, first["url"])
+	if n := strings.Count(strings.ToLower(body), "<h1"); n != 1 || !strings.Contains(body, "Sales rose.") {
+		t.Errorf("first report has %d headings: %s", n, body)
+	}
+	_, body = get(t, second["url"])
+	if n := strings.Count(body, "<h1>Quarterly Summary</h1>"); n != 1 || !strings.Contains(body, "Second.") {
+		t.Errorf("second report has %d headings: %s", n, body)
+	}
+	sneaky := rpcCall[map[string]string](t, alice, "result.save", m("title", "../../secret.key", "content", "x", "format", "markdown"))
+	if want := "output/report_" + day + "-secret-key.md"; sneaky["path"] != want {
+		t.Errorf("path-like title: %q, want %q", sneaky["path"], want)
+	}
+}
+
+// A browser opening a Markdown link sees it rendered, with a link to the
+// raw file; ?raw=1 and programs (no text/html in Accept) get the bytes.
+func TestMarkdownRenderedByDefault(t *testing.T) {
+	h := start(t, "")
+	alice := h.dial(aliceKey)
+	md := "# Notes\n\n<script>alert(1)</script>\n\n- one\n"
+	u := rpcCall[map[string]string](t, alice, "result.save", m("title", "Notes", "content", md))["url"]
+	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+	resp, body := get(t, u, "Accept", browser)
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+		!strings.Contains(body, "<h1>Notes</h1>") || strings.Contains(body, "<script>") || resp.Header.Get("Vary") != "Accept" {
+		t.Fatalf("browser GET: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	checkSecurityHeaders(t, resp)
+	i := strings.Index(body, `<a href="?`)
+	if i < 0 {
+		t.Fatalf("no raw link: %s", body)
+	}
+	rawRef := html.UnescapeString(body[i+len(`<a href="`) : i+strings.Index(body[i:], `">`)])
+	resp, body = get(t, h.url+"/files/out"+rawRef, "Accept", browser)
+	if resp.StatusCode != 200 || body != md || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/markdown") {
+		t.Errorf("raw link %s: %d %q", rawRef, resp.StatusCode, body)
+	}
+	checkSecurityHeaders(t, resp)
+	if resp, body = get(t, u); body != md {
+		t.Errorf("program GET: %d %q", resp.StatusCode, body)
+	}
+	if resp, body = get(t, u+"&raw=1&raw=1", "Accept", browser); resp.StatusCode != 403 {
+		t.Errorf("duplicate raw: %d %q", resp.StatusCode, body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"os"
 	"regexp"
@@ -303,8 +304,8 @@ type Result struct {
 // maxReturnedMarkdown caps the content result.save hands back.
 const maxReturnedMarkdown = 16 << 10
 
-// SaveResult answers result.save: it writes output/report_<id>.md or
-// .html and links it.
+// SaveResult answers result.save: it writes
+// output/report_<date>-<slug of the title>.md or .html and links it.
 func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Result, error) {
 	_, lc, err := s.signer()
 	if err != nil {
@@ -337,9 +338,23 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 		o.ev.Target = s.layout.OutputDir
 		return Result{}, o.end(ctx, err)
 	}
-	name := s.layout.OutputDir + "/report_" + reportID(s.now()) + ext
-	o.ev.Detail = a.Format + ": " + clip(a.Title, 200)
-	d, t, err := o.target(name, needWrite)
+	detail := a.Format + ": " + clip(a.Title, 200)
+	// One report named at a time, so that two reports with the same title
+	// never pick the same free name.
+	s.reportMu.Lock()
+	defer s.reportMu.Unlock()
+	var d fsbox.Dir
+	var t paths.Target
+	for n := 1; ; n++ {
+		o.ev.Target, o.ev.Detail = "", detail
+		d, t, err = o.target(s.layout.OutputDir+"/"+reportName(s.now(), a.Title, n)+ext, needWrite)
+		if err != nil {
+			break
+		}
+		if _, serr := d.Stat(t.Rel); errs.KindOf(serr) == errs.NotFound || n == maxReportTries {
+			break
+		}
+	}
 	var res Result
 	if err == nil {
 		o.ev.Bytes, err = d.Write(t.Rel, body, false)
@@ -356,10 +371,58 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	return res, o.end(ctx, err)
 }
 
-func reportID(now time.Time) string {
-	b := make([]byte, 3)
-	rand.Read(b)
-	return now.UTC().Format("20060102_150405") + "_" + hex.EncodeToString(b)
+// maxReportTries bounds the search for a free report name; the last try
+// carries a random part instead of a number.
+const maxReportTries = 100
+
+// reportName names the n-th try for a report: report_<date>-<slug>, then
+// -2, -3… when the name is taken, and a random part at the last try.
+func reportName(now time.Time, title string, n int) string {
+	name := "report_" + now.UTC().Format("2006-01-02") + "-" + Slug(title)
+	switch {
+	case n == maxReportTries:
+		b := make([]byte, 3)
+		rand.Read(b)
+		name += "-" + hex.EncodeToString(b)
+	case n > 1:
+		name += "-" + strconv.Itoa(n)
+	}
+	return name
+}
+
+// maxSlug caps a slug's length in bytes.
+const maxSlug = 60
+
+// Slug turns a title into a file-name part: lowercase ASCII letters and
+// digits joined by single hyphens, at most 60 bytes, "report" when the
+// title has none. It never holds a slash, a dot or anything else a path
+// could use.
+func Slug(title string) string {
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(title) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+		default:
+			hyphen = true
+		}
+		if b.Len() >= maxSlug {
+			break
+		}
+	}
+	s := strings.TrimRight(b.String(), "-")
+	if len(s) > maxSlug {
+		s = strings.TrimRight(s[:maxSlug], "-")
+	}
+	if s == "" {
+		return "report"
+	}
+	return s
 }
 
 var fullDocument = regexp.MustCompile(`(?is)^\s*(<!--.*?-->\s*)*(<!doctype\s+html|<html[\s>])`)
@@ -376,10 +439,27 @@ func htmlPage(title, content string) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	err := pageTemplate.Execute(&b, struct {
-		Title string
-		Body  template.HTML
-	}{title, template.HTML(content)}) // the agent's fragment, shown as it wrote it
+		Title   string
+		Heading bool
+		Body    template.HTML
+	}{title, !startsWithHeading(content, title), template.HTML(content)}) // the agent's fragment, shown as it wrote it
 	return b.Bytes(), err
+}
+
+var leadingH1 = regexp.MustCompile(`(?is)^\s*(<!--.*?-->\s*)*<h1(\s[^>]*)?>(.*?)</h1\s*>`)
+
+var tag = regexp.MustCompile(`<[^>]*>`)
+
+// startsWithHeading reports whether a fragment opens with an h1 that says
+// the title already (tags, case and spacing aside), so that the page does
+// not show the same heading twice.
+func startsWithHeading(fragment, title string) bool {
+	m := leadingH1.FindStringSubmatch(fragment)
+	if m == nil {
+		return false
+	}
+	text := html.UnescapeString(tag.ReplaceAllString(m[3], ""))
+	return strings.EqualFold(strings.Join(strings.Fields(text), " "), strings.Join(strings.Fields(title), " "))
 }
 
 var pageTemplate = template.Must(template.New("report").Parse(`<!doctype html>
@@ -407,8 +487,8 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85em; }
 </style>
 </head>
 <body>
-<h1>{{.Title}}</h1>
-<main>
+{{if .Heading}}<h1>{{.Title}}</h1>
+{{end}}<main>
 {{.Body}}
 </main>
 <footer>Saved by an agent through Corral.</footer>

@@ -88,6 +88,7 @@ type Sandbox struct {
 	history  audit.Reader
 	undoMu   sync.Mutex // one undo at a time
 	applyMu  sync.Mutex // one command's changes applied at a time (cmdversions.go)
+	reportMu sync.Mutex // one report named at a time (SaveResult)
 	probeMu  sync.Mutex
 	probed   bool // the overlay was checked (CommandVersions)
 }
