@@ -140,10 +140,21 @@ func (s *Server) stillSignedIn(c *conn, r *http.Request) bool {
 // life, so their stacks are grown once), and one writer (writeLoop) that
 // drains the bounded send queue. Nothing else writes to the socket.
 //
-// Pushes (notify, push: approvals, audit events, command.output, progress)
-// never wait: a full queue drops the connection. Answers (answer) wait for
-// room, but never longer than the connection lives; the writer's deadline
-// ends a connection whose peer stops reading, so that wait is bounded too.
+// Guarantees:
+//   - Pushes (notify, push: approvals, audit events, command.output,
+//     request.progress) never wait: a full queue drops the connection, so
+//     no client slows the broker, the audit feed or a command's output.
+//   - Answers (queue) wait for room, but never longer than the connection
+//     lives; the writer's deadline (writeWait) ends a connection whose
+//     peer stops reading, so that wait is bounded too. A healthy client
+//     loses no answer; on shutdown the answers of the calls drained are
+//     written before the close frame.
+//   - $/cancelRequest is handled by the reader, never behind the calls it
+//     cancels.
+//
+// Not guaranteed: pushes to a dropped connection are lost (clients
+// reconnect and subscribe afresh); frames are written in queue order, not
+// in the order the calls were received.
 type conn struct {
 	s        *Server
 	ws       *websocket.Conn
