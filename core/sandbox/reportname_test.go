@@ -8,14 +8,14 @@ import (
 
 func TestSlug(t *testing.T) {
 	for title, want := range map[string]string{
-		"Quarterly Summary":           "quarterly-summary",
+		"Quarterly Summary":            "quarterly-summary",
 		"  Q3 — sales / costs (2026) ": "q3-sales-costs-2026",
-		"../../etc/passwd":            "etc-passwd",
-		"Café über Straße":            "caf-ber-stra-e",
-		"日本語":                         "report",
-		"":                            "report",
-		"...":                         "report",
-		strings.Repeat("ab ", 40):     strings.TrimRight(strings.Repeat("ab-", 20), "-"),
+		"../../etc/passwd":             "etc-passwd",
+		"Café über Straße":             "caf-ber-stra-e",
+		"日本語":                          "report",
+		"":                             "report",
+		"...":                          "report",
+		strings.Repeat("ab ", 40):      strings.TrimRight(strings.Repeat("ab-", 20), "-"),
 	} {
 		if got := Slug(title); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", title, got, want)
