@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"time"
 
 	"corral/app/rpc"
@@ -32,7 +33,11 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"url": s.URL(l), "path": l.Path, "expiresAt": l.Expires.Format(time.RFC3339)}, nil
+	out := map[string]any{"url": s.URL(l), "path": l.Path, "expiresAt": l.Expires.Format(time.RFC3339)}
+	if c.caller.Owner {
+		maps.Copy(out, s.linkReach(l))
+	}
+	return out, nil
 }
 
 func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {

@@ -12,7 +12,22 @@ async function makeLink(rpc, scope, path, expiresIn) {
   const r = await rpc.call('link.create', { path, expires_in: expiresIn, context: scopeContext(scope) });
   const url = safeURL(r.url);
   if (!url) throw new Error('Corral answered a link this page will not open.');
-  return { url, expiresAt: r.expiresAt };
+  return { url, expiresAt: r.expiresAt, localOnly: r.local_only === true, lanURL: r.lan_url ? safeURL(r.lan_url) : null };
+}
+
+/** reachNote says where a new link opens: only here, or also on the home network (none, or one element). */
+function reachNote(localOnly, lanURL) {
+  if (lanURL) {
+    const input = h('input', { type: 'text', readonly: true, value: lanURL, 'aria-label': 'Link on your home network', id: 'share-lan-url' });
+    return [h('div', { class: 'share-lan' },
+      h('p', { class: 'small' }, 'On your home network (phones, other computers) use this address. It uses Corral’s own certificate, so the browser asks once whether to trust it.'),
+      h('div', { class: 'linkbox' }, input, h('button', { type: 'button', class: 'btn', onclick: () => copyLink(lanURL, input) }, 'Copy')))];
+  }
+  if (localOnly) {
+    return [h('p', { class: 'small share-local', role: 'note' },
+      'This link works only on this computer. To open it on a phone or another computer, turn on the home network (lan = true under [server] in the config) or set public_url.')];
+  }
+  return [];
 }
 
 /** openFile asks for a fresh link and opens it in a new tab. */
@@ -61,13 +76,14 @@ export function shareDialog(rpc, scope, path, kind = 'file') {
     make.disabled = true;
     result.replaceChildren(h('p', { class: 'muted' }, 'Making a link…'));
     try {
-      const { url, expiresAt } = await makeLink(rpc, scope, path, expiry.value);
+      const { url, expiresAt, localOnly, lanURL } = await makeLink(rpc, scope, path, expiry.value);
       const input = h('input', { type: 'text', readonly: true, value: url, 'aria-label': 'Link', id: 'share-url' });
       const copy = h('button', { type: 'button', class: 'btn', onclick: () => copyLink(url, input) }, 'Copy');
       result.replaceChildren(
         h('div', { class: 'linkbox' }, input, copy),
         h('p', { class: 'muted small' }, `Anyone with this link can open it until ${full(expiresAt)} (${ago(expiresAt)}). `,
           h('a', { href: url, target: '_blank', rel: 'noopener noreferrer' }, 'Open it')),
+        ...reachNote(localOnly, lanURL),
       );
       input.select();
     } catch (e) {
