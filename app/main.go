@@ -31,6 +31,8 @@ const usage = `usage: corral [command]
   mcp                    MCP over stdio, forwarding to the running daemon
                          (CORRAL_URL, CORRAL_KEY)
   call METHOD [JSON]     one JSON-RPC call to the running daemon
+  approve [ID ANSWER]    list what waits for your answer, or answer one
+                         ("Allow once", "Always deny" …)
   audit [--follow] [--client N] [--user ID] [--op OP] [--decision D] [--text T] [--limit N]
                          print audit events as a table
   version                print the version
@@ -71,6 +73,8 @@ func main() {
 		err = runLinks(args)
 	case "undo":
 		err = runUndo(args)
+	case "approve":
+		err = runApprove(args)
 	case "version", "--version":
 		fmt.Println("corral", version)
 	case "help", "-h", "--help":

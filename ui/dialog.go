@@ -8,6 +8,7 @@ import (
 	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/layout"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"corral/core/policy"
@@ -62,7 +63,8 @@ type approvalDialog struct {
 	buttons   map[policy.Decision]*widget.Button
 	prev      *widget.Button // previous/next waiting approval: shown when several wait
 	next      *widget.Button
-	form      *widget.Form
+	form      *fyne.Container // label and value rows (a widget.Form keeps a hidden row's label)
+	rowLabels []*widget.Label
 	scroll    *container.Scroll // holds form
 
 	stopGuard, stopTick func() bool
@@ -111,14 +113,16 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 	}
 	d.prev = widget.NewButton("‹ Previous", func() { d.step(-1) })
 	d.next = widget.NewButton("Next ›", func() { d.step(1) })
-	d.form = widget.NewForm(
-		widget.NewFormItem("Careful", d.careful),
-		widget.NewFormItem("Who", d.who),
-		widget.NewFormItem("Wants to", d.access),
-		widget.NewFormItem("Target", d.target),
-		widget.NewFormItem("Why", d.why),
-		widget.NewFormItem("Writes", d.preview),
-	)
+	d.form = container.New(layout.NewFormLayout())
+	for _, row := range []struct {
+		label string
+		value *widget.Label
+	}{{"Careful", d.careful}, {"Who", d.who}, {"Wants to", d.access}, {"Target", d.target}, {"Why", d.why}, {"Writes", d.preview}} {
+		l := widget.NewLabelWithStyle(row.label, fyne.TextAlignTrailing, fyne.TextStyle{Bold: true})
+		d.rowLabels = append(d.rowLabels, l)
+		d.form.Add(l)
+		d.form.Add(row.value)
+	}
 	d.scroll = container.NewVScroll(d.form)
 	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
 	d.win.SetContent(container.NewPadded(container.NewBorder(
@@ -152,12 +156,18 @@ func (d *approvalDialog) sync() {
 		return
 	}
 	d.position.SetText(d.t.queue.position())
-	if d.t.queue.len() > 1 {
-		d.prev.Show()
-		d.next.Show()
-	} else {
-		d.prev.Hide()
-		d.next.Hide()
+	several := d.t.queue.len() > 1
+	if several != d.prev.Visible() {
+		if several {
+			d.prev.Show()
+			d.next.Show()
+		} else {
+			d.prev.Hide()
+			d.next.Hide()
+		}
+		if a.ID == d.p.a.ID && d.visible {
+			d.fit() // the header's height and the title's width changed
+		}
 	}
 	if a.ID == d.p.a.ID && d.visible {
 		return
@@ -240,13 +250,15 @@ func (d *approvalDialog) render(a policy.Approval) {
 	d.fit()
 }
 
-// showItem shows form item i with text, or hides it when text is "".
+// showItem shows row i with text, or hides the row when text is "".
 func (d *approvalDialog) showItem(i int, l *widget.Label, text string) {
 	l.SetText(text)
 	if text == "" {
-		d.form.Items[i].Widget.Hide()
+		l.Hide()
+		d.rowLabels[i].Hide()
 	} else {
-		d.form.Items[i].Widget.Show()
+		l.Show()
+		d.rowLabels[i].Show()
 	}
 	d.form.Refresh()
 }
@@ -260,6 +272,9 @@ func (d *approvalDialog) fit() {
 	d.win.Resize(fyne.NewSize(dialogWidth, dialogMaxHeight))
 	d.form.Resize(fyne.NewSize(d.scroll.Size().Width, d.form.MinSize().Height))
 	others := d.win.Content().MinSize().Height - d.scroll.MinSize().Height
+	if d.win.Padded() { // the window's own padding, outside its content
+		others += 2 * theme.Size(theme.SizeNamePadding)
+	}
 	d.win.Resize(fyne.NewSize(dialogWidth, min(others+d.form.MinSize().Height, dialogMaxHeight)))
 	d.scroll.ScrollToTop()
 }

@@ -606,3 +606,15 @@ func TestDialogPictures(t *testing.T) {
 	test.Tap(d.next)
 	save("vocab-dialog-sensitive-2of3")
 }
+
+// A short request fits the window whole: its details need no scrolling
+// (the window's own padding once cut the last row, "Why", in half).
+func TestDialogFitsShortRequest(t *testing.T) {
+	h := newHarness(t)
+	h.request(h.approval("ap_1", "/home/alice/notes/todo.txt", 0))
+	h.request(h.approval("ap_2", "/etc/c", time.Second))
+	d := h.tray.dialog
+	if got, need := d.scroll.Size().Height, d.form.MinSize().Height; got < need {
+		t.Errorf("details get %v of the %v they need", got, need)
+	}
+}

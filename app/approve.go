@@ -1,0 +1,96 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"corral/core/policy"
+	"corral/core/visible"
+)
+
+// pendingApproval is an approval as approval.list gives it to the owner:
+// with its answers in the words of policy's one table.
+type pendingApproval struct {
+	policy.Approval
+	Choices         []policy.Choice `json:"choices"`
+	DefaultDecision policy.Decision `json:"default_decision"`
+}
+
+// runApprove is `corral approve`: without arguments it lists what waits
+// for the owner and the answers each accepts; `corral approve ID ANSWER`
+// answers one, ANSWER being a button's words ("Always deny") or its
+// decision (deny_always).
+func runApprove(args []string) error {
+	var list struct {
+		Pending []pendingApproval `json:"pending"`
+	}
+	if err := callOnce("approval.list", nil, &list); err != nil {
+		return err
+	}
+	switch len(args) {
+	case 0:
+		printApprovals(os.Stdout, list.Pending)
+		return nil
+	case 2:
+	default:
+		return errors.New(`usage: corral approve [ID ANSWER], e.g. corral approve ap_1 "Allow once"; without arguments it lists what is waiting`)
+	}
+	for _, a := range list.Pending {
+		if a.ID != args[0] {
+			continue
+		}
+		for _, c := range a.Choices {
+			if strings.EqualFold(c.Label, args[1]) || string(c.Decision) == args[1] {
+				var ignored json.RawMessage
+				if err := callOnce("approval.respond", map[string]any{"id": a.ID, "decision": c.Decision}, &ignored); err != nil {
+					return err
+				}
+				fmt.Printf("%s was %s.\n", visible.Text(a.Client), c.Said)
+				return nil
+			}
+		}
+		return fmt.Errorf("%q is not an answer to %s; it takes one of: %s", args[1], a.ID, labels(a.Choices))
+	}
+	return fmt.Errorf("nothing with the id %q is waiting (answered or timed out already?)", args[0])
+}
+
+func labels(cs []policy.Choice) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%q", c.Label))
+	}
+	return strings.Join(out, ", ")
+}
+
+// printApprovals writes each waiting approval, then its answers: the
+// allow row, the deny row, the default marked.
+func printApprovals(w io.Writer, pending []pendingApproval) {
+	if len(pending) == 0 {
+		fmt.Fprintln(w, "Nothing is waiting for an answer.")
+		return
+	}
+	for i, a := range pending {
+		fmt.Fprintf(w, "%s  (%d of %d)  %s\n", a.ID, i+1, len(pending), visible.Text(a.Description))
+		if a.Sensitive != "" {
+			fmt.Fprintf(w, "  Careful: secrets — %s. Deny unless you are sure.\n", visible.Text(a.Sensitive))
+		}
+		for _, allows := range []bool{true, false} {
+			var row []string
+			for _, c := range a.Choices {
+				if c.Allows == allows {
+					mark := ""
+					if c.Decision == a.DefaultDecision {
+						mark = " (default)"
+					}
+					row = append(row, fmt.Sprintf("%q%s", c.Label, mark))
+				}
+			}
+			fmt.Fprintf(w, "  %s\n", strings.Join(row, " · "))
+		}
+	}
+	fmt.Fprintln(w, `Answer with: corral approve ID "ANSWER"`)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"corral/app/client"
+	"corral/core/policy"
+)
+
+// corral approve lists a waiting approval with exactly the answers of
+// policy's one table, allow row then deny row, and answers it by a
+// button's words.
+func TestCLIApprove(t *testing.T) {
+	r := startServe(t)
+	owner, err := client.Dial(t.Context(), r.url, r.ownerKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer owner.Close()
+	if _, err := owner.Call(t.Context(), "approval.subscribe", nil); err != nil {
+		t.Fatal(err) // someone is there to ask
+	}
+	agent := exec.Command(r.bin, "call", "file.read", `{"path":"/etc/hostname"}`)
+	agent.Env = r.agentEnv()
+	res := make(chan error, 1)
+	go func() { _, err := agent.CombinedOutput(); res <- err }()
+
+	var list struct {
+		Pending []pendingApproval `json:"pending"`
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(list.Pending) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's read never waited for an answer")
+		}
+		if err := owner.CallInto(t.Context(), "approval.list", nil, &list); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := list.Pending[0]
+
+	cli := func(args ...string) string {
+		t.Helper()
+		c := exec.Command(r.bin, append([]string{"approve"}, args...)...)
+		c.Env = r.envWith(r.ownerKey)
+		b, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("corral approve %q: %v\n%s", args, err, b)
+		}
+		return string(b)
+	}
+	out := cli()
+	var allow, deny []string
+	for _, c := range a.Approval.Choices() {
+		q, _ := json.Marshal(c.Label)
+		if c.Decision == policy.AllowOnce {
+			q = append(q, " (default)"...)
+		}
+		if c.Allows {
+			allow = append(allow, string(q))
+		} else {
+			deny = append(deny, string(q))
+		}
+	}
+	for _, want := range []string{a.ID + "  (1 of 1)", "\n  " + strings.Join(allow, " · ") + "\n  " + strings.Join(deny, " · ") + "\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("corral approve lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(strings.ToLower(out), "scope") {
+		t.Errorf("corral approve says \"scope\":\n%s", out)
+	}
+
+	if got := cli(a.ID, "deny"); !strings.Contains(got, "was denied.") {
+		t.Errorf("answer: %q", got)
+	}
+	select {
+	case err := <-res:
+		if err == nil {
+			t.Error("denied with corral approve, yet the read went through")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent still waits after corral approve answered")
+	}
+}
