@@ -1,6 +1,7 @@
 package server
 
 import (
+	"corral/app/client"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,19 +54,28 @@ func TestPlantedSessionCookie(t *testing.T) {
 	}
 }
 
-func TestPlantedDeviceCookie(t *testing.T) {
-	h := start(t, "[server]\nlan = true\n")
+// pairPhone pairs a device named name through a LAN listener (skipping
+// the test where the machine has no LAN address) and returns the owner's
+// connection and POST /pair's answer.
+func pairPhone(t *testing.T, h *harness, name string) (*client.Client, map[string]string) {
+	t.Helper()
 	owner := h.dial(ownerToken)
-	lan, err := h.srv.ListenLAN()
+	lan, err := h.srv.ListenLAN() // binds only; no traffic goes to the LAN address
 	if err != nil {
 		t.Skipf("no LAN address on this machine: %v", err)
 	}
-	defer lan.Close()
+	t.Cleanup(func() { lan.Close() })
 	code := rpcCall[struct{ Code string }](t, owner, "pairing.start", nil)
-	resp, dev := pair(t, h, code.Code, "Hall phone")
+	resp, dev := pair(t, h, code.Code, name)
 	if resp.StatusCode != 200 || dev["secret"] == "" {
 		t.Fatalf("pair: %d %v", resp.StatusCode, dev)
 	}
+	return owner, dev
+}
+
+func TestPlantedDeviceCookie(t *testing.T) {
+	h := start(t, "[server]\nlan = true\n")
+	owner, dev := pairPhone(t, h, "Hall phone")
 	both := planted + "; " + deviceCookie + "=" + dev["token"]
 	if got := wsStatusAs(t, h, deviceCookie, both, dev["secret"]); got != http.StatusSwitchingProtocols {
 		t.Errorf("/ws with a planted cookie before the phone's: %d; want 101", got)
