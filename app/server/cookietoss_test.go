@@ -1,11 +1,12 @@
 package server
 
 import (
-	"corral/app/client"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"corral/app/client"
 )
 
 // A cookie does not tell ports apart: any other web server on this host
