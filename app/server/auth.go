@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/core/sandbox"
+	"corral/store"
 )
 
 // identity resolves bearer keys and session cookies to callers.
@@ -258,16 +259,53 @@ func hasSecret(r *http.Request, want string) bool {
 	return found == 1
 }
 
+// cookieValues are the values of every cookie named name that r carries.
+// A browser sends all of them whose path matches, the longest path
+// first, and any other server on this host (another port) can set one
+// with a longer path: the first is not necessarily ours, so every check
+// looks at them all.
+func cookieValues(r *http.Request, name string) []string {
+	var out []string
+	for _, c := range r.CookiesNamed(name) {
+		if c.Value != "" {
+			out = append(out, c.Value)
+		}
+	}
+	return out
+}
+
+// signedSession is the owner's session r carries with its second secret,
+// or "".
+func (s *Server) signedSession(r *http.Request) string {
+	if fromLAN(r) {
+		return ""
+	}
+	for _, v := range cookieValues(r, cookieName) {
+		if s.logins.valid(v) && hasSecret(r, s.secretFor("session", v)) {
+			return v
+		}
+	}
+	return ""
+}
+
+// signedDevice is the paired device r names with its second secret.
+func (s *Server) signedDevice(r *http.Request) (store.Device, bool) {
+	for _, v := range cookieValues(r, deviceCookie) {
+		if d, ok := s.deviceByToken(r.Context(), v); ok && hasSecret(r, s.secretFor("device", v)) {
+			return d, true
+		}
+	}
+	return store.Device{}, false
+}
+
 // signedBrowser is browser with the second secret required: the owner's
 // session or a paired device, each only with its own secret.
 func (s *Server) signedBrowser(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
-	if c, err := r.Cookie(cookieName); err == nil && !fromLAN(r) && s.logins.valid(c.Value) && hasSecret(r, s.secretFor("session", c.Value)) {
+	if s.signedSession(r) != "" {
 		return browserCaller, "", true
 	}
-	if d, ok := s.device(r); ok {
-		if c, err := r.Cookie(deviceCookie); err == nil && hasSecret(r, s.secretFor("device", c.Value)) {
-			return deviceCaller(d), d.ID, true
-		}
+	if d, ok := s.signedDevice(r); ok {
+		return deviceCaller(d), d.ID, true
 	}
 	return sandbox.Caller{}, "", false
 }

@@ -202,16 +202,25 @@ func lanRoute(r *http.Request) (open, deviceOnly bool) {
 	return false, false // /login, /mcp, …: loopback only
 }
 
-// device returns the paired device a request's cookie names.
+// device returns the paired device one of a request's device cookies
+// names (cookieValues: a cookie set by another server on this host may
+// come first).
 func (s *Server) device(r *http.Request) (store.Device, bool) {
-	if s.devices == nil {
+	for _, v := range cookieValues(r, deviceCookie) {
+		if d, ok := s.deviceByToken(r.Context(), v); ok {
+			return d, true
+		}
+	}
+	return store.Device{}, false
+}
+
+// deviceByToken returns the paired device a device token names, and
+// notes (at most once a minute) that it was seen.
+func (s *Server) deviceByToken(ctx context.Context, token string) (store.Device, bool) {
+	if s.devices == nil || token == "" || len(token) > 128 {
 		return store.Device{}, false
 	}
-	c, err := r.Cookie(deviceCookie)
-	if err != nil || c.Value == "" || len(c.Value) > 128 {
-		return store.Device{}, false
-	}
-	d, ok, err := s.devices.DeviceByToken(r.Context(), c.Value)
+	d, ok, err := s.devices.DeviceByToken(ctx, token)
 	if err != nil || !ok {
 		return store.Device{}, false
 	}
@@ -223,7 +232,7 @@ func (s *Server) device(r *http.Request) (store.Device, bool) {
 	}
 	s.pair.mu.Unlock()
 	if stale {
-		s.devices.TouchDevice(context.WithoutCancel(r.Context()), d.ID, now)
+		s.devices.TouchDevice(context.WithoutCancel(ctx), d.ID, now)
 	}
 	return d, true
 }

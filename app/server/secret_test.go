@@ -114,17 +114,7 @@ func TestSessionCookieAloneIsRefused(t *testing.T) {
 func TestDeviceCookieAloneIsRefused(t *testing.T) {
 	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
-	owner := h.dial(ownerToken)
-	lan, err := h.srv.ListenLAN() // binds only; no traffic goes to the LAN address
-	if err != nil {
-		t.Skipf("no LAN address on this machine: %v", err)
-	}
-	defer lan.Close()
-	start := rpcCall[struct{ Code string }](t, owner, "pairing.start", nil)
-	resp, dev := pair(t, h, start.Code, "Kitchen phone")
-	if resp.StatusCode != 200 || dev["secret"] == "" {
-		t.Fatalf("pair: %d %v", resp.StatusCode, dev)
-	}
+	_, dev := pairPhone(t, h, "Kitchen phone")
 	jar := deviceCookie + "=" + dev["token"]
 	if code, _ := wsDial(t, h, jar); code != http.StatusUnauthorized {
 		t.Errorf("/ws with the device cookie alone: %d, want 401", code)

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -433,16 +434,15 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if s.signOutDevice(w, r) {
 		return
 	}
-	if c, err := r.Cookie(cookieName); err == nil && c.Value != "" {
-		if s.logins.valid(c.Value) && !hasSecret(r, s.secretFor("session", c.Value)) {
-			// The cookie alone (another local site's server got it) does
-			// not sign the owner out.
-			http.Error(w, "Sign out from the dashboard itself.", http.StatusForbidden)
-			return
-		}
-		s.logins.end(c.Value)
+	if sid := s.signedSession(r); sid != "" {
+		s.logins.end(sid)
 		// Other tabs signed in with this session lose their connections.
-		s.finishConns(func(cn *conn) bool { return cn.session == c.Value })
+		s.finishConns(func(cn *conn) bool { return cn.session == sid })
+	} else if slices.ContainsFunc(cookieValues(r, cookieName), s.logins.valid) {
+		// The cookie alone (another local site's server got it) does
+		// not sign the owner out.
+		http.Error(w, "Sign out from the dashboard itself.", http.StatusForbidden)
+		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
@@ -458,7 +458,7 @@ func (s *Server) session(r *http.Request) bool {
 // browser returns the caller a browser's cookies name: the owner signed
 // in with a login code, or a paired device (deviceID set).
 func (s *Server) browser(r *http.Request) (caller sandbox.Caller, deviceID string, ok bool) {
-	if c, err := r.Cookie(cookieName); err == nil && s.logins.valid(c.Value) && !fromLAN(r) {
+	if !fromLAN(r) && slices.ContainsFunc(cookieValues(r, cookieName), s.logins.valid) {
 		return browserCaller, "", true
 	}
 	if d, ok := s.device(r); ok {

@@ -11,12 +11,8 @@ import (
 // end, its cookie is cleared, and the phone is sent to the pairing page.
 // It reports whether the request was a device's sign-out.
 func (s *Server) signOutDevice(w http.ResponseWriter, r *http.Request) bool {
-	c, err := r.Cookie(deviceCookie)
-	if err != nil || c.Value == "" {
-		return false
-	}
-	d, ok := s.device(r)
-	if !ok || !hasSecret(r, s.secretFor("device", c.Value)) {
+	d, ok := s.signedDevice(r)
+	if !ok {
 		return false // the cookie alone signs nobody out
 	}
 	if _, err := s.devices.RemoveDevice(r.Context(), d.ID); err != nil {

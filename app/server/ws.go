@@ -76,7 +76,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		ws:       ws,
 		caller:   caller,
 		deviceID: deviceID,
-		session:  sessionCookie(r, caller),
+		session:  s.sessionCookie(r, caller),
 		done:     make(chan struct{}),
 		work:     make(chan job),
 		send:     make(chan frame, sendQueue),
@@ -550,12 +550,16 @@ func (c *conn) unsubscribe(topic string) {
 
 // sessionCookie is the owner's session id a browser connection was opened
 // with, so that signing out can close it.
-func sessionCookie(r *http.Request, caller sandbox.Caller) string {
+func (s *Server) sessionCookie(r *http.Request, caller sandbox.Caller) string {
 	if caller.Client != browserCaller.Client || !caller.Owner {
 		return ""
 	}
-	if c, err := r.Cookie(cookieName); err == nil {
-		return c.Value
+	// The cookie its secret names, valid or not: a sign-out since
+	// authenticate shows in stillSignedIn.
+	for _, v := range cookieValues(r, cookieName) {
+		if hasSecret(r, s.secretFor("session", v)) {
+			return v
+		}
 	}
 	return ""
 }
