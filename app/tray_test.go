@@ -65,6 +65,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 		s.approveThroughDialog("no-dbus")
 		s.t.Logf("RSS after the first dialog (OpenGL loaded): %d MB", rssMB(t, s.cmd.Process.Pid))
 		s.answeredElsewhereClosesDialog()
+		s.threeWaiting()
 		s.stop()
 		if s.newAutolaunchedBus() {
 			t.Error("a D-Bus daemon was autolaunched for Corral")
@@ -850,4 +851,76 @@ func headlessRSS(t *testing.T, bin string) {
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	time.Sleep(2 * time.Second)
 	t.Logf("idle RSS, serve --headless: %d MB", rssMB(t, cmd.Process.Pid))
+}
+
+// threeWaiting makes the agent ask three things, a secret first, and
+// leaves screenshots of the window with them waiting: the secret (Deny is
+// the button in the primary colour), then, answered elsewhere, the next.
+func (s *traySession) threeWaiting() {
+	t := s.t
+	t.Helper()
+	owner, agent := s.owner(), s.dial()
+	var results []<-chan callResult
+	for _, p := range []string{"/etc/ssh/sshd_config", "/etc/hostname", "/etc/os-release"} {
+		results = append(results, s.read(agent, p))
+		s.waitPending(owner, len(results))
+	}
+	s.dialogWindow()
+	_, denyY := s.shotWithPrimary("vocab-xvfb-dialog-sensitive-1of3", -1)
+	for range results {
+		list := s.waitPending(owner, 1)
+		if _, err := owner.Call(t.Context(), "approval.respond", map[string]any{"id": list[0], "decision": "deny_once"}); err != nil {
+			t.Fatal(err)
+		}
+		if len(list) == 3 {
+			// Allow once, the default now, sits a row above Deny.
+			if _, y := s.shotWithPrimary("vocab-xvfb-dialog-normal-1of2", denyY); y >= denyY {
+				t.Errorf("the default button of a normal request is at y=%d, not above Deny's %d", y, denyY)
+			}
+		}
+	}
+	for _, r := range results {
+		if res := <-r; res.err == nil {
+			t.Errorf("denied, yet the read succeeded: %s", res.raw)
+		}
+	}
+	s.waitNoDialog()
+}
+
+// waitPending waits until at least n approvals wait and returns their ids.
+func (s *traySession) waitPending(owner *client.Client, n int) []string {
+	s.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var list struct {
+			Pending []struct {
+				ID string `json:"id"`
+			} `json:"pending"`
+		}
+		if err := owner.CallInto(s.t.Context(), "approval.list", nil, &list); err != nil {
+			s.t.Fatal(err)
+		}
+		if len(list.Pending) >= n {
+			var ids []string
+			for _, a := range list.Pending {
+				ids = append(ids, a.ID)
+			}
+			return ids
+		}
+	}
+	s.t.Fatalf("fewer than %d approvals wait", n)
+	return nil
+}
+
+// shotWithPrimary takes screenshots until the default button (the
+// primary colour) is drawn, past the guard, elsewhere than at height
+// notY, and returns where.
+func (s *traySession) shotWithPrimary(name string, notY int) (x, y int) {
+	s.t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if x, y, ok := findAllowOnce(s.screenshot(name)); ok && (y < notY-5 || y > notY+5) {
+			return x, y
+		}
+	}
+	s.t.Errorf("%s: no button in the primary colour (away from y=%d)", name, notY)
+	return 0, 0
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -356,11 +357,7 @@ func attrs(c *conds, f audit.Filter) {
 		c.add("op = ?", f.Op)
 	}
 	if len(f.Ops) > 0 {
-		args := make([]any, len(f.Ops))
-		for i, op := range f.Ops {
-			args[i] = op
-		}
-		c.add("op IN (?"+strings.Repeat(", ?", len(f.Ops)-1)+")", args...)
+		c.add("op IN ("+marks(len(f.Ops))+")", anys(f.Ops)...)
 	}
 	if f.Decision != "" {
 		c.add("decision = ?", string(f.Decision))
@@ -372,6 +369,10 @@ func attrs(c *conds, f audit.Filter) {
 		t := likeContains(f.Text)
 		c.add(`(target LIKE ? ESCAPE '\' OR detail LIKE ? ESCAPE '\')`, t, t)
 	}
+	if f.HideOwn {
+		c.add(`(NOT (client IN (`+marks(len(audit.OwnerClients))+`) OR client LIKE ? ESCAPE '\') OR op NOT IN (`+marks(len(audit.Housekeeping))+`))`,
+			slices.Concat(anys(audit.OwnerClients), []any{likeEscaper.Replace(audit.DevicePrefix) + "%"}, anys(audit.Housekeeping))...)
+	}
 	if f.Changed || f.Path != "" {
 		c.add("changes <> ''")
 	}
@@ -381,6 +382,17 @@ func attrs(c *conds, f audit.Filter) {
 		q, _ := json.Marshal(f.Path)
 		c.add("instr(changes, ?) > 0", string(q))
 	}
+}
+
+// marks is n comma-separated placeholders (n > 0).
+func marks(n int) string { return "?" + strings.Repeat(", ?", n-1) }
+
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 // likeContains is the LIKE pattern matching s anywhere, with LIKE's own

@@ -17,7 +17,7 @@ import (
 // oldest first.
 func fixture(t *testing.T, s *Store) []audit.Event {
 	t.Helper()
-	clients := []string{"claude", "codex", "phone"}
+	clients := []string{"claude", "codex", "browser", "device:phone", "owner", "device_x"}
 	users := []string{"alice", "bob"}
 	ops := []string{"file.read", "file.write", "command.run", "file.grep"}
 	decisions := []audit.Decision{audit.Allow, audit.Allow, audit.Deny, audit.Allow, audit.Error}
@@ -53,9 +53,15 @@ func matches(e audit.Event, f audit.Filter) bool {
 		(f.Agent == "" || asciiContainsFold(e.Client, f.Agent)) &&
 		(f.Op == "" || e.Op == f.Op) &&
 		(f.Ops == nil || slices.Contains(f.Ops, e.Op)) &&
+		(!f.HideOwn || !ownHousekeeping(e)) &&
 		(f.Decision == "" || e.Decision == f.Decision) &&
 		(f.Text == "" || asciiContainsFold(e.Target, f.Text) || asciiContainsFold(e.Detail, f.Text)) &&
 		(f.ID == 0 || e.ID == f.ID)
+}
+
+func ownHousekeeping(e audit.Event) bool {
+	own := slices.Contains(audit.OwnerClients, e.Client) || strings.HasPrefix(e.Client, audit.DevicePrefix)
+	return own && slices.Contains(audit.Housekeeping, e.Op)
 }
 
 // asciiContainsFold reports whether sub is part of s, ignoring the case of
@@ -107,6 +113,8 @@ var filterCases = []struct {
 	{"agent with a wildcard", audit.Filter{Agent: "c_de"}},
 	{"several ops", audit.Filter{Ops: []string{"file.write", "command.run"}}},
 	{"several ops and op", audit.Filter{Op: "file.write", Ops: []string{"file.write", "command.run"}}},
+	{"hide own", audit.Filter{HideOwn: true}},
+	{"hide own reads", audit.Filter{HideOwn: true, Op: "file.read"}},
 	{"text ignores case", audit.Filter{Text: "REPORT.MD"}},
 	{"op and decision", audit.Filter{Op: "file.read", Decision: audit.Allow}},
 	{"client user range", audit.Filter{Client: "claude", User: "alice", Since: t0.Add(2 * time.Hour), Until: t0.Add(30 * time.Hour)}},

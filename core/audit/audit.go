@@ -97,10 +97,24 @@ type Filter struct {
 	Text     string // literal part of Target or Detail, ASCII case ignored
 	ID       int64  // only the event with this id; 0: any
 	Changed  bool   // only events that changed files (Event.Changes not empty)
+	HideOwn  bool   // leave out the owner's own housekeeping (see Housekeeping)
 	Path     string // only events whose changes name this path (as Path or From); implies Changed
 	Cursor   string // opaque, from Page.NextCursor
 	Limit    int    // clamped to 1..1000; 0 means 100
 }
+
+// OwnerClients are the Client names of the owner's own surfaces (the
+// owner's token and the dashboard), and DevicePrefix starts those of paired
+// devices.
+var OwnerClients = []string{"owner", "browser"}
+
+const DevicePrefix = "device:"
+
+// Housekeeping are the operations that only look or sign in: done by one of
+// the owner's own surfaces they say nothing about what happened to the
+// files, and Filter.HideOwn leaves them out.
+var Housekeeping = []string{"file.read", "file.stat", "folder.list", "file.find", "file.grep",
+	"session.login", "pairing.start", "files.out"}
 
 // Page is one page of events, newest first.
 type Page struct {
