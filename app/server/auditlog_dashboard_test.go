@@ -42,17 +42,29 @@ func TestDashboardAuditFindsWhatHappened(t *testing.T) {
 	rec(audit.Event{Op: "command.run", Target: "ls", Detail: "exit 0"})
 	rec(audit.Event{Op: "file.read", Target: "notes/yesterday.txt", Time: yesterday})
 
+	// The owner's own looking around: hidden unless asked for.
+	rec(audit.Event{Op: "folder.list", Target: "notes", Client: "browser", Time: now.Add(-30 * time.Second)})
+	rec(audit.Event{Op: "file.read", Target: "notes/from-phone.txt", Client: "device:Pixel", Time: now.Add(-30 * time.Second)})
+
 	b := newBrowser(t)
 	b.login(h)
 	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 6`)
+	b.click("#f-own")
+	b.wait(`document.body.dataset.auditReady && location.hash.includes('own=1') && document.querySelectorAll('#audit-table tbody tr').length === 8`)
+	b.shot("auditlog-own-actions-shown")
+	b.click("#f-own")
+	b.wait(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === 6`)
+	b.shot("auditlog-own-actions-hidden")
 
 	// A command that failed says so in its row, with its exit status; one
 	// that succeeded does not.
+	js[chromedp.Void](b, `document.querySelector('.exit-bad')?.scrollIntoView({block: 'center'})`)
 	exits := js[[]string](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => tr.querySelector('.exit-bad')?.textContent || '')`)
 	if strings.Join(exits, "|") != "||exit 2|||" {
 		t.Errorf("exit badges by row, newest first: %q", exits)
 	}
 	b.shot("auditlog-nonzero-exit")
+	js[chromedp.Void](b, `window.scrollTo(0, 0)`)
 
 	targets := func() string {
 		return strings.Join(js[[]string](b, `[...document.querySelectorAll('#audit-table tbody tr .t-target')].map(td => td.textContent)`), ",")

@@ -194,6 +194,15 @@ type sessionInfo struct {
 	// ActFor are the other scopes a client may name in a context ("*":
 	// any); `corral mcp` offers the context parameter only then.
 	ActFor []string `json:"act_for,omitempty"`
+	// Housekeeping (owner only) is what audit.query's hide_own leaves out,
+	// so the dashboard's live tail leaves out the same.
+	Housekeeping *housekeeping `json:"housekeeping,omitempty"`
+}
+
+type housekeeping struct {
+	OwnerClients []string `json:"owner_clients"`
+	DevicePrefix string   `json:"device_prefix"`
+	Ops          []string `json:"ops"`
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
@@ -213,6 +222,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 	if c.caller.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
+		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
@@ -270,6 +280,7 @@ type auditFilter struct {
 	Op       string   `json:"op"`
 	Ops      []string `json:"ops"`
 	Changed  bool     `json:"changed"`
+	HideOwn  bool     `json:"hide_own"`
 	Decision string   `json:"decision"`
 	Text     string   `json:"text"`
 	ID       int64    `json:"id"`
@@ -279,7 +290,7 @@ type auditFilter struct {
 }
 
 func (a auditFilter) filter() (audit.Filter, error) {
-	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
+	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, HideOwn: a.HideOwn, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
 	if a.Ops != nil && (len(a.Ops) == 0 || len(a.Ops) > maxOps) {
 		return f, errs.New(errs.InvalidParams, "", "ops must list between 1 and 64 operations.")
 	}

@@ -417,6 +417,12 @@ func TestAuditCompleteAndFiltered(t *testing.T) {
 		{m("text", "%"), 1},
 		{m("client", "bob-agent", "decision", "deny"), 1},
 		{m("until", "2000-01-01T00:00:00Z"), 0},
+		{m("agent", "BOB"), 3},
+		{m("client", "bob"), 0}, // client stays exact
+		{m("ops", []string{"file.write", "folder.list"}), 2},
+		{m("changed", true), 1},
+		{m("text", "A.TXT"), 3},
+		{m("hide_own", true), 6}, // agents' reads are not the owner's housekeeping
 	} {
 		got := rpcCall[page](t, owner, "audit.query", tc.params)
 		if len(got.Events) != tc.want {
@@ -440,6 +446,9 @@ func TestAuditCompleteAndFiltered(t *testing.T) {
 	}
 	if len(seen) != 6 {
 		t.Errorf("paged through %d events, want 6", len(seen))
+	}
+	if ce := callErr(t, owner, "audit.query", m("ops", []string{})); ce.Code != -32602 {
+		t.Errorf("empty ops: %+v", ce)
 	}
 	if ce := callErr(t, owner, "audit.query", m("cursor", "garbage")); ce.Code != -32602 {
 		t.Errorf("bad cursor: %+v", ce)

@@ -11,7 +11,7 @@ import {
 import { Chart } from './chart.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
 
-const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text'];
+const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text', 'own'];
 const RANGES = { '1h': 3600e3, '24h': 864e5, '7d': 7 * 864e5, '30d': 30 * 864e5 };
 // Ranges of whole local days: [days back from today's midnight for since, for until].
 const DAYS = { yesterday: [1, 0] };
@@ -25,6 +25,12 @@ for (const g of Object.values(OP_GROUPS)) {
     g.q = { ops: g.ops };
     g.test = (e) => g.ops.includes(e.op);
   }
+}
+
+/** ownHousekeeping reports whether e is the owner's own looking around, by the server's tables (session.info). */
+function ownHousekeeping(e, t) {
+  const own = t.owner_clients.includes(e.client) || e.client.startsWith(t.device_prefix);
+  return own && t.ops.includes(e.op);
 }
 
 /** lowerASCII lowers A–Z only, as the server's search does. */
@@ -128,7 +134,7 @@ export class Activity {
     $('#f-text').addEventListener('input', soon);
     $('#f-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); clearTimeout(timer); this.fromForm(); } });
     $('#f-client').addEventListener('change', () => { clearTimeout(timer); this.fromForm(); });
-    for (const id of ['#f-user', '#f-op', '#f-decision', '#f-since', '#f-until']) {
+    for (const id of ['#f-user', '#f-op', '#f-decision', '#f-since', '#f-until', '#f-own']) {
       $(id).addEventListener('change', () => this.fromForm());
     }
     $('#f-range').addEventListener('change', () => {
@@ -185,7 +191,7 @@ export class Activity {
     const f = blankFilter();
     for (const k of KEYS) {
       const el = this.form.elements[k];
-      f[k] = el ? el.value.trim() : '';
+      f[k] = !el ? '' : el.type === 'checkbox' ? (el.checked ? '1' : '') : el.value.trim();
     }
     if (f.range === 'custom') {
       f.since = f.since ? isoSeconds(new Date(f.since)) : '';
@@ -202,7 +208,8 @@ export class Activity {
     for (const k of KEYS) {
       const el = this.form.elements[k];
       if (!el) continue;
-      el.value = (k === 'since' || k === 'until') && this.f[k] ? localInput(this.f[k]) : this.f[k];
+      if (el.type === 'checkbox') el.checked = this.f[k] === '1';
+      else el.value = (k === 'since' || k === 'until') && this.f[k] ? localInput(this.f[k]) : this.f[k];
     }
     const custom = this.f.range === 'custom';
     for (const el of $$('.custom-range')) el.hidden = !custom;
@@ -272,6 +279,7 @@ export class Activity {
     const q = {};
     for (const k of ['user', 'decision', 'text']) if (f[k]) q[k] = f[k];
     if (f.client) q.agent = f.client; // a part of the agent's name, any case
+    if (f.own !== '1') q.hide_own = true; // the owner's own looking around stays out unless asked for
     if (OP_GROUPS[f.op]) Object.assign(q, OP_GROUPS[f.op].q);
     else if (f.op) q.op = f.op;
     if (RANGES[f.range]) q.since = isoSeconds(now - RANGES[f.range]);
@@ -291,6 +299,7 @@ export class Activity {
     if (!q) return false;
     for (const k of ['user', 'op', 'decision']) if (q[k] && e[k] !== q[k]) return false;
     if (q.agent && !has(e.client, q.agent)) return false;
+    if (q.hide_own && this.app.info?.housekeeping && ownHousekeeping(e, this.app.info.housekeeping)) return false;
     const group = OP_GROUPS[this.f.op];
     if (group && !group.test(e)) return false;
     if (q.text && !has(e.target, q.text) && !has(e.detail, q.text)) return false;
