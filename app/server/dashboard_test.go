@@ -644,7 +644,7 @@ func TestDashboardRefusalWording(t *testing.T) {
 	rpcCall[any](t, h.dial(ownerToken), "session.login", nil)
 
 	b := newBrowser(t)
-	b.login(h)
+	b.loginAt(h, "#activity?own=1") // the owner's login link is housekeeping, shown on asking
 	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 5`)
 	b.shot("activity-refusals")
 	rowOf := func(target string) row {
