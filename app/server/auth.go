@@ -150,14 +150,17 @@ func (l *logins) newCode() (string, time.Time) {
 // redeem spends a code and returns a new session id.
 func (l *logins) redeem(code string) (string, bool) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if !l.codes.spend(code, l.now()) {
+		l.mu.Unlock()
 		return "", false
 	}
 	sid := randomString(32)
 	h, exp := sessionHash(sid), l.now().Add(sessionTTL)
 	l.sessions[string(h[:])] = exp
-	l.kept(h, exp)
+	keep, log := l.keep, l.log
+	l.mu.Unlock()
+	// Written through after the lock: every /ws check takes it.
+	kept(keep, log, h, exp)
 	return sid, true
 }
 
@@ -172,9 +175,10 @@ func (l *logins) valid(sid string) bool {
 func (l *logins) end(sid string) {
 	h := sessionHash(sid)
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	delete(l.sessions, string(h[:]))
-	l.forgotten(h)
+	keep, log := l.keep, l.log
+	l.mu.Unlock()
+	forgotten(keep, log, h)
 }
 
 func (l *logins) gc() {

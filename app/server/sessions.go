@@ -36,24 +36,24 @@ func (l *logins) keepSessions(ctx context.Context, st SessionStore, log *slog.Lo
 	l.keep, l.log = st, log
 }
 
-// kept writes a new session through to the store, if there is one.
-func (l *logins) kept(h [32]byte, exp time.Time) {
-	if l.keep == nil {
+// kept writes a new session through to keep, if there is one.
+func kept(keep SessionStore, log *slog.Logger, h [32]byte, exp time.Time) {
+	if keep == nil {
 		return
 	}
-	if err := l.keep.AddSession(context.Background(), h, exp); err != nil {
-		l.log.Warn("this browser login will not survive a restart", "err", err)
+	if err := keep.AddSession(context.Background(), h, exp); err != nil {
+		log.Warn("this browser login will not survive a restart", "err", err)
 	}
 }
 
-// forgotten removes an ended session from the store, if there is one.
+// forgotten removes an ended session from keep, if there is one.
 // Failing, it says so: the session would come back after a restart.
-func (l *logins) forgotten(h [32]byte) {
-	if l.keep == nil {
+func forgotten(keep SessionStore, log *slog.Logger, h [32]byte) {
+	if keep == nil {
 		return
 	}
-	if err := l.keep.EndSession(context.Background(), h); err != nil {
-		l.log.Error("a signed-out browser login is still in the database and would work again after a restart", "err", err)
+	if err := keep.EndSession(context.Background(), h); err != nil {
+		log.Error("a signed-out browser login is still in the database and would work again after a restart", "err", err)
 	}
 }
 

@@ -1,9 +1,6 @@
 package server
 
-import (
-	"context"
-	"net/http"
-)
+import "net/http"
 
 // signOutDevice handles POST /logout from a paired device: with the
 // device cookie and its second secret, the device is revoked on the
@@ -21,7 +18,7 @@ func (s *Server) signOutDevice(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	s.finishConns(func(cn *conn) bool { return cn.deviceID == d.ID })
-	if err := s.record(context.WithoutCancel(r.Context()), deviceCaller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
+	if err := s.record(r.Context(), deviceCaller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
 		s.log.Error("device sign out: audit", "err", err)
 	}
 	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
