@@ -454,8 +454,10 @@ func TestSlowloris(t *testing.T) {
 	for _, name := range []string{"stalled", "trickle", "socks stalled"} {
 		t.Run(name, func(t *testing.T) {
 			p := startProxy(t, g, Options{HeaderTimeout: 300 * time.Millisecond})
-			c := p.dial(t)
+			// Started before the dial: the proxy's deadline is set when it
+			// accepts, which can come before dial returns here.
 			start := time.Now()
+			c := p.dial(t)
 			switch name {
 			case "stalled":
 				io.WriteString(c, "GET http://web.test/ HTTP/1.1\r\nHost: web")
