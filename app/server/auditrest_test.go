@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"corral/core/audit"
 )
@@ -45,5 +48,45 @@ func TestDashboardUsesTheServersWords(t *testing.T) {
 	b.wait(`[...document.querySelectorAll('#f-op option')].some((o) => o.value === 'config.reload' && o.textContent.startsWith('Reloaded the settings'))`)
 	b.wait(`[...document.querySelectorAll('#audit-table tbody td.t-op')].some((td) => td.textContent === 'Reloaded the settings')`)
 	b.wait(`document.querySelector('#f-decision').value === 'allow' && document.querySelector('#f-decision').selectedOptions[0].textContent === 'Allowed'`)
+	b.noPageErrors()
+}
+
+// The table is in time order, not commit order: an event whose approval
+// waited is recorded after events that happened meanwhile, yet shows where
+// its time puts it, in the first load and when it arrives on the live tail.
+func TestDashboardRowsInTimeOrder(t *testing.T) {
+	chromiumPath(t)
+	h := start(t, "")
+	now := time.Now().UTC().Truncate(time.Second)
+	rec := func(ago time.Duration, target string) {
+		t.Helper()
+		_, err := h.store.Record(context.Background(), audit.Event{Time: now.Add(-ago), Client: "Claude", User: "alice",
+			Op: "file.write", Target: target, Decision: audit.Allow, DecidedBy: audit.ByOwner})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec(3*time.Minute, "a")
+	rec(time.Minute, "b")
+	rec(5*time.Minute, "c-waited") // asked 5 minutes ago, answered just now
+	rec(time.Minute, "d-same-time-as-b")
+	b := newBrowser(t)
+	b.loginAt(h, "#activity?live=1")
+	targets := func() string {
+		return strings.Join(js[[]string](b, `[...document.querySelectorAll('#audit-table tbody tr .t-target')].map((td) => td.textContent)`), " ")
+	}
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 4`)
+	if got := targets(); got != "d-same-time-as-b b a c-waited" {
+		t.Fatalf("rows %q", got)
+	}
+	rec(2*time.Minute, "e-waited")
+	rec(0, "f-now")
+	b.wait(`document.querySelectorAll('#audit-table tbody tr').length === 6`)
+	if got := targets(); got != "f-now d-same-time-as-b b e-waited a c-waited" {
+		t.Errorf("rows after the live tail %q", got)
+	}
+	if n := js[int](b, `document.querySelectorAll('#audit-table tbody tr.fresh').length`); n != 2 {
+		t.Errorf("%d rows marked new, want 2", n)
+	}
 	b.noPageErrors()
 }

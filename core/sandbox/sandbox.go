@@ -495,10 +495,12 @@ func (o *op) end(ctx context.Context, err error) error {
 		}
 		return err
 	}
-	if _, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev); rerr != nil {
+	id, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev)
+	if rerr != nil {
 		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", rerr)
 		return errs.Wrap(rerr, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this operation.")
 	}
+	ev.ID = id
 	return err
 }
 

@@ -5,7 +5,7 @@
 // to the view from another one brings the table up to date.
 import { $, decisions, isoSeconds, toast, plural, num, visible } from './dom.js';
 import { KEYS, DAY, blankFilter, serverFilter, matches, knownRange, FilterForm } from './auditfilter.js';
-import { Rows } from './auditrows.js';
+import { Rows, before } from './auditrows.js';
 import { ActivityChart } from './auditchart.js';
 import { Detail } from './auditdetail.js';
 import { Tail } from './audittail.js';
@@ -228,7 +228,8 @@ export class Activity {
    * the table already is. With only the first page loaded, that page is
    * loaded again (which also moves a "last hour" window to now). When the
    * owner has scrolled into older pages, reloading would throw them away,
-   * so the newer events are put on top instead, as the live tail would.
+   * so the new events are put where their time puts them instead, as
+   * the live tail would.
    */
   async catchUp() {
     if (this.live) return;
@@ -241,12 +242,13 @@ export class Activity {
     try {
       const page = await this.rpc.call('audit.query', { ...this.query, limit: PAGE });
       if (gen !== this.gen) return;
-      const fresh = page.events.filter((e) => e.id > top && !this.rows.has(e.id));
-      if (fresh.length === page.events.length && page.next_cursor) {
+      // New since: on top, and (an approval that waited) among the rows.
+      const fresh = page.events.filter((e) => !this.rows.has(e.id));
+      if (fresh.filter((e) => !top || before(e, top)).length === page.events.length && page.next_cursor) {
         this.reload(); // more new events than a page: start from the newest
         return;
       }
-      this.rows.prepend(fresh);
+      for (const e of fresh) this.rows.place(e, !this.cursor);
       this.afterPage();
       if (fresh.length) this.chart.reload();
     } catch (e) {

@@ -11,6 +11,20 @@ export function exitCode(e) {
   return m ? Number(m[1]) : null;
 }
 
+/** timeKey orders event times to the nanosecond: [ms of the whole second, ns within it]. */
+function timeKey(iso) {
+  const frac = /\.(\d+)/.exec(iso)?.[1] || '';
+  return [Date.parse(iso.replace(/\.\d+/, '')), Number(frac.padEnd(9, '0').slice(0, 9))];
+}
+
+/** before reports whether event a comes above b in the table: the server's order, later time first, then higher id. */
+export function before(a, b) {
+  const [x, y] = [timeKey(a.time), timeKey(b.time)];
+  if (x[0] !== y[0]) return x[0] > y[0];
+  if (x[1] !== y[1]) return x[1] > y[1];
+  return a.id > b.id;
+}
+
 export class Rows {
   /** onOpen(e) opens an event's detail; onClient(name) learns an agent's name. */
   constructor(onOpen, onClient) {
@@ -45,9 +59,23 @@ export class Rows {
     this.tbody.append(...events.filter((e) => !this.events.has(e.id)).map((e) => this.row(e)));
   }
 
-  /** prepend puts newer events on top, marked as new since the table was loaded. */
-  prepend(events) {
-    this.tbody.prepend(...events.map((e) => this.freshRow(e)));
+  /**
+   * place puts an event that arrived since the table was loaded where its
+   * time puts it (an event whose approval waited is older than the events
+   * recorded meanwhile), marked as new. Below the last row it goes only
+   * when the table is complete; otherwise a later page brings it.
+   */
+  place(e, complete) {
+    for (const tr of this.tbody.children) {
+      const there = this.events.get(Number(tr.dataset.id));
+      if (there && before(e, there)) {
+        tr.before(this.freshRow(e));
+        return true;
+      }
+    }
+    if (!complete) return false;
+    this.tbody.append(this.freshRow(e));
+    return true;
   }
 
   /** update replaces a shown event's row (a command that ended); false when it is not shown. */
@@ -62,9 +90,9 @@ export class Rows {
     return true;
   }
 
-  /** top is the id of the event on the top row, 0 when there is none. */
+  /** top is the event on the top row, or undefined. */
   top() {
-    return Number(this.tbody.querySelector('tr[data-id]')?.dataset.id || 0);
+    return this.events.get(Number(this.tbody.querySelector('tr[data-id]')?.dataset.id));
   }
 
   /** focus puts the focus on event id's row, when it is shown. */

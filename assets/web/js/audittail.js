@@ -32,7 +32,7 @@ export class Tail {
     v.filters.addClients([e.client]);
     if (v.rows.update(e)) return;
     if (!this.on || !v.loaded || !v.matches(e)) return;
-    v.rows.prepend([e]);
+    if (!v.rows.place(e, !v.cursor)) return;
     v.afterPage();
     v.chart.later();
   }
