@@ -152,7 +152,6 @@ type Store struct {
 	subs       map[*subscriber]struct{}
 	subsClosed bool
 
-
 	res reserve // room kept for a full disk (reserve.go)
 }
 
