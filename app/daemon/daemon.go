@@ -212,24 +212,11 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 		vc = versions.Config{Dir: VersionsDir(d.Files), MaxAge: cfg.Versions.Retention.D(),
 			MaxBytes: cfg.Versions.MaxSizeMB << 20, MaxFile: cfg.Versions.MaxFileMB << 20, Logger: log}
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
-	if err != nil {
-		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
-	}
-	err = box.SetLinks(sandbox.LinkConfig{
-		Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
-	})
-	if err != nil {
-		return err
-	}
 	runner, err := execbox.NewRunner(execbox.Options{
-		Hidden:    private,
-		Timeout:   cfg.Exec.Timeout.D(),
-		MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		Limits:    execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20},
-		NetInit:   netinit,
-		Logger:    log,
+		Hidden:  private,
+		Limits:  execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20},
+		NetInit: netinit,
+		Logger:  log,
 	})
 	if err != nil {
 		return fmt.Errorf("command sandbox: %w", err)
@@ -237,8 +224,9 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
 		log.Warn("commands unavailable", "why", why)
 	}
+	var docs sandbox.DocConfig
 	if len(d.docReader) > 0 {
-		box.SetDocs(sandbox.DocConfig{Runner: runner, Binary: d.docReader[0], Args: d.docReader[1:]})
+		docs = sandbox.DocConfig{Runner: runner, Binary: d.docReader[0], Args: d.docReader[1:]}
 	}
 	gate, err := netgate.New(netgate.Config{
 		Policy: pol, Audit: st, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,
@@ -250,11 +238,21 @@ func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string
 	proxy := func(ctx context.Context, c net.Conn, dl netgate.Dialer) {
 		egress.Serve(ctx, c, dl, egress.Options{Logger: log})
 	}
-	box.SetExec(sandbox.ExecConfig{
-		Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
-		Gate: gate, Proxy: proxy,
+	box, err := sandbox.Open(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log,
+		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
+		Links: sandbox.LinkConfig{
+			Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+		},
+		Exec: sandbox.ExecConfig{
+			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+			MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
+			Gate: gate, Proxy: proxy,
+		},
+		Docs: docs,
 	})
+	if err != nil {
+		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
+	}
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(d.Files.Secret)
 		if err != nil {

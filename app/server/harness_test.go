@@ -153,17 +153,8 @@ func startAt(t testing.TB, dir, extra string, r netgate.Resolver, shift time.Dur
 	if !cfg.Versions.Enabled {
 		vc.Dir = ""
 	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: clock.Now,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
 	secret, err := config.EnsureSecret(filepath.Join(dir, "secret.key"))
 	if err != nil {
-		t.Fatal(err)
-	}
-	lc := sandbox.LinkConfig{Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB}
-	if err := box.SetLinks(lc); err != nil {
 		t.Fatal(err)
 	}
 	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db", filepath.Join(dir, "versions")}, Logger: log, NetInit: execboxtest.NetInit(t),
@@ -176,11 +167,17 @@ func startAt(t testing.TB, dir, extra string, r netgate.Resolver, shift time.Dur
 	if err != nil {
 		t.Fatal(err)
 	}
-	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
-		Gate: gate, Proxy: func(ctx context.Context, c net.Conn, d netgate.Dialer) {
-			egress.Serve(ctx, c, d, egress.Options{Logger: log})
-		}})
+	box, err := sandbox.Open(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: clock.Now,
+		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
+		Links: sandbox.LinkConfig{Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB},
+		Exec: sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+			MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
+			Gate: gate, Proxy: func(ctx context.Context, c net.Conn, d netgate.Dialer) {
+				egress.Serve(ctx, c, d, egress.Options{Logger: log})
+			}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(filepath.Join(dir, "secret.key"))
 		if err != nil {
