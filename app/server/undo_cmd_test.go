@@ -20,6 +20,7 @@ import (
 // owner's undo of that event restores every file byte for byte and
 // removes the created ones.
 func TestUndoCommand(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope, share := filepath.Join(h.base, "alice"), filepath.Join(h.base, "share")
@@ -88,6 +89,7 @@ ls work | wc -l`
 
 // A file changed after the command is a conflict: named, not overwritten.
 func TestUndoCommandConflict(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -121,6 +123,7 @@ func TestUndoCommandConflict(t *testing.T) {
 // on its own overlay, the later to end wins, and the earlier one's content
 // is a version on the later one's event.
 func TestConcurrentCommandsSameFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate") // a read-only root: the test's signal to the commands
 	if err := os.Mkdir(gate, 0o755); err != nil {
