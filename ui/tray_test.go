@@ -486,7 +486,7 @@ func TestWithRealPolicy(t *testing.T) {
 	test.Tap(d.buttons[policy.AllowAlways])
 	select {
 	case o := <-out:
-		if !o.Allowed || o.Decision != policy.AllowAlways || o.Rule == nil || o.Rule.Target != "/srv/data" || o.Rule.CreatedBy != "tray" {
+		if !o.Allowed || o.Decision != policy.AllowAlways || o.Rule == nil || o.Rule.Target != "/srv/data" || o.Rule.CreatedBy != "tray" || o.Via != "dialog" {
 			t.Fatalf("outcome %+v rule %+v", o, o.Rule)
 		}
 	case <-time.After(5 * time.Second):

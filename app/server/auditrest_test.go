@@ -2,12 +2,20 @@ package server
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"corral/core/audit"
+	"corral/store"
 )
 
 // The dashboard keeps no copy of the audit log's words: the owner's
@@ -87,6 +95,116 @@ func TestDashboardRowsInTimeOrder(t *testing.T) {
 	}
 	if n := js[int](b, `document.querySelectorAll('#audit-table tbody tr.fresh').length`); n != 2 {
 		t.Errorf("%d rows marked new, want 2", n)
+	}
+	b.noPageErrors()
+}
+
+// deviceWS is a paired phone's /ws connection, made as pairing would leave
+// it: a device in the store, its cookie and its second secret.
+func deviceWS(t *testing.T, h *harness, name string) func(method string, params any) map[string]any {
+	t.Helper()
+	token := "device-token-" + strings.Repeat("x", 32)
+	if err := h.store.AddDevice(t.Context(), store.Device{ID: "dv_test", Name: name, Paired: time.Now()}, token); err != nil {
+		t.Fatal(err)
+	}
+	cookie := &http.Cookie{Name: deviceCookie, Value: token}
+	d := &websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + h.srv.secretFor("device", token)}}
+	conn, _, err := d.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+	if err != nil {
+		t.Fatalf("device /ws: %v", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	id := 0
+	return func(method string, params any) map[string]any {
+		id++
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+		conn.WriteMessage(websocket.TextMessage, b)
+		for {
+			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, msg, err := conn.ReadMessage()
+			if err != nil {
+				t.Fatalf("%s: %v", method, err)
+			}
+			var v map[string]any
+			json.Unmarshal(msg, &v)
+			if v["id"] == float64(id) {
+				return v
+			}
+		}
+	}
+}
+
+// Which of the owner's surfaces answered a question is recorded in the
+// event and said in its detail: a paired phone by its name, the command
+// line (the owner's key), a dashboard tab by its browser.
+func TestDashboardSaysWhoAnswered(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	os.MkdirAll(outside, 0o755)
+	for _, n := range []string{"phone.txt", "cli.txt", "tab.txt"} {
+		os.WriteFile(filepath.Join(outside, n), []byte(n), 0o644)
+	}
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	phone := deviceWS(t, h, "Pixel \u202e8")
+
+	ask := func(name string) (chan error, string) {
+		done := async(alice, "file.read", m("path", filepath.Join(outside, name)))
+		return done, own.requested().ID
+	}
+	done, id := ask("phone.txt")
+	if v := phone("approval.respond", m("id", id, "decision", "allow_once")); v["error"] != nil {
+		t.Fatalf("the phone's answer: %v", v)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	done, id = ask("cli.txt")
+	rpcCall[any](t, own.c, "approval.respond", m("id", id, "decision", "deny_once"))
+	<-done
+
+	b := newBrowser(t)
+	b.login(h)
+	b.hash("#approvals")
+	done, _ = ask("tab.txt")
+	b.wait(`document.querySelectorAll('.approval').length === 1`)
+	b.click(`.approval button[data-decision="allow_once"]`)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "op", "file.read"))
+	byTarget := map[string]audit.Event{}
+	for _, e := range page.Events {
+		byTarget[filepath.Base(e.Target)] = e
+	}
+	want := []struct{ file, answer, by, sentence string }{
+		{"phone.txt", "allow_once", "device:Pixel \u202e8", `Allowed once by you on Pixel \u202e8 (phone).`},
+		{"cli.txt", "deny_once", "cli", "Denied by you from the command line (corral approve)."},
+		{"tab.txt", "allow_once", "dashboard:Chrome", "Allowed once by you in the dashboard (Chrome on this computer)."},
+	}
+	for _, w := range want {
+		e := byTarget[w.file]
+		if e.Answer != w.answer || e.AnsweredBy != w.by || e.DecidedBy != audit.ByOwner {
+			t.Errorf("%s: answer %q by %q (decided by %s), want %q by %q", w.file, e.Answer, e.AnsweredBy, e.DecidedBy, w.answer, w.by)
+			continue
+		}
+		b.hash(fmt.Sprintf("#event=%d", e.ID))
+		b.detailText(e.ID)
+		got := js[string](b, `document.querySelector('#detail-answered')?.textContent || ''`)
+		if got != w.sentence {
+			t.Errorf("%s: detail says %q, want %q", w.file, got, w.sentence)
+		}
+		if w.file == "phone.txt" {
+			b.shot("auditrest-answered-on-phone")
+		}
+		if w.file == "tab.txt" {
+			b.shot("auditrest-answered-in-dashboard")
+		}
+		js[any](b, `document.querySelector('#detail').close()`)
+		b.wait(`!document.querySelector('#detail').open`)
 	}
 	b.noPageErrors()
 }

@@ -1,0 +1,4 @@
+-- 008: the owner's answer to an event's question and the surface that gave
+-- it (audit.Event.Answer, AnsweredBy); '' when nobody was asked.
+ALTER TABLE audit_events ADD COLUMN answer TEXT NOT NULL DEFAULT '';
+ALTER TABLE audit_events ADD COLUMN answered_by TEXT NOT NULL DEFAULT '';
