@@ -208,3 +208,80 @@ func TestDashboardSaysWhoAnswered(t *testing.T) {
 	}
 	b.noPageErrors()
 }
+
+// An event decided by a rule links to it: the Rules page shows that rule
+// highlighted and scrolled into view; once the rule is revoked, the page
+// says it is gone.
+func TestDashboardEventLinksToItsRule(t *testing.T) {
+	chromiumPath(t)
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	os.MkdirAll(outside, 0o755)
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	file := func(i int) string { return filepath.Join(outside, fmt.Sprintf("f%d.txt", i)) }
+	for i := range 10 {
+		os.WriteFile(file(i), []byte("x"), 0o644)
+		done := async(alice, "file.read", m("path", file(i)))
+		rpcCall[any](t, own.c, "approval.respond", m("id", own.requested().ID, "decision", "allow_always"))
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	rpcCall[any](t, alice, "file.read", m("path", file(0))) // decided by the oldest rule
+	var rules struct{ Rules []struct{ ID, Target string } }
+	rules = rpcCall[struct{ Rules []struct{ ID, Target string } }](t, own.c, "rule.list", nil)
+	var ruleID string
+	for _, r := range rules.Rules {
+		if r.Target == file(0) {
+			ruleID = r.ID
+		}
+	}
+	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "limit", 1))
+	ev := page.Events[0]
+	if ruleID == "" || ev.DecidedBy != audit.ByRule || ev.Rule != ruleID {
+		t.Fatalf("event %+v, rule %q", ev, ruleID)
+	}
+
+	b := newBrowser(t)
+	b.login(h)
+	follow := func() {
+		t.Helper()
+		b.hash(fmt.Sprintf("#event=%d", ev.ID))
+		b.detailText(ev.ID)
+		if got := js[string](b, `document.querySelector('#detail-rule')?.textContent || ''`); got != "Show the rule on the Rules page" {
+			t.Fatalf("the detail's rule link: %q", got)
+		}
+		b.click("#detail-rule")
+		b.wait(`location.hash.startsWith('#rules') && !document.querySelector('#view-rules').hidden && !document.querySelector('#detail').open`)
+	}
+	follow()
+	b.wait(fmt.Sprintf(`(() => {
+		const el = document.querySelector('.rule.pointed');
+		if (!el || el.dataset.id !== %s) return false;
+		const r = el.getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= innerHeight && document.activeElement === el;
+	})()`, jsString(ruleID)))
+	if n := js[int](b, `document.querySelectorAll('.rule.pointed').length`); n != 1 {
+		t.Errorf("%d rules highlighted", n)
+	}
+	if !js[bool](b, `document.querySelector('#rules-gone').hidden`) {
+		t.Error("the page says the rule is gone while it is there")
+	}
+	if y := js[float64](b, `scrollY`); y == 0 {
+		t.Error("the page did not scroll to the oldest of ten rules")
+	}
+	b.shot("auditrest-rule-highlighted")
+
+	rpcCall[any](t, own.c, "rule.revoke", m("id", ruleID))
+	follow()
+	b.wait(`(() => {
+		const gone = document.querySelector('#rules-gone');
+		if (gone.hidden || !gone.textContent.includes('has since been removed') || document.querySelector('.rule.pointed')) return false;
+		const r = gone.getBoundingClientRect();
+		return r.top >= 0 && r.bottom <= innerHeight;
+	})()`)
+	b.shot("auditrest-rule-removed")
+	b.noPageErrors()
+}

@@ -55,6 +55,9 @@ type Event struct {
 	// (a dashboard tab on this computer) or "device:<name>" (a paired phone).
 	Answer     string `json:"answer,omitempty"`
 	AnsweredBy string `json:"answered_by,omitempty"`
+	// Rule is the id of the rule that decided (DecidedBy rule), or that
+	// the owner's answer made ("always allow").
+	Rule string `json:"rule,omitempty"`
 	// Changes lists the files the operation created, modified, deleted or
 	// moved, with the versions Corral kept of what was there before
 	// (core/versions). Empty for operations that changed nothing.

@@ -418,6 +418,7 @@ func (o *op) check(r policy.Request, label string) (policy.Outcome, error) {
 	}
 	if out.Rule != nil {
 		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
+		o.ev.Rule = out.Rule.ID
 	}
 	return out, nil
 }

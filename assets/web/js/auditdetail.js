@@ -75,6 +75,7 @@ export class Detail {
       ['Target', e.target || '—'],
       ['Decision', decisionName(e.decision)],
       ['Decided by', `${by[0]} (${e.decided_by})`],
+      ['Rule', e.rule || '—'],
       ['Answer', e.answer ? `${answered(e)} (${e.answer}, ${e.answered_by || '—'})` : '—'],
       ['Detail', e.detail || '—'],
       ['Size', e.bytes ? `${size(e.bytes)} (${plural(e.bytes, 'byte')})` : '—'],
@@ -87,6 +88,9 @@ export class Detail {
       h('div', { class: `decided ${e.decision}` },
         h('strong', null, `How it was decided: ${by[0]}`), h('span', null, by[1]),
         e.answer ? h('div', { class: 'answered', id: 'detail-answered' }, `${answered(e)}.`) : null,
+        e.rule ? h('div', null, h('a', {
+          id: 'detail-rule', href: `#rules?${new URLSearchParams({ rule: e.rule })}`, onclick: () => $('#detail').close(),
+        }, e.decided_by === 'rule' ? 'Show the rule on the Rules page' : 'Show the rule this answer made')) : null,
         e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
         e.error ? h('div', null, `Error: ${e.error}`) : null),
       fileBox,
