@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
 	"corral/core/audit"
@@ -283,5 +284,40 @@ func TestDashboardEventLinksToItsRule(t *testing.T) {
 		return r.top >= 0 && r.bottom <= innerHeight;
 	})()`)
 	b.shot("auditrest-rule-removed")
+	b.noPageErrors()
+}
+
+// The Action filter takes several actions at once, kept in the URL; "all
+// reading and looking" is a shortcut that ticks its actions.
+func TestDashboardSeveralActions(t *testing.T) {
+	chromiumPath(t)
+	h := start(t, "")
+	seed(t, h)
+	own := h.dial(ownerToken)
+	count := func(ops ...string) int {
+		p := rpcCall[audit.Page](t, own, "audit.query", m("ops", ops, "hide_own", true))
+		return len(p.Events)
+	}
+	b := newBrowser(t)
+	b.login(h)
+	b.choose("#f-op", "several")
+	b.wait(`!document.querySelector('#f-ops-box').hidden`)
+	b.click(`#f-ops-list input[value="file.write"]`)
+	b.click(`#f-ops-list input[value="folder.list"]`)
+	want := count("file.write", "folder.list")
+	b.wait(fmt.Sprintf(`document.body.dataset.auditReady && location.hash.includes('ops=file.write%%2Cfolder.list') && document.querySelectorAll('#audit-table tbody tr').length === %d`, want))
+	if ops := js[[]string](b, `[...new Set([...document.querySelectorAll('#audit-table tbody td.t-op')].map((td) => td.title))].sort()`); !slices.Equal(ops, []string{"file.write", "folder.list"}) {
+		t.Errorf("rows show %v", ops)
+	}
+	b.shot("auditrest-several-actions")
+
+	// A reload keeps them.
+	b.do(chromedp.Reload())
+	b.wait(fmt.Sprintf(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === %d && document.querySelector('#f-ops-list input[value="folder.list"]')?.checked && !document.querySelector('#f-ops-box').hidden`, want))
+
+	// The shortcut ticks every reading and looking action.
+	b.click("#f-ops-looks")
+	looks := append([]string{"file.write"}, audit.OpsIn(audit.GroupLooks)...)
+	b.wait(fmt.Sprintf(`document.body.dataset.auditReady && document.querySelectorAll('#audit-table tbody tr').length === %d && document.querySelector('#f-ops-list input[value="file.grep"]').checked`, count(looks...)))
 	b.noPageErrors()
 }
