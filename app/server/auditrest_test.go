@@ -115,8 +115,15 @@ func deviceWS(t *testing.T, h *harness, name string) func(method string, params 
 		t.Fatalf("device /ws: %v", err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	return wsCaller(t, conn)
+}
+
+// wsCaller makes calls on a raw /ws connection, one at a time, and
+// returns each call's answer (notifications in between are skipped).
+func wsCaller(t *testing.T, conn *websocket.Conn) func(method string, params any) map[string]any {
 	id := 0
 	return func(method string, params any) map[string]any {
+		t.Helper()
 		id++
 		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 		conn.WriteMessage(websocket.TextMessage, b)
