@@ -12,6 +12,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -202,6 +203,10 @@ type sessionInfo struct {
 	// keeps no copy of its own.
 	Operations []operationInfo `json:"operations,omitempty"`
 	Decisions  []decisionInfo  `json:"decisions,omitempty"`
+	// Choices (owner only) are every answer to a question in policy's
+	// words, so an event's answer (audit.Event.Answer) reads as the
+	// owner gave it.
+	Choices []policy.Choice `json:"choices,omitempty"`
 }
 
 type operationInfo struct {
@@ -253,6 +258,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
+		info.Choices = policy.AllChoices()
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()

@@ -75,22 +75,7 @@ func TestPairingEndToEnd(t *testing.T) {
 		t.Fatalf("device /ws: %v", err)
 	}
 	defer conn.Close()
-	rt := func(method string, params any) map[string]any {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-		conn.WriteMessage(websocket.TextMessage, b)
-		for {
-			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			_, msg, err := conn.ReadMessage()
-			if err != nil {
-				t.Fatalf("%s: %v", method, err)
-			}
-			var v map[string]any
-			json.Unmarshal(msg, &v)
-			if v["id"] != nil {
-				return v
-			}
-		}
-	}
+	rt := wsCaller(t, conn)
 	if v := rt("session.info", nil); v["result"].(map[string]any)["client"] != "device:Kitchen phone" {
 		t.Errorf("device session.info: %v", v)
 	}
