@@ -511,6 +511,10 @@ func schemaMismatch(tool, text string) string {
 	detail = strings.TrimPrefix(detail, "validating root: ")
 	if rest, ok := strings.CutPrefix(detail, "validating /properties/"); ok {
 		if name, why, ok := strings.Cut(rest, ": "); ok {
+			// A nested property or item adds its own "validating …: ".
+			for strings.HasPrefix(why, "validating /") {
+				_, why, _ = strings.Cut(why, ": ")
+			}
 			detail = name + ": " + why
 		}
 	}
