@@ -171,11 +171,13 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 
 // tools is every tool, the Corral method it performs, its required
 // parameters and the least arguments that call it.
-var tools = []struct {
+type toolCase struct {
 	name, method string
 	required     []string
 	args         map[string]any
-}{
+}
+
+var tools = []toolCase{
 	{"file_read", "file.read", []string{"path"}, map[string]any{"path": "a.txt"}},
 	{"read_multiple_files", "file.read", []string{"paths"}, map[string]any{"paths": []string{"a.txt"}}},
 	{"file_stat", "file.stat", []string{"path"}, map[string]any{"path": "a.txt"}},
@@ -221,13 +223,7 @@ func TestToolList(t *testing.T) {
 				t.Fatalf("tools %v, want %v", names, want)
 			}
 			for _, tl := range list.Tools {
-				i := slices.IndexFunc(tools, func(c struct {
-					name, method string
-					required     []string
-					args         map[string]any
-				}) bool {
-					return c.name == tl.Name
-				})
+				i := slices.IndexFunc(tools, func(c toolCase) bool { return c.name == tl.Name })
 				if tl.Title == "" || len(tl.Description) < 40 || tl.Annotations == nil || tl.OutputSchema == nil {
 					t.Errorf("%s: title %q, description %q, annotations %v, output schema %v", tl.Name, tl.Title, tl.Description, tl.Annotations, tl.OutputSchema)
 				}
@@ -660,8 +656,11 @@ func TestReadImage(t *testing.T) {
 	answer := map[string]any{"type": "image", "path": "p.png", "bytes": len(png), "mimeType": "image/png", "data": png} // []byte marshals as base64
 	cs, _ := session(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
 	res := call(t, cs, "file_read", map[string]any{"path": "p.png"})
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("isError=%v content %#v", res.IsError, res.Content)
+	}
 	img, ok := res.Content[0].(*sdk.ImageContent)
-	if res.IsError || len(res.Content) != 1 || !ok || string(img.Data) != string(png) || img.MIMEType != "image/png" {
+	if !ok || string(img.Data) != string(png) || img.MIMEType != "image/png" {
 		t.Fatalf("isError=%v content %#v", res.IsError, res.Content)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
