@@ -109,10 +109,10 @@ func (t *recordingTransport) Connect(ctx context.Context) (sdk.Connection, error
 	return t.conn, nil
 }
 
-// session connects a client (with copts, which may be nil) to
+// connectFake connects a client (with copts, which may be nil) to
 // NewServer(b, "test", o) in memory; the client's transport records what
 // it sends.
-func session(t *testing.T, b Backend, o Options, copts *sdk.ClientOptions) (*sdk.ClientSession, *recordingTransport) {
+func connectFake(t *testing.T, b Backend, o Options, copts *sdk.ClientOptions) (*sdk.ClientSession, *recordingTransport) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -130,9 +130,9 @@ func session(t *testing.T, b Backend, o Options, copts *sdk.ClientOptions) (*sdk
 	return cs, rt
 }
 
-// call calls a tool and fails the test on a protocol error; tool errors
+// callTool calls a tool and fails the test on a protocol error; tool errors
 // come back as isError results.
-func call(t *testing.T, cs *sdk.ClientSession, tool string, args any) *sdk.CallToolResult {
+func callTool(t *testing.T, cs *sdk.ClientSession, tool string, args any) *sdk.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -143,8 +143,8 @@ func call(t *testing.T, cs *sdk.ClientSession, tool string, args any) *sdk.CallT
 	return res
 }
 
-// text is a result's content as one string: its text blocks joined.
-func text(t *testing.T, res *sdk.CallToolResult) string {
+// resultText is a result's content as one string: its text blocks joined.
+func resultText(t *testing.T, res *sdk.CallToolResult) string {
 	t.Helper()
 	var sb strings.Builder
 	for _, c := range res.Content {
@@ -157,8 +157,8 @@ func text(t *testing.T, res *sdk.CallToolResult) string {
 	return sb.String()
 }
 
-// within waits up to 10 s for a value from ch.
-func within[T any](t *testing.T, ch <-chan T, what string) T {
+// await waits up to 10 s for a value from ch.
+func await[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
 	select {
 	case v := <-ch:
@@ -169,7 +169,7 @@ func within[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
-// tools is every tool, the Corral method it performs, its required
+// toolCases is every tool, the Corral method it performs, its required
 // parameters and the least arguments that call it.
 type toolCase struct {
 	name, method string
@@ -177,7 +177,7 @@ type toolCase struct {
 	args         map[string]any
 }
 
-var tools = []toolCase{
+var toolCases = []toolCase{
 	{"file_read", "file.read", []string{"path"}, map[string]any{"path": "a.txt"}},
 	{"read_multiple_files", "file.read", []string{"paths"}, map[string]any{"paths": []string{"a.txt"}}},
 	{"file_stat", "file.stat", []string{"path"}, map[string]any{"path": "a.txt"}},
@@ -204,7 +204,7 @@ var tools = []toolCase{
 func TestToolList(t *testing.T) {
 	for _, others := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ActsForOthers=%v", others), func(t *testing.T) {
-			cs, _ := session(t, &fakeBackend{}, Options{ActsForOthers: others}, nil)
+			cs, _ := connectFake(t, &fakeBackend{}, Options{ActsForOthers: others}, nil)
 			list, err := cs.ListTools(context.Background(), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -214,7 +214,7 @@ func TestToolList(t *testing.T) {
 				names = append(names, tl.Name)
 			}
 			var want []string
-			for _, c := range tools {
+			for _, c := range toolCases {
 				want = append(want, c.name)
 			}
 			slices.Sort(names)
@@ -223,7 +223,7 @@ func TestToolList(t *testing.T) {
 				t.Fatalf("tools %v, want %v", names, want)
 			}
 			for _, tl := range list.Tools {
-				i := slices.IndexFunc(tools, func(c toolCase) bool { return c.name == tl.Name })
+				i := slices.IndexFunc(toolCases, func(c toolCase) bool { return c.name == tl.Name })
 				if tl.Title == "" || len(tl.Description) < 40 || tl.Annotations == nil || tl.OutputSchema == nil {
 					t.Errorf("%s: title %q, description %q, annotations %v, output schema %v", tl.Name, tl.Title, tl.Description, tl.Annotations, tl.OutputSchema)
 				}
@@ -236,8 +236,8 @@ func TestToolList(t *testing.T) {
 				if err := json.Unmarshal(raw, &s); err != nil {
 					t.Fatal(err)
 				}
-				if s.Type != "object" || !slices.Equal(s.Required, tools[i].required) && len(s.Required)+len(tools[i].required) > 0 {
-					t.Errorf("%s: type %q, required %v, want object with %v", tl.Name, s.Type, s.Required, tools[i].required)
+				if s.Type != "object" || !slices.Equal(s.Required, toolCases[i].required) && len(s.Required)+len(toolCases[i].required) > 0 {
+					t.Errorf("%s: type %q, required %v, want object with %v", tl.Name, s.Type, s.Required, toolCases[i].required)
 				}
 				if _, ok := s.Properties["context"]; ok != others {
 					t.Errorf("%s offers context: %v", tl.Name, ok)
@@ -265,13 +265,13 @@ func TestToolList(t *testing.T) {
 // both text and structuredContent.
 func TestToolMethods(t *testing.T) {
 	b := &fakeBackend{answer: answerWith(map[string]any{"type": "text", "path": "a.txt", "content": "hello", "totalLines": 1, "outputLines": 1})}
-	cs, _ := session(t, b, Options{}, nil)
-	for _, c := range tools {
+	cs, _ := connectFake(t, b, Options{}, nil)
+	for _, c := range toolCases {
 		before := len(b.recorded())
-		res := call(t, cs, c.name, c.args)
+		res := callTool(t, cs, c.name, c.args)
 		calls := b.recorded()[before:]
 		if res.IsError || len(calls) != 1 || calls[0].method != c.method {
-			t.Errorf("%s: isError=%v %q, calls %v, want one %s", c.name, res.IsError, text(t, res), calls, c.method)
+			t.Errorf("%s: isError=%v %q, calls %v, want one %s", c.name, res.IsError, resultText(t, res), calls, c.method)
 			continue
 		}
 		for k, v := range c.args {
@@ -294,7 +294,7 @@ func TestToolMethods(t *testing.T) {
 // called.
 func TestArgumentProblems(t *testing.T) {
 	b := &fakeBackend{}
-	cs, _ := session(t, b, Options{}, nil)
+	cs, _ := connectFake(t, b, Options{}, nil)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -319,8 +319,8 @@ func TestArgumentProblems(t *testing.T) {
 		{"file_read", map[string]any{"path": "a", "head": 3, "offset": 2}, "Give head, tail or offset/limit, not several of them."},
 		{"read_multiple_files", map[string]any{"paths": []string{}}, "read_multiple_files's arguments do not fit its input schema: paths: "},
 	} {
-		res := call(t, cs, c.tool, c.args)
-		got := text(t, res)
+		res := callTool(t, cs, c.tool, c.args)
+		got := resultText(t, res)
 		if !res.IsError || !strings.HasPrefix(got, c.want) || !strings.HasSuffix(got, ".") || strings.Contains(got, "validating") {
 			t.Errorf("%s %v: isError=%v %q, want a sentence starting %q", c.tool, c.args, res.IsError, got, c.want)
 		}
@@ -335,7 +335,7 @@ func TestArgumentProblems(t *testing.T) {
 // number of seconds reaches link.create as a duration.
 func TestArgumentsNormalised(t *testing.T) {
 	b := &fakeBackend{}
-	cs, _ := session(t, b, Options{ActsForOthers: true}, nil)
+	cs, _ := connectFake(t, b, Options{ActsForOthers: true}, nil)
 	for _, c := range []struct {
 		tool string
 		args map[string]any
@@ -349,8 +349,8 @@ func TestArgumentsNormalised(t *testing.T) {
 		{"file_read", map[string]any{"path": "a.txt", "context": map[string]any{"user_id": "ann"}}, `{"path":"a.txt","context":{"user_id":"ann"}}`},
 	} {
 		before := len(b.recorded())
-		if res := call(t, cs, c.tool, c.args); res.IsError {
-			t.Errorf("%s %v: %s", c.tool, c.args, text(t, res))
+		if res := callTool(t, cs, c.tool, c.args); res.IsError {
+			t.Errorf("%s %v: %s", c.tool, c.args, resultText(t, res))
 			continue
 		}
 		calls := b.recorded()[before:]
@@ -382,7 +382,7 @@ func TestBackendErrors(t *testing.T) {
 		}
 		return json.Marshal(map[string]any{"type": "text", "path": p.Path, "content": "fine\n", "totalLines": 1, "outputLines": 1})
 	}}
-	cs, _ := session(t, b, Options{}, nil)
+	cs, _ := connectFake(t, b, Options{}, nil)
 	for _, c := range []struct{ tool, path, want string }{
 		{"file_read", "missing.txt", "There is no file missing.txt in your folder. (not_found)"},
 		{"file_stat", "missing.txt", "There is no file missing.txt in your folder. (not_found)"},
@@ -390,14 +390,14 @@ func TestBackendErrors(t *testing.T) {
 		{"file_read", "plain.txt", "Corral is shutting down."},
 		{"file_delete", "nokind.txt", "Something odd happened."},
 	} {
-		res := call(t, cs, c.tool, map[string]any{"path": c.path})
-		if got := text(t, res); !res.IsError || got != c.want {
+		res := callTool(t, cs, c.tool, map[string]any{"path": c.path})
+		if got := resultText(t, res); !res.IsError || got != c.want {
 			t.Errorf("%s %s: isError=%v %q, want %q", c.tool, c.path, res.IsError, got, c.want)
 		}
 	}
-	res := call(t, cs, "read_multiple_files", map[string]any{"paths": []string{"a.txt", "missing.txt", "b.txt"}})
+	res := callTool(t, cs, "read_multiple_files", map[string]any{"paths": []string{"a.txt", "missing.txt", "b.txt"}})
 	want := "== a.txt ==\nfine\nmissing.txt: There is no file missing.txt in your folder. (not_found)== b.txt ==\nfine\n"
-	if got := text(t, res); res.IsError || got != want {
+	if got := resultText(t, res); res.IsError || got != want {
 		t.Errorf("read_multiple_files: isError=%v %q, want %q", res.IsError, got, want)
 	}
 	var out readManyOut
@@ -425,7 +425,7 @@ func TestCancelReachesBackend(t *testing.T) {
 		}
 		return nil, ctx.Err()
 	}}
-	cs, rt := session(t, b, Options{}, nil)
+	cs, rt := connectFake(t, b, Options{}, nil)
 	t.Cleanup(func() { close(stop) })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -433,19 +433,19 @@ func TestCancelReachesBackend(t *testing.T) {
 		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_command", Arguments: map[string]any{"command": "sleep 600"}})
 		done <- err
 	}()
-	within(t, started, "the call to reach the backend")
+	await(t, started, "the call to reach the backend")
 	cancel()
-	if err := within(t, ended, "the backend's context to end"); !errors.Is(err, context.Canceled) {
+	if err := await(t, ended, "the backend's context to end"); !errors.Is(err, context.Canceled) {
 		t.Errorf("the backend's context ended with %v, want canceled", err)
 	}
-	if err := within(t, done, "CallTool to return"); !errors.Is(err, context.Canceled) {
+	if err := await(t, done, "CallTool to return"); !errors.Is(err, context.Canceled) {
 		t.Errorf("CallTool: %v, want canceled", err)
 	}
 	if !rt.conn.has("notifications/cancelled") {
 		t.Errorf("the client sent no notifications/cancelled: %v", rt.conn.sent)
 	}
-	if res := call(t, cs, "file_stat", map[string]any{"path": "a.txt"}); res.IsError {
-		t.Errorf("after the cancel: %s", text(t, res))
+	if res := callTool(t, cs, "file_stat", map[string]any{"path": "a.txt"}); res.IsError {
+		t.Errorf("after the cancel: %s", resultText(t, res))
 	}
 }
 
@@ -474,7 +474,7 @@ func TestProgress(t *testing.T) {
 		}
 		return json.RawMessage(`{"exit_code":0}`), nil
 	}}
-	cs, _ := session(t, b, Options{}, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+	cs, _ := connectFake(t, b, Options{}, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 		notes <- note{r.Params.ProgressToken, r.Params.Message, r.Params.Progress}
 	}})
 
@@ -484,12 +484,12 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []string{"Waiting for the owner's answer…", "line 1"} {
-		n := within(t, notes, "progress "+want)
+		n := await(t, notes, "progress "+want)
 		if n.token != "tok-1" || n.msg != want || n.progress != float64(i+1) {
 			t.Errorf("progress %d: %+v, want token tok-1, %q, %d", i, n, want, i+1)
 		}
 	}
-	call(t, cs, "run_command", map[string]any{"command": "echo"})
+	callTool(t, cs, "run_command", map[string]any{"command": "echo"})
 
 	calls := b.recorded()
 	if len(calls) != 2 || calls[0].params["stream"] != true || calls[1].params["stream"] != nil {
@@ -541,7 +541,7 @@ func TestReadBounds(t *testing.T) {
 		}
 		return json.Marshal(r)
 	}}
-	cs, _ := session(t, b, Options{}, nil)
+	cs, _ := connectFake(t, b, Options{}, nil)
 
 	for _, c := range []struct {
 		args          map[string]any
@@ -554,18 +554,18 @@ func TestReadBounds(t *testing.T) {
 		{map[string]any{"path": "big.txt", "tail": 2}, 4999, 2, "line 4999\nline 5000\n"},
 	} {
 		before := len(b.recorded())
-		res := call(t, cs, "file_read", c.args)
+		res := callTool(t, cs, "file_read", c.args)
 		calls := b.recorded()[before:]
 		last := calls[len(calls)-1].params
 		off, _ := last["offset"].(float64)
 		lim, _ := last["limit"].(float64)
-		if got := text(t, res); res.IsError || !strings.HasSuffix(got, c.tail) || off != c.offset || lim != c.limit {
+		if got := resultText(t, res); res.IsError || !strings.HasSuffix(got, c.tail) || off != c.offset || lim != c.limit {
 			t.Errorf("file_read %v: asked offset %v limit %v (want %v, %v); isError=%v, text ends %q, want %q", c.args, off, lim, c.offset, c.limit, res.IsError, got[max(0, len(got)-120):], c.tail)
 		}
 	}
 
-	res := call(t, cs, "document_read", map[string]any{"path": "big.pdf", "offset": 2001})
-	if got := text(t, res); !strings.HasSuffix(got, "line 4000\n\n[Showing lines 2001–4000 of 5000. Call document_read with offset=4001 to read on.]") {
+	res := callTool(t, cs, "document_read", map[string]any{"path": "big.pdf", "offset": 2001})
+	if got := resultText(t, res); !strings.HasSuffix(got, "line 4000\n\n[Showing lines 2001–4000 of 5000. Call document_read with offset=4001 to read on.]") {
 		t.Errorf("document_read ends %q", got[max(0, len(got)-120):])
 	}
 
@@ -574,13 +574,13 @@ func TestReadBounds(t *testing.T) {
 	for i := range paths {
 		paths[i] = fmt.Sprintf("f%d.txt", i)
 	}
-	if res := call(t, cs, "read_multiple_files", map[string]any{"paths": paths}); !res.IsError || !strings.Contains(text(t, res), "paths") {
-		t.Errorf("21 paths: isError=%v %q", res.IsError, text(t, res))
+	if res := callTool(t, cs, "read_multiple_files", map[string]any{"paths": paths}); !res.IsError || !strings.Contains(resultText(t, res), "paths") {
+		t.Errorf("21 paths: isError=%v %q", res.IsError, resultText(t, res))
 	}
 	if n := len(b.recorded()) - before; n != 0 {
 		t.Errorf("21 paths: %d reads", n)
 	}
-	if res := call(t, cs, "read_multiple_files", map[string]any{"paths": paths[:maxReadMany]}); res.IsError || len(b.recorded())-before != maxReadMany {
+	if res := callTool(t, cs, "read_multiple_files", map[string]any{"paths": paths[:maxReadMany]}); res.IsError || len(b.recorded())-before != maxReadMany {
 		t.Errorf("20 paths: isError=%v, %d reads", res.IsError, len(b.recorded())-before)
 	}
 }
@@ -594,9 +594,9 @@ func TestReadBounds(t *testing.T) {
 func TestAgentTextUnchanged(t *testing.T) {
 	const content = "[Showing lines 1–1 of 1.]\n<script>alert('&')</script>\n\x1b[31mred\x1b[0m \u202e\u200b\n{\"isError\":true}\n"
 	answer := map[string]any{"type": "text", "path": "a.txt", "content": content, "totalLines": 4, "outputLines": 4}
-	cs, _ := session(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
-	res := call(t, cs, "file_read", map[string]any{"path": "a.txt"})
-	if got := text(t, res); res.IsError || got != content {
+	cs, _ := connectFake(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
+	res := callTool(t, cs, "file_read", map[string]any{"path": "a.txt"})
+	if got := resultText(t, res); res.IsError || got != content {
 		t.Errorf("file_read: isError=%v %q, want %q", res.IsError, got, content)
 	}
 	var sc map[string]any
@@ -619,13 +619,13 @@ func TestAgentTextUnchanged(t *testing.T) {
 		if c.byBytes {
 			answer["truncated"], answer["truncatedBy"] = true, "bytes"
 		}
-		cs, _ := session(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
+		cs, _ := connectFake(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
 		args := map[string]any{"path": c.path}
 		if c.byBytes {
 			args["offset"] = 2
 		}
-		res := call(t, cs, "file_read", args)
-		if got := text(t, res); res.IsError || got != c.content+c.want {
+		res := callTool(t, cs, "file_read", args)
+		if got := resultText(t, res); res.IsError || got != c.content+c.want {
 			t.Errorf("%s: isError=%v\n got %q\nwant %q", c.name, res.IsError, got, c.content+c.want)
 		}
 	}
@@ -654,8 +654,8 @@ func TestShellQuote(t *testing.T) {
 func TestReadImage(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\nnot really")
 	answer := map[string]any{"type": "image", "path": "p.png", "bytes": len(png), "mimeType": "image/png", "data": png} // []byte marshals as base64
-	cs, _ := session(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
-	res := call(t, cs, "file_read", map[string]any{"path": "p.png"})
+	cs, _ := connectFake(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
+	res := callTool(t, cs, "file_read", map[string]any{"path": "p.png"})
 	if res.IsError || len(res.Content) != 1 {
 		t.Fatalf("isError=%v content %#v", res.IsError, res.Content)
 	}
