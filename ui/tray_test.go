@@ -454,13 +454,14 @@ func TestSettingsWindow(t *testing.T) {
 // folder option makes a rule that answers the next request.
 func TestWithRealPolicy(t *testing.T) {
 	rules := &memRules{}
-	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true})
+	clock := newFakeClock()
+	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := test.NewTempApp(t)
-	loop, clock := newUILoop(), newFakeClock()
-	tr := newTray(a, nil, Config{Broker: pol, Control: &fakeControl{}, Clock: clock})
+	loop := newUILoop()
+	tr := newTray(a, nil, Config{Broker: pol, Control: &fakeControl{}, Clock: clock.Now, AfterFunc: clock.AfterFunc})
 	tr.post = loop.post
 	tr.spawn = func(f func()) { f() }
 	tr.Start(t.Context())

@@ -51,6 +51,21 @@ type Files struct {
 	Sandbox    string // default sandbox base
 }
 
+// OwnDirs are the folders holding Corral's own files: hidden from
+// commands, never offered to the owner as a question, and kept apart from
+// the sandboxes.
+func (f Files) OwnDirs() []string {
+	return []string{filepath.Dir(f.Config), filepath.Dir(f.DB), filepath.Dir(f.Secret), filepath.Dir(f.OwnerToken)}
+}
+
+// VersionsDir is the version store's folder, in Corral's data folder
+// beside the database (never in the sandbox base; hidden from commands
+// like the rest of that folder).
+func (f Files) VersionsDir() string { return filepath.Join(filepath.Dir(f.DB), "versions") }
+
+// LANCert is where the LAN side's certificate is kept, beside the secret.
+func (f Files) LANCert() string { return filepath.Join(filepath.Dir(f.Secret), "lan-cert.pem") }
+
 // Locate returns the file locations for the given environment lookup
 // (os.LookupEnv in production). CORRAL_HOME puts everything in one folder;
 // otherwise the XDG base directories apply.

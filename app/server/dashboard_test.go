@@ -1469,7 +1469,9 @@ func checkProbe(t *testing.T, raw string) {
 // runs with -bench (building the database takes a while).
 func BenchmarkDashboard1M(b *testing.B) {
 	dir := b.TempDir()
-	if err := buildDashboardBenchDB(filepath.Join(dir, "corral.db"), 1_000_000); err != nil {
+	db := harnessFiles(dir).DB
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	if err := buildDashboardBenchDB(db, 1_000_000); err != nil {
 		b.Fatal(err)
 	}
 	h := startIn(b, dir, "")

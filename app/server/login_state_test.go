@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,17 +21,17 @@ import (
 // address, as a daemon restart does: an open tab's origin stays the same.
 func restart(t *testing.T, h *harness) *harness {
 	t.Helper()
-	stopKeepingAddress(t, h)
-	return startIn(t, h.dir, "")
+	h.stop()
+	return startWith(t, h.restartSetup())
 }
 
-// stopKeepingAddress stops h; the next harness listens where it did.
-func stopKeepingAddress(t *testing.T, h *harness) {
+// restartLater is restart with the clock moved on by d meanwhile.
+func restartLater(t *testing.T, h *harness, d time.Duration) *harness {
 	t.Helper()
-	u, _ := url.Parse(h.url)
-	harnessListen = u.Host
-	t.Cleanup(func() { harnessListen = "" })
 	h.stop()
+	su := h.restartSetup()
+	su.shift = d
+	return startWith(t, su)
 }
 
 // goLogin spends a one-time login code as a browser would and returns the
@@ -113,7 +112,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 
 	// The stolen row: the hash in the database, tried as a cookie in
 	// every spelling, with and without a secret made from it.
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(h.dir, "corral.db")+"?mode=ro")
+	db, err := sql.Open("sqlite3", "file:"+h.files.DB+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +155,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 	}
 
 	// Expired while Corral was stopped: refused after the start.
-	stopKeepingAddress(t, h)
-	h = startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
+	h = restartLater(t, h, sessionTTL+time.Minute)
 	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
 		t.Errorf("an expired login after a restart: /ws answered %d; want 401", got)
 	}
@@ -169,9 +167,9 @@ func TestDashboardLoginSurvivesRestart(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	stopKeepingAddress(t, h)
+	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed'`)
-	h = startIn(t, h.dir, "")
+	h = startWith(t, h.restartSetup())
 	b.wait(`document.querySelector('#conn').dataset.state === 'open'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Error("the tab says its login no longer works after a restart")
@@ -187,12 +185,14 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	stopKeepingAddress(t, h)
+	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed' && document.querySelector('.conn-label').textContent === 'Reconnecting…'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Fatal("an unreachable server is reported as a refused login")
 	}
-	startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
+	later := h.restartSetup()
+	later.shift = sessionTTL + time.Minute
+	startWith(t, later)
 	began := time.Now()
 	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
 	t.Logf("refused login shown %v after the server came back", time.Since(began).Round(time.Millisecond))

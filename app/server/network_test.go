@@ -56,7 +56,7 @@ func (w *netWorld) start(t testing.TB, extra string) {
 		"self.test": {w.host.Gateway},
 		"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
 	}}
-	w.h = startNet(t, w.dir, extra, r)
+	w.h = startWith(t, setup{dir: w.dir, extra: extra, resolver: r})
 	w.alice = w.h.dial(aliceKey)
 	w.own = w.h.owner(t)
 }
@@ -269,7 +269,7 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 // that shared the machine's interface prefix (3fff:13::2/64, 198.51.100.2/24).
 func TestNetworkCannotReachLANNeighbour(t *testing.T) {
 	lan := testhost.Start(t, testhost.Options{Neighbour: true})
-	h := startNet(t, t.TempDir(), "", testhost.Resolver{Host: lan})
+	h := startWith(t, setup{resolver: testhost.Resolver{Host: lan}})
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 	cmd := fmt.Sprintf(`for u in http://%s/ http://printer.test/; do curl -s -m 5 -o /dev/null -w "%%{http_code} " $u; done; echo`, lan.Addr)

@@ -81,7 +81,7 @@ ls work | wc -l`
 		t.Errorf("old/deep/x.txt back with %v, %v", fi, err)
 	}
 	// Nothing is left in the version store's run folder.
-	if ents, _ := os.ReadDir(filepath.Join(h.dir, "versions", "run")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(h.files.VersionsDir(), "run")); len(ents) != 0 {
 		t.Errorf("layers left behind: %v", ents)
 	}
 }
@@ -141,7 +141,7 @@ func TestConcurrentCommandsSameFile(t *testing.T) {
 		})
 	}
 	// Both have appended (each in its own upper layer) before either ends.
-	run := filepath.Join(h.dir, "versions", "run")
+	run := filepath.Join(h.files.VersionsDir(), "run")
 	waitFor(t, "both commands to write", func() bool {
 		n, _ := filepath.Glob(filepath.Join(run, "*", "0", "u", "log.txt"))
 		return len(n) == 2

@@ -223,7 +223,7 @@ func TestVersionStoreOutOfReach(t *testing.T) {
 	secret := "only-in-a-kept-version-" + fmt.Sprint(randomBytes(4))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", secret))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "replaced"))
-	vdir := filepath.Join(h.dir, "versions")
+	vdir := h.files.VersionsDir()
 	blobs, _ := filepath.Glob(filepath.Join(vdir, "blobs", "*", "*"))
 	if len(blobs) == 0 {
 		t.Fatal("no version kept")
