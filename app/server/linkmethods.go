@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/errs"
 	"corral/core/sandbox"
 )
@@ -41,8 +42,8 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
-	var a sandbox.ResultArgs
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[sandbox.ResultArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	res, err := s.box.SaveResult(ctx, c.caller, a)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
@@ -63,14 +64,19 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	return m.fn(ctx, c)
 }
 
-// handle adapts a typed facade method to the method table.
+// handle adapts a typed facade method to the method table: its params
+// and result take their JSON form in app/wire.
 func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		var a A
-		if err := rpc.DecodeParams(c.params, &a); err != nil {
+		a, err := wire.Decode[A](c.params)
+		if err != nil {
 			return nil, err
 		}
-		return f(ctx, c.caller, a)
+		r, err := f(ctx, c.caller, a)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Encode(r), nil
 	}
 }
 
