@@ -19,9 +19,9 @@ func (s *Server) URL(l sandbox.Link) string {
 
 func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	var a struct {
-		Context   *sandbox.Context `json:"context"`
-		Path      string           `json:"path" rpc:"required"`
-		ExpiresIn json.RawMessage  `json:"expires_in"`
+		Context   *wire.Context   `json:"context"`
+		Path      string          `json:"path" rpc:"required"`
+		ExpiresIn json.RawMessage `json:"expires_in"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: a.Context, Path: a.Path, ExpiresIn: life})
+	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
 	if err != nil {
 		return nil, err
 	}
