@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"time"
 
@@ -18,12 +17,8 @@ func (s *Server) URL(l sandbox.Link) string {
 }
 
 func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Context   *wire.Context   `json:"context"`
-		Path      string          `json:"path" rpc:"required"`
-		ExpiresIn json.RawMessage `json:"expires_in"`
-	}
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[wire.LinkArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	life, err := parseExpiresIn(a.ExpiresIn)

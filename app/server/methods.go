@@ -151,10 +151,6 @@ func (s *Server) methodTable() map[string]method {
 	}
 }
 
-type contextOnly struct {
-	Context *wire.Context `json:"context"`
-}
-
 type rootInfo struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
@@ -203,8 +199,8 @@ type housekeeping struct {
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
-	var a contextOnly
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[wire.InfoArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	scope, err := s.box.ScopeFor(c.caller, wire.To[*sandbox.Context](a.Context))

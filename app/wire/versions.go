@@ -1,8 +1,6 @@
 package wire
 
-import (
-	"time"
-)
+import "time"
 
 // Usage is versions.Usage on the wire.
 type Usage struct {
