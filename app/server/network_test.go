@@ -15,8 +15,8 @@ import (
 
 	"corral/app/client"
 	"corral/app/testhost"
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 // netWorld is a server whose commands' connections resolve names ending in
@@ -62,10 +62,10 @@ func (w *netWorld) start(t testing.TB, extra string) {
 }
 
 // run starts command.run and returns its result when it ends.
-func (w *netWorld) run(params map[string]any) chan sandbox.RunResult {
-	ch := make(chan sandbox.RunResult, 1)
+func (w *netWorld) run(params map[string]any) chan wire.RunResult {
+	ch := make(chan wire.RunResult, 1)
 	go func() {
-		var r sandbox.RunResult
+		var r wire.RunResult
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		if err := w.alice.CallInto(ctx, "command.run", params, &r); err != nil {
@@ -86,7 +86,7 @@ func (w *netWorld) answer(t *testing.T, domain, decision string) {
 	rpcCall[any](t, w.own.c, "approval.respond", m("id", a.ID, "decision", decision))
 }
 
-func wantOut(t *testing.T, r sandbox.RunResult, parts ...string) {
+func wantOut(t *testing.T, r wire.RunResult, parts ...string) {
 	t.Helper()
 	for _, p := range parts {
 		if !strings.Contains(r.Stdout, p) {
@@ -244,9 +244,9 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 		port, strings.Replace(corral, ":", "/", 1), port, corral, port, abstract)
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
@@ -276,9 +276,9 @@ func TestNetworkCannotReachLANNeighbour(t *testing.T) {
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 	cmd := fmt.Sprintf(`for u in http://%s/ http://printer.test/; do curl -s -m 5 -o /dev/null -w "%%{http_code} " $u; done; echo`, lan.Addr)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
@@ -311,9 +311,9 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	b.login(h)
 	b.hash("#approvals")
 	b.wait(`document.body.dataset.approvalsReady`)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		var r sandbox.RunResult
+		var r wire.RunResult
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		alice.CallInto(ctx, "command.run", m("command", "curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/", "package_managers", []string{"pip"}, "reason", "install requests"), &r)

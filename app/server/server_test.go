@@ -13,8 +13,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/fsbox"
 )
 
 func TestHealthzAndHostCheck(t *testing.T) {
@@ -146,14 +146,14 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Errorf("edit without match: %+v", ce)
 	}
 
-	st := rpcCall[fsbox.Info](t, c, "file.stat", m("path", "notes/todo.txt"))
+	st := rpcCall[wire.Info](t, c, "file.stat", m("path", "notes/todo.txt"))
 	if st.Type != "file" || st.Size != 17 || st.Path != "notes/todo.txt" {
 		t.Errorf("stat: %+v", st)
 	}
 	rpcCall[map[string]any](t, c, "file.write", m("path", "share/docs/shared.md", "content", "# hello\nTODO: share\n"))
 	list := rpcCall[struct {
-		Path    string       `json:"path"`
-		Entries []fsbox.Info `json:"entries"`
+		Path    string      `json:"path"`
+		Entries []wire.Info `json:"entries"`
 	}](t, c, "folder.list", m("path", "share", "depth", 2))
 	var names []string
 	for _, e := range list.Entries {
@@ -163,7 +163,7 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Errorf("list share: %v", names)
 	}
 	root := rpcCall[struct {
-		Entries []fsbox.Info `json:"entries"`
+		Entries []wire.Info `json:"entries"`
 	}](t, c, "folder.list", nil)
 	if len(root.Entries) == 0 || root.Entries[0].Path == "" {
 		t.Errorf("list root: %+v", root)
@@ -178,7 +178,7 @@ func TestFileRoundTrip(t *testing.T) {
 	if strings.Join(find.Matches, ",") != "notes/todo.txt" {
 		t.Errorf("find: %v", find.Matches)
 	}
-	grep := rpcCall[struct{ Matches []fsbox.Match }](t, c, "file.grep", m("pattern", "TODO", "path", "share"))
+	grep := rpcCall[struct{ Matches []wire.Match }](t, c, "file.grep", m("pattern", "TODO", "path", "share"))
 	if len(grep.Matches) != 1 || grep.Matches[0].Path != "share/docs/shared.md" || grep.Matches[0].Line != 2 {
 		t.Errorf("grep: %+v", grep.Matches)
 	}
