@@ -106,6 +106,7 @@ func Build(s Setup) (Parts, error) {
 		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
 		Links: sandbox.LinkConfig{
 			Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+			Ledger: st,
 		},
 		Exec: sandbox.ExecConfig{
 			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,

@@ -120,6 +120,8 @@ func (s *Server) methodTable() map[string]method {
 		"link.create":  {fn: s.linkCreate},
 		"result.save":  {fn: s.resultSave},
 		"links.rotate": {owner: true, fn: s.linksRotate},
+		"links.list":   {owner: true, fn: s.linksList}, // linkledger.go
+		"link.revoke":  {owner: true, fn: s.linkRevoke},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 

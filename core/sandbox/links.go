@@ -29,6 +29,9 @@ type LinkConfig struct {
 	Expiry          time.Duration // default lifetime
 	MaxExpiry       time.Duration // the longest a caller may ask for
 	SaveResultMaxKB int
+	// Ledger records the links handed out and answers whether one was
+	// revoked; nil: no list, and only rotating the key withdraws links.
+	Ledger LinkLedger
 }
 
 // setLinks installs (or, with a new secret, rotates) the link signer.
@@ -140,6 +143,7 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 			opened.Close()
 			if l, err = s.sign(o.scope, t, opened.Dir != nil, a.ExpiresIn); err == nil {
 				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
+				err = s.record(ctx, c, l)
 			}
 		}
 	}
@@ -191,6 +195,14 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
 	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByScope
 	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
+	if err := s.revoked(ctx, claims); err != nil {
+		// Refused by the owner's earlier answer; a ledger that cannot
+		// answer keeps the link closed too (an error, not a decision).
+		if errors.Is(err, ErrRevokedLink) {
+			o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByOwner
+		}
+		return Served{}, o.end(ctx, err)
+	}
 	r, err := s.root(t)
 	if err != nil {
 		return Served{}, o.end(ctx, err)
@@ -361,6 +373,9 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	}
 	if err == nil {
 		res.Link, err = s.sign(o.scope, t, false, 0)
+	}
+	if err == nil {
+		err = s.record(ctx, c, res.Link)
 	}
 	if err == nil && a.Format == "markdown" {
 		res.Content = a.Content
