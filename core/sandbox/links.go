@@ -143,7 +143,9 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 			opened.Close()
 			if l, err = s.sign(o.scope, t, opened.Dir != nil, a.ExpiresIn); err == nil {
 				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
-				err = s.record(ctx, c, l)
+				if err = s.record(ctx, c, l); err != nil {
+					l = Link{}
+				}
 			}
 		}
 	}
@@ -375,7 +377,9 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 		res.Link, err = s.sign(o.scope, t, false, 0)
 	}
 	if err == nil {
-		err = s.record(ctx, c, res.Link)
+		if err = s.record(ctx, c, res.Link); err != nil {
+			res.Link = Link{}
+		}
 	}
 	if err == nil && a.Format == "markdown" {
 		res.Content = a.Content
