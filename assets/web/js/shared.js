@@ -19,6 +19,7 @@ export class SharedLinks {
     this.visible = false;
     this.cursor = '';
     this.gen = 0;
+    this.kept = new Map(); // id → link withdrawn here: stays in view, marked, until the view is left
     this.all.addEventListener('change', () => this.load());
     this.more.addEventListener('click', () => this.load(this.cursor));
     this.rpc.addEventListener('open', () => { if (this.visible) this.load(); });
@@ -34,6 +35,7 @@ export class SharedLinks {
 
   hide() {
     this.visible = false;
+    this.kept.clear();
   }
 
   /** load shows the first page, or appends the page after cursor. */
@@ -42,7 +44,13 @@ export class SharedLinks {
     try {
       const r = await this.rpc.call('links.list', { all: this.all.checked, cursor: cursor || undefined });
       if (gen !== this.gen) return;
-      const rows = r.links.map((l) => this.render(l));
+      let links = r.links;
+      if (!cursor && !this.all.checked && this.kept.size) {
+        const listed = new Set(links.map((l) => l.id));
+        links = [...links, ...[...this.kept.values()].filter((l) => !listed.has(l.id))]
+          .sort((a, b) => b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id));
+      }
+      const rows = links.map((l) => this.render(l));
       if (cursor) this.list.append(...rows);
       else this.list.replaceChildren(...rows);
       this.cursor = r.next_cursor || '';
@@ -84,6 +92,7 @@ export class SharedLinks {
     confirmButton(revoke, 'Click again to revoke', async () => {
       try {
         const r = await this.rpc.call('link.revoke', { id: l.id });
+        this.kept.set(r.id, r);
         el.replaceWith(this.render(r));
         toast('That link no longer opens. Other links keep working.');
       } catch (e) {
