@@ -331,7 +331,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	if page.Events == nil {
 		page.Events = []audit.Event{}
 	}
-	return page, nil
+	return wire.Encode(page), nil
 }
 
 func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
@@ -359,7 +359,7 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	if b == nil {
 		b = []audit.Bucket{}
 	}
-	return map[string]any{"buckets": b}, nil
+	return map[string]any{"buckets": wire.Encode(b)}, nil
 }
 
 // auditSubscribe streams committed events to the connection until it ends.
@@ -382,7 +382,7 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", map[string]any{"event": ev}) {
+				if !c.conn.notify("audit.event", map[string]any{"event": wire.Encode(ev)}) {
 					return
 				}
 			case <-c.conn.done:

@@ -20,8 +20,10 @@ import (
 	"reflect"
 
 	"corral/app/rpc"
+	"corral/core/audit"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/versions"
 )
@@ -76,6 +78,13 @@ var pairs = []typePair{
 	pair[Refusal, netgate.Refusal](),
 	pair[Summary, netgate.Summary](),
 	pair[Usage, versions.Usage](),
+	pair[Event, audit.Event](),
+	pair[Change, audit.Change](),
+	pair[Page, audit.Page](),
+	pair[Bucket, audit.Bucket](),
+	pair[Approval, policy.Approval](),
+	pair[Choice, policy.Choice](),
+	pair[Rule, policy.Rule](),
 }
 
 type typePair struct{ wire, core reflect.Type }
