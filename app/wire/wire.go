@@ -91,14 +91,16 @@ type typePair struct{ wire, core reflect.Type }
 
 func pair[W, C any]() typePair { return typePair{reflect.TypeFor[W](), reflect.TypeFor[C]()} }
 
+// Filled by init and only read after it.
 var (
 	toWire = map[reflect.Type]reflect.Type{} // core type → wire type
-	toCore = map[reflect.Type]reflect.Type{} // wire type → core type
+	fields = map[reflect.Type][]int{}        // a paired type → its exported fields' indexes
 )
 
 func init() {
 	for _, p := range pairs {
-		toWire[p.core], toCore[p.wire] = p.wire, p.core
+		toWire[p.core] = p.wire
+		fields[p.core], fields[p.wire] = exported(p.core), exported(p.wire)
 	}
 	for _, p := range pairs {
 		if err := sameStruct(p.wire, p.core); err != nil {
@@ -227,6 +229,10 @@ func wireType(t reflect.Type) reflect.Type {
 // checked that their shapes match).
 func convert(dst, src reflect.Value) {
 	st, dt := src.Type(), dst.Type()
+	if st == dt {
+		dst.Set(src)
+		return
+	}
 	if st.ConvertibleTo(dt) && st.Kind() == dt.Kind() {
 		// The same type, or one that differs only in tags.
 		dst.Set(src.Convert(dt))
@@ -234,7 +240,10 @@ func convert(dst, src reflect.Value) {
 	}
 	switch st.Kind() {
 	case reflect.Struct:
-		sf, df := exported(st), exported(dt)
+		sf, df := fields[st], fields[dt]
+		if sf == nil || df == nil {
+			panic(fmt.Sprintf("wire: %v and %v are not a pair", st, dt))
+		}
 		for i := range sf {
 			convert(dst.Field(df[i]), src.Field(sf[i]))
 		}
