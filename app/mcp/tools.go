@@ -3,6 +3,29 @@
 // (stdio, forwarding to the daemon over the WebSocket) and POST /mcp on the
 // daemon (streamable HTTP, dispatching in-process as the authenticated
 // client), so approvals, audit and the tray see every call either way.
+//
+// Guarantees: each tool performs one Corral method through the Backend it
+// is given (read_multiple_files one file.read per path, at most 20; a
+// file_read with tail two), with the arguments as the client gave them,
+// and decides nothing itself: every fence is the backend's. Arguments that
+// are missing, unknown, of the wrong type or contradictory are refused
+// before the backend is called, with an isError result in a sentence
+// naming the tool and the argument; null for an optional argument means
+// leaving it out. A backend error becomes an isError result carrying its
+// polite sentence and, in parentheses, its kind. The client's cancellation
+// (notifications/cancelled) ends the backend call's context; with a
+// progressToken, each line the backend reports (Progress) is sent as
+// notifications/progress with a growing count. What a file holds reaches
+// the agent unchanged; the text Corral adds (how to read on, the encoding
+// a file was read as) follows it on lines of its own, and a path it puts
+// in a shell command is quoted as one word. The context parameter is
+// offered only with Options.ActsForOthers.
+//
+// Not guaranteed: the size of an answer is bounded by the methods
+// (file.read's 2000 lines or 256 KiB, command.output's cap), not here. A
+// call the backend had started when the client gave up may have completed
+// there. Agent text is not made visible for people here: the tools answer
+// agents, and the owner's surfaces do that.
 package mcp
 
 import (
@@ -511,6 +534,10 @@ func schemaMismatch(tool, text string) string {
 	detail = strings.TrimPrefix(detail, "validating root: ")
 	if rest, ok := strings.CutPrefix(detail, "validating /properties/"); ok {
 		if name, why, ok := strings.Cut(rest, ": "); ok {
+			// A nested property or item adds its own "validating …: ".
+			for strings.HasPrefix(why, "validating /") {
+				_, why, _ = strings.Cut(why, ": ")
+			}
 			detail = name + ": " + why
 		}
 	}

@@ -45,6 +45,7 @@ func changeBoth(t *testing.T, h *harness) (alice, bob map[string]string) {
 // undo.client's until bounds the range: changes at or after it are not
 // listed; versions.usage says when the oldest kept version was stored.
 func TestUndoClientUntil(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	own := h.dial(ownerToken)
 	changeBoth(t, h)
@@ -79,6 +80,7 @@ func TestUndoClientUntil(t *testing.T) {
 // "Undo all of these" (two clicks) puts every one back byte for byte,
 // leaving the other agent's files as they are.
 func TestDashboardWhatChanged(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	aliceBefore, _ := changeBoth(t, h)

@@ -18,6 +18,7 @@ import (
 // owner is told why, nothing recorded is lost, and Corral resumes by
 // itself once there is room.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if testing.Short() {
 			t.Skip("mounting a small filesystem needs root; skipped under -short")
@@ -81,6 +82,7 @@ func TestFullDisk(t *testing.T) {
 // TestCommandRecordedBeforeItStarts: a running command is already in the
 // audit log ("running"), and the same event says how it ended.
 func TestCommandRecordedBeforeItStarts(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)

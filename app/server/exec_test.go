@@ -14,7 +14,8 @@ import (
 )
 
 func TestCommandRun(t *testing.T) {
-	h := start(t, "[exec]\nmax_output_kb = 64\n")
+	t.Parallel()
+	h := start(t, "[exec]\nmax_output_kb = 64\ntimeout = \"3s\"\n")
 	alice := h.dial(aliceKey)
 	info := rpcCall[map[string]any](t, alice, "session.info", nil)
 	ex := info["exec"].(map[string]any)
@@ -54,6 +55,12 @@ func TestCommandRun(t *testing.T) {
 	if !r.TimedOut || r.Signal == nil || *r.Signal != "SIGKILL" || time.Since(start) > 10*time.Second {
 		t.Errorf("timeout: %+v after %v", r, time.Since(start))
 	}
+	// [exec] timeout is also the longest an agent may ask for.
+	start = time.Now()
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "sleep 30", "timeout_ms", 60_000))
+	if !r.TimedOut || time.Since(start) > 15*time.Second {
+		t.Errorf("60 s asked under [exec] timeout = 3s: %+v after %v", r, time.Since(start))
+	}
 	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "touch /usr/x"))
 	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "Read-only file system") {
 		t.Errorf("write /usr: %+v", r)
@@ -61,6 +68,7 @@ func TestCommandRun(t *testing.T) {
 }
 
 func TestCommandStreamCancelAndList(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
 	// Streamed output arrives before the result.
@@ -98,10 +106,10 @@ func TestCommandStreamCancelAndList(t *testing.T) {
 	ctx := context.Background()
 	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
 	var running struct{ Running []wire.Running }
-	for i := 0; i < 100 && len(running.Running) == 0; i++ {
+	waitFor(t, "the command in command.list", func() bool {
 		running = rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil)
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(running.Running) != 0
+	})
 	if len(running.Running) != 1 || running.Running[0].Client != "alice-agent" || running.Running[0].Command != "sleep 60" {
 		t.Fatalf("command.list: %+v", running)
 	}
@@ -114,22 +122,19 @@ func TestCommandStreamCancelAndList(t *testing.T) {
 	}
 	// agents.pause stops running commands and refuses new ones.
 	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
-	for i := 0; i < 100 && len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running) != 1; i++ {
-		time.Sleep(50 * time.Millisecond)
+	listed := func() int {
+		return len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running)
 	}
+	waitFor(t, "the second command in command.list", func() bool { return listed() == 1 })
 	rpcCall[any](t, owner, "agents.pause", nil)
-	for i := 0; i < 100 && len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running) != 0; i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running); n != 0 {
-		t.Errorf("%d commands still running after pause", n)
-	}
+	waitFor(t, "agents.pause to stop the running command", func() bool { return listed() == 0 })
 	if ce := callErr(t, alice, "command.run", m("command", "true")); ce.Data.Kind != "denied" {
 		t.Errorf("command while paused: %+v", ce)
 	}
 }
 
 func TestCommandNetworkAskedEveryTime(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -210,6 +215,7 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 }
 
 func TestExecAsk(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nask = true\n")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
@@ -228,6 +234,7 @@ func TestExecAsk(t *testing.T) {
 // With [exec] ask, the owner sees the input and environment too: a plain
 // "sh" fed a script is not what it looks like.
 func TestExecAskShowsInputAndEnv(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nask = true\n")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
@@ -243,6 +250,7 @@ func TestExecAskShowsInputAndEnv(t *testing.T) {
 }
 
 func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	for _, cmd := range []string{"echo safe \u202e; rm -rf ~", "echo \u200bx", "echo \x1b[2Jhidden"} {
@@ -259,6 +267,7 @@ func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
 // waits, then is refused with a sentence; another agent is not held up;
 // session.info says what the limits are.
 func TestCommandLimits(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nmax_running_per_agent = 1\nqueue_wait = \"1s\"\n")
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	owner := h.dial(ownerToken)
@@ -288,6 +297,7 @@ func TestCommandLimits(t *testing.T) {
 // TestQuotaStopsCommands: a command may push its folder past the quota;
 // the next command and the next write are refused with a sentence.
 func TestQuotaStopsCommands(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[sandbox]\nquota_mb = 1\n")
 	alice := h.dial(aliceKey)
 	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "head -c 2000000 /dev/zero > big && echo wrote"))

@@ -19,6 +19,7 @@ import (
 // folder made as a created change, and undoing it removes exactly those
 // (not a folder that was there before), and only while they are empty.
 func TestFolderCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
@@ -110,6 +111,7 @@ func TestFolderCreate(t *testing.T) {
 // the encoding; encoding base64 returns any file's bytes by byte range and
 // is audited as such.
 func TestFileReadEncodings(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)

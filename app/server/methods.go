@@ -13,6 +13,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -190,6 +191,39 @@ type sessionInfo struct {
 	// Housekeeping (owner only) is what audit.query's hide_own leaves out,
 	// so the dashboard's live tail leaves out the same.
 	Housekeeping *housekeeping `json:"housekeeping,omitempty"`
+	// Operations and Decisions (owner only) are the words and groups of
+	// the audit log's vocabulary (audit.Operations), so the dashboard
+	// keeps no copy of its own.
+	Operations []operationInfo `json:"operations,omitempty"`
+	Decisions  []decisionInfo  `json:"decisions,omitempty"`
+	// Choices (owner only) are every answer to a question in policy's
+	// words, so an event's answer (audit.Event.Answer) reads as the
+	// owner gave it.
+	Choices []wire.Choice `json:"choices,omitempty"`
+}
+
+type operationInfo struct {
+	Op     string   `json:"op"`
+	Label  string   `json:"label"`
+	Groups []string `json:"groups"`
+}
+
+type decisionInfo struct {
+	Decision string `json:"decision"`
+	Label    string `json:"label"`
+}
+
+// vocabulary is audit's table of operations and decisions on the wire.
+func vocabulary() ([]operationInfo, []decisionInfo) {
+	ops := make([]operationInfo, 0, len(audit.Operations))
+	for _, o := range audit.Operations {
+		ops = append(ops, operationInfo{o.Name, o.Label, append([]string{}, o.Groups...)})
+	}
+	ds := make([]decisionInfo, 0, len(audit.DecisionLabels))
+	for _, d := range audit.DecisionLabels {
+		ds = append(ds, decisionInfo{string(d.Decision), d.Label})
+	}
+	return ops, ds
 }
 
 type housekeeping struct {
@@ -216,6 +250,8 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
+		info.Operations, info.Decisions = vocabulary()
+		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()

@@ -56,7 +56,7 @@ func (w *netWorld) start(t testing.TB, extra string) {
 		"self.test": {w.host.Gateway},
 		"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
 	}}
-	w.h = startNet(t, w.dir, extra, r)
+	w.h = startWith(t, setup{dir: w.dir, extra: extra, resolver: r})
 	w.alice = w.h.dial(aliceKey)
 	w.own = w.h.owner(t)
 }
@@ -108,6 +108,7 @@ if rep[1] == 0: print(s.recv(64).decode().strip())
 '`
 
 func TestNetworkThroughTheGate(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t, "")
 	t.Run("allowed domain: curl, python https and raw TCP over SOCKS5", func(t *testing.T) {
 		cmd := `curl -sS http://pypi.test/simple; ` +
@@ -206,6 +207,7 @@ func TestNetworkThroughTheGate(t *testing.T) {
 // abstract Unix socket (X11, D-Bus), directly and through the proxy. None
 // of them may see a connection.
 func TestNetworkCannotReachTheOwner(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	var hits atomic.Int64
 	count := func(ln net.Listener) {
@@ -268,8 +270,9 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 // network: true answered allow_once, curl reached a listener on a host
 // that shared the machine's interface prefix (3fff:13::2/64, 198.51.100.2/24).
 func TestNetworkCannotReachLANNeighbour(t *testing.T) {
+	t.Parallel()
 	lan := testhost.Start(t, testhost.Options{Neighbour: true})
-	h := startNet(t, t.TempDir(), "", testhost.Resolver{Host: lan})
+	h := startWith(t, setup{resolver: testhost.Resolver{Host: lan}})
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 	cmd := fmt.Sprintf(`for u in http://%s/ http://printer.test/; do curl -s -m 5 -o /dev/null -w "%%{http_code} " $u; done; echo`, lan.Addr)
@@ -300,6 +303,7 @@ func TestNetworkCannotReachLANNeighbour(t *testing.T) {
 // the Rules page, with its expiry and a Revoke button), and is never
 // offered "for the whole folder".
 func TestDashboardDomainQuestion(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)

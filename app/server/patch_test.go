@@ -10,6 +10,7 @@ import (
 // file.apply_patch end to end: a real server, a real WebSocket client, a
 // real SQLite audit log.
 func TestApplyPatchOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.dial(aliceKey)
 	rpcCall[any](t, c, "file.write", m("path", "src/a.go", "content", "package a\n\nconst X = 1\n"))

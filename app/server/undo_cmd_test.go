@@ -20,6 +20,7 @@ import (
 // owner's undo of that event restores every file byte for byte and
 // removes the created ones.
 func TestUndoCommand(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope, share := filepath.Join(h.base, "alice"), filepath.Join(h.base, "share")
@@ -81,13 +82,14 @@ ls work | wc -l`
 		t.Errorf("old/deep/x.txt back with %v, %v", fi, err)
 	}
 	// Nothing is left in the version store's run folder.
-	if ents, _ := os.ReadDir(filepath.Join(h.dir, "versions", "run")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(h.files.VersionsDir(), "run")); len(ents) != 0 {
 		t.Errorf("layers left behind: %v", ents)
 	}
 }
 
 // A file changed after the command is a conflict: named, not overwritten.
 func TestUndoCommandConflict(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -121,6 +123,7 @@ func TestUndoCommandConflict(t *testing.T) {
 // on its own overlay, the later to end wins, and the earlier one's content
 // is a version on the later one's event.
 func TestConcurrentCommandsSameFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate") // a read-only root: the test's signal to the commands
 	if err := os.Mkdir(gate, 0o755); err != nil {
@@ -141,7 +144,7 @@ func TestConcurrentCommandsSameFile(t *testing.T) {
 		})
 	}
 	// Both have appended (each in its own upper layer) before either ends.
-	run := filepath.Join(h.dir, "versions", "run")
+	run := filepath.Join(h.files.VersionsDir(), "run")
 	waitFor(t, "both commands to write", func() bool {
 		n, _ := filepath.Glob(filepath.Join(run, "*", "0", "u", "log.txt"))
 		return len(n) == 2

@@ -74,6 +74,7 @@ func randomBytes(n int) []byte {
 // back byte for byte, created files go away, and the undo is itself an
 // event that can be undone.
 func TestUndoFileOperations(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -174,6 +175,7 @@ func TestUndoFileOperations(t *testing.T) {
 // A file changed again after the event is a conflict: named, and nothing
 // is overwritten; skip_conflicts undoes the rest.
 func TestUndoConflict(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -217,12 +219,13 @@ func TestUndoConflict(t *testing.T) {
 // Agents can neither see nor reach the version store: no path, symlink
 // or command of theirs names it, and the owner is never even asked.
 func TestVersionStoreOutOfReach(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	secret := "only-in-a-kept-version-" + fmt.Sprint(randomBytes(4))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", secret))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "replaced"))
-	vdir := filepath.Join(h.dir, "versions")
+	vdir := h.files.VersionsDir()
 	blobs, _ := filepath.Glob(filepath.Join(vdir, "blobs", "*", "*"))
 	if len(blobs) == 0 {
 		t.Fatal("no version kept")

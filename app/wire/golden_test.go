@@ -161,7 +161,7 @@ func goldenResults() []golden {
 		{"undo.client", sandbox.UndoClientResult{Events: []sandbox.UndoResult{{EventID: 1}}, Conflicts: 2, Applied: true, DryRun: true}},
 		{"undo.client nil", sandbox.UndoClientResult{}},
 		{"package_managers", netgate.Bundles()[:1]},
-		{"audit.query", audit.Page{NextCursor: "c", Events: []audit.Event{{ID: 1, Time: when, Client: "c", User: "u", Op: "file.move", Target: "t", Decision: audit.Deny, DecidedBy: audit.ByRule, Detail: "d", Bytes: 2, DurationMs: 3, Error: "e",
+		{"audit.query", audit.Page{NextCursor: "c", Events: []audit.Event{{ID: 1, Time: when, Client: "c", User: "u", Op: "file.move", Target: "t", Decision: audit.Deny, DecidedBy: audit.ByRule, Detail: "d", Bytes: 2, DurationMs: 3, Error: "e", Answer: "allow_always", AnsweredBy: "cli", Rule: "r1",
 			Changes: []audit.Change{{Path: "b", Kind: audit.Moved, From: "a", SizeBefore: 1, SizeAfter: 2, Version: "v", After: "w", Mode: 0o755, Link: "l", NotKept: "too_large", Dir: true}, {Path: "c", Kind: audit.Created}}}}}},
 		{"audit.query empty", audit.Page{Events: []audit.Event{}}},
 		{"audit.query event", audit.Event{}},

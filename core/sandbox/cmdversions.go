@@ -66,9 +66,7 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 	if !s.keeping() {
 		return false, "Corral keeps no versions here."
 	}
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if ec.Runner == nil {
 		return false, "Commands are unavailable."
 	}

@@ -30,13 +30,6 @@ type DocConfig struct {
 	Limits  execbox.HelperLimits
 }
 
-// SetDocs installs the document reader.
-func (s *Sandbox) SetDocs(dc DocConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.docs = dc
-}
-
 // DocumentReadArgs are file.document_read's parameters.
 type DocumentReadArgs struct {
 	Context *Context
@@ -109,9 +102,7 @@ func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs
 
 // parseDocument runs the helper on data and reads its reply.
 func (s *Sandbox) parseDocument(ctx context.Context, visible string, data []byte) (docread.Result, error) {
-	s.mu.Lock()
 	dc := s.docs
-	s.mu.Unlock()
 	if dc.Runner == nil || dc.Binary == "" {
 		return docread.Result{}, errs.New(errs.Unavailable, visible, "Documents cannot be read: Corral has no sandbox for its document reader.")
 	}

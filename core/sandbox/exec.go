@@ -21,16 +21,21 @@ import (
 	"corral/core/visible"
 )
 
-// ExecConfig configures command.run.
+// ExecConfig configures command.run. Its limits are enforced here and
+// nowhere else: the Runner is handed each command's limits in its Spec.
 type ExecConfig struct {
-	Runner    *execbox.Runner // nil: commands unavailable
-	Enabled   bool            // [exec] enabled
-	Ask       bool            // [exec] ask: every command needs a one-time approval
-	Timeout   time.Duration   // default and maximum
-	MaxOutput int             // bytes per stream
+	Runner  *execbox.Runner // nil: commands unavailable
+	Enabled bool            // [exec] enabled
+	Ask     bool            // [exec] ask: every command needs a one-time approval
+	// Timeout is a command's default and longest wall time (an agent may
+	// ask for less); 0: execbox.DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput is the output kept per stream, in bytes; 0:
+	// execbox.DefaultMaxOutput.
+	MaxOutput int
 	// MaxRunning and MaxPerClient bound the commands running at once, for
 	// all agents together and for each one (0: no bound); a command waits
-	// up to QueueWait for a free slot, then is refused.
+	// up to QueueWait (0: 30 s) for a free slot, then is refused.
 	MaxRunning, MaxPerClient int
 	QueueWait                time.Duration
 	// Gate decides a command's connections and Proxy serves each one it
@@ -39,22 +44,9 @@ type ExecConfig struct {
 	Proxy func(ctx context.Context, c net.Conn, d netgate.Dialer)
 }
 
-// SetExec installs the command runner.
-func (s *Sandbox) SetExec(ec ExecConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.exec = ec
-	if ec.QueueWait <= 0 {
-		ec.QueueWait = 30 * time.Second
-	}
-	s.slots = newSlots(ec.MaxRunning, ec.MaxPerClient, ec.QueueWait)
-}
-
 // ExecInfo says whether commands can run and under what (session.info).
 func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if !ec.Enabled {
 		return false, "", "Commands are turned off in Corral's config ([exec] enabled = false)."
 	}
@@ -68,9 +60,7 @@ func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
 // NetworkInfo says whether commands can be given network, and otherwise
 // why not (session.info).
 func (s *Sandbox) NetworkInfo() (bool, string) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	switch {
 	case ec.Runner == nil:
 		return false, "Commands are unavailable."
@@ -82,9 +72,7 @@ func (s *Sandbox) NetworkInfo() (bool, string) {
 
 // MemoryInfo says how a command's memory is bounded (session.info).
 func (s *Sandbox) MemoryInfo() string {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if ec.Runner == nil {
 		return ""
 	}
@@ -259,9 +247,7 @@ func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string
 }
 
 func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, []byte)) (RunResult, error) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	o.ev.DecidedBy = audit.ByScope
 	if a.Command == "" {
 		return RunResult{}, errs.New(errs.InvalidParams, "", "command must not be empty.")
@@ -278,6 +264,9 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		return RunResult{}, errs.New(errs.InvalidParams, "", "timeout_ms must not be negative.")
 	}
 	timeout := ec.Timeout
+	if timeout <= 0 {
+		timeout = execbox.DefaultTimeout
+	}
 	if a.TimeoutMs > 0 && time.Duration(a.TimeoutMs)*time.Millisecond < timeout {
 		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
 	}
@@ -374,10 +363,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		})
 		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
 	}
-	s.mu.Lock()
-	sl := s.slots
-	s.mu.Unlock()
-	release, err := sl.acquire(o.ctx, o.ev.Client)
+	release, err := s.slots.acquire(o.ctx, o.ev.Client)
 	if err != nil {
 		return RunResult{}, err
 	}

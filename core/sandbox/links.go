@@ -25,14 +25,14 @@ import (
 
 // LinkConfig configures signed links.
 type LinkConfig struct {
-	Secret          []byte        // 32 bytes (secret.key)
+	Secret          []byte        // 32 bytes (secret.key); nil: links unavailable
 	Expiry          time.Duration // default lifetime
 	MaxExpiry       time.Duration // the longest a caller may ask for
 	SaveResultMaxKB int
 }
 
-// SetLinks installs (or, with a new secret, rotates) the link signer.
-func (s *Sandbox) SetLinks(lc LinkConfig) error {
+// setLinks installs (or, with a new secret, rotates) the link signer.
+func (s *Sandbox) setLinks(lc LinkConfig) error {
 	signer, err := links.NewSigner(lc.Secret)
 	if err != nil {
 		return err
@@ -506,5 +506,5 @@ func (s *Sandbox) RotateLinks(ctx context.Context, secret []byte, by string) err
 	o := &op{s: s, ctx: ctx, start: s.now()}
 	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", audit.Allow, audit.ByOwner
 	o.ev.Detail = "every earlier link stops working"
-	return o.end(ctx, s.SetLinks(lc))
+	return o.end(ctx, s.setLinks(lc))
 }

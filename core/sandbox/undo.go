@@ -433,18 +433,8 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	if err := o.end(ctx, err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = s.lastRecorded(ctx, o)
+	res.UndoEvent = o.ev.ID
 	return res, nil
-}
-
-// lastRecorded finds the id of the event o just recorded (the newest
-// undo.apply of the owner in that scope).
-func (s *Sandbox) lastRecorded(ctx context.Context, o *op) int64 {
-	p, err := s.history.Query(ctx, audit.Filter{Op: o.ev.Op, User: o.ev.User, Client: o.ev.Client, Limit: 1})
-	if err != nil || len(p.Events) == 0 {
-		return 0
-	}
-	return p.Events[0].ID
 }
 
 // applySteps carries out the planned steps without conflicts, keeping
@@ -600,7 +590,7 @@ func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoRes
 	if err := o.end(ctx, err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = s.lastRecorded(ctx, o)
+	res.UndoEvent = o.ev.ID
 	return res, nil
 }
 
