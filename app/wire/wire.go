@@ -12,6 +12,15 @@
 //     crosses unchanged (nil stays nil, empty stays empty);
 //   - the JSON of a result is the bytes Corral wrote when core carried the
 //     tags itself (testdata/golden.txt pins them).
+//
+// Go's struct conversion would make the first check at compile time, but
+// only between structs whose nested named types are identical, and
+// nearly every argument holds a *sandbox.Context; so the check runs at
+// load, over every pair, the nested ones included.
+//
+// Not guaranteed: Encode converts a core value, or a slice of or pointer
+// to one, and leaves anything else as it is; a result app/server builds
+// around a core value converts that value itself (To).
 package wire
 
 import (
