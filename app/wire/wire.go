@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"corral/app/rpc"
 	"corral/core/audit"
@@ -176,6 +177,7 @@ func Decode[A any](params json.RawMessage) (A, error) {
 	var a A
 	w, ok := toWire[reflect.TypeFor[A]()]
 	if !ok {
+		unpaired(reflect.TypeFor[A]())
 		err := rpc.DecodeParams(params, &a)
 		return a, err
 	}
@@ -200,6 +202,7 @@ func Encode(v any) any {
 	}
 	w := wireType(t)
 	if w == t {
+		unpaired(t)
 		return v
 	}
 	out := reflect.New(w).Elem()
@@ -213,6 +216,17 @@ func To[W any](v any) W {
 	var w W
 	convert(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v))
 	return w
+}
+
+// unpaired panics for a core struct (or a slice of or pointer to one)
+// without a wire type: its JSON would carry Go's field names.
+func unpaired(t reflect.Type) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Struct && strings.HasPrefix(t.PkgPath(), "corral/core/") {
+		panic(fmt.Sprintf("wire: %v has no wire type; declare one in app/wire", t))
+	}
 }
 
 // wireType is t's wire type: t's pair, or a pointer to or slice of one;

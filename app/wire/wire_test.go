@@ -167,3 +167,27 @@ func TestCoreHasNoWireTags(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUnpairedPanics: a core struct without a wire type is a mistake
+// that would put Go's field names on the wire, so it stops the call.
+func TestUnpairedPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"Decode": func() { Decode[sandbox.LinkArgs]([]byte(`{"path":"a"}`)) },
+		"Encode": func() { Encode([]sandbox.Link{{}}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of an unpaired core type did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	if got := Encode(map[string]any{"a": 1}); got == nil {
+		t.Error("a value of no core type did not pass through")
+	}
+	if _, err := Decode[struct{}]([]byte(`{}`)); err != nil {
+		t.Error(err)
+	}
+}
