@@ -9,6 +9,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/errs"
 	"corral/core/policy"
 )
@@ -143,13 +144,13 @@ func (cs *connSurface) ApprovalRequested(a policy.Approval) {
 // the answers it accepts, in the words of policy's one table, and the
 // one to put first (Deny for secrets), so no surface keeps its own copy.
 type approvalOut struct {
-	policy.Approval
-	Choices         []policy.Choice `json:"choices"`
+	wire.Approval
+	Choices         []wire.Choice   `json:"choices"`
 	DefaultDecision policy.Decision `json:"default_decision"`
 }
 
 func withChoices(a policy.Approval) approvalOut {
-	return approvalOut{Approval: a, Choices: a.Choices(), DefaultDecision: a.Default()}
+	return approvalOut{Approval: wire.To[wire.Approval](a), Choices: wire.To[[]wire.Choice](a.Choices()), DefaultDecision: a.Default()}
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {
@@ -195,7 +196,7 @@ func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"rules": p.Rules()}, nil
+	return map[string]any{"rules": wire.Encode(p.Rules())}, nil
 }
 
 func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {

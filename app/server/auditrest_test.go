@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/store"
 )
@@ -183,8 +184,8 @@ func TestDashboardSaysWhoAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "op", "file.read"))
-	byTarget := map[string]audit.Event{}
+	page := rpcCall[wire.Page](t, own.c, "audit.query", m("client", "alice-agent", "op", "file.read"))
+	byTarget := map[string]wire.Event{}
 	for _, e := range page.Events {
 		byTarget[filepath.Base(e.Target)] = e
 	}
@@ -246,7 +247,7 @@ func TestDashboardEventLinksToItsRule(t *testing.T) {
 			ruleID = r.ID
 		}
 	}
-	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "limit", 1))
+	page := rpcCall[wire.Page](t, own.c, "audit.query", m("client", "alice-agent", "limit", 1))
 	ev := page.Events[0]
 	if ruleID == "" || ev.DecidedBy != audit.ByRule || ev.Rule != ruleID {
 		t.Fatalf("event %+v, rule %q", ev, ruleID)
@@ -302,7 +303,7 @@ func TestDashboardSeveralActions(t *testing.T) {
 	seed(t, h)
 	own := h.dial(ownerToken)
 	count := func(ops ...string) int {
-		p := rpcCall[audit.Page](t, own, "audit.query", m("ops", ops, "hide_own", true))
+		p := rpcCall[wire.Page](t, own, "audit.query", m("ops", ops, "hide_own", true))
 		return len(p.Events)
 	}
 	b := newBrowser(t)

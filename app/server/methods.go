@@ -201,7 +201,7 @@ type sessionInfo struct {
 	// Choices (owner only) are every answer to a question in policy's
 	// words, so an event's answer (audit.Event.Answer) reads as the
 	// owner gave it.
-	Choices []policy.Choice `json:"choices,omitempty"`
+	Choices []wire.Choice `json:"choices,omitempty"`
 }
 
 type operationInfo struct {
@@ -253,7 +253,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
-		info.Choices = policy.AllChoices()
+		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
@@ -369,7 +369,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	if page.Events == nil {
 		page.Events = []audit.Event{}
 	}
-	return page, nil
+	return wire.Encode(page), nil
 }
 
 func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
@@ -397,7 +397,7 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	if b == nil {
 		b = []audit.Bucket{}
 	}
-	return map[string]any{"buckets": b}, nil
+	return map[string]any{"buckets": wire.Encode(b)}, nil
 }
 
 // auditSubscribe streams committed events to the connection until it ends.
@@ -420,7 +420,7 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", map[string]any{"event": ev}) {
+				if !c.conn.notify("audit.event", map[string]any{"event": wire.Encode(ev)}) {
 					return
 				}
 			case <-c.conn.done:

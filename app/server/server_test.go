@@ -397,8 +397,8 @@ func TestAuditCompleteAndFiltered(t *testing.T) {
 	callErr(t, bob, "file.stat", m("path", "100%_'\\.txt"))
 
 	type page struct {
-		Events     []audit.Event `json:"events"`
-		NextCursor string        `json:"next_cursor"`
+		Events     []wire.Event `json:"events"`
+		NextCursor string       `json:"next_cursor"`
 	}
 	all := rpcCall[page](t, owner, "audit.query", nil)
 	if len(all.Events) != 6 {
@@ -470,7 +470,7 @@ func TestAuditSubscribe(t *testing.T) {
 	rpcCall[any](t, alice, "file.write", m("path", "x.txt", "content", "hello"))
 	select {
 	case n := <-owner.Notifications():
-		var p struct{ Event audit.Event }
+		var p struct{ Event wire.Event }
 		json.Unmarshal(n.Params, &p)
 		if n.Method != "audit.event" || p.Event.Op != "file.write" || p.Event.Target != "x.txt" || p.Event.ID == 0 {
 			t.Errorf("notification: %s %s", n.Method, n.Params)
@@ -524,8 +524,8 @@ func TestConcurrentConnectionsAuditCounts(t *testing.T) {
 		for {
 			p["limit"], p["cursor"] = 1000, cursor
 			pg := rpcCall[struct {
-				Events     []audit.Event `json:"events"`
-				NextCursor string        `json:"next_cursor"`
+				Events     []wire.Event `json:"events"`
+				NextCursor string       `json:"next_cursor"`
 			}](t, owner, "audit.query", p)
 			n += len(pg.Events)
 			if cursor = pg.NextCursor; cursor == "" {
