@@ -92,7 +92,7 @@ func Build(s Setup) (Parts, error) {
 		docs = sandbox.DocConfig{Runner: runner, Binary: s.DocReader[0], Args: s.DocReader[1:]}
 	}
 	gate, err := netgate.New(netgate.Config{
-		Policy: pol, Audit: st, Resolver: s.Resolver, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,
+		Policy: pol, Audit: st, Resolver: s.Resolver, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log, Clock: s.Clock,
 		MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20,
 	})
 	if err != nil {
