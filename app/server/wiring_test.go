@@ -1,11 +1,13 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"corral/app/config"
 	"corral/app/wire"
 )
 
@@ -57,5 +59,23 @@ func TestNoAnswerWidensToTheHome(t *testing.T) {
 		}
 		rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
 		<-done
+	}
+}
+
+// TestBuildRefusesRootsOverCorralsFiles: a [[sandbox.roots]] holding
+// Corral's own folder is refused by Build itself, so no way of starting
+// Corral (the daemon, a reload, these tests) skips the check.
+func TestBuildRefusesRootsOverCorralsFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := harnessFiles(dir)
+	os.MkdirAll(filepath.Dir(files.DB), 0o700)
+	text := testConfig + fmt.Sprintf("[[sandbox.roots]]\npath = %q\naccess = \"read\"\n", filepath.Join(dir, ".local"))
+	cfg, err := config.Parse(files.Config, []byte(text), dir, files.Sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(Setup{Config: cfg, Files: files, Home: dir, OwnerToken: ownerToken}); err == nil || !strings.Contains(err.Error(), "sandbox.roots[0].path") {
+		t.Errorf("Build with a root over Corral's files: %v", err)
 	}
 }
