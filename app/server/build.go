@@ -58,6 +58,9 @@ func Build(s Setup) (Parts, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if err := cfg.CheckRoots(s.Files); err != nil {
+		return Parts{}, err
+	}
 	secret, err := config.EnsureSecret(s.Files.Secret)
 	if err != nil {
 		return Parts{}, err
