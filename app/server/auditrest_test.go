@@ -24,6 +24,7 @@ import (
 // session.info carries every operation with its label and groups, and the
 // decisions, as core/audit defines them; an agent's does not.
 func TestSessionInfoCarriesTheAuditVocabulary(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	info := rpcCall[sessionInfo](t, h.dial(ownerToken), "session.info", nil)
 	if len(info.Operations) != len(audit.Operations) {
@@ -48,6 +49,7 @@ func TestSessionInfoCarriesTheAuditVocabulary(t *testing.T) {
 // dashboard never had a label for before the table moved to the server
 // (config.reload) is offered by its label, and a row shows it.
 func TestDashboardUsesTheServersWords(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	if err := h.srv.record(t.Context(), "owner", "config.reload", "/x/config.toml", "reloaded"); err != nil {
@@ -65,6 +67,7 @@ func TestDashboardUsesTheServersWords(t *testing.T) {
 // waited is recorded after events that happened meanwhile, yet shows where
 // its time puts it, in the first load and when it arrives on the live tail.
 func TestDashboardRowsInTimeOrder(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	now := time.Now().UTC().Truncate(time.Second)
@@ -147,6 +150,7 @@ func wsCaller(t *testing.T, conn *websocket.Conn) func(method string, params any
 // event and said in its detail: a paired phone by its name, the command
 // line (the owner's key), a dashboard tab by its browser.
 func TestDashboardSaysWhoAnswered(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside")
@@ -222,6 +226,7 @@ func TestDashboardSaysWhoAnswered(t *testing.T) {
 // highlighted and scrolled into view; once the rule is revoked, the page
 // says it is gone.
 func TestDashboardEventLinksToItsRule(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside")
@@ -298,6 +303,7 @@ func TestDashboardEventLinksToItsRule(t *testing.T) {
 // The Action filter takes several actions at once, kept in the URL; "all
 // reading and looking" is a shortcut that ticks its actions.
 func TestDashboardSeveralActions(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	seed(t, h)
