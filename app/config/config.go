@@ -1,8 +1,23 @@
 // Package config finds Corral's files, loads config.toml and validates it.
 //
-// A missing config is written with commented defaults; missing secrets are
-// generated with mode 0600. A config that does not parse or validate is an
-// error naming the file, the line and the key, and nothing starts.
+// Guarantees: a config is used only after it decoded and validated as a
+// whole; an unknown key, a wrong type or a value out of range is an
+// *Error naming the file, the line and the key, and nothing starts. Paths
+// in it are absolute and cleaned ("~/" expanded), folder names are single
+// safe segments, user ids and client names are unique and not reserved,
+// and no two clients share a key. A missing config is written once with
+// commented defaults and a fresh agent key (mode 0600; when two starts
+// race, the second uses the first one's file). The link-signing key and
+// the owner token are created when missing with mode 0600, in folders of
+// mode 0700, through WriteAtomic: a reader sees no file or the whole one,
+// and a key of the wrong size or a token too short is an error, never
+// silently replaced.
+//
+// Not guaranteed: validation is of the text, not of the machine: whether
+// a root exists, whether the sandbox base overlaps Corral's own folders
+// (app/daemon checks that) or whether the listen address is free is found
+// out when Corral starts. The default config is written in place, not
+// atomically. Locate trusts CORRAL_HOME and the XDG variables as given.
 package config
 
 import (

@@ -3,6 +3,25 @@
 // SQLite store and has server.Build wire the rest (the policy, the sandbox
 // facade, the HTTP server), as app/server's tests do. `corral serve`, the
 // tray app and end-to-end tests all start Corral through it.
+//
+// Guarantees: Open starts nothing unless the config validates, the
+// sandbox base holds none of Corral's own folders (config, data, secrets)
+// and no root overlaps them or the base (compared by their real names).
+// Those folders are hidden from commands and guarded by the policy. One
+// daemon runs per set of files: a second Open fails with a sentence that
+// says so, naming the running one's URL once it listens (an flock on
+// corral.lock, which holds that URL only while it listens, so RunningURL
+// never names a dead daemon or anything but a loopback http URL). Run
+// serves until ctx ends, then drains calls under way for up to 10 s;
+// Close flushes the audit writer. A changed config.toml is read again:
+// people and agents take effect at once, a file that does not validate
+// leaves what runs as it was, and the checks above apply to it too.
+//
+// Not guaranteed: other settings changed in config.toml take effect only
+// after a restart (the server says which). Audit retention and version
+// pruning run at start and then daily, so the log may hold up to a day
+// more than the retention. Commands may be unavailable (no bubblewrap):
+// that is logged, not an error.
 package daemon
 
 import (

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
@@ -64,14 +65,19 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	return m.fn(ctx, c)
 }
 
-// handle adapts a typed facade method to the method table.
+// handle adapts a typed facade method to the method table: its params
+// and result take their JSON form in app/wire.
 func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		var a A
-		if err := rpc.DecodeParams(c.params, &a); err != nil {
+		a, err := wire.Decode[A](c.params)
+		if err != nil {
 			return nil, err
 		}
-		return f(ctx, c.caller, a)
+		r, err := f(ctx, c.caller, a)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Encode(r), nil
 	}
 }
 
@@ -79,7 +85,7 @@ func (s *Server) methodTable() map[string]method {
 	b := s.box
 	return map[string]method{
 		"session.info":     {fn: s.sessionInfo},
-		"file.read":        {fn: handle(s.fileRead)},
+		"file.read":        {fn: handle(b.Read)},
 		"file.write":       {fn: handle(b.Write)},
 		"file.edit":        {fn: handle(b.Edit)},
 		"file.apply_patch": {fn: handle(b.ApplyPatch)},
@@ -146,19 +152,6 @@ func (s *Server) methodTable() map[string]method {
 	}
 }
 
-// fileRead answers file.read with its result in PROTOCOL.md's shape.
-func (s *Server) fileRead(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (any, error) {
-	r, err := s.box.Read(ctx, c, a)
-	if err != nil {
-		return nil, err
-	}
-	return r.Shape(), nil
-}
-
-type contextOnly struct {
-	Context *sandbox.Context `json:"context"`
-}
-
 type rootInfo struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
@@ -173,7 +166,7 @@ type execInfo struct {
 	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
 	Running   string   `json:"running,omitempty"` // how many commands may run at once
 	// PackageManagers are the bundles command.run's package_managers names.
-	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
+	PackageManagers []wire.Bundle `json:"package_managers,omitempty"`
 	// Versions says what the owner can undo of what commands change.
 	Versions string `json:"versions,omitempty"`
 }
@@ -240,11 +233,11 @@ type housekeeping struct {
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
-	var a contextOnly
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[wire.InfoArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
-	scope, err := s.box.ScopeFor(c.caller, a.Context)
+	scope, err := s.box.ScopeFor(c.caller, wire.To[*sandbox.Context](a.Context))
 	if err != nil {
 		return nil, err
 	}
@@ -286,7 +279,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		if ok, why := s.box.NetworkInfo(); !ok {
 			info.Exec.Network = why
 		}
-		info.Exec.PackageManagers = netgate.Bundles()
+		info.Exec.PackageManagers = wire.To[[]wire.Bundle](netgate.Bundles())
 		info.Exec.Memory = s.box.MemoryInfo()
 		info.Exec.Running = fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D())
 	}

@@ -29,6 +29,7 @@ func pair(t *testing.T, h *harness, code, name string) (*http.Response, map[stri
 }
 
 func TestPairingEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	owner := h.dial(ownerToken)
 	if ce := callErr(t, owner, "pairing.start", nil); ce.Data.Kind != "unavailable" {
@@ -140,6 +141,7 @@ func TestPairingEndToEnd(t *testing.T) {
 }
 
 func TestPairingRateLimit(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	codes := 0
 	for i := 0; i < pairPerIP+2; i++ {
@@ -158,6 +160,7 @@ func TestPairingRateLimit(t *testing.T) {
 // LAN requests are judged by their remote address; these go through the
 // handler directly, so no packet leaves the loopback.
 func TestLANRequestsNeedAPairedDevice(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	owner := h.dial(ownerToken)
 	login := rpcCall[map[string]string](t, owner, "session.login", nil)

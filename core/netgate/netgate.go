@@ -187,17 +187,17 @@ type Command struct {
 
 // Refusal is a connection the gate refused, for the command's result.
 type Refusal struct {
-	Target string `json:"target"` // host:port
-	Reason string `json:"reason"`
+	Target string // host:port
+	Reason string
 }
 
 // Summary is what a command did on the network.
 type Summary struct {
-	Connections int       `json:"connections"` // allowed and opened
-	Allowed     []string  `json:"allowed,omitempty"`
-	Refused     []Refusal `json:"refused,omitempty"`
-	BytesUp     int64     `json:"bytesUp"`
-	BytesDown   int64     `json:"bytesDown"`
+	Connections int // allowed and opened
+	Allowed     []string
+	Refused     []Refusal
+	BytesUp     int64
+	BytesDown   int64
 }
 
 // Run decides the connections of one command; it implements Dialer.
