@@ -5,6 +5,9 @@
 // Guarantee: an operation performed through core records exactly one Event,
 // and Sink.Record returns only after that event is durable (committed), so a
 // transport that answers after Record never answers an unaudited call.
+// Every operation Corral records is named in Operations, with the words
+// the owner's surfaces show for it (ops_test.go reads the sources to hold
+// that).
 package audit
 
 import (
