@@ -22,7 +22,7 @@ const (
 	maxLimit     = 1000
 )
 
-const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes`
+const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule`
 
 // key is an event's place in page order: its time, then its id.
 type key struct{ ns, id int64 }
@@ -79,7 +79,7 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 		var ns int64
 		var changes string
 		if err := rows.Scan(&e.ID, &ns, &e.Client, &e.User, &e.Op, &e.Target, &e.Decision,
-			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error, &changes); err != nil {
+			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error, &changes, &e.Answer, &e.AnsweredBy, &e.Rule); err != nil {
 			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 		}
 		if changes != "" {

@@ -585,3 +585,29 @@ func TestQueryTimeOrder(t *testing.T) {
 		}
 	}
 }
+
+// The owner's answer, the surface that gave it and the rule are kept with
+// the event, by Record and by Complete, and read back as they were.
+func TestAnswerAndRuleRoundTrip(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	e := audit.Event{Time: t0, Client: "a", Op: "file.read", Decision: audit.Allow, DecidedBy: audit.ByOwner,
+		Answer: "allow_always", AnsweredBy: "device:Pixel \u202e", Rule: "ru_1"}
+	e.ID = record(t, s, e)
+	run := audit.Event{Time: t0.Add(time.Second), Client: "a", Op: "command.run", Decision: audit.Allow, DecidedBy: audit.ByScope, Detail: "running"}
+	run.ID = record(t, s, run)
+	run.DecidedBy, run.Answer, run.AnsweredBy, run.Detail = audit.ByOwner, "allow_once", "dashboard:Firefox", "exit 0"
+	if err := s.Complete(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := all(t, s, audit.Filter{})
+	if len(got) != 2 {
+		t.Fatalf("%d events", len(got))
+	}
+	for i, w := range []audit.Event{run, e} {
+		g := got[i]
+		if g.Answer != w.Answer || g.AnsweredBy != w.AnsweredBy || g.Rule != w.Rule || g.DecidedBy != w.DecidedBy {
+			t.Errorf("event %d: %+v, want %+v", w.ID, g, w)
+		}
+	}
+}

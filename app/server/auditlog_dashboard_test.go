@@ -18,6 +18,7 @@ import (
 // at once, yesterday, a failed command marked with its exit status, and a
 // chart whose axis names the days.
 func TestDashboardAuditFindsWhatHappened(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	now := time.Now()

@@ -89,6 +89,7 @@ func wsStatusAs(t *testing.T, h *harness, cookie, value, secret string) int {
 // stored row (a hash) is no cookie. These are attacks from outside
 // against a running server with a real store on disk.
 func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	sid, secret := goLogin(t, h)
 	gone, goneSecret := goLogin(t, h)
@@ -164,6 +165,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 // TestDashboardLoginSurvivesRestart: an open dashboard tab reconnects by
 // itself after Corral restarts, still signed in.
 func TestDashboardLoginSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
@@ -182,6 +184,7 @@ func TestDashboardLoginSurvivesRestart(t *testing.T) {
 // (here: it expired meanwhile), the tab says so within seconds, shows
 // the way back, and stops knocking.
 func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
@@ -211,6 +214,7 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 // old cookie with its secret is refused afterwards, before and after a
 // restart.
 func TestDashboardSignOut(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
@@ -273,6 +277,7 @@ func pairInPage(t *testing.T, b *browser, name string) (token, secret string) {
 // within seconds that it is no longer paired and how to pair again; a
 // paired phone still works after Corral restarts.
 func TestPhoneRevokedShowsWayBack(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()
@@ -303,6 +308,7 @@ func TestPhoneRevokedShowsWayBack(t *testing.T) {
 // Sign out on the phone revokes it on the server, forgets its secret and
 // shows the pairing page, and its old cookie with its secret is refused.
 func TestPhonePairing(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()

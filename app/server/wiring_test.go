@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"corral/core/sandbox"
+	"corral/app/wire"
 )
 
 // TestCorralsOwnFilesAreOutOfReach: Corral's own files — its secret, its
@@ -27,7 +27,7 @@ func TestCorralsOwnFilesAreOutOfReach(t *testing.T) {
 	for _, p := range own {
 		script += "test -e '" + p + "' && echo 'seen " + p + "'; "
 	}
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", script+"true"))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", script+"true"))
 	if r.ExitCode != 0 || r.Stdout != "" {
 		t.Errorf("a command sees Corral's own files: %+v", r)
 	}

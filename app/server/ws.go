@@ -77,6 +77,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		caller:   caller,
 		deviceID: deviceID,
 		session:  s.sessionCookie(r, caller),
+		browser:  browserName(r.UserAgent()),
 		done:     make(chan struct{}),
 		work:     make(chan job),
 		send:     make(chan frame, sendQueue),
@@ -161,6 +162,7 @@ type conn struct {
 	caller   sandbox.Caller
 	deviceID string          // a paired device: only deviceMethods
 	session  string          // the browser session it was opened with, if any
+	browser  string          // the browser's name from its User-Agent ("Firefox"), for the audit log
 	ctx      context.Context // cancelled when the connection ends
 	cancel   context.CancelFunc
 

@@ -49,6 +49,7 @@ func pushPair(t *testing.T) (dial func() *websocket.Conn, conns chan *conn) {
 // client that reads gets every push; pushing never waits for either (the
 // loop below would hang on the slow client otherwise).
 func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
+	t.Parallel()
 	dial, conns := pushPair(t)
 	_ = dial() // never read
 	slow := <-conns
@@ -106,6 +107,7 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 // waiting for the owner's answer is withdrawn (the owner sees it resolved)
 // and the connection goes on answering.
 func TestCancelReachesACallInFlight(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.pdf")
 	os.MkdirAll(filepath.Dir(outside), 0o755)
@@ -137,6 +139,7 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 // whole: answers of different sizes share the one writer and the pooled
 // buffers (run with -race).
 func TestAnswersArriveWhole(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	want := map[string]string{}

@@ -115,6 +115,7 @@ type Outcome struct {
 	Allowed  bool
 	By       audit.DecidedBy // rule, owner, timeout, strict or paused
 	Decision Decision        // the owner's answer when By is owner
+	Via      string          // which of the owner's surfaces answered (Answer.Via)
 	Rule     *Rule           // the rule that decided, or that the answer created
 }
 
@@ -448,6 +449,10 @@ type Answer struct {
 	Widen     string        // "folder": the rule covers the target's folder
 	ExpiresIn time.Duration // for *_always: the rule expires after this long (0: never)
 	By        string        // who answered: "owner", "tray", "browser", a device name
+	// Via is the surface that answered, as the audit log records it
+	// (audit.Event.AnsweredBy): "dialog", "cli", "dashboard:<browser>",
+	// "device:<name>".
+	Via string
 }
 
 // Respond answers a pending approval. The first answer wins; later ones,
@@ -478,7 +483,7 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	if ans.Widen == "folder" && a.Folder == "" {
 		return errs.New(errs.InvalidParams, "", "This answer cannot cover the whole folder: it would reach your home folder, Corral's own files or the whole disk. Answer for %s alone.", a.Target)
 	}
-	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision}
+	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision, Via: ans.Via}
 	var rule *Rule
 	if ans.Decision == AllowSession || ans.Decision == AllowAlways || ans.Decision == DenyAlways {
 		r := Rule{

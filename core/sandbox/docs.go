@@ -32,26 +32,26 @@ type DocConfig struct {
 
 // DocumentReadArgs are file.document_read's parameters.
 type DocumentReadArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
+	Context *Context
+	Reason  string // why, in the agent's words; shown if the owner is asked
+	Path    string
+	Offset  int
+	Limit   int
 }
 
 // DocumentResult is file.document_read's answer: the document's text,
 // paged by lines like file.read. Pages counts PDF pages, spreadsheet
 // sheets, slides or EPUB chapters, and is left out for other formats.
 type DocumentResult struct {
-	Type        string  `json:"type"` // "document"
-	Path        string  `json:"path"`
-	Format      string  `json:"format"`
-	Content     string  `json:"content"`
-	TotalLines  int     `json:"totalLines"`
-	OutputLines int     `json:"outputLines"`
-	Truncated   bool    `json:"truncated"`
-	TruncatedBy *string `json:"truncatedBy"`
-	Pages       int     `json:"pages,omitempty"`
+	Type        string // "document"
+	Path        string
+	Format      string
+	Content     string
+	TotalLines  int
+	OutputLines int
+	Truncated   bool
+	TruncatedBy *string
+	Pages       int
 }
 
 // Helper limits for documents, where DocConfig leaves them zero.

@@ -81,40 +81,40 @@ func (s *Sandbox) MemoryInfo() string {
 
 // RunArgs are command.run's parameters.
 type RunArgs struct {
-	Context    *Context `json:"context"`
-	Command    string   `json:"command" rpc:"required"`
-	WorkingDir string   `json:"working_dir"`
-	Network    bool     `json:"network"`
+	Context    *Context
+	Command    string
+	WorkingDir string
+	Network    bool
 	// AllowedDomains and PackageManagers give the command network to
 	// those domains only, each asked of the owner (or answered by a rule)
 	// when the command first connects there.
-	AllowedDomains  []string          `json:"allowed_domains"`
-	PackageManagers []string          `json:"package_managers"`
-	TimeoutMs       int64             `json:"timeout_ms"`
-	Env             map[string]string `json:"env"`
-	Stdin           string            `json:"stdin"`
-	Stream          bool              `json:"stream"`
-	Reason          string            `json:"reason"`
+	AllowedDomains  []string
+	PackageManagers []string
+	TimeoutMs       int64
+	Env             map[string]string
+	Stdin           string
+	Stream          bool
+	Reason          string
 }
 
 // RunResult is command.run's answer.
 type RunResult struct {
-	ExitCode   int     `json:"exitCode"`
-	Signal     *string `json:"signal"`
-	Stdout     string  `json:"stdout"`
-	Stderr     string  `json:"stderr"`
-	Truncated  bool    `json:"truncated"`
-	TimedOut   bool    `json:"timedOut"`
-	Cancelled  bool    `json:"cancelled,omitempty"`
-	DurationMs int64   `json:"durationMs"`
+	ExitCode   int
+	Signal     *string
+	Stdout     string
+	Stderr     string
+	Truncated  bool
+	TimedOut   bool
+	Cancelled  bool
+	DurationMs int64
 	// Network says what the command did on the network, and which
 	// connections Corral refused and why; absent without network.
-	Network *netgate.Summary `json:"network,omitempty"`
+	Network *netgate.Summary
 	// Changes lists the files the command created, modified or deleted in
 	// its writable folders (at most maxReportedChanges, then
 	// ChangesTruncated); null when Corral could not record them.
-	Changes          []FileChange `json:"changes"`
-	ChangesTruncated bool         `json:"changes_truncated,omitempty"`
+	Changes          []FileChange
+	ChangesTruncated bool
 }
 
 // maxReportedChanges bounds the changes command.run lists (the audit
@@ -151,11 +151,11 @@ func (s *Sandbox) layerDirs(scope string, share paths.Target) (map[string]fsbox.
 
 // Running describes a command in progress (command.list).
 type Running struct {
-	RequestID string    `json:"request_id"`
-	Client    string    `json:"client"`
-	Scope     string    `json:"scope"`
-	Command   string    `json:"command"`
-	Started   time.Time `json:"started"`
+	RequestID string
+	Client    string
+	Scope     string
+	Command   string
+	Started   time.Time
 	cancel    context.CancelFunc
 }
 

@@ -108,9 +108,9 @@ func signed(signer *links.Signer, c links.Claims) Link {
 
 // LinkArgs are link.create's parameters.
 type LinkArgs struct {
-	Context   *Context      `json:"context"`
-	Path      string        `json:"path" rpc:"required"`
-	ExpiresIn time.Duration `json:"-"` // parsed by the transport
+	Context   *Context
+	Path      string
+	ExpiresIn time.Duration // parsed by the transport
 }
 
 // CreateLink answers link.create: a file or folder in the caller's scope
@@ -289,10 +289,10 @@ func clip(s string, n int) string {
 
 // ResultArgs are result.save's parameters.
 type ResultArgs struct {
-	Context *Context `json:"context"`
-	Title   string   `json:"title" rpc:"required"`
-	Content string   `json:"content" rpc:"required"`
-	Format  string   `json:"format"`
+	Context *Context
+	Title   string
+	Content string
+	Format  string
 }
 
 // Result is result.save's answer, without the server's base URL.

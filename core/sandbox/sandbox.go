@@ -434,9 +434,11 @@ func (o *op) check(r policy.Request, label string) (policy.Outcome, error) {
 	o.ev.DecidedBy = out.By
 	if out.Decision != "" {
 		o.ev.Detail = appendDetail(o.ev.Detail, label+"owner answered "+string(out.Decision))
+		o.ev.Answer, o.ev.AnsweredBy = string(out.Decision), out.Via
 	}
 	if out.Rule != nil {
 		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
+		o.ev.Rule = out.Rule.ID
 	}
 	return out, nil
 }

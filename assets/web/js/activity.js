@@ -77,6 +77,7 @@ export class Activity {
     for (const k of KEYS) {
       if (!this.f[k]) continue;
       if ((k === 'since' || k === 'until') && this.f.range !== 'custom') continue;
+      if (k === 'ops' && this.f.op !== 'several') continue;
       p.set(k, this.f[k]);
     }
     if (this.chart.bucket !== 'hour') p.set('bucket', this.chart.bucket);

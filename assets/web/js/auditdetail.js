@@ -3,7 +3,7 @@
 // changed (undo it, restore one file) and "show similar" filters. Opened
 // from a row or by "#event=ID" (the tray's Recent activity).
 import {
-  h, $, when, full, size, opIn, opName, decisionName, decidedBy, eventScope, scopePhrase, toast, plural, num, visible, confirmButton,
+  h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton,
 } from './dom.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
 
@@ -75,6 +75,8 @@ export class Detail {
       ['Target', e.target || '—'],
       ['Decision', decisionName(e.decision)],
       ['Decided by', `${by[0]} (${e.decided_by})`],
+      ['Rule', e.rule || '—'],
+      ['Answer', e.answer ? `${answered(e)} (${e.answer}, ${e.answered_by || '—'})` : '—'],
       ['Detail', e.detail || '—'],
       ['Size', e.bytes ? `${size(e.bytes)} (${plural(e.bytes, 'byte')})` : '—'],
       ['Duration', `${num(e.duration_ms)} ms`],
@@ -85,6 +87,10 @@ export class Detail {
         e.target ? [' ', h('code', null, e.target)] : null, `${scopePhrase(e)}. ${outcome}`),
       h('div', { class: `decided ${e.decision}` },
         h('strong', null, `How it was decided: ${by[0]}`), h('span', null, by[1]),
+        e.answer ? h('div', { class: 'answered', id: 'detail-answered' }, `${answered(e)}.`) : null,
+        e.rule ? h('div', null, h('a', {
+          id: 'detail-rule', href: `#rules?${new URLSearchParams({ rule: e.rule })}`, onclick: () => $('#detail').close(),
+        }, e.decided_by === 'rule' ? 'Show the rule on the Rules page' : 'Show the rule this answer made')) : null,
         e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
         e.error ? h('div', null, `Error: ${e.error}`) : null),
       fileBox,

@@ -4,7 +4,9 @@
 // would. Which operations a group holds is the server's (session.info).
 import { h, $, $$, isoSeconds, localInput, operations, opsIn, opName, decisions, decisionName, scopeName } from './dom.js';
 
-export const KEYS = ['client', 'user', 'op', 'decision', 'range', 'since', 'until', 'text', 'own'];
+// op is one operation or a group; op "several" with ops (a comma-separated
+// list) is any of those operations.
+export const KEYS = ['client', 'user', 'op', 'ops', 'decision', 'range', 'since', 'until', 'text', 'own'];
 export const RANGES = { '1h': 3600e3, '24h': 864e5, '7d': 7 * 864e5, '30d': 30 * 864e5 };
 // Ranges of whole local days: [days back from today's midnight for since, for until].
 export const DAYS = { yesterday: [1, 0] };
@@ -48,7 +50,9 @@ export function serverFilter(f, now) {
   if (f.client) q.agent = f.client; // a part of the agent's name, any case
   if (f.own !== '1') q.hide_own = true; // the owner's own looking around stays out unless asked for
   if (OP_GROUPS[f.op]) Object.assign(q, OP_GROUPS[f.op].q());
-  else if (f.op) q.op = f.op;
+  else if (f.op === 'several') {
+    if (f.ops) q.ops = f.ops.split(',');
+  } else if (f.op) q.op = f.op;
   if (RANGES[f.range]) q.since = isoSeconds(now - RANGES[f.range]);
   if (DAYS[f.range]) {
     q.since = isoSeconds(midnight(now, DAYS[f.range][0]));
@@ -69,6 +73,7 @@ export function matches(q, f, e, housekeeping) {
   if (q.hide_own && housekeeping && ownHousekeeping(e, housekeeping)) return false;
   const group = OP_GROUPS[f.op];
   if (group && !group.test(e)) return false;
+  if (q.ops && !q.ops.includes(e.op)) return false;
   if (q.text && !has(e.target, q.text) && !has(e.detail, q.text)) return false;
   const t = new Date(e.time).getTime();
   if (q.since && t < Date.parse(q.since)) return false;
@@ -98,6 +103,12 @@ export class FilterForm {
     for (const op of ops) {
       if (have.has(op)) continue;
       sel.append(h('option', { value: op }, `${opName(op)} (${op})`));
+    }
+    const list = $('#f-ops-list');
+    const ticks = new Set($$('input', list).map((x) => x.value));
+    for (const op of ops) {
+      if (ticks.has(op)) continue;
+      list.append(h('label', null, h('input', { type: 'checkbox', value: op }), opName(op)));
     }
     const dsel = $('#f-decision');
     const haveD = new Set($$('option', dsel).map((o) => o.value));
@@ -143,16 +154,34 @@ export class FilterForm {
       if (custom) $('#f-since').focus();
     });
     $('#f-clear').addEventListener('click', () => this.onChange(blankFilter(), true));
+    $('#f-ops-list').addEventListener('change', () => this.read());
+    $('#f-ops-looks').addEventListener('click', () => {
+      for (const x of $$('#f-ops-list input')) if (opsIn('looks').includes(x.value)) x.checked = true;
+      this.read();
+    });
+    $('#f-ops-none').addEventListener('click', () => {
+      for (const x of $$('#f-ops-list input')) x.checked = false;
+      this.read();
+    });
     const wrap = $('#filters-wrap');
     if (matchMedia('(max-width: 640px)').matches) wrap.open = false;
   }
 
-  /** read takes the filter from the form and passes it on when it differs from the current one. */
+  /**
+   * read takes the filter from the form and passes it on when it differs
+   * from the current one. Choosing "Several actions…" starts from the one
+   * action chosen before, if any.
+   */
   read() {
     const f = blankFilter();
     for (const k of KEYS) {
       const el = this.form.elements[k];
       f[k] = !el ? '' : el.type === 'checkbox' ? (el.checked ? '1' : '') : el.value.trim();
+    }
+    if (f.op === 'several') {
+      const ticked = $$('#f-ops-list input:checked').map((x) => x.value);
+      if (!ticked.length && this.last && !OP_GROUPS[this.last] && this.last !== 'several') ticked.push(this.last);
+      f.ops = ticked.join(',');
     }
     if (f.range === 'custom') {
       f.since = f.since ? isoSeconds(new Date(f.since)) : '';
@@ -165,6 +194,11 @@ export class FilterForm {
 
   /** show puts filter f into the form. */
   show(f) {
+    this.last = f.op;
+    const several = f.op === 'several';
+    const ops = new Set(several && f.ops ? f.ops.split(',') : []);
+    for (const x of $$('#f-ops-list input')) x.checked = ops.has(x.value);
+    $('#f-ops-box').hidden = !several;
     for (const k of KEYS) {
       const el = this.form.elements[k];
       if (!el) continue;

@@ -177,12 +177,13 @@ export function localInput(iso) {
 // The operations and decisions, their labels and groups, are the server's
 // (session.info's operations and decisions, from core/audit's table):
 // setVocabulary takes them, and until then a name stands for itself.
-const vocab = { ops: new Map(), decisions: new Map() };
+const vocab = { ops: new Map(), decisions: new Map(), said: new Map() };
 
 /** setVocabulary takes session.info's operations and decisions. */
 export function setVocabulary(info) {
   if (info.operations) vocab.ops = new Map(info.operations.map((o) => [o.op, o]));
   if (info.decisions) vocab.decisions = new Map(info.decisions.map((d) => [d.decision, d.label]));
+  if (info.choices) vocab.said = new Map(info.choices.map((c) => [c.decision, c.said]));
 }
 
 /** operations lists every operation's name, in the server's order. */
@@ -195,6 +196,24 @@ export const opName = (op) => vocab.ops.get(op)?.label || op;
 /** decisions lists the decisions' names, in the server's order. */
 export const decisions = () => [...vocab.decisions.keys()];
 export const decisionName = (d) => vocab.decisions.get(d) || d;
+
+/**
+ * answered says how the owner answered e's question and where:
+ * "Allowed once by you on Pixel (phone)"; '' when nobody was asked. A
+ * device's name is the phone's own (shown as text, like everything).
+ */
+export function answered(e) {
+  if (!e.answer) return '';
+  const said = vocab.said.get(e.answer) || e.answer;
+  const by = e.answered_by || '';
+  let where = '';
+  if (by === 'dialog') where = ' in the desktop dialog';
+  else if (by === 'cli') where = ' from the command line (corral approve)';
+  else if (by.startsWith('dashboard:')) where = ` in the dashboard (${by.slice('dashboard:'.length)} on this computer)`;
+  else if (by.startsWith('device:')) where = ` on ${by.slice('device:'.length)} (phone)`;
+  else if (by) where = ` from ${by}`;
+  return `${said.charAt(0).toUpperCase()}${said.slice(1)} by you${where}`;
+}
 
 // What the owner's side does itself is recorded as decided by "owner",
 // like an answer to a question; these say what it was instead.
