@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"corral/core/audit"
+	"corral/app/wire"
 )
 
 type linksPage struct {
@@ -123,7 +123,7 @@ func TestSharedLinksRevokeOne(t *testing.T) {
 	}
 
 	type auditPage struct {
-		Events []audit.Event `json:"events"`
+		Events []wire.Event `json:"events"`
 	}
 	ev := rpcCall[auditPage](t, owner, "audit.query", m("op", "link.revoke"))
 	if len(ev.Events) < 2 || ev.Events[0].Target != "output" || ev.Events[0].User != "alice" {
