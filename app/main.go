@@ -1,5 +1,25 @@
 // Command corral keeps AI agents in a fenced yard on a home computer.
 // See README.md and PROTOCOL.md section 3 for the command line.
+//
+// It is the one package that imports everything: it parses the command
+// line and runs the tray (ui) or the daemon alone, both started through
+// app/daemon, the stdio MCP bridge (app/mcp over app/client), or one
+// client command against the running daemon.
+//
+// Guarantees: exit status 0 on success, 1 on an error (one line
+// "corral: …" on stderr, unless the command has reported it itself), 2
+// for an unknown command. Text an agent could have written that the
+// command line prints for the owner (audit rows, waiting approvals, error
+// sentences) goes through core/visible, so hidden characters show and no
+// escape sequence reaches the terminal. `corral mcp` never repeats a call
+// whose connection broke before the answer: it says the call may or may
+// not have completed. The tray falls back to running headless, with one
+// line saying why, when there is no display or the UI fails.
+//
+// Not guaranteed: the client commands find the daemon through CORRAL_URL
+// or the lock file beside the files they locate (CORRAL_HOME or the XDG
+// folders); a daemon started with other files is not found. `corral call`
+// prints the result as the daemon sent it.
 package main
 
 import (

@@ -81,7 +81,7 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	wait("the idle menu with Quit", func(items []trayEntry) bool {
 		return len(items) > 0 && strings.HasSuffix(items[0].Label, "· running") && hasLabel(items, "Quit")
 	})
-	if menus := s.openTrayMenu("tray-xfce-menu"); len(menus) != 1 || menus[0].H < 200 {
+	if menus := s.openTrayMenu("tray-xfce-menu", 1); len(menus) != 1 || menus[0].H < 200 {
 		t.Errorf("the panel's menu, idle: %+v (want one menu, all its nine lines)", menus)
 	}
 
@@ -110,7 +110,7 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	// submenu; Right opens it.
 	// One line of a GTK menu is about 25 pixels high (two lines wait);
 	// an empty submenu is a sliver of a few.
-	if menus := s.openTrayMenu("tray-xfce-pending", "Down", "Right"); len(menus) != 2 || menus[1].H < 40 {
+	if menus := s.openTrayMenu("tray-xfce-pending", 2, "Down", "Right"); len(menus) != 2 || menus[1].H < 40 {
 		t.Errorf("the panel's menu with its pending submenu open: %+v (want the menu and a submenu with a line)", menus)
 	}
 	select {
@@ -207,9 +207,10 @@ func waitName(t *testing.T, conn *dbus.Conn, name string) {
 }
 
 // openTrayMenu clicks the tray icon, the panel's only one, presses keys
-// in the menu it opens, photographs it, and returns the menus on screen
-// (the menu and any submenu open), leftmost first, before closing them.
-func (s *traySession) openTrayMenu(name string, keys ...string) []rect {
+// in the menu it opens, waits for want menus (the menu and any submenu
+// open), photographs them, and returns the menus on screen, leftmost
+// first, before closing them.
+func (s *traySession) openTrayMenu(name string, want int, keys ...string) []rect {
 	s.t.Helper()
 	panel := s.windows("xfce4-panel")
 	if len(panel) == 0 {
@@ -219,15 +220,38 @@ func (s *traySession) openTrayMenu(name string, keys ...string) []rect {
 	if _, err := s.xdotool("mousemove", itoa(p.X+p.W/2), itoa(p.Y+p.H/2), "click", "1"); err != nil {
 		s.t.Fatal(err)
 	}
-	time.Sleep(time.Second) // the menu animates open: a picture, not a state to wait for
+	// The menu is mapped, then animates open; each key then changes it.
+	s.waitMenus(1)
+	shown := s.settle(nil)
 	for _, k := range keys {
 		s.xdotool("key", k)
-		time.Sleep(300 * time.Millisecond)
+		shown = s.settle(shown)
 	}
+	menus := s.waitMenus(want)
 	s.screenshot(name)
-	// The Status Tray plugin runs in the panel's plugin wrapper, whose
-	// windows are the icon (at the top of the screen, in the panel), the
-	// menus below it and a few off-screen helpers.
+	s.xdotool("key", "Escape", "Escape")
+	return menus
+}
+
+// waitMenus polls, up to 10 s, until n menus are on screen (see
+// menusShown), and returns the last ones seen: the caller says what is
+// wrong if they are not n.
+func (s *traySession) waitMenus(n int) []rect {
+	s.t.Helper()
+	var menus []rect
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if menus = s.menusShown(); len(menus) == n {
+			return menus
+		}
+	}
+	return menus
+}
+
+// menusShown are the tray menus on screen, leftmost first. The Status
+// Tray plugin runs in the panel's plugin wrapper, whose windows are the
+// icon (at the top of the screen, in the panel), the menus below it and a
+// few off-screen helpers.
+func (s *traySession) menusShown() []rect {
 	var menus []rect
 	for _, r := range s.windows("wrapper-2.0") {
 		if r.X >= 0 && r.Y > 0 {
@@ -235,7 +259,6 @@ func (s *traySession) openTrayMenu(name string, keys ...string) []rect {
 		}
 	}
 	slices.SortFunc(menus, func(a, b rect) int { return a.X - b.X })
-	s.xdotool("key", "Escape", "Escape")
 	return menus
 }
 

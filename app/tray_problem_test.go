@@ -66,7 +66,7 @@ func TestTrayConfigErrorWindow(t *testing.T) {
 	if win == "" {
 		t.Fatalf("no window titled %q\n%s", ui.ProblemTitle, stderr.String())
 	}
-	time.Sleep(time.Second) // drawn: a picture, not a state to wait for
+	s.settle(nil) // drawn
 	s.screenshot("tray-config-error")
 	if want := cfg + ":2: "; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q lacks %q", stderr.String(), want)

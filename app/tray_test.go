@@ -334,7 +334,9 @@ func startTray(t testing.TB, bin, display, bus string) *traySession {
 
 // idleRSS logs the resident memory of the idle tray.
 func (s *traySession) idleRSS(what string) {
-	time.Sleep(2 * time.Second) // let start-up settle
+	// A measurement, not a wait for a state: "idle" is defined as 2 s
+	// after start-up, the same for every figure compared.
+	time.Sleep(2 * time.Second)
 	s.t.Logf("idle RSS, %s: %d MB", what, rssMB(s.t, s.cmd.Process.Pid))
 }
 
@@ -434,6 +436,18 @@ func (s *traySession) waitNoDialog() {
 func (s *traySession) screenshot(name string) image.Image {
 	s.t.Helper()
 	path := filepath.Join(s.t.TempDir(), name+".png")
+	img, b := s.capture(path)
+	if err := os.MkdirAll(shotsDir, 0o755); err == nil {
+		os.WriteFile(filepath.Join(shotsDir, name+".png"), b, 0o644)
+	}
+	s.t.Logf("screenshot %s (copy in %s)", path, shotsDir)
+	return img
+}
+
+// capture writes the whole screen to path and returns it, decoded and as
+// PNG bytes.
+func (s *traySession) capture(path string) (image.Image, []byte) {
+	s.t.Helper()
 	cmd := exec.Command("import", "-window", "root", path)
 	cmd.Env = s.env
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -443,15 +457,59 @@ func (s *traySession) screenshot(name string) image.Image {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := os.MkdirAll(shotsDir, 0o755); err == nil {
-		os.WriteFile(filepath.Join(shotsDir, name+".png"), b, 0o644)
-	}
 	img, err := png.Decode(bytes.NewReader(b))
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Logf("screenshot %s (copy in %s)", path, shotsDir)
-	return img
+	return img, b
+}
+
+// settle waits, up to 10 s, until the screen differs from before (unless
+// before is nil) and then stays the same over three captures in a row,
+// i.e. whatever was just opened, moved or drawn has finished changing.
+// It only logs when the screen never settles: what the caller checks next
+// says whether that matters. It returns the last capture.
+func (s *traySession) settle(before image.Image) image.Image {
+	s.t.Helper()
+	path := filepath.Join(s.t.TempDir(), "settle.png")
+	var last image.Image
+	changed, same := before == nil, 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		img, _ := s.capture(path)
+		changed = changed || !samePixels(img, before)
+		if changed && last != nil && samePixels(img, last) {
+			same++
+		} else {
+			same = 0
+		}
+		last = img
+		if same == 2 {
+			return img
+		}
+	}
+	s.t.Logf("the screen did not settle within 10 s (changed: %v)", changed)
+	return last
+}
+
+// samePixels reports whether a and b show the same picture.
+func samePixels(a, b image.Image) bool {
+	if a == nil || b == nil || a.Bounds() != b.Bounds() {
+		return false
+	}
+	if ra, ok := a.(*image.RGBA); ok {
+		if rb, ok := b.(*image.RGBA); ok {
+			return bytes.Equal(ra.Pix, rb.Pix)
+		}
+	}
+	r := a.Bounds()
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			if a.At(x, y) != b.At(x, y) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // approveThroughDialog makes the agent ask, finds the dialog, checks its
@@ -467,14 +525,14 @@ func (s *traySession) approveThroughDialog(name string) {
 	if f, _ := s.xdotool("getwindowfocus"); f == win {
 		t.Error("the approval window took the keyboard focus")
 	}
-	time.Sleep(1500 * time.Millisecond) // past the 750 ms guard, and drawn
-	img := s.screenshot("dialog-" + name)
+	// The default button takes the primary colour once the 750 ms guard
+	// has passed and the window is drawn.
+	x, y, ok := s.shotWithPrimary("dialog-"+name, -1)
 	if name, _ := s.xdotool("getwindowname", win); name != "Corral — approval needed" {
 		t.Errorf("window name %q", name)
 	}
-	x, y, ok := findAllowOnce(img)
 	if !ok {
-		t.Fatalf("no \"Allow once\" button (the primary colour) on the screenshot")
+		t.FailNow()
 	}
 	select {
 	case r := <-res:
@@ -521,10 +579,7 @@ func (s *traySession) answerElsewhere(owner *client.Client, look bool) {
 		t.Error("the approval window, shown again, took the keyboard focus")
 	}
 	if look {
-		time.Sleep(1500 * time.Millisecond) // past the guard, and drawn
-		if _, _, ok := findAllowOnce(s.screenshot("dialog-again")); !ok {
-			t.Error("the approval window, shown again, has no \"Allow once\" button on the screenshot")
-		}
+		s.shotWithPrimary("dialog-again", -1) // past the guard, and drawn
 	}
 	var list struct {
 		Pending []struct {
@@ -598,13 +653,11 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	if len(sub) != 1 || sub[0].Label != "smoke-agent wants to read /etc/hostname" {
 		t.Errorf("pending submenu %+v", sub)
 	}
-	time.Sleep(time.Second)
-	img := s.screenshot("dialog-dbus")
-	if x, y, ok := findAllowOnce(img); !ok {
-		t.Fatal("no Allow once button on the screenshot")
-	} else {
-		s.xdotool("mousemove", strconv.Itoa(x), strconv.Itoa(y), "click", "1")
+	x, y, ok := s.shotWithPrimary("dialog-dbus", -1)
+	if !ok {
+		t.FailNow()
 	}
+	s.xdotool("mousemove", strconv.Itoa(x), strconv.Itoa(y), "click", "1")
 	if r := <-res; r.err != nil {
 		t.Fatalf("after Allow once: %v", r.err)
 	}
@@ -651,7 +704,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		if !found {
 			t.Fatalf("%q did not open %q", w.label, w.title)
 		}
-		time.Sleep(500 * time.Millisecond)
+		s.settle(nil) // drawn
 		s.screenshot(w.shot)
 	}
 	for deadline := time.Now().Add(5 * time.Second); icon() != normal && time.Now().Before(deadline); {
@@ -849,7 +902,7 @@ func (s *traySession) newAutolaunchedBus() bool {
 func headlessRSS(t *testing.T, bin string) {
 	cmd := startHeadless(t, bin)
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	time.Sleep(2 * time.Second)
+	time.Sleep(2 * time.Second) // a measurement: idle is 2 s after start-up, as in idleRSS
 	t.Logf("idle RSS, serve --headless: %d MB", rssMB(t, cmd.Process.Pid))
 }
 
@@ -866,7 +919,7 @@ func (s *traySession) threeWaiting() {
 		s.waitPending(owner, len(results))
 	}
 	s.dialogWindow()
-	_, denyY := s.shotWithPrimary("vocab-xvfb-dialog-sensitive-1of3", -1)
+	_, denyY, _ := s.shotWithPrimary("vocab-xvfb-dialog-sensitive-1of3", -1)
 	for range results {
 		list := s.waitPending(owner, 1)
 		if _, err := owner.Call(t.Context(), "approval.respond", map[string]any{"id": list[0], "decision": "deny_once"}); err != nil {
@@ -874,7 +927,7 @@ func (s *traySession) threeWaiting() {
 		}
 		if len(list) == 3 {
 			// Allow once, the default now, sits a row above Deny.
-			if _, y := s.shotWithPrimary("vocab-xvfb-dialog-normal-1of2", denyY); y >= denyY {
+			if _, y, ok := s.shotWithPrimary("vocab-xvfb-dialog-normal-1of2", denyY); ok && y >= denyY {
 				t.Errorf("the default button of a normal request is at y=%d, not above Deny's %d", y, denyY)
 			}
 		}
@@ -913,14 +966,15 @@ func (s *traySession) waitPending(owner *client.Client, n int) []string {
 
 // shotWithPrimary takes screenshots until the default button (the
 // primary colour) is drawn, past the guard, elsewhere than at height
-// notY, and returns where.
-func (s *traySession) shotWithPrimary(name string, notY int) (x, y int) {
+// notY, and returns where; it marks the test failed if that never
+// happens within 10 s.
+func (s *traySession) shotWithPrimary(name string, notY int) (x, y int, ok bool) {
 	s.t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
 		if x, y, ok := findAllowOnce(s.screenshot(name)); ok && (y < notY-5 || y > notY+5) {
-			return x, y
+			return x, y, true
 		}
 	}
 	s.t.Errorf("%s: no button in the primary colour (away from y=%d)", name, notY)
-	return 0, 0
+	return 0, 0, false
 }

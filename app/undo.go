@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"corral/app/client"
-	"corral/core/sandbox"
+	"corral/app/wire"
 )
 
 // runUndo is `corral undo EVENT_ID [--dry-run] [--skip-conflicts]`: it
@@ -31,7 +31,7 @@ func runUndo(args []string) error {
 		return errors.New("usage: corral undo EVENT_ID [--dry-run] [--skip-conflicts]")
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
-		var pre sandbox.UndoResult
+		var pre wire.UndoResult
 		if err := call(ctx, c, "undo.preview", map[string]any{"event_id": id}, &pre); err != nil {
 			return err
 		}
@@ -39,7 +39,7 @@ func runUndo(args []string) error {
 		if *dry {
 			return nil
 		}
-		var r sandbox.UndoResult
+		var r wire.UndoResult
 		if err := call(ctx, c, "undo.apply", map[string]any{"event_id": id, "skip_conflicts": *skip}, &r); err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func runUndo(args []string) error {
 	})
 }
 
-func printUndo(r sandbox.UndoResult) {
+func printUndo(r wire.UndoResult) {
 	fmt.Printf("Event %d: %s by %s changed %d files.\n", r.EventID, r.Op, r.Client, len(r.Files))
 	for _, f := range r.Files {
 		what := map[string]string{"restore": "restore", "remove": "remove", "move_back": "move back to " + f.From, "none": "already as it was"}[f.Action]

@@ -157,7 +157,7 @@ func buildBenchDB(path string) error {
 			e.Target, e.Detail = "playground", fmt.Sprintf("go test ./pkg%d/...", rng.IntN(30))
 		}
 		if _, err := stmt.Exec(e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target, string(e.Decision),
-			string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error); err != nil {
+			string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, "", "", "", ""); err != nil {
 			return fmt.Errorf("event %d: %w", i, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -19,65 +20,46 @@ import (
 const (
 	defaultLimit = 100
 	maxLimit     = 1000
-
-	// Reading one event through the time index and sorting it costs about
-	// as much as passing over this many events in a newest-first walk.
-	timeIndexCost = 4
 )
 
-// planChoice lets tests force either way of reading a time range, to check
-// both give the same answers.
-type planChoice int
+const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule`
 
-const (
-	planAuto planChoice = iota
-	planTime
-	planIDs
-)
+// key is an event's place in page order: its time, then its id.
+type key struct{ ns, id int64 }
 
-const eventColumns = `id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes`
+// top is above every event.
+var top = key{math.MaxInt64, math.MaxInt64}
 
-// Query returns one page of events matching f, newest (highest id, that is
-// last committed) first, and a cursor for the next page ("" when there is
-// none). A cursor not made by Query is an invalid_params error.
+// Query returns one page of events matching f, newest first: latest time
+// first, events of the same time by id (the later recorded first), and a
+// cursor for the next page ("" when there is none). Time order is not
+// commit order (an event whose approval waited is recorded after events
+// that happened meanwhile); the cursor is the last event's (time, id), so
+// events recorded or pruned while a caller pages never repeat or shift
+// pages. A cursor not made by Query is an invalid_params error.
 func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	if s.closed() {
 		return audit.Page{}, ErrClosed
 	}
-	before := int64(math.MaxInt64)
+	below := top
 	if f.Cursor != "" {
-		id, ok := parseCursor(f.Cursor)
-		if !ok {
-			return audit.Page{}, errs.New(errs.InvalidParams, "", "That cursor is not one Corral gave out.")
+		k, err := s.cursorKey(ctx, f.Cursor)
+		if err != nil {
+			return audit.Page{}, err
 		}
-		before = id
+		below = k
 	}
 	limit := clampLimit(f.Limit)
-
-	viaTime, err := s.preferTimeIndex(ctx, f, before, limit)
-	if err != nil {
-		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
-	}
-	q, args := pageQuery(f, before, limit, viaTime)
+	q, args := pageQuery(f, below, limit)
 	return s.page(ctx, q, args, limit)
 }
 
 // pageQuery builds the SELECT for one page (limit+1 rows, to see whether
-// another page follows) of events below id before.
-func pageQuery(f audit.Filter, before int64, limit int, viaTime bool) (string, []any) {
-	if viaTime {
-		// Pick the page's ids from the time index (covering for time-only
-		// filters), then fetch those rows.
-		w := where(f, "time_ns", before)
-		return `SELECT ` + eventColumns + ` FROM audit_events WHERE id IN (
-			SELECT id FROM audit_events INDEXED BY audit_events_time` + w.clause() + `
-			ORDER BY id DESC LIMIT ?) ORDER BY id DESC`, append(w.args, limit+1)
-	}
-	// "+time_ns" keeps SQLite off the time index: walk ids (or a (col, id)
-	// index) downward and stop after one page.
-	w := where(f, "+time_ns", before)
+// another page follows) of events below key below, in page order.
+func pageQuery(f audit.Filter, below key, limit int) (string, []any) {
+	w := where(f, below)
 	return `SELECT ` + eventColumns + ` FROM audit_events` + w.clause() + `
-		ORDER BY id DESC LIMIT ?`, append(w.args, limit+1)
+		ORDER BY time_ns DESC, id DESC LIMIT ?`, append(w.args, limit+1)
 }
 
 func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audit.Page, error) {
@@ -87,16 +69,17 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 	}
 	defer rows.Close()
 	p := audit.Page{Events: make([]audit.Event, 0, min(limit, 128))}
+	var last key
 	for rows.Next() {
 		if len(p.Events) == limit { // the extra row: there is a next page
-			p.NextCursor = formatCursor(p.Events[limit-1].ID)
+			p.NextCursor = formatCursor(last)
 			break
 		}
 		var e audit.Event
 		var ns int64
 		var changes string
 		if err := rows.Scan(&e.ID, &ns, &e.Client, &e.User, &e.Op, &e.Target, &e.Decision,
-			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error, &changes); err != nil {
+			&e.DecidedBy, &e.Detail, &e.Bytes, &e.DurationMs, &e.Error, &changes, &e.Answer, &e.AnsweredBy, &e.Rule); err != nil {
 			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 		}
 		if changes != "" {
@@ -105,71 +88,13 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 			}
 		}
 		e.Time = time.Unix(0, ns).UTC()
+		last = key{ns, e.ID}
 		p.Events = append(p.Events, e)
 	}
 	if err := rows.Err(); err != nil {
 		return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 	}
 	return p, nil
-}
-
-// preferTimeIndex decides how a page with a time range is read: through
-// the time index (cost: every event in the range, sorted by id) or by
-// walking ids downward from the cursor (cost: the newer events outside the
-// range, then events in it until a page matches, or down to the oldest
-// event when too few do). Both costs are estimated from the ids of the
-// range's first and last events, which the time index finds in O(log n).
-// The estimate assumes times roughly follow ids; when they do not, the
-// answer is the same, only slower. A filter on one id reads its row by id,
-// whatever the other filters.
-func (s *Store) preferTimeIndex(ctx context.Context, f audit.Filter, before int64, limit int) (bool, error) {
-	if f.ID != 0 || f.Since.IsZero() && f.Until.IsZero() {
-		return false, nil
-	}
-	switch s.plan {
-	case planTime:
-		return true, nil
-	case planIDs:
-		return false, nil
-	}
-	since, until := int64(math.MinInt64), int64(math.MaxInt64)
-	if !f.Since.IsZero() {
-		since = clampNanos(f.Since)
-	}
-	if !f.Until.IsZero() {
-		until = clampNanos(f.Until)
-	}
-	var lo, hi, first, top sql.NullInt64
-	err := s.rdb.QueryRowContext(ctx, `SELECT
-		(SELECT id FROM audit_events WHERE time_ns >= ? ORDER BY time_ns LIMIT 1),
-		(SELECT id FROM audit_events WHERE time_ns < ? ORDER BY time_ns DESC LIMIT 1),
-		(SELECT min(id) FROM audit_events),
-		(SELECT max(id) FROM audit_events)`, since, until).Scan(&lo, &hi, &first, &top)
-	if err != nil {
-		return false, err
-	}
-	if !lo.Valid || !hi.Valid || since >= until {
-		return true, nil // the range is empty: the time index says so at once
-	}
-	newest := min(top.Int64, before-1)
-	end := min(hi.Int64, newest) // the range's newest event below the cursor
-	if end < lo.Int64 {
-		return true, nil
-	}
-	byTime := (hi.Int64 - lo.Int64 + 1) * timeIndexCost
-
-	inRange := end - lo.Int64 + 1
-	pass := int64(1) // 1 in pass events of the range match the other filters: a guess
-	if f.Client != "" || f.User != "" || f.Op != "" || f.Decision != "" || f.Text != "" || f.Changed || f.Path != "" {
-		pass = 20
-	}
-	walk := newest - end // newer events passed over first
-	if inRange/pass >= int64(limit) {
-		walk += int64(limit) * pass
-	} else {
-		walk += end - first.Int64 + 1 // too few matches: read to the oldest
-	}
-	return byTime < walk, nil
 }
 
 // Stats counts the events matching f (cursor and limit ignored) per bucket
@@ -277,7 +202,7 @@ func statsByBucket(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) (ou
 
 // statsGrouped counts with one GROUP BY over whatever index suits f.
 func statsGrouped(ctx context.Context, tx *sql.Tx, f audit.Filter, b int64) ([]audit.Bucket, error) {
-	w := where(f, "time_ns", math.MaxInt64)
+	w := where(f, top)
 	q := `SELECT time_ns - (((time_ns % ?) + ?) % ?) AS start, ` + counts + `
 		FROM audit_events` + w.clause() + ` GROUP BY start ORDER BY start`
 	rows, err := tx.QueryContext(ctx, q, append([]any{b, b, b}, w.args...)...)
@@ -322,21 +247,20 @@ func (c *conds) clause() string {
 	return " WHERE " + strings.Join(c.sql, " AND ")
 }
 
-// where turns f into conditions. timeCol is "time_ns", or "+time_ns" to keep
-// SQLite from using the time index; only ids below before are kept.
-func where(f audit.Filter, timeCol string, before int64) conds {
+// where turns f into conditions; only events below key below are kept.
+func where(f audit.Filter, below key) conds {
 	var c conds
-	if before != math.MaxInt64 {
-		c.add("id < ?", before)
+	if below != top {
+		c.add("(time_ns, id) < (?, ?)", below.ns, below.id)
 	}
 	if f.ID != 0 {
 		c.add("id = ?", f.ID)
 	}
 	if !f.Since.IsZero() {
-		c.add(timeCol+" >= ?", clampNanos(f.Since))
+		c.add("time_ns >= ?", clampNanos(f.Since))
 	}
 	if !f.Until.IsZero() {
-		c.add(timeCol+" < ?", clampNanos(f.Until))
+		c.add("time_ns < ?", clampNanos(f.Until))
 	}
 	attrs(&c, f)
 	return c
@@ -416,26 +340,74 @@ func clampLimit(n int) int {
 	return n
 }
 
-// Cursors are "c1." + base64url(decimal id): opaque to callers, versioned
-// so their format can change.
-const cursorPrefix = "c1."
+// Cursors are "c2." + base64url("<time_ns>.<id>"), the last event's key:
+// opaque to callers, versioned so their format can change. Cursors of
+// the first version, "c1." + base64url("<id>") from when pages were in id
+// order, still work: they continue below that event's key.
+const (
+	cursorPrefix   = "c2."
+	cursorPrefixV1 = "c1."
+)
 
-func formatCursor(id int64) string {
-	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
+func formatCursor(k key) string {
+	return cursorPrefix + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(k.ns, 10)+"."+strconv.FormatInt(k.id, 10)))
 }
 
-func parseCursor(c string) (int64, bool) {
-	rest, ok := strings.CutPrefix(c, cursorPrefix)
-	if !ok {
-		return 0, false
+func formatCursorV1(id int64) string {
+	return cursorPrefixV1 + base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(id, 10)))
+}
+
+// parseCursor reads a cursor of either version; v1 holds only an id.
+func parseCursor(c string) (k key, v1, ok bool) {
+	if rest, found := strings.CutPrefix(c, cursorPrefixV1); found {
+		raw, err := base64.RawURLEncoding.DecodeString(rest)
+		if err != nil {
+			return key{}, false, false
+		}
+		id, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || id < 1 || formatCursorV1(id) != c {
+			return key{}, false, false
+		}
+		return key{id: id}, true, true
+	}
+	rest, found := strings.CutPrefix(c, cursorPrefix)
+	if !found {
+		return key{}, false, false
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(rest)
 	if err != nil {
-		return 0, false
+		return key{}, false, false
 	}
-	id, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil || id < 1 || formatCursor(id) != c {
-		return 0, false
+	nsText, idText, found := strings.Cut(string(raw), ".")
+	if !found {
+		return key{}, false, false
 	}
-	return id, true
+	ns, err1 := strconv.ParseInt(nsText, 10, 64)
+	id, err2 := strconv.ParseInt(idText, 10, 64)
+	k = key{ns, id}
+	if err1 != nil || err2 != nil || id < 1 || formatCursor(k) != c {
+		return key{}, false, false
+	}
+	return k, false, true
+}
+
+// cursorKey is the key a cursor continues below. A v1 cursor's event is
+// looked up for its time; when it is gone (pruned), nothing older is
+// left either, and the page is empty.
+func (s *Store) cursorKey(ctx context.Context, c string) (key, error) {
+	k, v1, ok := parseCursor(c)
+	if !ok {
+		return key{}, errs.New(errs.InvalidParams, "", "That cursor is not one Corral gave out.")
+	}
+	if !v1 {
+		return k, nil
+	}
+	err := s.rdb.QueryRowContext(ctx, `SELECT time_ns FROM audit_events WHERE id = ?`, k.id).Scan(&k.ns)
+	if errors.Is(err, sql.ErrNoRows) {
+		return key{math.MinInt64, 1}, nil
+	}
+	if err != nil {
+		return key{}, fmt.Errorf("query audit events: %w", err)
+	}
+	return k, nil
 }

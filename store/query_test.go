@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"math"
@@ -17,6 +18,19 @@ import (
 // oldest first.
 func fixture(t *testing.T, s *Store) []audit.Event {
 	t.Helper()
+	return fixtureAt(t, s, func(i int) time.Time { return t0.Add(time.Duration(i) * 37 * time.Minute) })
+}
+
+// shuffledFixture is fixture recorded out of time order, as events whose
+// approval waited are, with pairs of events of the same time.
+func shuffledFixture(t *testing.T, s *Store) []audit.Event {
+	t.Helper()
+	return fixtureAt(t, s, func(i int) time.Time { return t0.Add(time.Duration((i*23)%60/2) * 37 * time.Minute) })
+}
+
+// fixtureAt is fixture with event i at timeOf(i), in record order.
+func fixtureAt(t *testing.T, s *Store, timeOf func(int) time.Time) []audit.Event {
+	t.Helper()
 	clients := []string{"claude", "codex", "browser", "device:phone", "owner", "device_x"}
 	users := []string{"alice", "bob"}
 	ops := []string{"file.read", "file.write", "command.run", "file.grep"}
@@ -28,7 +42,7 @@ func fixture(t *testing.T, s *Store) []audit.Event {
 	var evs []audit.Event
 	for i := range 60 {
 		e := audit.Event{
-			Time:      t0.Add(time.Duration(i) * 37 * time.Minute),
+			Time:      timeOf(i),
 			Client:    clients[i%len(clients)],
 			User:      users[i/7%len(users)],
 			Op:        ops[i%len(ops)],
@@ -78,9 +92,18 @@ func asciiContainsFold(s, sub string) bool {
 	return strings.Contains(lower(s), lower(sub))
 }
 
+// want is the reference answer: the events matching f, latest time first,
+// ties by id (highest first).
 func want(evs []audit.Event, f audit.Filter) []int64 {
+	sorted := slices.Clone(evs)
+	slices.SortStableFunc(sorted, func(a, b audit.Event) int {
+		if c := b.Time.Compare(a.Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.ID, a.ID)
+	})
 	var out []int64
-	for _, e := range slices.Backward(evs) {
+	for _, e := range sorted {
 		if matches(e, f) {
 			out = append(out, e.ID)
 		}
@@ -126,15 +149,20 @@ var filterCases = []struct {
 	{"unknown id", audit.Filter{ID: 1 << 40}},
 }
 
-// Every filter alone and combined, read both ways a time range can be read.
+// Every filter alone and combined, on a log in time order and on one
+// recorded out of time order.
 func TestQueryFilters(t *testing.T) {
 	t.Parallel()
-	for _, plan := range []planChoice{planAuto, planTime, planIDs} {
-		t.Run(fmt.Sprint("plan", plan), func(t *testing.T) {
+	for _, shuffled := range []bool{false, true} {
+		t.Run(fmt.Sprint("shuffled=", shuffled), func(t *testing.T) {
 			t.Parallel()
 			s, _ := openTest(t, Options{})
-			s.plan = plan
-			evs := fixture(t, s)
+			var evs []audit.Event
+			if shuffled {
+				evs = shuffledFixture(t, s)
+			} else {
+				evs = fixture(t, s)
+			}
 			for _, tc := range filterCases {
 				for _, limit := range []int{0, 3} {
 					f := tc.f
@@ -192,8 +220,18 @@ func TestQueryTextIsLiteral(t *testing.T) {
 
 func TestQueryPagination(t *testing.T) {
 	t.Parallel()
-	s, _ := openTest(t, Options{})
-	evs := fixture(t, s)
+	for _, shuffled := range []bool{false, true} {
+		s, _ := openTest(t, Options{})
+		if shuffled {
+			checkPagination(t, s, shuffledFixture(t, s))
+		} else {
+			checkPagination(t, s, fixture(t, s))
+		}
+	}
+}
+
+func checkPagination(t *testing.T, s *Store, evs []audit.Event) {
+	t.Helper()
 	for _, f := range []audit.Filter{
 		{Limit: 7},
 		{Limit: 1},
@@ -273,7 +311,15 @@ func TestQueryBadCursor(t *testing.T) {
 		"c1." + b64([]byte("5 ")),
 		"c1." + b64([]byte("99999999999999999999999")),
 		"c1." + base64.URLEncoding.EncodeToString([]byte("5")), // padded
-		formatCursor(5) + "=",
+		formatCursor(key{5, 5}) + "=",
+		formatCursorV1(5) + "=",
+		"c2." + b64([]byte("5.0")),
+		"c2." + b64([]byte("5.")),
+		"c2." + b64([]byte(".5")),
+		"c2." + b64([]byte("5.5.5")),
+		"c2." + b64([]byte("05.5")),
+		"c2." + b64([]byte("5.05")),
+		"c2." + b64([]byte("x.5")),
 		strings.Repeat("c1.", 10000),
 		"c1.\x00",
 	} {
@@ -282,8 +328,10 @@ func TestQueryBadCursor(t *testing.T) {
 			t.Errorf("cursor %.40q: err %v (kind %q), want invalid_params", c, err, k)
 		}
 	}
-	if _, err := s.Query(t.Context(), audit.Filter{Cursor: formatCursor(1 << 62)}); err != nil {
-		t.Errorf("a well-formed cursor past the end: %v", err)
+	for _, c := range []string{formatCursor(key{math.MinInt64, 1}), formatCursor(key{-5, 3}), formatCursorV1(1 << 62)} {
+		if _, err := s.Query(t.Context(), audit.Filter{Cursor: c}); err != nil {
+			t.Errorf("a well-formed cursor past the end: %v", err)
+		}
 	}
 }
 
@@ -407,27 +455,29 @@ func TestStats(t *testing.T) {
 }
 
 // The indexes SQLite picks for a page: each equality filter walks its own
-// index in id order and no page sorts more than the time index's range.
+// index in page order (time, then id) and stops after one page; only the
+// time index, which holds decision after the time, sorts the events of
+// one time by id.
 func TestQueryPlans(t *testing.T) {
 	t.Parallel()
 	s, _ := openTest(t, Options{})
 	since, until := t0, t0.Add(time.Hour)
 	tests := []struct {
-		f       audit.Filter
-		viaTime bool
-		want    string // in the plan
+		f     audit.Filter
+		want  string // in the plan
+		sorts bool   // the right part of the order (ids of one time) only
 	}{
-		{audit.Filter{}, false, "INTEGER PRIMARY KEY (rowid<?)"},
-		{audit.Filter{Client: "c"}, false, "INDEX audit_events_client (client=? AND rowid<?)"},
-		{audit.Filter{User: "u"}, false, "INDEX audit_events_user (user=? AND rowid<?)"},
-		{audit.Filter{Op: "o"}, false, "INDEX audit_events_op (op=? AND rowid<?)"},
-		{audit.Filter{Decision: audit.Deny}, false, "INDEX audit_events_decision (decision=? AND rowid<?)"},
-		{audit.Filter{Decision: audit.Error, Since: since}, false, "INDEX audit_events_decision (decision=? AND rowid<?)"},
-		{audit.Filter{Since: since, Until: until}, true, "COVERING INDEX audit_events_time (time_ns>? AND time_ns<?)"},
-		{audit.Filter{Until: until, Client: "c"}, true, "INDEX audit_events_time (time_ns<?)"},
+		{audit.Filter{}, "INDEX audit_events_time", true},
+		{audit.Filter{Client: "c"}, "INDEX audit_events_client (client=? AND time_ns<?)", false},
+		{audit.Filter{User: "u"}, "INDEX audit_events_user (user=? AND time_ns<?)", false},
+		{audit.Filter{Op: "o"}, "INDEX audit_events_op (op=? AND time_ns<?)", false},
+		{audit.Filter{Decision: audit.Deny}, "INDEX audit_events_decision (decision=? AND time_ns<?)", false},
+		{audit.Filter{Decision: audit.Error, Since: since}, "INDEX audit_events_decision (decision=? AND time_ns>? AND time_ns<?)", false},
+		{audit.Filter{Since: since, Until: until}, "INDEX audit_events_time (time_ns>? AND time_ns<?)", true},
+		{audit.Filter{Until: until, Client: "c"}, "INDEX audit_events_client (client=? AND time_ns<?)", false},
 	}
 	for _, tc := range tests {
-		q, args := pageQuery(tc.f, 1000, 100, tc.viaTime)
+		q, args := pageQuery(tc.f, key{t0.Add(time.Hour).UnixNano(), 1000}, 100)
 		rows, err := s.rdb.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+q, args...)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.want, err)
@@ -446,8 +496,7 @@ func TestQueryPlans(t *testing.T) {
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("plan %q, want %q", got, tc.want)
 		}
-		// Only the time index's subquery may sort (its range, by id).
-		if strings.Count(got, "TEMP B-TREE") > btoi(tc.viaTime) {
+		if n := strings.Count(got, "TEMP B-TREE"); n > btoi(tc.sorts) || n == 1 && !strings.Contains(got, "LAST TERM OF ORDER BY") {
 			t.Errorf("plan %q sorts", got)
 		}
 	}
@@ -461,16 +510,104 @@ func btoi(b bool) int {
 }
 
 func FuzzCursor(f *testing.F) {
-	for _, seed := range []string{"", "c1.", formatCursor(1), formatCursor(math.MaxInt64), "c1.LTE", "c1.MDU"} {
+	for _, seed := range []string{"", "c1.", "c2.", formatCursorV1(1), formatCursorV1(math.MaxInt64), "c1.LTE", "c1.MDU",
+		formatCursor(key{0, 1}), formatCursor(key{math.MinInt64, math.MaxInt64}), formatCursor(key{-1, 2})} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, c string) {
-		id, ok := parseCursor(c)
-		if ok && (id < 1 || formatCursor(id) != c) {
-			t.Errorf("parseCursor(%q) = %d, accepted", c, id)
+		k, v1, ok := parseCursor(c)
+		if !ok {
+			return
 		}
-		if !ok && c == formatCursor(id) && id > 0 {
-			t.Errorf("parseCursor(%q) rejected its own cursor", c)
+		if k.id < 1 {
+			t.Errorf("parseCursor(%q) = %+v, accepted", c, k)
+		}
+		if v1 && formatCursorV1(k.id) != c || !v1 && formatCursor(k) != c {
+			t.Errorf("parseCursor(%q) = %+v, not the cursor's own spelling", c, k)
 		}
 	})
+}
+
+// Pages are in time order, not commit order: an event whose approval
+// waited is recorded after events that happened meanwhile, and events of
+// one time come by id. Paging while older events arrive neither repeats
+// nor skips what was there, and a cursor of the first version (an id,
+// from when pages were in id order) still continues below its event.
+func TestQueryTimeOrder(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	var evs []audit.Event
+	rec := func(min int, target string) int64 {
+		e := audit.Event{Time: at(min), Target: target, Op: "file.read"}
+		e.ID = record(t, s, e)
+		evs = append(evs, e)
+		return e.ID
+	}
+	a := rec(10, "a")
+	b := rec(20, "b")
+	c := rec(5, "c: asked at 5, answered after b") // the approval that waited
+	d := rec(20, "d: same time as b")
+	if got, w := ids(all(t, s, audit.Filter{})), []int64{d, b, a, c}; !slices.Equal(got, w) {
+		t.Fatalf("order %v, want %v", got, w)
+	}
+
+	p1, err := s.Query(t.Context(), audit.Filter{Limit: 2})
+	if err != nil || !slices.Equal(ids(p1.Events), []int64{d, b}) {
+		t.Fatalf("first page %v, %v", ids(p1.Events), err)
+	}
+	// Recorded while the owner pages: one older than the cursor (it is on
+	// a later page, where its time puts it), one newer (not on later pages).
+	e := rec(15, "e")
+	rec(30, "f")
+	rest := all(t, s, audit.Filter{Limit: 2, Cursor: p1.NextCursor})
+	if got, w := ids(rest), []int64{e, a, c}; !slices.Equal(got, w) {
+		t.Errorf("later pages %v, want %v", got, w)
+	}
+
+	// A v1 cursor below b: what is older than b, in time order.
+	old, err := s.Query(t.Context(), audit.Filter{Cursor: formatCursorV1(b)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, w := ids(old.Events), want(evs, audit.Filter{Until: at(20)}); !slices.Equal(got, w) {
+		t.Errorf("after a v1 cursor: %v, want %v", got, w)
+	}
+
+	// Many events out of order and with ties, paged one by one, against
+	// the reference order.
+	for i := range 200 {
+		rec((i*7919)%97, fmt.Sprint("many ", i))
+	}
+	for _, limit := range []int{1, 3, 100} {
+		if got, w := ids(all(t, s, audit.Filter{Limit: limit})), want(evs, audit.Filter{}); !slices.Equal(got, w) {
+			t.Errorf("limit %d: %v, want %v", limit, got, w)
+		}
+	}
+}
+
+// The owner's answer, the surface that gave it and the rule are kept with
+// the event, by Record and by Complete, and read back as they were.
+func TestAnswerAndRuleRoundTrip(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	e := audit.Event{Time: t0, Client: "a", Op: "file.read", Decision: audit.Allow, DecidedBy: audit.ByOwner,
+		Answer: "allow_always", AnsweredBy: "device:Pixel \u202e", Rule: "ru_1"}
+	e.ID = record(t, s, e)
+	run := audit.Event{Time: t0.Add(time.Second), Client: "a", Op: "command.run", Decision: audit.Allow, DecidedBy: audit.ByScope, Detail: "running"}
+	run.ID = record(t, s, run)
+	run.DecidedBy, run.Answer, run.AnsweredBy, run.Detail = audit.ByOwner, "allow_once", "dashboard:Firefox", "exit 0"
+	if err := s.Complete(t.Context(), run); err != nil {
+		t.Fatal(err)
+	}
+	got := all(t, s, audit.Filter{})
+	if len(got) != 2 {
+		t.Fatalf("%d events", len(got))
+	}
+	for i, w := range []audit.Event{run, e} {
+		g := got[i]
+		if g.Answer != w.Answer || g.AnsweredBy != w.AnsweredBy || g.Rule != w.Rule || g.DecidedBy != w.DecidedBy {
+			t.Errorf("event %d: %+v, want %+v", w.ID, g, w)
+		}
+	}
 }

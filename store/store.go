@@ -11,8 +11,10 @@
 //     on the same goroutine in small chunks, between batches. Close commits
 //     everything already queued before it returns; Record after Close
 //     returns ErrClosed.
-//   - Query pages are newest first (by id) and use keyset cursors, so events
-//     recorded or pruned while a caller pages never repeat or shift pages.
+//   - Query pages are newest first by event time (ties by id, the later
+//     recorded first), which need not be commit order, and use keyset
+//     cursors on (time, id), so events recorded or pruned while a caller
+//     pages never repeat or shift pages.
 //   - A subscriber receives every event committed after Subscribe returned,
 //     in commit order, or has its channel closed if it falls behind.
 //   - Every value reaches SQL as a parameter; a text filter matches a literal
@@ -24,9 +26,7 @@
 //     last transactions before a power cut may be lost.
 //   - Speed of every query. Filters on client, user, op or decision and
 //     time ranges use indexes; a text filter scans rows until it has a page,
-//     so a rare text on a large log reads the whole table. Time ranges are
-//     planned on the assumption that event times roughly follow commit
-//     order; when they do not, answers stay correct but can be slower.
+//     so a rare text on a large log reads the whole table.
 //     Stats reads every event it counts, so its cost grows with the range.
 //   - Ordering between several processes writing the same file; a Store
 //     expects to be the only writer.
@@ -151,8 +151,6 @@ type Store struct {
 	subMu      sync.Mutex
 	subs       map[*subscriber]struct{}
 	subsClosed bool
-
-	plan planChoice // planAuto except in tests
 
 	res reserve // room kept for a full disk (reserve.go)
 }

@@ -13,10 +13,10 @@ import (
 
 const (
 	insertSQL = `INSERT INTO audit_events
-	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, changes = ? WHERE id = ?`
+	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, changes = ?, answer = ?, answered_by = ?, rule = ? WHERE id = ?`
 
 	// insertRows is how many events one multi-row INSERT stores; a batch
 	// is written insertRows at a time, then one by one.
@@ -239,7 +239,7 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 	for _, r := range batch {
 		if r.update {
 			e := &r.ev
-			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.ID); err != nil {
+			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule, e.ID); err != nil {
 				return err
 			}
 			continue
@@ -256,7 +256,7 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		for _, r := range rest[:n] {
 			e := &r.ev
 			args = append(args, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
-				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes))
+				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule)
 		}
 		s.args = args
 		res, err := stmt.Exec(args...)

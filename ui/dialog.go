@@ -189,7 +189,7 @@ func (d *approvalDialog) step(delta int) {
 
 // render puts a on screen with its buttons held back for GuardDelay.
 func (d *approvalDialog) render(a policy.Approval) {
-	now := d.t.clock.Now()
+	now := d.t.now()
 	d.p = prompt{a: a, shown: now}
 	d.answering = false
 	d.title.SetText(visible.Cut(d.p.title(), 300))
@@ -237,7 +237,7 @@ func (d *approvalDialog) render(a policy.Approval) {
 		d.stopGuard()
 	}
 	id := a.ID
-	d.stopGuard = d.t.clock.AfterFunc(GuardDelay, func() {
+	d.stopGuard = d.t.afterFunc(GuardDelay, func() {
 		d.t.do(func() {
 			if d.visible && d.p.a.ID == id && !d.answering {
 				d.setButtons(true)
@@ -284,10 +284,10 @@ func (d *approvalDialog) tick() {
 	if d.stopTick != nil {
 		d.stopTick()
 	}
-	now := d.t.clock.Now()
+	now := d.t.now()
 	d.countdown.SetText(d.p.countdown(now))
 	d.bar.SetValue(d.p.progress(now))
-	d.stopTick = d.t.clock.AfterFunc(time.Second, func() {
+	d.stopTick = d.t.afterFunc(time.Second, func() {
 		d.t.do(func() {
 			if d.visible {
 				d.tick()
@@ -311,7 +311,7 @@ func (d *approvalDialog) press(dec policy.Decision) {
 	if d.answering || !d.visible {
 		return
 	}
-	ans, err := d.p.answer(d.t.clock.Now(), dec, d.widen.Checked, expiryFor(d.expiry.Selected))
+	ans, err := d.p.answer(d.t.now(), dec, d.widen.Checked, expiryFor(d.expiry.Selected))
 	if err != nil {
 		return
 	}

@@ -14,7 +14,7 @@ import (
 	"corral/core/policy"
 )
 
-// fakeClock is a Clock moved by hand; timers fire inside Advance, on the
+// fakeClock is a clock moved by hand (Config.Clock, Config.AfterFunc); timers fire inside Advance, on the
 // test's goroutine.
 type fakeClock struct {
 	mu     sync.Mutex
@@ -245,7 +245,7 @@ func newHarness(t *testing.T, opt ...func(*Config)) *harness {
 		control: &fakeControl{status: Status{Listen: "http://127.0.0.1:8765", Agents: 2}},
 	}
 	cfg := Config{
-		Broker: h.broker, Control: h.control, Clock: h.clock, Notify: true,
+		Broker: h.broker, Control: h.control, Clock: h.clock.Now, AfterFunc: h.clock.AfterFunc, Notify: true,
 		Open: func(s string) error {
 			h.openMu.Lock()
 			defer h.openMu.Unlock()

@@ -82,12 +82,12 @@ func TestPromptAnswer(t *testing.T) {
 	}{
 		{"inside the guard", 749 * time.Millisecond, policy.AllowOnce, false, 0, policy.Answer{}, errTooSoon},
 		{"at once", 0, policy.DenyOnce, false, 0, policy.Answer{}, errTooSoon},
-		{"guard passed", GuardDelay, policy.AllowOnce, false, 0, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray"}, nil},
-		{"once ignores folder and expiry", time.Second, policy.AllowOnce, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray"}, nil},
-		{"session takes folder, not expiry", time.Second, policy.AllowSession, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowSession, Widen: "folder", By: "tray"}, nil},
-		{"always takes both", time.Second, policy.AllowAlways, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: week, By: "tray"}, nil},
-		{"deny always forever", time.Second, policy.DenyAlways, false, 0, policy.Answer{ID: "ap_1", Decision: policy.DenyAlways, By: "tray"}, nil},
-		{"deny once", time.Second, policy.DenyOnce, true, week, policy.Answer{ID: "ap_1", Decision: policy.DenyOnce, By: "tray"}, nil},
+		{"guard passed", GuardDelay, policy.AllowOnce, false, 0, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray", Via: "dialog"}, nil},
+		{"once ignores folder and expiry", time.Second, policy.AllowOnce, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray", Via: "dialog"}, nil},
+		{"session takes folder, not expiry", time.Second, policy.AllowSession, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowSession, Widen: "folder", By: "tray", Via: "dialog"}, nil},
+		{"always takes both", time.Second, policy.AllowAlways, true, week, policy.Answer{ID: "ap_1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: week, By: "tray", Via: "dialog"}, nil},
+		{"deny always forever", time.Second, policy.DenyAlways, false, 0, policy.Answer{ID: "ap_1", Decision: policy.DenyAlways, By: "tray", Via: "dialog"}, nil},
+		{"deny once", time.Second, policy.DenyOnce, true, week, policy.Answer{ID: "ap_1", Decision: policy.DenyOnce, By: "tray", Via: "dialog"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -247,7 +247,7 @@ func (w *pairWindow) setCode(code PairCode) {
 // tick updates the countdown once a second until the code expires; an
 // expired code fades so that nobody scans it.
 func (w *pairWindow) tick() {
-	left := w.code.Expires.Sub(w.t.clock.Now())
+	left := w.code.Expires.Sub(w.t.now())
 	w.countdown.SetText(pairCountdown(left))
 	if left <= 0 {
 		w.qr.Translucency = 0.85
@@ -255,7 +255,7 @@ func (w *pairWindow) tick() {
 		w.stopTick = nil
 		return
 	}
-	w.stopTick = w.t.clock.AfterFunc(time.Second, func() {
+	w.stopTick = w.t.afterFunc(time.Second, func() {
 		w.t.do(func() {
 			if w.open && w.code.URL != "" {
 				w.tick()

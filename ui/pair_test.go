@@ -43,8 +43,8 @@ func qrRows(t *testing.T, text string) []string {
 // five minutes from the clock's now, or fails with err.
 type fakePairer struct {
 	*fakeControl
-	t     *testing.T
-	clock *fakeClock
+	t   *testing.T
+	now func() time.Time
 
 	mu    sync.Mutex
 	calls int
@@ -61,12 +61,12 @@ func (p *fakePairer) Pair(ctx context.Context) (PairCode, error) {
 		return PairCode{}, p.err
 	}
 	u := fmt.Sprintf("http://192.168.1.20:8765/pair?code=code%d", p.calls)
-	return PairCode{URL: u, QR: qrRows(p.t, u), Expires: p.clock.Now().Add(5 * time.Minute), Fingerprint: testFP}, nil
+	return PairCode{URL: u, QR: qrRows(p.t, u), Expires: p.now().Add(5 * time.Minute), Fingerprint: testFP}, nil
 }
 
 func withPairer(t *testing.T, p **fakePairer) func(*Config) {
 	return func(c *Config) {
-		*p = &fakePairer{fakeControl: c.Control.(*fakeControl), t: t, clock: c.Clock.(*fakeClock)}
+		*p = &fakePairer{fakeControl: c.Control.(*fakeControl), t: t, now: c.Clock}
 		c.Control = *p
 	}
 }

@@ -100,7 +100,7 @@ func (p prompt) answer(now time.Time, d policy.Decision, widen bool, exp time.Du
 	if !slices.Contains(p.a.Decisions(), d) {
 		return policy.Answer{}, errNotAccepted
 	}
-	ans := policy.Answer{ID: p.a.ID, Decision: d, By: answeredBy}
+	ans := policy.Answer{ID: p.a.ID, Decision: d, By: answeredBy, Via: "dialog"}
 	rule := d == policy.AllowSession || d == policy.AllowAlways || d == policy.DenyAlways
 	if widen && rule && p.canWiden() {
 		ans.Widen = "folder"

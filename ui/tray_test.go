@@ -114,7 +114,7 @@ func TestDialogOneTimeOnly(t *testing.T) {
 	}
 	h.advance(GuardDelay)
 	test.Tap(d.buttons[policy.DenyOnce])
-	if len(h.broker.answers) != 1 || h.broker.answers[0] != (policy.Answer{ID: "ap_net", Decision: policy.DenyOnce, By: "tray"}) {
+	if len(h.broker.answers) != 1 || h.broker.answers[0] != (policy.Answer{ID: "ap_net", Decision: policy.DenyOnce, By: "tray", Via: "dialog"}) {
 		t.Errorf("answers %+v", h.broker.answers)
 	}
 
@@ -169,11 +169,11 @@ func TestDialogDecisions(t *testing.T) {
 		d    policy.Decision
 		want policy.Answer
 	}{
-		{policy.AllowOnce, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray"}},
-		{policy.AllowSession, policy.Answer{ID: "ap_1", Decision: policy.AllowSession, Widen: "folder", By: "tray"}},
-		{policy.AllowAlways, policy.Answer{ID: "ap_1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: week, By: "tray"}},
-		{policy.DenyOnce, policy.Answer{ID: "ap_1", Decision: policy.DenyOnce, By: "tray"}},
-		{policy.DenyAlways, policy.Answer{ID: "ap_1", Decision: policy.DenyAlways, Widen: "folder", ExpiresIn: week, By: "tray"}},
+		{policy.AllowOnce, policy.Answer{ID: "ap_1", Decision: policy.AllowOnce, By: "tray", Via: "dialog"}},
+		{policy.AllowSession, policy.Answer{ID: "ap_1", Decision: policy.AllowSession, Widen: "folder", By: "tray", Via: "dialog"}},
+		{policy.AllowAlways, policy.Answer{ID: "ap_1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: week, By: "tray", Via: "dialog"}},
+		{policy.DenyOnce, policy.Answer{ID: "ap_1", Decision: policy.DenyOnce, By: "tray", Via: "dialog"}},
+		{policy.DenyAlways, policy.Answer{ID: "ap_1", Decision: policy.DenyAlways, Widen: "folder", ExpiresIn: week, By: "tray", Via: "dialog"}},
 	} {
 		t.Run(string(tt.d), func(t *testing.T) {
 			h := newHarness(t)
@@ -454,13 +454,14 @@ func TestSettingsWindow(t *testing.T) {
 // folder option makes a rule that answers the next request.
 func TestWithRealPolicy(t *testing.T) {
 	rules := &memRules{}
-	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true})
+	clock := newFakeClock()
+	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := test.NewTempApp(t)
-	loop, clock := newUILoop(), newFakeClock()
-	tr := newTray(a, nil, Config{Broker: pol, Control: &fakeControl{}, Clock: clock})
+	loop := newUILoop()
+	tr := newTray(a, nil, Config{Broker: pol, Control: &fakeControl{}, Clock: clock.Now, AfterFunc: clock.AfterFunc})
 	tr.post = loop.post
 	tr.spawn = func(f func()) { f() }
 	tr.Start(t.Context())
@@ -486,7 +487,7 @@ func TestWithRealPolicy(t *testing.T) {
 	test.Tap(d.buttons[policy.AllowAlways])
 	select {
 	case o := <-out:
-		if !o.Allowed || o.Decision != policy.AllowAlways || o.Rule == nil || o.Rule.Target != "/srv/data" || o.Rule.CreatedBy != "tray" {
+		if !o.Allowed || o.Decision != policy.AllowAlways || o.Rule == nil || o.Rule.Target != "/srv/data" || o.Rule.CreatedBy != "tray" || o.Via != "dialog" {
 			t.Fatalf("outcome %+v rule %+v", o, o.Rule)
 		}
 	case <-time.After(5 * time.Second):

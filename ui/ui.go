@@ -93,19 +93,23 @@ type Config struct {
 	// Notify sends a desktop notification with each new request (Run
 	// sets it when the session bus has a notification service).
 	Notify bool
-	Clock  Clock // nil: the real clock
-	Logger *slog.Logger
+	Clock  func() time.Time // nil: time.Now
+	// AfterFunc calls f after d on its own goroutine unless stopped
+	// first; nil: time.AfterFunc. Tests pass a clock moved by hand.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
+	Logger    *slog.Logger
 }
 
 // Tray is Corral's desktop front end. Its methods other than the Surface
 // ones run on the UI goroutine.
 type Tray struct {
-	cfg   Config
-	app   fyne.App
-	icon  trayIcon // nil: no tray icon, dialogs only
-	clock Clock
-	log   *slog.Logger
-	ctx   context.Context
+	cfg       Config
+	app       fyne.App
+	icon      trayIcon // nil: no tray icon, dialogs only
+	now       func() time.Time
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
+	log       *slog.Logger
+	ctx       context.Context
 
 	// post runs f on the UI goroutine without waiting (fyne.Do); spawn
 	// runs blocking work off it (go f()). Tests replace both.
@@ -146,7 +150,7 @@ var _ policy.Surface = (*Tray)(nil)
 // nil for none. Call Start on the UI goroutine once the app runs.
 func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 	t := &Tray{
-		cfg: cfg, app: a, icon: icon, clock: cfg.Clock, log: cfg.Logger,
+		cfg: cfg, app: a, icon: icon, now: cfg.Clock, afterFunc: cfg.AfterFunc, log: cfg.Logger,
 		post:      fyne.Do,
 		spawn:     func(f func()) { go f() },
 		raise:     func(w fyne.Window) { w.Show() },
@@ -158,8 +162,11 @@ func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 	if u, ok := cfg.Control.(Undoer); ok {
 		t.undoer = u
 	}
-	if t.clock == nil {
-		t.clock = realClock{}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if t.afterFunc == nil {
+		t.afterFunc = realAfterFunc
 	}
 	if t.log == nil {
 		t.log = slog.Default()
@@ -374,7 +381,7 @@ func (t *Tray) pollStatus() {
 	var last Status
 	var next func()
 	next = func() {
-		t.clock.AfterFunc(StatusEvery, func() {
+		t.afterFunc(StatusEvery, func() {
 			if t.stopped.Load() {
 				return
 			}
@@ -542,7 +549,7 @@ func (t *Tray) followEvents() {
 			return
 		}
 		// Fell behind, or the log closed: try again in a while.
-		t.clock.AfterFunc(time.Second, func() { t.do(t.followEvents) })
+		t.afterFunc(time.Second, func() { t.do(t.followEvents) })
 	}()
 }
 

@@ -1,5 +1,22 @@
 // Package client is a small JSON-RPC client for Corral's /ws endpoint,
-// used by the command line (corral call, corral audit) and by tests.
+// used by the command line (corral call, audit, approve, mcp) and by
+// tests.
+//
+// Guarantees: calls may be made concurrently on one Client, each matched
+// to its answer by its own id. An answer never waits behind unread
+// notifications: Notifications holds 1024 and drops newer ones when full,
+// and a CallNotify listener runs on the reading goroutine. A call whose
+// ctx ends returns ctx.Err() at once and tells the daemon
+// ($/cancelRequest), so a command is killed and a question to the owner
+// withdrawn there too. When the connection ends, every waiting call
+// returns an error and Done is closed. Frames are written one at a time,
+// each within 30 s, with "<", ">" and "&" unescaped.
+//
+// Not guaranteed: a Client is one connection: it neither reconnects nor
+// repeats a call (corral mcp dials a new one itself). Notifications that
+// arrive while nobody reads them are lost, and a CallNotify listener that
+// blocks stalls every answer on the connection. Frames up to 1 GiB are
+// read: the client trusts the daemon it dialled.
 package client
 
 import (
@@ -66,8 +83,8 @@ func (e *DialError) Error() string { return e.Err.Error() }
 func (e *DialError) Unwrap() error { return e.Err }
 
 // Dial connects to base (http://HOST:PORT) with a bearer key. Notifications
-// are delivered on Notifications(); a full buffer drops the oldest reader's
-// notifications rather than blocking replies.
+// are delivered on Notifications(); while its buffer is full, newer ones
+// are dropped rather than blocking replies.
 func Dial(ctx context.Context, base, key string) (*Client, error) {
 	u := strings.TrimRight(base, "/")
 	switch {

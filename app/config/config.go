@@ -1,8 +1,23 @@
 // Package config finds Corral's files, loads config.toml and validates it.
 //
-// A missing config is written with commented defaults; missing secrets are
-// generated with mode 0600. A config that does not parse or validate is an
-// error naming the file, the line and the key, and nothing starts.
+// Guarantees: a config is used only after it decoded and validated as a
+// whole; an unknown key, a wrong type or a value out of range is an
+// *Error naming the file, the line and the key, and nothing starts. Paths
+// in it are absolute and cleaned ("~/" expanded), folder names are single
+// safe segments, user ids and client names are unique and not reserved,
+// and no two clients share a key. A missing config is written once with
+// commented defaults and a fresh agent key (mode 0600; when two starts
+// race, the second uses the first one's file). The link-signing key and
+// the owner token are created when missing with mode 0600, in folders of
+// mode 0700, through WriteAtomic: a reader sees no file or the whole one,
+// and a key of the wrong size or a token too short is an error, never
+// silently replaced.
+//
+// Not guaranteed: validation is of the text, not of the machine: whether
+// a root exists, whether the sandbox base overlaps Corral's own folders
+// (app/daemon checks that) or whether the listen address is free is found
+// out when Corral starts. The default config is written in place, not
+// atomically. Locate trusts CORRAL_HOME and the XDG variables as given.
 package config
 
 import (
@@ -35,6 +50,21 @@ type Files struct {
 	OwnerToken string
 	Sandbox    string // default sandbox base
 }
+
+// OwnDirs are the folders holding Corral's own files: hidden from
+// commands, never offered to the owner as a question, and kept apart from
+// the sandboxes.
+func (f Files) OwnDirs() []string {
+	return []string{filepath.Dir(f.Config), filepath.Dir(f.DB), filepath.Dir(f.Secret), filepath.Dir(f.OwnerToken)}
+}
+
+// VersionsDir is the version store's folder, in Corral's data folder
+// beside the database (never in the sandbox base; hidden from commands
+// like the rest of that folder).
+func (f Files) VersionsDir() string { return filepath.Join(filepath.Dir(f.DB), "versions") }
+
+// LANCert is where the LAN side's certificate is kept, beside the secret.
+func (f Files) LANCert() string { return filepath.Join(filepath.Dir(f.Secret), "lan-cert.pem") }
 
 // Locate returns the file locations for the given environment lookup
 // (os.LookupEnv in production). CORRAL_HOME puts everything in one folder;

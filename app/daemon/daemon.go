@@ -1,6 +1,27 @@
-// Package daemon wires Corral together: config, secrets, the SQLite store,
-// the policy, the sandbox facade and the HTTP server. `corral serve`, the
+// Package daemon starts Corral: it loads the config, makes the owner's
+// token, holds the lock that keeps one daemon per set of files, opens the
+// SQLite store and has server.Build wire the rest (the policy, the sandbox
+// facade, the HTTP server), as app/server's tests do. `corral serve`, the
 // tray app and end-to-end tests all start Corral through it.
+//
+// Guarantees: Open starts nothing unless the config validates, the
+// sandbox base holds none of Corral's own folders (config, data, secrets)
+// and no root overlaps them or the base (compared by their real names).
+// Those folders are hidden from commands and guarded by the policy. One
+// daemon runs per set of files: a second Open fails with a sentence that
+// says so, naming the running one's URL once it listens (an flock on
+// corral.lock, which holds that URL only while it listens, so RunningURL
+// never names a dead daemon or anything but a loopback http URL). Run
+// serves until ctx ends, then drains calls under way for up to 10 s;
+// Close flushes the audit writer. A changed config.toml is read again:
+// people and agents take effect at once, a file that does not validate
+// leaves what runs as it was, and the checks above apply to it too.
+//
+// Not guaranteed: other settings changed in config.toml take effect only
+// after a restart (the server says which). Audit retention and version
+// pruning run at start and then daily, so the log may hold up to a day
+// more than the retention. Commands may be unavailable (no bubblewrap):
+// that is logged, not an error.
 package daemon
 
 import (
@@ -17,14 +38,10 @@ import (
 	"time"
 
 	"corral/app/config"
-	"corral/app/egress"
 	"corral/app/server"
-	"corral/core/execbox"
-	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
 	"corral/core/sandbox"
-	"corral/core/versions"
 	"corral/store"
 )
 
@@ -38,9 +55,8 @@ type Daemon struct {
 	Server *server.Server
 	Log    *slog.Logger
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
-
-	docReader []string // Options.DocReader
-	home      string   // the owner's home folder
+	now    func() time.Time
+	home   string // the owner's home folder
 }
 
 // LockFile is where a running daemon holds its lock and writes the URL it
@@ -128,6 +144,7 @@ type Options struct {
 	// inside a sandbox: Corral's own executable and its hidden
 	// subcommand. Empty: documents are unavailable.
 	DocReader []string
+	Clock     func() time.Time // nil: time.Now; every part reads this one
 }
 
 // NetInitPath finds corral-netinit: $CORRAL_NETINIT, else next to this
@@ -167,10 +184,6 @@ func Open(o Options) (*Daemon, error) {
 	if err := checkRoots(cfg, files); err != nil {
 		return nil, err
 	}
-	secret, err := config.EnsureSecret(files.Secret)
-	if err != nil {
-		return nil, err
-	}
 	owner, err := config.EnsureOwnerToken(files.OwnerToken)
 	if err != nil {
 		return nil, err
@@ -179,113 +192,33 @@ func Open(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := store.Open(files.DB, store.Options{Logger: log})
+	st, err := store.Open(files.DB, store.Options{Logger: log, Clock: o.Clock})
 	if err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("open database %s: %w", files.DB, err)
 	}
-	d := &Daemon{Files: files, Config: cfg, Store: st, Log: log, lock: lock, docReader: o.DocReader, home: home}
 	netinit := o.NetInit
 	if netinit == "" {
 		netinit = NetInitPath()
 	}
-	if err := d.wire(home, secret, owner, o.Version, netinit); err != nil {
+	p, err := server.Build(server.Setup{
+		Config: cfg, Files: files, Store: st, Home: home, OwnerToken: owner, Version: o.Version,
+		NetInit: netinit, DocReader: o.DocReader, Clock: o.Clock, Logger: log,
+	})
+	if err != nil {
 		st.Close()
 		lock.Close()
 		return nil, err
 	}
-	return d, nil
+	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }
 
-func (d *Daemon) wire(home string, secret []byte, owner, version, netinit string) error {
-	cfg, st, log := d.Config, d.Store, d.Log
-	private := ownDirs(d.Files)
-	pol, err := policy.New(context.Background(), policy.Config{
-		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log,
-		Guarded: append([]string{home, cfg.Sandbox.Base}, private...),
-	})
-	if err != nil {
-		return err
+// now is clock, or time.Now when it is nil.
+func now(clock func() time.Time) func() time.Time {
+	if clock == nil {
+		return time.Now
 	}
-	var vc versions.Config
-	if cfg.Versions.Enabled {
-		vc = versions.Config{Dir: VersionsDir(d.Files), MaxAge: cfg.Versions.Retention.D(),
-			MaxBytes: cfg.Versions.MaxSizeMB << 20, MaxFile: cfg.Versions.MaxFileMB << 20, Logger: log}
-	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Logger: log,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
-	if err != nil {
-		return fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
-	}
-	err = box.SetLinks(sandbox.LinkConfig{
-		Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
-	})
-	if err != nil {
-		return err
-	}
-	runner, err := execbox.NewRunner(execbox.Options{
-		Hidden:    private,
-		Timeout:   cfg.Exec.Timeout.D(),
-		MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		Limits:    execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20},
-		NetInit:   netinit,
-		Logger:    log,
-	})
-	if err != nil {
-		return fmt.Errorf("command sandbox: %w", err)
-	}
-	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
-		log.Warn("commands unavailable", "why", why)
-	}
-	if len(d.docReader) > 0 {
-		box.SetDocs(sandbox.DocConfig{Runner: runner, Binary: d.docReader[0], Args: d.docReader[1:]})
-	}
-	gate, err := netgate.New(netgate.Config{
-		Policy: pol, Audit: st, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,
-		MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20,
-	})
-	if err != nil {
-		return &config.Error{File: d.Files.Config, Key: "exec.allow_private", Msg: err.Error()}
-	}
-	proxy := func(ctx context.Context, c net.Conn, dl netgate.Dialer) {
-		egress.Serve(ctx, c, dl, egress.Options{Logger: log})
-	}
-	box.SetExec(sandbox.ExecConfig{
-		Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
-		Gate: gate, Proxy: proxy,
-	})
-	rotate := func(ctx context.Context, by string) error {
-		fresh, err := config.RotateSecret(d.Files.Secret)
-		if err != nil {
-			return err
-		}
-		return box.RotateLinks(ctx, fresh, by)
-	}
-	d.Policy, d.Box = pol, box
-	d.Server = server.New(server.Options{
-		Config: cfg, Sandbox: box, Audit: st, OwnerToken: owner, Logger: log, RotateLinks: rotate, Version: version, Devices: st, Sessions: st,
-		LANCertFile: filepath.Join(filepath.Dir(d.Files.Secret), "lan-cert.pem"), // beside secret.key
-		Agents:      st, Home: home,
-		OnPause: func(paused bool) {
-			if paused {
-				box.StopCommands()
-			}
-		},
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := d.Server.LoadAgents(ctx); err != nil {
-		return fmt.Errorf("agents and people in the database: %w", err)
-	}
-	return nil
-}
-
-// VersionsDir is the version store's folder, in Corral's data folder
-// beside the database (never in the sandbox base; hidden from commands
-// like the rest of that folder).
-func VersionsDir(files config.Files) string {
-	return filepath.Join(filepath.Dir(files.DB), "versions")
+	return clock
 }
 
 // Close releases everything; the audit writer is flushed.
@@ -300,7 +233,7 @@ func (d *Daemon) Close() error {
 // prune applies the audit retention now and then daily until ctx ends.
 func (d *Daemon) prune(ctx context.Context) {
 	for {
-		before := time.Now().Add(-d.Config.Audit.Retention.D())
+		before := d.now().Add(-d.Config.Audit.Retention.D())
 		if n, err := d.Store.Prune(ctx, before); err != nil {
 			if ctx.Err() == nil {
 				d.Log.Error("audit retention", "err", err)
@@ -347,13 +280,6 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 	return d.Server.Serve(ctx, 10*time.Second, lns...)
 }
 
-// ownDirs are the folders holding Corral's own files: hidden from
-// commands, never offered to the owner as a question, and kept apart from
-// the sandboxes.
-func ownDirs(files config.Files) []string {
-	return []string{filepath.Dir(files.Config), filepath.Dir(files.DB), filepath.Dir(files.Secret), filepath.Dir(files.OwnerToken)}
-}
-
 // checkRoots refuses a sandbox base that is or contains one of Corral's
 // own folders (a user or the shared folder would be one of them), and
 // [[sandbox.roots]] that are, contain or lie inside the sandbox base or
@@ -361,7 +287,7 @@ func ownDirs(files config.Files) []string {
 // folders through them. Paths are compared by their real names.
 func checkRoots(cfg *config.Config, files config.Files) error {
 	real := paths.Resolved
-	own := ownDirs(files)
+	own := files.OwnDirs()
 	base := real(cfg.Sandbox.Base)
 	for _, p := range own {
 		if paths.Within(real(p), base) {

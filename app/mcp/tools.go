@@ -3,6 +3,29 @@
 // (stdio, forwarding to the daemon over the WebSocket) and POST /mcp on the
 // daemon (streamable HTTP, dispatching in-process as the authenticated
 // client), so approvals, audit and the tray see every call either way.
+//
+// Guarantees: each tool performs one Corral method through the Backend it
+// is given (read_multiple_files one file.read per path, at most 20; a
+// file_read with tail two), with the arguments as the client gave them,
+// and decides nothing itself: every fence is the backend's. Arguments that
+// are missing, unknown, of the wrong type or contradictory are refused
+// before the backend is called, with an isError result in a sentence
+// naming the tool and the argument; null for an optional argument means
+// leaving it out. A backend error becomes an isError result carrying its
+// polite sentence and, in parentheses, its kind. The client's cancellation
+// (notifications/cancelled) ends the backend call's context; with a
+// progressToken, each line the backend reports (Progress) is sent as
+// notifications/progress with a growing count. What a file holds reaches
+// the agent unchanged; the text Corral adds (how to read on, the encoding
+// a file was read as) follows it on lines of its own, and a path it puts
+// in a shell command is quoted as one word. The context parameter is
+// offered only with Options.ActsForOthers.
+//
+// Not guaranteed: the size of an answer is bounded by the methods
+// (file.read's 2000 lines or 256 KiB, command.output's cap), not here. A
+// call the backend had started when the client gave up may have completed
+// there. Agent text is not made visible for people here: the tools answer
+// agents, and the owner's surfaces do that.
 package mcp
 
 import (
@@ -20,9 +43,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/fsbox"
 	"corral/core/netgate"
-	"corral/core/sandbox"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -380,31 +403,31 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 		func(p map[string]*jsonschema.Schema) {
 			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
 		}, readManyHandler)
-	addTool[fsbox.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
+	addTool[wire.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
 		nil, forward[statIn])
-	addTool[sandbox.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
+	addTool[wire.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
 		"Marker lines show where you are: '=== Page 3 ===' (PDF), '=== Sheet: Name ===' (spreadsheets, whose rows come as tab-separated cells), '=== Slide 2 ===', '=== Chapter 4 ==='. " +
 		"Returns up to 2000 lines or 256 KiB per call; use offset/limit for more. Use file_read for plain text files. Scanned PDFs without a text layer give no text, and password-protected files cannot be read. " + pathRules, readOnly},
 		nil, documentHandler)
-	addTool[sandbox.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
+	addTool[wire.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
 		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
-	addTool[sandbox.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
+	addTool[wire.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
 		nil, forward[editIn])
-	addTool[sandbox.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
+	addTool[wire.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
 		nil, forward[patchIn])
-	addTool[sandbox.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
+	addTool[wire.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
 		nil, forward[listIn])
-	addTool[sandbox.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+	addTool[wire.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
 		nil, forward[findIn])
-	addTool[sandbox.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
+	addTool[wire.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
 		nil, forward[grepIn])
-	addTool[sandbox.FolderResult](r, tool{"create_directory", "folder.create", "Make a folder", "Make a folder, and any missing folders above it; a folder that exists already is fine (created is then false). " + pathRules, additive},
+	addTool[wire.FolderResult](r, tool{"create_directory", "folder.create", "Make a folder", "Make a folder, and any missing folders above it; a folder that exists already is fine (created is then false). " + pathRules, additive},
 		nil, forward[folderIn])
-	addTool[sandbox.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+	addTool[wire.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
 		nil, forward[deleteIn])
-	addTool[sandbox.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+	addTool[wire.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
 		nil, forward[moveIn])
-	addTool[sandbox.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
+	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {
 			names := []any{}
@@ -511,6 +534,10 @@ func schemaMismatch(tool, text string) string {
 	detail = strings.TrimPrefix(detail, "validating root: ")
 	if rest, ok := strings.CutPrefix(detail, "validating /properties/"); ok {
 		if name, why, ok := strings.Cut(rest, ": "); ok {
+			// A nested property or item adds its own "validating …: ".
+			for strings.HasPrefix(why, "validating /") {
+				_, why, _ = strings.Cut(why, ": ")
+			}
 			detail = name + ": " + why
 		}
 	}

@@ -20,6 +20,16 @@
 //
 // The same program has a second mode, "overlay", which Corral runs outside
 // the sandbox to record what a command changes (overlay.go).
+//
+// Guarantees: PROGRAM starts only after the listener was handed over
+// (or, in overlay mode, the mounts are in place and every capability is
+// dropped); the listening address is an IPv4 loopback one; the descriptors
+// it was given and the listener are closed before PROGRAM runs.
+//
+// Not guaranteed: it decides nothing about the network. What the command
+// may reach is decided outside the sandbox, by the proxy Corral serves on
+// the socket handed over; a sandbox started without Corral's namespaces
+// gets no fence from this program alone.
 package main
 
 import (

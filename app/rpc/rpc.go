@@ -3,8 +3,23 @@
 // frame, batches refused, named parameters only, and errors carrying a kind
 // and a polite sentence.
 //
-// Parse never panics and never allocates more than a small multiple of the
-// frame it is given; the frame size is bounded by the transport.
+// Guarantees: Parse never panics and never allocates more than a small
+// multiple of the frame it is given; every frame it refuses comes back
+// with the error to answer and the id to answer it with (null when the id
+// could not be read, and an id over 256 bytes is never echoed).
+// DecodeParams refuses unknown parameter names, wrong types, a missing
+// `rpc:"required"` parameter (null counts as missing, "" does not) and
+// strings holding a lone UTF-16 surrogate, each with an invalid_params
+// error whose sentence names the parameter. FromError never passes a
+// foreign error's text to the client: anything that is not a core/errs
+// error answers "Something went wrong on the computer running Corral"
+// (kind io). Marshal, AppendResult and Notify write "<", ">" and "&" as
+// themselves, so a frame is no larger than its content needs.
+//
+// Not guaranteed: the frame size is bounded by the transport, not here;
+// method names are not checked against any table (the caller's dispatcher
+// answers MethodNotFound); parameter names match as encoding/json matches
+// them, ignoring case.
 package rpc
 
 import (

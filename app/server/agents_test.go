@@ -62,6 +62,7 @@ type addedAgent struct {
 // configured one; pause, rotate and remove take effect on open
 // connections; everything survives a restart and is audited.
 func TestAgentsAtRuntime(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := startIn(t, dir, "")
 	owner := h.dial(ownerToken)
@@ -255,6 +256,7 @@ func TestAgentsAtRuntime(t *testing.T) {
 // without a restart, one taken out stops, and a file that does not
 // validate keeps what runs and says why, as start-up would.
 func TestConfigReload(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	owner := h.dial(ownerToken)
 	alice := h.dial(aliceKey)
@@ -299,6 +301,7 @@ user = "alice"
 // them resolved by "paused"), while another agent's question stays; the
 // pause is audited with how many were withdrawn.
 func TestAgentPauseWithdrawsItsQuestions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.pdf")
 	os.MkdirAll(filepath.Dir(outside), 0o755)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"time"
 
 	"corral/app/config"
@@ -76,11 +77,41 @@ func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = p.Respond(ctx, policy.Answer{ID: a.ID, Decision: policy.Decision(a.Decision), Widen: a.Widen, ExpiresIn: exp, By: c.caller.Client})
+	err = p.Respond(ctx, policy.Answer{ID: a.ID, Decision: policy.Decision(a.Decision), Widen: a.Widen, ExpiresIn: exp,
+		By: c.caller.Client, Via: answeredVia(c)})
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"id": a.ID, "decision": a.Decision}, nil
+}
+
+// answeredVia names, for the audit log, which of the owner's surfaces an
+// answer came from (audit.Event.AnsweredBy): a paired device by its name,
+// a dashboard tab by its browser, the owner's key as the command line.
+func answeredVia(c *call) string {
+	switch {
+	case c.conn != nil && c.conn.deviceID != "":
+		return c.caller.Client // "device:<name>"
+	case c.caller.Client == browserCaller.Client && c.conn != nil:
+		return "dashboard:" + c.conn.browser
+	case c.caller.Client == ownerCaller.Client:
+		return "cli"
+	}
+	return c.caller.Client
+}
+
+// browserName is the browser a User-Agent names, one of a few fixed words
+// (nothing of the header itself is kept).
+func browserName(ua string) string {
+	for _, b := range []struct{ mark, name string }{
+		{"Edg/", "Edge"}, {"OPR/", "Opera"}, {"Firefox/", "Firefox"}, {"Chromium/", "Chromium"},
+		{"Chrome/", "Chrome"}, {"Safari/", "Safari"},
+	} {
+		if strings.Contains(ua, b.mark) {
+			return b.name
+		}
+	}
+	return "a browser"
 }
 
 // connSurface forwards the broker's news to one connection, in order,

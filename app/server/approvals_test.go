@@ -61,6 +61,7 @@ func async(c *client.Client, method string, params any) chan error {
 }
 
 func TestApprovalFlow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.pdf")
 	os.MkdirAll(filepath.Dir(outside), 0o755)
@@ -151,6 +152,7 @@ func TestApprovalFlow(t *testing.T) {
 }
 
 func TestApprovalTimeoutStrictAndPause(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[sandbox]\napproval_timeout = \"1s\"\n")
 	alice := h.dial(aliceKey)
 	// Strict, nobody subscribed: denied at once.
@@ -194,6 +196,7 @@ func TestApprovalTimeoutStrictAndPause(t *testing.T) {
 }
 
 func TestConcurrentIdenticalRequestsShareOneApproval(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	own := h.owner(t)
 	const n = 8
@@ -230,6 +233,7 @@ func TestConcurrentIdenticalRequestsShareOneApproval(t *testing.T) {
 }
 
 func TestClientsCannotAnswer(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	for _, meth := range []string{"approval.list", "approval.respond", "approval.subscribe", "rule.list", "rule.revoke", "agents.pause", "agents.resume", "links.rotate"} {
@@ -242,6 +246,7 @@ func TestClientsCannotAnswer(t *testing.T) {
 // Shutting down while an agent waits on an approval withdraws the
 // question: the agent gets its answer and the event is in the log.
 func TestShutdownWithdrawsPendingApprovals(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
@@ -268,6 +273,7 @@ func TestShutdownWithdrawsPendingApprovals(t *testing.T) {
 // folder must not let the agent read etc/shadow. The approval says which
 // folder a widened answer would cover.
 func TestWidenedFolderAnswer(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ssl := filepath.Join(dir, "outside", "etc", "ssl")
 	os.MkdirAll(ssl, 0o755)
@@ -311,6 +317,7 @@ func TestWidenedFolderAnswer(t *testing.T) {
 // its own folder are refused too (denied, decided_by paused), with a
 // sentence; the owner's own calls still work; resuming lets them through.
 func TestPauseStopsEverything(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)

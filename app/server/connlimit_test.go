@@ -20,6 +20,7 @@ import (
 // closed connection frees its place. MCP over HTTP requests count
 // against the same bound.
 func TestConnectionsPerAgentAreBounded(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	hdr := http.Header{"Authorization": {"Bearer " + aliceKey}}
 	var open []*websocket.Conn

@@ -37,6 +37,7 @@ func signOut(t *testing.T, h *harness, cookies, secret string) *http.Response {
 }
 
 func TestPlantedSessionCookie(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	sid, secret := goLogin(t, h)
 	both := planted + "; " + cookieName + "=" + sid // the planted one first
@@ -75,6 +76,7 @@ func pairPhone(t *testing.T, h *harness, name string) (*client.Client, map[strin
 }
 
 func TestPlantedDeviceCookie(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	owner, dev := pairPhone(t, h, "Hall phone")
 	both := planted + "; " + deviceCookie + "=" + dev["token"]

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"corral/core/sandbox"
-	"corral/core/versions"
+	"corral/app/wire"
 )
 
 // changeAlice and changeBob give both agents files of their own and
@@ -46,11 +45,12 @@ func changeBoth(t *testing.T, h *harness) (alice, bob map[string]string) {
 // undo.client's until bounds the range: changes at or after it are not
 // listed; versions.usage says when the oldest kept version was stored.
 func TestUndoClientUntil(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	own := h.dial(ownerToken)
 	changeBoth(t, h)
 	hourAgo := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
-	all := rpcCall[sandbox.UndoClientResult](t, own, "undo.client", m("client", "alice-agent", "since", hourAgo, "dry_run", true))
+	all := rpcCall[wire.UndoClientResult](t, own, "undo.client", m("client", "alice-agent", "since", hourAgo, "dry_run", true))
 	if len(all.Events) != 3 {
 		t.Fatalf("alice's changes in the last hour: %+v", all.Events)
 	}
@@ -65,11 +65,11 @@ func TestUndoClientUntil(t *testing.T) {
 		}
 	}
 	before := time.Now().Add(-30 * time.Minute).UTC().Format(time.RFC3339)
-	none := rpcCall[sandbox.UndoClientResult](t, own, "undo.client", m("client", "alice-agent", "since", hourAgo, "until", before, "dry_run", true))
+	none := rpcCall[wire.UndoClientResult](t, own, "undo.client", m("client", "alice-agent", "since", hourAgo, "until", before, "dry_run", true))
 	if len(none.Events) != 0 {
 		t.Errorf("changes before half an hour ago: %+v", none.Events)
 	}
-	u := rpcCall[versions.Usage](t, own, "versions.usage", nil)
+	u := rpcCall[wire.Usage](t, own, "versions.usage", nil)
 	if u.Blobs == 0 || u.Oldest.IsZero() || time.Since(u.Oldest) > time.Minute {
 		t.Errorf("usage: %+v", u)
 	}
@@ -80,6 +80,7 @@ func TestUndoClientUntil(t *testing.T) {
 // "Undo all of these" (two clicks) puts every one back byte for byte,
 // leaving the other agent's files as they are.
 func TestDashboardWhatChanged(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	aliceBefore, _ := changeBoth(t, h)

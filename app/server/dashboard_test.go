@@ -72,8 +72,15 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
+// browsers lets one Chromium run at a time. The tests run in parallel;
+// on a small machine two Chromiums beside a -race server starve each
+// other's deadlines, while the tests without one fill the gaps.
+var browsers = make(chan struct{}, 1)
+
 func newBrowser(t testing.TB) *browser {
 	t.Helper()
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers }) // after the browser's own cleanup below
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox,
@@ -337,6 +344,7 @@ func seed(t *testing.T, h *harness) int {
 }
 
 func TestDashboardAuditLog(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	n := seed(t, h)
@@ -477,6 +485,7 @@ func TestDashboardAuditLog(t *testing.T) {
 }
 
 func TestDashboardScrollLoadsMore(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	const n = 250
@@ -526,6 +535,7 @@ func (b *browser) detailText(id int64) string {
 // table's first page, among the newest thousand, or older still (found
 // by its time, as audit.query has no id filter); an unknown id says so.
 func TestDashboardEventLink(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)
@@ -587,6 +597,7 @@ func TestDashboardEventLink(t *testing.T) {
 // meanwhile: the first page is loaded again, and when older pages were
 // scrolled in, the new events are put on top of them.
 func TestDashboardActivityComesBackCurrent(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	n := seed(t, h)
@@ -625,6 +636,7 @@ func TestDashboardActivityComesBackCurrent(t *testing.T) {
 // hard-linked file, a FIFO) say what happened, not "outside its folder";
 // an escape still says that; the owner's own actions read in words.
 func TestDashboardRefusalWording(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)
@@ -747,6 +759,7 @@ func waitTarget(t *testing.T, b *browser, prefix string) {
 }
 
 func TestDashboardApprovals(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.txt")
@@ -888,6 +901,7 @@ func TestDashboardApprovals(t *testing.T) {
 
 // One-time-only approvals (an asked command) offer only Allow once and Deny.
 func TestDashboardOneTimeApproval(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "[exec]\nask = true\n")
 	alice := h.dial(aliceKey)
@@ -938,6 +952,7 @@ func TestDashboardOneTimeApproval(t *testing.T) {
 }
 
 func TestDashboardFiles(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	seed(t, h)
@@ -1000,6 +1015,7 @@ func TestDashboardFiles(t *testing.T) {
 // and a paired device's own session is not offered the page. The LAN
 // listener is only bound: every request goes to the loopback URL.
 func TestDashboardDevices(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "[server]\nlan = true\n")
 	b := newBrowser(t)
@@ -1302,6 +1318,7 @@ func TestDashboardServing(t *testing.T) {
 // it: /files/out answers with CSP sandbox, so the page runs (if at all)
 // with an opaque origin, and the server refuses its Origin.
 func TestFilesOutPageCannotUseSession(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	host := strings.TrimPrefix(h.url, "http://")
@@ -1322,7 +1339,7 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 	})()`
 	page := `<!DOCTYPE html><html><head><title>Agent report</title></head><body><h1>Agent report</h1>
 <pre id="probe">the script did not run</pre>
-<script>` + probe + `.then(r => { document.getElementById('probe').textContent = r; });</script>
+<script>document.documentElement.dataset.ran = 'yes'; ` + probe + `.then(r => { document.getElementById('probe').textContent = r; });</script>
 </body></html>`
 	alice := h.dial(aliceKey)
 	res := rpcCall[map[string]string](t, alice, "result.save", m("title", "report", "content", page, "format", "html"))
@@ -1376,12 +1393,14 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 	}()
 
 	b.do(chromedp.Navigate(res["url"]))
-	b.wait(`document.querySelector('h1')?.textContent === 'Agent report'`)
-	time.Sleep(500 * time.Millisecond) // time for the script, were it allowed to run
+	// Once the document has loaded, its inline script has run or never
+	// will: scripts run as the parser reaches them, before the load event.
+	b.wait(`document.readyState === 'complete' && document.querySelector('h1')?.textContent === 'Agent report'`)
 	// The agent's own script: under plain CSP sandbox it does not run at
 	// all. Should it ever run, what it saw must be nothing.
-	if seen := js[string](b, `document.getElementById('probe').textContent`); seen != "the script did not run" {
-		checkProbe(t, seen)
+	if js[string](b, `document.documentElement.dataset.ran ?? ''`) == "yes" {
+		b.wait(`document.getElementById('probe').textContent !== 'the script did not run'`)
+		checkProbe(t, js[string](b, `document.getElementById('probe').textContent`))
 	}
 	// What any code in this document sees, asked from DevTools (which CSP
 	// does not stop): an opaque origin and no cookie. A WebSocket made
@@ -1469,7 +1488,9 @@ func checkProbe(t *testing.T, raw string) {
 // runs with -bench (building the database takes a while).
 func BenchmarkDashboard1M(b *testing.B) {
 	dir := b.TempDir()
-	if err := buildDashboardBenchDB(filepath.Join(dir, "corral.db"), 1_000_000); err != nil {
+	db := harnessFiles(dir).DB
+	os.MkdirAll(filepath.Dir(db), 0o700)
+	if err := buildDashboardBenchDB(db, 1_000_000); err != nil {
 		b.Fatal(err)
 	}
 	h := startIn(b, dir, "")
@@ -1637,6 +1658,7 @@ func buildDashboardBenchDB(path string, n int) error {
 // the strong button and no folder-wide answer is offered; a write outside
 // shows what it would write; "always" is offered for a week first.
 func TestDashboardRiskyApprovals(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "[sandbox]\nstrict = false\n")
 	os.MkdirAll(filepath.Join(h.dir, ".ssh"), 0o700)

@@ -15,6 +15,7 @@ import (
 // changed (a diff for the text file, sizes for the binary one), presses
 // Undo (twice: it asks for confirmation) and the files are back.
 func TestDashboardUndoCommand(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)

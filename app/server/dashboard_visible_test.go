@@ -11,6 +11,7 @@ import (
 // bidi overrides as escapes, in the activity table and in file listings,
 // never as themselves (which would reorder or hide what the owner reads).
 func TestDashboardShowsAgentTextSafely(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 // TestFullDisk is issue 16's attack: a command fills the disk that holds
@@ -18,6 +18,7 @@ import (
 // owner is told why, nothing recorded is lost, and Corral resumes by
 // itself once there is room.
 func TestFullDisk(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		if testing.Short() {
 			t.Skip("mounting a small filesystem needs root; skipped under -short")
@@ -34,7 +35,7 @@ func TestFullDisk(t *testing.T) {
 	owner := h.dial(ownerToken)
 	rpcCall[any](t, alice, "file.write", m("path", "before.txt", "content", "written before"))
 
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "dd if=/dev/zero of=fill bs=1M; echo done"))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "dd if=/dev/zero of=fill bs=1M; echo done"))
 	if !strings.Contains(r.Stderr, "No space left on device") || !strings.Contains(r.Stdout, "done") {
 		t.Fatalf("the command did not fill the disk: %+v", r)
 	}
@@ -81,6 +82,7 @@ func TestFullDisk(t *testing.T) {
 // TestCommandRecordedBeforeItStarts: a running command is already in the
 // audit log ("running"), and the same event says how it ended.
 func TestCommandRecordedBeforeItStarts(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)
@@ -101,7 +103,7 @@ func TestCommandRecordedBeforeItStarts(t *testing.T) {
 	if ev.Detail != "running" || ev.Decision != audit.Allow {
 		t.Errorf("while running: %+v", ev)
 	}
-	running := rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running
+	running := rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running
 	if len(running) != 1 {
 		t.Fatalf("running: %+v", running)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/sandbox"
 )
 
@@ -23,8 +24,8 @@ func requestID(id json.RawMessage) string {
 }
 
 func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
-	var a sandbox.RunArgs
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[sandbox.RunArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	id := requestID(c.id)
@@ -37,7 +38,11 @@ func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
 	case a.Stream:
 		onOutput = c.output
 	}
-	return s.box.Run(ctx, c.caller, a, id, onOutput)
+	r, err := s.box.Run(ctx, c.caller, a, id, onOutput)
+	if err != nil {
+		return nil, err
+	}
+	return wire.Encode(r), nil
 }
 
 func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
@@ -63,5 +68,5 @@ func (s *Server) commandList(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return map[string]any{"running": s.box.Commands()}, nil
+	return map[string]any{"running": wire.Encode(s.box.Commands())}, nil
 }

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/app/wire"
 	"corral/core/execbox"
-	"corral/core/sandbox"
 )
 
 // BenchmarkCommandRunTrue compares command.run of `true` over the
@@ -40,7 +40,7 @@ func againstBwrap(b *testing.B, c *client.Client, params map[string]any, scope, 
 	n := 0
 	for b.Loop() {
 		t0 := time.Now()
-		var r sandbox.RunResult
+		var r wire.RunResult
 		if err := c.CallInto(ctx, "command.run", params, &r); err != nil || r.ExitCode != 0 {
 			b.Fatal(err, r)
 		}
@@ -87,7 +87,7 @@ func BenchmarkCommandRunTrueVersions(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	res := rpcCall[sandbox.RunResult](b, alice, "command.run", m("command", "true"))
+	res := rpcCall[wire.RunResult](b, alice, "command.run", m("command", "true"))
 	if res.Changes == nil {
 		b.Fatal("command.run recorded no changes list: versions for commands are off")
 	}
@@ -126,10 +126,10 @@ func BenchmarkCommandOneFileVersions(b *testing.B) {
 		}
 		os.WriteFile(filepath.Join(scope, "small.txt"), chunk[:4096], 0o644)
 	}
-	if r := rpcCall[sandbox.RunResult](b, clients[0], "command.run", m("command", "true")); r.Changes == nil {
+	if r := rpcCall[wire.RunResult](b, clients[0], "command.run", m("command", "true")); r.Changes == nil {
 		b.Fatal("versions for commands are off on the server that should keep them")
 	}
-	if r := rpcCall[sandbox.RunResult](b, clients[1], "command.run", m("command", "true")); r.Changes != nil {
+	if r := rpcCall[wire.RunResult](b, clients[1], "command.run", m("command", "true")); r.Changes != nil {
 		b.Fatal("versions for commands are on on the server that should not keep them")
 	}
 	var dur [2]time.Duration

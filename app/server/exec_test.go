@@ -10,31 +10,32 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 func TestCommandRun(t *testing.T) {
-	h := start(t, "[exec]\nmax_output_kb = 64\n")
+	t.Parallel()
+	h := start(t, "[exec]\nmax_output_kb = 64\ntimeout = \"3s\"\n")
 	alice := h.dial(aliceKey)
 	info := rpcCall[map[string]any](t, alice, "session.info", nil)
 	ex := info["exec"].(map[string]any)
 	if ex["available"] != true || !strings.HasPrefix(ex["sandbox"].(string), "bubblewrap ") {
 		t.Fatalf("session.info.exec: %v", ex)
 	}
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo hello; echo oops >&2; pwd; exit 3"))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo hello; echo oops >&2; pwd; exit 3"))
 	if r.ExitCode != 3 || !strings.HasPrefix(r.Stdout, "hello\n") || r.Stderr != "oops\n" || r.Signal != nil || r.TimedOut {
 		t.Fatalf("run: %+v", r)
 	}
 	home := strings.TrimSpace(strings.TrimPrefix(r.Stdout, "hello\n"))
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo made by a command > out.txt; ls -d playground share; cd playground && pwd", "working_dir", ""))
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo made by a command > out.txt; ls -d playground share; cd playground && pwd", "working_dir", ""))
 	if !strings.Contains(r.Stdout, "playground\nshare\n") || strings.TrimSpace(strings.Split(r.Stdout, "\n")[2]) != home+"/playground" {
 		t.Fatalf("home layout: %+v", r)
 	}
 	if got := rpcCall[map[string]any](t, alice, "file.read", m("path", "out.txt")); got["content"] != "made by a command\n" {
 		t.Errorf("file written by the command: %v", got)
 	}
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "pwd", "working_dir", "playground"))
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "pwd", "working_dir", "playground"))
 	if strings.TrimSpace(r.Stdout) != home+"/playground" {
 		t.Errorf("working_dir playground: %+v", r)
 	}
@@ -42,32 +43,39 @@ func TestCommandRun(t *testing.T) {
 	if ce.Code != -32602 || ce.Message != "Working directory does not exist: nope/deeper" {
 		t.Errorf("missing working_dir: %+v", ce)
 	}
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo $SECRET_OF_THE_DAEMON-$EXTRA; cat", "env", m("EXTRA", "given"), "stdin", "fed"))
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo $SECRET_OF_THE_DAEMON-$EXTRA; cat", "env", m("EXTRA", "given"), "stdin", "fed"))
 	if r.Stdout != "-given\nfed" {
 		t.Errorf("env and stdin: %q", r.Stdout)
 	}
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "head -c 200000 /dev/zero | tr '\\0' x"))
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "head -c 200000 /dev/zero | tr '\\0' x"))
 	if !r.Truncated || len(r.Stdout) != 64<<10 {
 		t.Errorf("truncation: %v %d", r.Truncated, len(r.Stdout))
 	}
 	start := time.Now()
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "sleep 30 & sleep 30", "timeout_ms", 1000))
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "sleep 30 & sleep 30", "timeout_ms", 1000))
 	if !r.TimedOut || r.Signal == nil || *r.Signal != "SIGKILL" || time.Since(start) > 10*time.Second {
 		t.Errorf("timeout: %+v after %v", r, time.Since(start))
 	}
-	r = rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "touch /usr/x"))
+	// [exec] timeout is also the longest an agent may ask for.
+	start = time.Now()
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "sleep 30", "timeout_ms", 60_000))
+	if !r.TimedOut || time.Since(start) > 15*time.Second {
+		t.Errorf("60 s asked under [exec] timeout = 3s: %+v after %v", r, time.Since(start))
+	}
+	r = rpcCall[wire.RunResult](t, alice, "command.run", m("command", "touch /usr/x"))
 	if r.ExitCode == 0 || !strings.Contains(r.Stderr, "Read-only file system") {
 		t.Errorf("write /usr: %+v", r)
 	}
 }
 
 func TestCommandStreamCancelAndList(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
 	// Streamed output arrives before the result.
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo one; sleep 1; echo two >&2; sleep 1; echo three", "stream", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo one; sleep 1; echo two >&2; sleep 1; echo three", "stream", true))
 	}()
 	var chunks []string
 	deadline := time.After(20 * time.Second)
@@ -98,11 +106,11 @@ func TestCommandStreamCancelAndList(t *testing.T) {
 	// A long command shows in command.list and stops on cancel.
 	ctx := context.Background()
 	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
-	var running struct{ Running []sandbox.Running }
-	for i := 0; i < 100 && len(running.Running) == 0; i++ {
-		running = rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil)
-		time.Sleep(50 * time.Millisecond)
-	}
+	var running struct{ Running []wire.Running }
+	waitFor(t, "the command in command.list", func() bool {
+		running = rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil)
+		return len(running.Running) != 0
+	})
 	if len(running.Running) != 1 || running.Running[0].Client != "alice-agent" || running.Running[0].Command != "sleep 60" {
 		t.Fatalf("command.list: %+v", running)
 	}
@@ -115,22 +123,19 @@ func TestCommandStreamCancelAndList(t *testing.T) {
 	}
 	// agents.pause stops running commands and refuses new ones.
 	go alice.Call(ctx, "command.run", m("command", "sleep 60"))
-	for i := 0; i < 100 && len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) != 1; i++ {
-		time.Sleep(50 * time.Millisecond)
+	listed := func() int {
+		return len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running)
 	}
+	waitFor(t, "the second command in command.list", func() bool { return listed() == 1 })
 	rpcCall[any](t, owner, "agents.pause", nil)
-	for i := 0; i < 100 && len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) != 0; i++ {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running); n != 0 {
-		t.Errorf("%d commands still running after pause", n)
-	}
+	waitFor(t, "agents.pause to stop the running command", func() bool { return listed() == 0 })
 	if ce := callErr(t, alice, "command.run", m("command", "true")); ce.Data.Kind != "denied" {
 		t.Errorf("command while paused: %+v", ce)
 	}
 }
 
 func TestCommandNetworkAskedEveryTime(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -154,7 +159,7 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 	connect = "bash -c '" + connect + "'"
 	alice := h.dial(aliceKey)
 	// Without network: only lo, no connection.
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", connect))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", connect))
 	if !strings.Contains(r.Stdout, "refused") || !strings.HasPrefix(r.Stdout, "1\n") {
 		t.Fatalf("no network: %+v", r)
 	}
@@ -190,10 +195,10 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 	}
 	// The approved run has network only through Corral's proxy: the
 	// host's loopback stays out of reach, directly and through the proxy.
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	viaProxy := fmt.Sprintf(`%s; curl -s -o /dev/null -w "proxy:%%{http_code}\n" http://127.0.0.1:%d/`, connect, port)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", viaProxy, "network", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", viaProxy, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
@@ -211,11 +216,12 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 }
 
 func TestExecAsk(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nask = true\n")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
-	done := make(chan sandbox.RunResult, 1)
-	go func() { done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "echo asked")) }()
+	done := make(chan wire.RunResult, 1)
+	go func() { done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo asked")) }()
 	a := own.requested()
 	if a.Access != "execute" || !a.OneTimeOnly || a.Target != "echo asked" {
 		t.Fatalf("approval: %+v", a)
@@ -229,6 +235,7 @@ func TestExecAsk(t *testing.T) {
 // With [exec] ask, the owner sees the input and environment too: a plain
 // "sh" fed a script is not what it looks like.
 func TestExecAskShowsInputAndEnv(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nask = true\n")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
@@ -244,6 +251,7 @@ func TestExecAskShowsInputAndEnv(t *testing.T) {
 }
 
 func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	for _, cmd := range []string{"echo safe \u202e; rm -rf ~", "echo \u200bx", "echo \x1b[2Jhidden"} {
@@ -251,7 +259,7 @@ func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
 			t.Errorf("%q: %+v", cmd, ce)
 		}
 	}
-	if r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "printf 'a\\tb\\n'")); r.Stdout != "a\tb\n" {
+	if r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "printf 'a\\tb\\n'")); r.Stdout != "a\tb\n" {
 		t.Errorf("tab and newline: %q", r.Stdout)
 	}
 }
@@ -260,12 +268,13 @@ func TestCommandWithHiddenCharactersIsRefused(t *testing.T) {
 // waits, then is refused with a sentence; another agent is not held up;
 // session.info says what the limits are.
 func TestCommandLimits(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[exec]\nmax_running_per_agent = 1\nqueue_wait = \"1s\"\n")
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	owner := h.dial(ownerToken)
 	first := async(alice, "command.run", m("command", "sleep 30"))
 	deadline := time.Now().Add(10 * time.Second)
-	for len(rpcCall[struct{ Running []sandbox.Running }](t, owner, "command.list", nil).Running) == 0 {
+	for len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first command did not start")
 		}
@@ -275,7 +284,7 @@ func TestCommandLimits(t *testing.T) {
 	if ce.Data.Kind != "unavailable" || !strings.Contains(ce.Message, "alice-agent already runs 1 commands at once") {
 		t.Errorf("over the limit: %+v", ce)
 	}
-	if r := rpcCall[sandbox.RunResult](t, bob, "command.run", m("command", "echo bob")); r.Stdout != "bob\n" {
+	if r := rpcCall[wire.RunResult](t, bob, "command.run", m("command", "echo bob")); r.Stdout != "bob\n" {
 		t.Errorf("another agent: %+v", r)
 	}
 	ex := rpcCall[map[string]any](t, alice, "session.info", nil)["exec"].(map[string]any)
@@ -289,9 +298,10 @@ func TestCommandLimits(t *testing.T) {
 // TestQuotaStopsCommands: a command may push its folder past the quota;
 // the next command and the next write are refused with a sentence.
 func TestQuotaStopsCommands(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[sandbox]\nquota_mb = 1\n")
 	alice := h.dial(aliceKey)
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "head -c 2000000 /dev/zero > big && echo wrote"))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "head -c 2000000 /dev/zero > big && echo wrote"))
 	if r.Stdout != "wrote\n" {
 		t.Fatalf("%+v", r)
 	}

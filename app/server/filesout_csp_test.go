@@ -34,6 +34,7 @@ body { background: url(%[1]s/css-bg?m=%[2]s); font-family: leak; }
 // without Corral's policy (the control) reaches the listener, so the
 // test can see a leak when there is one.
 func TestFilesOutReportCannotPhoneHome(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 

@@ -8,6 +8,7 @@ import (
 )
 
 func TestWithoutLinks(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`<p>a</p><link rel=preconnect href="http://x/">b`:    `<p>a</p><!---->b`,
 		`<LINK REL="dns-prefetch" HREF="//leak.example"/>ok`: `<!---->ok`,
@@ -54,6 +55,7 @@ func FuzzWithoutLinks(f *testing.F) {
 }
 
 func TestHTMLWithoutLinks(t *testing.T) {
+	t.Parallel()
 	if got := string(htmlWithoutLinks([]byte(`<svg><style>a</style></svg><link>`))); got != `<svg><style>a</style></svg><!---->` {
 		t.Errorf("htmlWithoutLinks changed more than the <link>: %q", got)
 	}
@@ -68,6 +70,7 @@ func TestHTMLWithoutLinks(t *testing.T) {
 }
 
 func TestXMLWithoutLinks(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		`<svg><style/><link href="//x"/></svg>`:           `<svg><style/><!----></svg>`,
 		`<html><head><TITLE/><h:link href="//x"/></head>`: `<html><head><TITLE/><!----></head>`,

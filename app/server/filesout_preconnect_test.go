@@ -45,6 +45,7 @@ func acceptCounter(t *testing.T) (string, *atomic.Int32) {
 // from another loopback server with the CSP given, must connect: that
 // shows the test would see the connection.
 func TestFilesOutReportsCannotPreconnect(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"corral/app/client"
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/core/policy"
-	"corral/core/sandbox"
 )
 
 // folder.create makes a folder and the missing ones above it, in the
@@ -19,6 +19,7 @@ import (
 // folder made as a created change, and undoing it removes exactly those
 // (not a folder that was there before), and only while they are empty.
 func TestFolderCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
@@ -26,7 +27,7 @@ func TestFolderCreate(t *testing.T) {
 	scope := filepath.Join(h.base, "alice")
 
 	rpcCall[any](t, alice, "folder.create", m("path", "pre"))
-	r := rpcCall[sandbox.FolderResult](t, alice, "folder.create", m("path", "pre/a/b", "reason", "sort the notes"))
+	r := rpcCall[wire.FolderResult](t, alice, "folder.create", m("path", "pre/a/b", "reason", "sort the notes"))
 	if r.Path != "pre/a/b" || !r.Created {
 		t.Fatalf("folder.create: %+v", r)
 	}
@@ -38,10 +39,10 @@ func TestFolderCreate(t *testing.T) {
 		ev.Changes[0] != (audit.Change{Path: "pre/a", Kind: audit.Created, Dir: true, Mode: 0o755}) || ev.Changes[1].Path != "pre/a/b" {
 		t.Fatalf("event: %+v", ev)
 	}
-	if again := rpcCall[sandbox.FolderResult](t, alice, "folder.create", m("path", "pre/a/b")); again.Created {
+	if again := rpcCall[wire.FolderResult](t, alice, "folder.create", m("path", "pre/a/b")); again.Created {
 		t.Errorf("an existing folder made again: %+v", again)
 	}
-	if s := rpcCall[sandbox.FolderResult](t, alice, "folder.create", m("path", "share/team")); s.Path != "share/team" {
+	if s := rpcCall[wire.FolderResult](t, alice, "folder.create", m("path", "share/team")); s.Path != "share/team" {
 		t.Errorf("share: %+v", s)
 	} else if _, err := os.Stat(filepath.Join(h.base, "share", "team")); err != nil {
 		t.Errorf("share/team not made: %v", err)
@@ -56,7 +57,7 @@ func TestFolderCreate(t *testing.T) {
 	}
 
 	// Undo removes pre/a/b and pre/a, not pre (made by an earlier event).
-	rpcCall[sandbox.UndoResult](t, own.c, "undo.apply", m("event_id", ev.ID))
+	rpcCall[wire.UndoResult](t, own.c, "undo.apply", m("event_id", ev.ID))
 	if _, err := os.Stat(filepath.Join(scope, "pre/a")); !os.IsNotExist(err) {
 		t.Errorf("pre/a is still there after the undo: %v", err)
 	}
@@ -64,7 +65,7 @@ func TestFolderCreate(t *testing.T) {
 		t.Errorf("pre, made before, went with the undo: %v", err)
 	}
 	// Undoing the undo makes them again.
-	rpcCall[sandbox.UndoResult](t, own.c, "undo.apply", m("event_id", lastEvent(t, own.c, "undo.apply").ID))
+	rpcCall[wire.UndoResult](t, own.c, "undo.apply", m("event_id", lastEvent(t, own.c, "undo.apply").ID))
 	if _, err := os.Stat(filepath.Join(scope, "pre/a/b")); err != nil {
 		t.Errorf("redo did not make pre/a/b: %v", err)
 	}
@@ -72,7 +73,7 @@ func TestFolderCreate(t *testing.T) {
 	rpcCall[any](t, alice, "folder.create", m("path", "held"))
 	held := lastEvent(t, own.c, "folder.create")
 	rpcCall[any](t, alice, "file.write", m("path", "held/keep.txt", "content", "keep"))
-	pre := rpcCall[sandbox.UndoResult](t, own.c, "undo.preview", m("event_id", held.ID))
+	pre := rpcCall[wire.UndoResult](t, own.c, "undo.preview", m("event_id", held.ID))
 	if pre.Conflicts != 1 || !strings.Contains(pre.Files[0].Conflict, "holds files") {
 		t.Errorf("undo of a folder that holds a file: %+v", pre)
 	}
@@ -110,6 +111,7 @@ func TestFolderCreate(t *testing.T) {
 // the encoding; encoding base64 returns any file's bytes by byte range and
 // is audited as such.
 func TestFileReadEncodings(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	own := h.owner(t)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,14 +15,10 @@ import (
 
 	"corral/app/client"
 	"corral/app/config"
-	"corral/app/egress"
 	"corral/app/testhost"
-	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
 	"corral/core/netgate"
-	"corral/core/policy"
 	"corral/core/sandbox"
-	"corral/core/versions"
 	"corral/store"
 )
 
@@ -71,12 +66,15 @@ act_for = ["alice", "companion"]
 // that starts it builds it first (agents_test.go).
 var corralCommand = "/usr/bin/corral"
 
-// harness is a real server on a loopback port with a real SQLite store.
+// harness is a real server on a loopback port with a real SQLite store,
+// wired by Build as the daemon wires it.
 type harness struct {
 	t      testing.TB
-	dir    string
+	dir    string // the owner's home; Corral's own files are in files
+	files  config.Files
 	base   string // sandbox base
 	url    string
+	addr   string // host:port the server listens on
 	srv    *Server
 	clock  *testClock
 	store  *store.Store
@@ -85,9 +83,27 @@ type harness struct {
 	done   chan error
 }
 
+// setup says how a harness starts; the zero value is a fresh folder, the
+// test config, the config's address 127.0.0.1:0 and real time.
+type setup struct {
+	dir   string // the owner's home, holding Corral's files; "": a fresh one
+	extra string // config added to testConfig ("[server]\n…" adds to its [server] table)
+	// resolver resolves the names a command's connections ask for; nil
+	// resolves nothing: no test ever asks a real DNS server.
+	resolver netgate.Resolver
+	listen   string        // "": the config's; a restart passes the last server's addr
+	shift    time.Duration // the clock starts this far from real time (a restart "later")
+}
+
 func start(t testing.TB, extra string) *harness {
 	t.Helper()
-	return startIn(t, t.TempDir(), extra)
+	return startWith(t, setup{extra: extra})
+}
+
+// startIn starts a server whose files live in dir (reused across restarts).
+func startIn(t testing.TB, dir, extra string) *harness {
+	t.Helper()
+	return startWith(t, setup{dir: dir, extra: extra})
 }
 
 // testClock is one harness's adjustable time: real time plus an offset
@@ -95,119 +111,80 @@ func start(t testing.TB, extra string) *harness {
 // in parallel.
 type testClock struct{ offset atomic.Int64 }
 
-// Now is the clock the server and sandbox read.
+// Now is the clock every part of the harness's Corral reads.
 func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
 
 // Shift sets the clock d away from real time (0 goes back to real time).
 func (c *testClock) Shift(d time.Duration) { c.offset.Store(int64(d)) }
 
-// harnessListen is where the next harness listens; "" is the config's
-// 127.0.0.1:0. A restart test sets it to the first server's address, so
-// the browser's tab (its origin) finds the second.
-var harnessListen string
-
-// startIn starts a server whose files live in dir (reused across restarts).
-func startIn(t testing.TB, dir, extra string) *harness {
-	t.Helper()
-	return startNet(t, dir, extra, nil)
+// harnessFiles are where a harness in dir keeps Corral's own files: a
+// folder of their own in the owner's home, as XDG places them.
+func harnessFiles(dir string) config.Files {
+	own := filepath.Join(dir, ".local", "share", "corral")
+	return config.Files{
+		Config: filepath.Join(own, "config.toml"), DB: filepath.Join(own, "corral.db"),
+		Secret: filepath.Join(own, "secret.key"), OwnerToken: filepath.Join(own, "owner.token"),
+		Sandbox: filepath.Join(dir, "sandbox"),
+	}
 }
 
-// startNet is startIn with the names a command's connections resolve
-// through r. Nil resolves nothing: no test ever asks a real DNS server.
-func startNet(t testing.TB, dir, extra string, r netgate.Resolver) *harness {
+// startWith starts a server as su says, wired by Build.
+func startWith(t testing.TB, su setup) *harness {
 	t.Helper()
-	return startAt(t, dir, extra, r, 0)
-}
-
-// startAt is startNet with the harness's clock shift away from real time
-// from the start (a restart "later").
-func startAt(t testing.TB, dir, extra string, r netgate.Resolver, shift time.Duration) *harness {
-	t.Helper()
+	dir := su.dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	r := su.resolver
 	if r == nil {
 		r = testhost.Resolver{}
 	}
-	base := filepath.Join(dir, "sandbox")
-	text := testConfig + extra
-	if rest, ok := strings.CutPrefix(extra, "[server]\n"); ok { // more keys for the [server] table
+	files := harnessFiles(dir)
+	if err := os.MkdirAll(filepath.Dir(files.DB), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	text := testConfig + su.extra
+	if rest, ok := strings.CutPrefix(su.extra, "[server]\n"); ok { // more keys for the [server] table
 		text = strings.Replace(testConfig, "[server]\n", "[server]\n"+rest, 1)
 	}
-	cfg, err := config.Parse(filepath.Join(dir, "config.toml"), []byte(text), dir, base)
+	cfg, err := config.Parse(files.Config, []byte(text), dir, files.Sandbox)
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := new(testClock)
-	clock.Shift(shift)
+	clock.Shift(su.shift)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	st, err := store.Open(filepath.Join(dir, "corral.db"), store.Options{Logger: log})
+	st, err := store.Open(files.DB, store.Options{Logger: log, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pol, err := policy.New(context.Background(), policy.Config{Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log})
+	p, err := Build(Setup{
+		Config: cfg, Files: files, Store: st, Home: dir, OwnerToken: ownerToken, NetInit: execboxtest.NetInit(t),
+		Resolver: r, CorralCommand: corralCommand, Clock: clock.Now, Logger: log,
+	})
 	if err != nil {
+		st.Close()
 		t.Fatal(err)
 	}
-	vc := versions.Config{Dir: filepath.Join(dir, "versions")}
-	if !cfg.Versions.Enabled {
-		vc.Dir = ""
-	}
-	box, err := sandbox.New(sandbox.Config{Layout: cfg.Layout(dir), Users: cfg.UserIDs(), Audit: st, Policy: pol, Logger: log, Clock: clock.Now,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret, err := config.EnsureSecret(filepath.Join(dir, "secret.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc := sandbox.LinkConfig{Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB}
-	if err := box.SetLinks(lc); err != nil {
-		t.Fatal(err)
-	}
-	runner, err := execbox.NewRunner(execbox.Options{Hidden: []string{dir + "/corral.db", filepath.Join(dir, "versions")}, Logger: log, NetInit: execboxtest.NetInit(t),
-		Limits: execbox.Limits{Total: cfg.Exec.MaxMemoryMB << 20}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	gate, err := netgate.New(netgate.Config{Policy: pol, Audit: st, Resolver: r, Logger: log,
-		AllowPrivate: cfg.Exec.AllowPrivate, MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	box.SetExec(sandbox.ExecConfig{Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
-		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
-		Gate: gate, Proxy: func(ctx context.Context, c net.Conn, d netgate.Dialer) {
-			egress.Serve(ctx, c, d, egress.Options{Logger: log})
-		}})
-	rotate := func(ctx context.Context, by string) error {
-		fresh, err := config.RotateSecret(filepath.Join(dir, "secret.key"))
-		if err != nil {
-			return err
-		}
-		return box.RotateLinks(ctx, fresh, by)
-	}
-	srv := New(Options{Config: cfg, Sandbox: box, Audit: st, OwnerToken: ownerToken, Logger: log, RotateLinks: rotate, Devices: st, Sessions: st, Clock: clock.Now,
-		Agents: st, Home: filepath.Join(dir, "home"), CorralCommand: corralCommand,
-		OnPause: func(p bool) {
-			if p {
-				box.StopCommands()
-			}
-		}})
-	if err := srv.LoadAgents(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := srv.Listen(harnessListen)
+	srv := p.Server
+	ln, err := srv.Listen(su.listen)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, dir: dir, base: base, url: srv.LocalURL(), srv: srv, clock: clock, store: st, box: box, cancel: cancel, done: make(chan error, 1)}
+	h := &harness{t: t, dir: dir, files: files, base: cfg.Sandbox.Base, url: srv.LocalURL(), addr: ln.Addr().String(), srv: srv, clock: clock,
+		store: st, box: p.Box, cancel: cancel, done: make(chan error, 1)}
 	go func() { h.done <- srv.Serve(ctx, 5*time.Second, ln) }()
 	t.Cleanup(h.stop)
 	return h
 }
+
+// restartSetup is how h starts again on the same files and address, as
+// a daemon restart does: an open tab's origin stays the same.
+func (h *harness) restartSetup() setup { return setup{dir: h.dir, listen: h.addr} }
 
 func (h *harness) stop() {
 	if h.cancel == nil {

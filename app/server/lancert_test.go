@@ -14,6 +14,7 @@ import (
 // TestLANCertConcurrentStarts: starts racing to make the certificate all
 // end up with the same one, and the file is never seen half-written.
 func TestLANCertConcurrentStarts(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "lan-cert.pem")
 	ips := []net.IP{net.ParseIP("192.0.2.10")}
 	certs := make(chan tls.Certificate, 8)

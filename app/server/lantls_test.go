@@ -60,6 +60,7 @@ func pinned(fp string) *http.Client {
 // made and kept; the pairing code, the pairing page and the QR code carry
 // its fingerprint, and the device cookie is Secure. Loopback stays HTTP.
 func TestLANServesHTTPS(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	certFile := filepath.Join(t.TempDir(), "lan-cert.pem")
 	ln := startLAN(t, h, certFile)
@@ -169,6 +170,7 @@ func TestLANServesHTTPS(t *testing.T) {
 // served: the Host allowlist they read is replaced whole, never written
 // in place (run with -race), and the LAN address is answered afterwards.
 func TestLANAddedWhileServing(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	stop := make(chan struct{})
 	done := make(chan struct{})

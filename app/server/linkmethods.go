@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"time"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/errs"
 	"corral/core/sandbox"
 )
@@ -17,19 +17,15 @@ func (s *Server) URL(l sandbox.Link) string {
 }
 
 func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Context   *sandbox.Context `json:"context"`
-		Path      string           `json:"path" rpc:"required"`
-		ExpiresIn json.RawMessage  `json:"expires_in"`
-	}
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[wire.LinkArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	life, err := parseExpiresIn(a.ExpiresIn)
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: a.Context, Path: a.Path, ExpiresIn: life})
+	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
 	if err != nil {
 		return nil, err
 	}
@@ -41,8 +37,8 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 }
 
 func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
-	var a sandbox.ResultArgs
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[sandbox.ResultArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
 	res, err := s.box.SaveResult(ctx, c.caller, a)

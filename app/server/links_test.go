@@ -40,6 +40,7 @@ func checkSecurityHeaders(t *testing.T, resp *http.Response) {
 }
 
 func TestResultSaveAndServe(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[links]\nsave_result_max_kb = 4\n")
 	alice := h.dial(aliceKey)
 	md := "# Weekly summary\n\n<script>alert(1)</script>\n\n- one\n- two\n"
@@ -89,6 +90,7 @@ func TestResultSaveAndServe(t *testing.T) {
 }
 
 func TestLinkTampering(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "alice's file"))
@@ -175,6 +177,7 @@ func TestLinkTampering(t *testing.T) {
 }
 
 func TestFolderListing(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	evil := "<img src=x onerror=alert(1)>.txt"
@@ -245,6 +248,7 @@ func hrefsIn(body string) []string {
 
 // Links open what they were made for and nothing more.
 func TestLinksOpenNoMoreThanMadeFor(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	rpcCall[any](t, bob, "file.write", m("path", "share/bob-only.txt", "content", "bob shared secret"))
@@ -298,6 +302,7 @@ func TestLinksOpenNoMoreThanMadeFor(t *testing.T) {
 // precondition takes that path), conditional requests work, and a file
 // larger than the small-file limit streams whole.
 func TestFilesOutPlainAndConditional(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	files := map[string]string{
@@ -334,6 +339,7 @@ func TestFilesOutPlainAndConditional(t *testing.T) {
 // could never serve (a hard-linked file, a symlink) with a sentence that
 // says why, and a folder listing offers no link for a symlink in it.
 func TestLinkCreateOnlyWhatItCanServe(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "a"))
@@ -365,6 +371,7 @@ func TestLinkCreateOnlyWhatItCanServe(t *testing.T) {
 // Reports are named after their title, never overwrite one another, and an
 // HTML fragment that opens with the title as its heading shows it once.
 func TestResultSaveNamesAndHeading(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	frag := "<h1>Quarterly Summary</h1><p>Sales rose.</p>"
@@ -394,6 +401,7 @@ func TestResultSaveNamesAndHeading(t *testing.T) {
 // A browser opening a Markdown link sees it rendered, with a link to the
 // raw file; ?raw=1 and programs (no text/html in Accept) get the bytes.
 func TestMarkdownRenderedByDefault(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	md := "# Notes\n\n<script>alert(1)</script>\n\n- one\n"

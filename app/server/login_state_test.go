@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -22,17 +21,17 @@ import (
 // address, as a daemon restart does: an open tab's origin stays the same.
 func restart(t *testing.T, h *harness) *harness {
 	t.Helper()
-	stopKeepingAddress(t, h)
-	return startIn(t, h.dir, "")
+	h.stop()
+	return startWith(t, h.restartSetup())
 }
 
-// stopKeepingAddress stops h; the next harness listens where it did.
-func stopKeepingAddress(t *testing.T, h *harness) {
+// restartLater is restart with the clock moved on by d meanwhile.
+func restartLater(t *testing.T, h *harness, d time.Duration) *harness {
 	t.Helper()
-	u, _ := url.Parse(h.url)
-	harnessListen = u.Host
-	t.Cleanup(func() { harnessListen = "" })
 	h.stop()
+	su := h.restartSetup()
+	su.shift = d
+	return startWith(t, su)
 }
 
 // goLogin spends a one-time login code as a browser would and returns the
@@ -90,6 +89,7 @@ func wsStatusAs(t *testing.T, h *harness, cookie, value, secret string) int {
 // stored row (a hash) is no cookie. These are attacks from outside
 // against a running server with a real store on disk.
 func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	sid, secret := goLogin(t, h)
 	gone, goneSecret := goLogin(t, h)
@@ -113,7 +113,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 
 	// The stolen row: the hash in the database, tried as a cookie in
 	// every spelling, with and without a secret made from it.
-	db, err := sql.Open("sqlite3", "file:"+filepath.Join(h.dir, "corral.db")+"?mode=ro")
+	db, err := sql.Open("sqlite3", "file:"+h.files.DB+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +156,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 	}
 
 	// Expired while Corral was stopped: refused after the start.
-	stopKeepingAddress(t, h)
-	h = startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
+	h = restartLater(t, h, sessionTTL+time.Minute)
 	if got := wsStatus(t, h, sid, secret); got != http.StatusUnauthorized {
 		t.Errorf("an expired login after a restart: /ws answered %d; want 401", got)
 	}
@@ -166,12 +165,13 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 // TestDashboardLoginSurvivesRestart: an open dashboard tab reconnects by
 // itself after Corral restarts, still signed in.
 func TestDashboardLoginSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	stopKeepingAddress(t, h)
+	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed'`)
-	h = startIn(t, h.dir, "")
+	h = startWith(t, h.restartSetup())
 	b.wait(`document.querySelector('#conn').dataset.state === 'open'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Error("the tab says its login no longer works after a restart")
@@ -184,15 +184,18 @@ func TestDashboardLoginSurvivesRestart(t *testing.T) {
 // (here: it expired meanwhile), the tab says so within seconds, shows
 // the way back, and stops knocking.
 func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
-	stopKeepingAddress(t, h)
+	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed' && document.querySelector('.conn-label').textContent === 'Reconnecting…'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
 		t.Fatal("an unreachable server is reported as a refused login")
 	}
-	startAt(t, h.dir, "", nil, sessionTTL+time.Minute)
+	later := h.restartSetup()
+	later.shift = sessionTTL + time.Minute
+	startWith(t, later)
 	began := time.Now()
 	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
 	t.Logf("refused login shown %v after the server came back", time.Since(began).Round(time.Millisecond))
@@ -211,6 +214,7 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 // old cookie with its secret is refused afterwards, before and after a
 // restart.
 func TestDashboardSignOut(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.login(h)
@@ -273,6 +277,7 @@ func pairInPage(t *testing.T, b *browser, name string) (token, secret string) {
 // within seconds that it is no longer paired and how to pair again; a
 // paired phone still works after Corral restarts.
 func TestPhoneRevokedShowsWayBack(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()
@@ -303,6 +308,7 @@ func TestPhoneRevokedShowsWayBack(t *testing.T) {
 // Sign out on the phone revokes it on the server, forgets its secret and
 // shows the pairing page, and its old cookie with its secret is refused.
 func TestPhonePairing(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()

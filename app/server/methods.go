@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -63,14 +65,19 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	return m.fn(ctx, c)
 }
 
-// handle adapts a typed facade method to the method table.
+// handle adapts a typed facade method to the method table: its params
+// and result take their JSON form in app/wire.
 func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		var a A
-		if err := rpc.DecodeParams(c.params, &a); err != nil {
+		a, err := wire.Decode[A](c.params)
+		if err != nil {
 			return nil, err
 		}
-		return f(ctx, c.caller, a)
+		r, err := f(ctx, c.caller, a)
+		if err != nil {
+			return nil, err
+		}
+		return wire.Encode(r), nil
 	}
 }
 
@@ -78,7 +85,7 @@ func (s *Server) methodTable() map[string]method {
 	b := s.box
 	return map[string]method{
 		"session.info":     {fn: s.sessionInfo},
-		"file.read":        {fn: handle(s.fileRead)},
+		"file.read":        {fn: handle(b.Read)},
 		"file.write":       {fn: handle(b.Write)},
 		"file.edit":        {fn: handle(b.Edit)},
 		"file.apply_patch": {fn: handle(b.ApplyPatch)},
@@ -145,19 +152,6 @@ func (s *Server) methodTable() map[string]method {
 	}
 }
 
-// fileRead answers file.read with its result in PROTOCOL.md's shape.
-func (s *Server) fileRead(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (any, error) {
-	r, err := s.box.Read(ctx, c, a)
-	if err != nil {
-		return nil, err
-	}
-	return r.Shape(), nil
-}
-
-type contextOnly struct {
-	Context *sandbox.Context `json:"context"`
-}
-
 type rootInfo struct {
 	Path   string `json:"path"`
 	Access string `json:"access"`
@@ -172,7 +166,7 @@ type execInfo struct {
 	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
 	Running   string   `json:"running,omitempty"` // how many commands may run at once
 	// PackageManagers are the bundles command.run's package_managers names.
-	PackageManagers []netgate.Bundle `json:"package_managers,omitempty"`
+	PackageManagers []wire.Bundle `json:"package_managers,omitempty"`
 	// Versions says what the owner can undo of what commands change.
 	Versions string `json:"versions,omitempty"`
 }
@@ -197,6 +191,39 @@ type sessionInfo struct {
 	// Housekeeping (owner only) is what audit.query's hide_own leaves out,
 	// so the dashboard's live tail leaves out the same.
 	Housekeeping *housekeeping `json:"housekeeping,omitempty"`
+	// Operations and Decisions (owner only) are the words and groups of
+	// the audit log's vocabulary (audit.Operations), so the dashboard
+	// keeps no copy of its own.
+	Operations []operationInfo `json:"operations,omitempty"`
+	Decisions  []decisionInfo  `json:"decisions,omitempty"`
+	// Choices (owner only) are every answer to a question in policy's
+	// words, so an event's answer (audit.Event.Answer) reads as the
+	// owner gave it.
+	Choices []policy.Choice `json:"choices,omitempty"`
+}
+
+type operationInfo struct {
+	Op     string   `json:"op"`
+	Label  string   `json:"label"`
+	Groups []string `json:"groups"`
+}
+
+type decisionInfo struct {
+	Decision string `json:"decision"`
+	Label    string `json:"label"`
+}
+
+// vocabulary is audit's table of operations and decisions on the wire.
+func vocabulary() ([]operationInfo, []decisionInfo) {
+	ops := make([]operationInfo, 0, len(audit.Operations))
+	for _, o := range audit.Operations {
+		ops = append(ops, operationInfo{o.Name, o.Label, append([]string{}, o.Groups...)})
+	}
+	ds := make([]decisionInfo, 0, len(audit.DecisionLabels))
+	for _, d := range audit.DecisionLabels {
+		ds = append(ds, decisionInfo{string(d.Decision), d.Label})
+	}
+	return ops, ds
 }
 
 type housekeeping struct {
@@ -206,11 +233,11 @@ type housekeeping struct {
 }
 
 func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
-	var a contextOnly
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
+	a, err := wire.Decode[wire.InfoArgs](c.params)
+	if err != nil {
 		return nil, err
 	}
-	scope, err := s.box.ScopeFor(c.caller, a.Context)
+	scope, err := s.box.ScopeFor(c.caller, wire.To[*sandbox.Context](a.Context))
 	if err != nil {
 		return nil, err
 	}
@@ -223,6 +250,8 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
+		info.Operations, info.Decisions = vocabulary()
+		info.Choices = policy.AllChoices()
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
@@ -250,7 +279,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		if ok, why := s.box.NetworkInfo(); !ok {
 			info.Exec.Network = why
 		}
-		info.Exec.PackageManagers = netgate.Bundles()
+		info.Exec.PackageManagers = wire.To[[]wire.Bundle](netgate.Bundles())
 		info.Exec.Memory = s.box.MemoryInfo()
 		info.Exec.Running = fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D())
 	}

@@ -15,8 +15,8 @@ import (
 
 	"corral/app/client"
 	"corral/app/testhost"
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 // netWorld is a server whose commands' connections resolve names ending in
@@ -56,16 +56,16 @@ func (w *netWorld) start(t testing.TB, extra string) {
 		"self.test": {w.host.Gateway},
 		"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
 	}}
-	w.h = startNet(t, w.dir, extra, r)
+	w.h = startWith(t, setup{dir: w.dir, extra: extra, resolver: r})
 	w.alice = w.h.dial(aliceKey)
 	w.own = w.h.owner(t)
 }
 
 // run starts command.run and returns its result when it ends.
-func (w *netWorld) run(params map[string]any) chan sandbox.RunResult {
-	ch := make(chan sandbox.RunResult, 1)
+func (w *netWorld) run(params map[string]any) chan wire.RunResult {
+	ch := make(chan wire.RunResult, 1)
 	go func() {
-		var r sandbox.RunResult
+		var r wire.RunResult
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		if err := w.alice.CallInto(ctx, "command.run", params, &r); err != nil {
@@ -86,7 +86,7 @@ func (w *netWorld) answer(t *testing.T, domain, decision string) {
 	rpcCall[any](t, w.own.c, "approval.respond", m("id", a.ID, "decision", decision))
 }
 
-func wantOut(t *testing.T, r sandbox.RunResult, parts ...string) {
+func wantOut(t *testing.T, r wire.RunResult, parts ...string) {
 	t.Helper()
 	for _, p := range parts {
 		if !strings.Contains(r.Stdout, p) {
@@ -108,6 +108,7 @@ if rep[1] == 0: print(s.recv(64).decode().strip())
 '`
 
 func TestNetworkThroughTheGate(t *testing.T) {
+	t.Parallel()
 	w := newNetWorld(t, "")
 	t.Run("allowed domain: curl, python https and raw TCP over SOCKS5", func(t *testing.T) {
 		cmd := `curl -sS http://pypi.test/simple; ` +
@@ -206,6 +207,7 @@ func TestNetworkThroughTheGate(t *testing.T) {
 // abstract Unix socket (X11, D-Bus), directly and through the proxy. None
 // of them may see a connection.
 func TestNetworkCannotReachTheOwner(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	var hits atomic.Int64
 	count := func(ln net.Listener) {
@@ -242,9 +244,9 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 		port, strings.Replace(corral, ":", "/", 1), port, corral, port, abstract)
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
@@ -268,14 +270,15 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 // network: true answered allow_once, curl reached a listener on a host
 // that shared the machine's interface prefix (3fff:13::2/64, 198.51.100.2/24).
 func TestNetworkCannotReachLANNeighbour(t *testing.T) {
+	t.Parallel()
 	lan := testhost.Start(t, testhost.Options{Neighbour: true})
-	h := startNet(t, t.TempDir(), "", testhost.Resolver{Host: lan})
+	h := startWith(t, setup{resolver: testhost.Resolver{Host: lan}})
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 	cmd := fmt.Sprintf(`for u in http://%s/ http://printer.test/; do curl -s -m 5 -o /dev/null -w "%%{http_code} " $u; done; echo`, lan.Addr)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		done <- rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
+		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", cmd, "network", true))
 	}()
 	a := own.requested()
 	rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "allow_once"))
@@ -300,6 +303,7 @@ func TestNetworkCannotReachLANNeighbour(t *testing.T) {
 // the Rules page, with its expiry and a Revoke button), and is never
 // offered "for the whole folder".
 func TestDashboardDomainQuestion(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	alice := h.dial(aliceKey)
@@ -307,9 +311,9 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	b.login(h)
 	b.hash("#approvals")
 	b.wait(`document.body.dataset.approvalsReady`)
-	done := make(chan sandbox.RunResult, 1)
+	done := make(chan wire.RunResult, 1)
 	go func() {
-		var r sandbox.RunResult
+		var r wire.RunResult
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		alice.CallInto(ctx, "command.run", m("command", "curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/", "package_managers", []string{"pip"}, "reason", "install requests"), &r)

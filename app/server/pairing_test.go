@@ -29,6 +29,7 @@ func pair(t *testing.T, h *harness, code, name string) (*http.Response, map[stri
 }
 
 func TestPairingEndToEnd(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	owner := h.dial(ownerToken)
 	if ce := callErr(t, owner, "pairing.start", nil); ce.Data.Kind != "unavailable" {
@@ -74,22 +75,7 @@ func TestPairingEndToEnd(t *testing.T) {
 		t.Fatalf("device /ws: %v", err)
 	}
 	defer conn.Close()
-	rt := func(method string, params any) map[string]any {
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-		conn.WriteMessage(websocket.TextMessage, b)
-		for {
-			conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-			_, msg, err := conn.ReadMessage()
-			if err != nil {
-				t.Fatalf("%s: %v", method, err)
-			}
-			var v map[string]any
-			json.Unmarshal(msg, &v)
-			if v["id"] != nil {
-				return v
-			}
-		}
-	}
+	rt := wsCaller(t, conn)
 	if v := rt("session.info", nil); v["result"].(map[string]any)["client"] != "device:Kitchen phone" {
 		t.Errorf("device session.info: %v", v)
 	}
@@ -155,6 +141,7 @@ func TestPairingEndToEnd(t *testing.T) {
 }
 
 func TestPairingRateLimit(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	codes := 0
 	for i := 0; i < pairPerIP+2; i++ {
@@ -173,6 +160,7 @@ func TestPairingRateLimit(t *testing.T) {
 // LAN requests are judged by their remote address; these go through the
 // handler directly, so no packet leaves the loopback.
 func TestLANRequestsNeedAPairedDevice(t *testing.T) {
+	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	owner := h.dial(ownerToken)
 	login := rpcCall[map[string]string](t, owner, "session.login", nil)

@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"corral/core/sandbox"
+	"corral/app/wire"
 )
 
 // file.apply_patch end to end: a real server, a real WebSocket client, a
 // real SQLite audit log.
 func TestApplyPatchOverWebSocket(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.dial(aliceKey)
 	rpcCall[any](t, c, "file.write", m("path", "src/a.go", "content", "package a\n\nconst X = 1\n"))
@@ -18,7 +19,7 @@ func TestApplyPatchOverWebSocket(t *testing.T) {
 
 	unified := "diff --git a/src/a.go b/src/a.go\n--- a/src/a.go\n+++ b/src/a.go\n@@ -1,3 +1,3 @@\n package a\n \n-const X = 1\n+const X = 2\n" +
 		"diff --git a/old.txt b/new.txt\nrename from old.txt\nrename to new.txt\n"
-	res := rpcCall[sandbox.PatchResult](t, c, "file.apply_patch", m("patch", unified))
+	res := rpcCall[wire.PatchResult](t, c, "file.apply_patch", m("patch", unified))
 	if len(res.Files) != 2 || res.Files[0].Action != "modified" || res.Files[1].Action != "moved" || res.Files[1].From != "old.txt" || res.Files[1].Path != "new.txt" {
 		t.Errorf("unified result: %+v", res)
 	}
@@ -28,14 +29,14 @@ func TestApplyPatchOverWebSocket(t *testing.T) {
 	}
 
 	codex := "*** Begin Patch\n*** Add File: output/notes.md\n+# Notes\n*** Delete File: junk.txt\n*** Update File: new.txt\n-old\n+new\n*** End Patch\n"
-	res = rpcCall[sandbox.PatchResult](t, c, "file.apply_patch", m("patch", codex, "dry_run", true))
+	res = rpcCall[wire.PatchResult](t, c, "file.apply_patch", m("patch", codex, "dry_run", true))
 	if !res.DryRun || len(res.Files) != 3 {
 		t.Errorf("dry run: %+v", res)
 	}
 	if ce := callErr(t, c, "file.read", m("path", "output/notes.md")); ce.Data.Kind != "not_found" {
 		t.Errorf("a dry run created a file: %+v", ce)
 	}
-	rpcCall[sandbox.PatchResult](t, c, "file.apply_patch", m("patch", codex))
+	rpcCall[wire.PatchResult](t, c, "file.apply_patch", m("patch", codex))
 	read = rpcCall[struct{ Content string }](t, c, "file.read", m("path", "new.txt"))
 	if read.Content != "new\n" {
 		t.Errorf("new.txt: %q", read.Content)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"path/filepath"
 	"testing"
 
 	"corral/store"
@@ -9,7 +8,7 @@ import (
 
 func reopen(t *testing.T, h *harness) *store.Store {
 	t.Helper()
-	st, err := store.Open(filepath.Join(h.dir, "corral.db"), store.Options{})
+	st, err := store.Open(h.files.DB, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,12 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/fsbox"
 )
 
 func TestHealthzAndHostCheck(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	for _, tc := range []struct {
 		host string
@@ -51,6 +52,7 @@ func TestHealthzAndHostCheck(t *testing.T) {
 }
 
 func TestUpgradeRefusals(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
 	cases := []struct {
@@ -115,6 +117,7 @@ func TestUpgradeRefusals(t *testing.T) {
 }
 
 func TestFileRoundTrip(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.dial(aliceKey)
 
@@ -143,14 +146,14 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Errorf("edit without match: %+v", ce)
 	}
 
-	st := rpcCall[fsbox.Info](t, c, "file.stat", m("path", "notes/todo.txt"))
+	st := rpcCall[wire.Info](t, c, "file.stat", m("path", "notes/todo.txt"))
 	if st.Type != "file" || st.Size != 17 || st.Path != "notes/todo.txt" {
 		t.Errorf("stat: %+v", st)
 	}
 	rpcCall[map[string]any](t, c, "file.write", m("path", "share/docs/shared.md", "content", "# hello\nTODO: share\n"))
 	list := rpcCall[struct {
-		Path    string       `json:"path"`
-		Entries []fsbox.Info `json:"entries"`
+		Path    string      `json:"path"`
+		Entries []wire.Info `json:"entries"`
 	}](t, c, "folder.list", m("path", "share", "depth", 2))
 	var names []string
 	for _, e := range list.Entries {
@@ -160,7 +163,7 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Errorf("list share: %v", names)
 	}
 	root := rpcCall[struct {
-		Entries []fsbox.Info `json:"entries"`
+		Entries []wire.Info `json:"entries"`
 	}](t, c, "folder.list", nil)
 	if len(root.Entries) == 0 || root.Entries[0].Path == "" {
 		t.Errorf("list root: %+v", root)
@@ -175,7 +178,7 @@ func TestFileRoundTrip(t *testing.T) {
 	if strings.Join(find.Matches, ",") != "notes/todo.txt" {
 		t.Errorf("find: %v", find.Matches)
 	}
-	grep := rpcCall[struct{ Matches []fsbox.Match }](t, c, "file.grep", m("pattern", "TODO", "path", "share"))
+	grep := rpcCall[struct{ Matches []wire.Match }](t, c, "file.grep", m("pattern", "TODO", "path", "share"))
 	if len(grep.Matches) != 1 || grep.Matches[0].Path != "share/docs/shared.md" || grep.Matches[0].Line != 2 {
 		t.Errorf("grep: %+v", grep.Matches)
 	}
@@ -197,6 +200,7 @@ func TestFileRoundTrip(t *testing.T) {
 }
 
 func TestScopeIsolation(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, bob, comp, multi := h.dial(aliceKey), h.dial(bobKey), h.dial(companionKey), h.dial(multiKey)
 	rpcCall[any](t, alice, "file.write", m("path", "secret.txt", "content", "alice's secret"))
@@ -245,6 +249,7 @@ func TestScopeIsolation(t *testing.T) {
 }
 
 func TestOwnerOnlyAndUnknownMethods(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	for _, meth := range []string{"audit.query", "audit.subscribe", "session.login", "audit.stats"} {
@@ -330,6 +335,7 @@ func roundTrip(t *testing.T, c *websocket.Conn, kind int, frame string) map[stri
 // here, what the server adds: parameters the method refuses, and the
 // configured frame limit.
 func TestMalformedFrames(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.raw(aliceKey)
 	code := func(v map[string]any) float64 {
@@ -375,6 +381,7 @@ func TestMalformedFrames(t *testing.T) {
 }
 
 func TestAuditCompleteAndFiltered(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, bob, owner := h.dial(aliceKey), h.dial(bobKey), h.dial(ownerToken)
 	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "x"))
@@ -451,6 +458,7 @@ func TestAuditCompleteAndFiltered(t *testing.T) {
 }
 
 func TestAuditSubscribe(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
 	rpcCall[any](t, owner, "audit.subscribe", nil)
@@ -470,6 +478,7 @@ func TestAuditSubscribe(t *testing.T) {
 // 32 concurrent connections, each making calls in parallel: every call
 // answered, exactly one event per call.
 func TestConcurrentConnectionsAuditCounts(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	const conns, calls = 32, 20
 	var wg sync.WaitGroup
@@ -528,6 +537,7 @@ func TestConcurrentConnectionsAuditCounts(t *testing.T) {
 }
 
 func TestShutdownDrainsAndFlushes(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.dial(aliceKey)
 	rpcCall[any](t, c, "file.write", m("path", "before.txt", "content", "x"))
@@ -550,6 +560,7 @@ func TestShutdownDrainsAndFlushes(t *testing.T) {
 // upgraded (the server tracks a connection only after the upgrade's
 // answer is out, so a sign-out in between must be caught there).
 func TestSignOutClosesTheSessionsConnections(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	ws := "ws" + strings.TrimPrefix(h.url, "http") + "/ws"
@@ -590,6 +601,7 @@ func TestSignOutClosesTheSessionsConnections(t *testing.T) {
 // without content does not empty the file, file.edit without new_text
 // does not delete the matched text.
 func TestMissingParamsChangeNothing(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	rpcCall[any](t, alice, "file.write", m("path", "notes/a.txt", "content", "foo bar"))
@@ -626,6 +638,7 @@ func TestMissingParamsChangeNothing(t *testing.T) {
 // host path is refused (no question, nothing read) but told the path to
 // use; a host path into another user's folder gets no such hint.
 func TestAbsolutePathIntoOwnFolder(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	rpcCall[any](t, alice, "file.write", m("path", "notes/a.txt", "content", "mine"))
@@ -646,6 +659,7 @@ func TestAbsolutePathIntoOwnFolder(t *testing.T) {
 // falls to the default scope (PROTOCOL.md section 4); a client that may
 // not act there is told the user does not exist, not just "default".
 func TestUnknownUserIDSaysSo(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	ce := callErr(t, h.dial(aliceKey), "file.read", m("path", "a.txt", "context", m("user_id", "nobody")))
 	if ce.Data.Kind != "forbidden" || !strings.Contains(ce.Message, `There is no user "nobody"`) {
@@ -657,6 +671,7 @@ func TestUnknownUserIDSaysSo(t *testing.T) {
 // agents, not connections: two connections of one agent are one agent, and
 // the owner's own connection is none.
 func TestAgentsConnectedCountsAgents(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	h.dial(aliceKey)
 	h.dial(aliceKey)

@@ -8,6 +8,7 @@ import (
 // The share dialog says a link works only on this computer while neither
 // public_url nor the LAN is set, and offers the LAN address once it is.
 func TestShareDialogReach(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t) // skip early under -short
 	h := start(t, "")
 	rpcCall[any](t, h.dial(aliceKey), "file.write", m("path", "output/plan.txt", "content", "the plan"))
@@ -58,6 +59,7 @@ func TestShareDialogReach(t *testing.T) {
 
 // Agents are not told the LAN address or where a link reaches.
 func TestLinkReachOwnerOnly(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice := h.dial(aliceKey)
 	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "a"))
@@ -71,6 +73,7 @@ func TestLinkReachOwnerOnly(t *testing.T) {
 }
 
 func TestLoopbackURL(t *testing.T) {
+	t.Parallel()
 	for u, want := range map[string]bool{
 		"http://127.0.0.1:8080": true, "http://[::1]:1": true, "http://localhost:9": true, "http://a.localhost": true,
 		"https://corral.example.org": false, "http://192.168.1.5:8080": false, "::bad": false,

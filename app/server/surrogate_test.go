@@ -12,6 +12,7 @@ import (
 // A path with a lone surrogate names no file: /ws refuses it with -32602
 // instead of writing "caf\ufffd.txt".
 func TestWSRefusesLoneSurrogates(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	c := h.raw(aliceKey)
 	for _, frame := range []string{

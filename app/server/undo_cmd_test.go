@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 // A command that rewrites 50 files, deletes 10 (and a folder), creates 5
@@ -20,6 +20,7 @@ import (
 // owner's undo of that event restores every file byte for byte and
 // removes the created ones.
 func TestUndoCommand(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope, share := filepath.Join(h.base, "alice"), filepath.Join(h.base, "share")
@@ -49,7 +50,7 @@ rm -r old
 for i in 1 2 3 4 5; do echo new > work/new$i; done
 echo more >> /share/common.txt
 ls work | wc -l`
-	res := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", cmd))
+	res := rpcCall[wire.RunResult](t, alice, "command.run", m("command", cmd))
 	if res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "55" {
 		t.Fatalf("command: %+v", res)
 	}
@@ -70,7 +71,7 @@ ls work | wc -l`
 	if len(ev.Changes) != 67 {
 		t.Fatalf("event %d has %d changes", ev.ID, len(ev.Changes))
 	}
-	r := rpcCall[sandbox.UndoResult](t, own, "undo.apply", m("event_id", ev.ID))
+	r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", ev.ID))
 	if !r.Applied || r.Conflicts != 0 {
 		t.Fatalf("undo: %+v", r)
 	}
@@ -81,13 +82,14 @@ ls work | wc -l`
 		t.Errorf("old/deep/x.txt back with %v, %v", fi, err)
 	}
 	// Nothing is left in the version store's run folder.
-	if ents, _ := os.ReadDir(filepath.Join(h.dir, "versions", "run")); len(ents) != 0 {
+	if ents, _ := os.ReadDir(filepath.Join(h.files.VersionsDir(), "run")); len(ents) != 0 {
 		t.Errorf("layers left behind: %v", ents)
 	}
 }
 
 // A file changed after the command is a conflict: named, not overwritten.
 func TestUndoCommandConflict(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -96,7 +98,7 @@ func TestUndoCommandConflict(t *testing.T) {
 	rpcCall[any](t, alice, "command.run", m("command", "echo a2 > a.txt; echo b2 > b.txt"))
 	ev := lastEvent(t, own, "command.run")
 	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "a3 later\n"))
-	pre := rpcCall[sandbox.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
+	pre := rpcCall[wire.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
 	if pre.Conflicts != 1 {
 		t.Fatalf("preview: %+v", pre)
 	}
@@ -121,6 +123,7 @@ func TestUndoCommandConflict(t *testing.T) {
 // on its own overlay, the later to end wins, and the earlier one's content
 // is a version on the later one's event.
 func TestConcurrentCommandsSameFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gate := filepath.Join(dir, "gate") // a read-only root: the test's signal to the commands
 	if err := os.Mkdir(gate, 0o755); err != nil {
@@ -135,13 +138,13 @@ func TestConcurrentCommandsSameFile(t *testing.T) {
 		wg.Go(func() {
 			c := h.dial(aliceKey)
 			cmd := fmt.Sprintf(`echo cmd%d >> log.txt; while [ ! -e %s/go%d ]; do sleep 0.01; done`, i, gate, i)
-			if r := rpcCall[sandbox.RunResult](t, c, "command.run", m("command", cmd, "timeout_ms", 60000)); r.ExitCode != 0 {
+			if r := rpcCall[wire.RunResult](t, c, "command.run", m("command", cmd, "timeout_ms", 60000)); r.ExitCode != 0 {
 				t.Errorf("command %d: %+v", i, r)
 			}
 		})
 	}
 	// Both have appended (each in its own upper layer) before either ends.
-	run := filepath.Join(h.dir, "versions", "run")
+	run := filepath.Join(h.files.VersionsDir(), "run")
 	waitFor(t, "both commands to write", func() bool {
 		n, _ := filepath.Glob(filepath.Join(run, "*", "0", "u", "log.txt"))
 		return len(n) == 2
@@ -171,7 +174,7 @@ func TestConcurrentCommandsSameFile(t *testing.T) {
 	if ev.ID == 0 || ev.Changes[0].Version != sha("start\ncmd0\n") {
 		t.Fatalf("the later command's changes: %+v", p.Events)
 	}
-	if r := rpcCall[sandbox.UndoResult](t, own, "undo.apply", m("event_id", ev.ID)); !r.Applied {
+	if r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", ev.ID)); !r.Applied {
 		t.Fatalf("undo: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(scope, "log.txt")); string(b) != "start\ncmd0\n" {

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"corral/app/client"
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/sandbox"
 )
 
 // tree reads every regular file and symlink below dir (host side) into
@@ -75,6 +75,7 @@ func randomBytes(n int) []byte {
 // back byte for byte, created files go away, and the undo is itself an
 // event that can be undone.
 func TestUndoFileOperations(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -87,17 +88,17 @@ func TestUndoFileOperations(t *testing.T) {
 	rpcCall[any](t, alice, "command.run", m("command", "true")) // makes playground/ and the share link
 	orig := tree(t, scope)
 
-	undo := func(op string) sandbox.UndoResult {
+	undo := func(op string) wire.UndoResult {
 		t.Helper()
 		ev := lastEvent(t, own, op)
 		if len(ev.Changes) == 0 {
 			t.Fatalf("%s event %d recorded no changes", op, ev.ID)
 		}
-		pre := rpcCall[sandbox.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
+		pre := rpcCall[wire.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
 		if pre.Conflicts != 0 || pre.Applied {
 			t.Fatalf("preview of %s: %+v", op, pre)
 		}
-		r := rpcCall[sandbox.UndoResult](t, own, "undo.apply", m("event_id", ev.ID))
+		r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", ev.ID))
 		if !r.Applied || r.UndoEvent == 0 {
 			t.Fatalf("undo of %s: %+v", op, r)
 		}
@@ -107,7 +108,7 @@ func TestUndoFileOperations(t *testing.T) {
 	// file.write replacing: the preview shows the diff back.
 	rpcCall[any](t, alice, "file.write", m("path", "docs/report.md", "content", "# Report\nrewritten by the agent\n"))
 	ev := lastEvent(t, own, "file.write")
-	pre := rpcCall[sandbox.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
+	pre := rpcCall[wire.UndoResult](t, own, "undo.preview", m("event_id", ev.ID))
 	if len(pre.Files) != 1 || !strings.Contains(pre.Files[0].Diff, "-rewritten by the agent\n+first draft\n") {
 		t.Fatalf("preview of a write: %+v", pre)
 	}
@@ -115,7 +116,7 @@ func TestUndoFileOperations(t *testing.T) {
 	sameTree(t, "after undoing a write", tree(t, scope), orig)
 
 	// The undo is undoable: the agent's content comes back.
-	redo := rpcCall[sandbox.UndoResult](t, own, "undo.apply", m("event_id", lastEvent(t, own, "undo.apply").ID))
+	redo := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", lastEvent(t, own, "undo.apply").ID))
 	if !redo.Applied {
 		t.Fatalf("redo: %+v", redo)
 	}
@@ -161,7 +162,7 @@ func TestUndoFileOperations(t *testing.T) {
 	sameTree(t, "after undoing a file move", tree(t, scope), orig)
 
 	// versions.list names every event that changed the path.
-	hist := rpcCall[sandbox.HistoryResult](t, own, "versions.list", m("path", "docs/report.md", "context", m("user_id", "alice")))
+	hist := rpcCall[wire.HistoryResult](t, own, "versions.list", m("path", "docs/report.md", "context", m("user_id", "alice")))
 	if len(hist.Versions) < 6 {
 		t.Errorf("versions of docs/report.md: %+v", hist.Versions)
 	}
@@ -175,6 +176,7 @@ func TestUndoFileOperations(t *testing.T) {
 // A file changed again after the event is a conflict: named, and nothing
 // is overwritten; skip_conflicts undoes the rest.
 func TestUndoConflict(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	scope := filepath.Join(h.base, "alice")
@@ -187,7 +189,7 @@ func TestUndoConflict(t *testing.T) {
 	}
 	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "a3 by someone later"))
 
-	pre := rpcCall[sandbox.UndoResult](t, own, "undo.preview", m("event_id", patchEv.ID))
+	pre := rpcCall[wire.UndoResult](t, own, "undo.preview", m("event_id", patchEv.ID))
 	if pre.Conflicts != 1 {
 		t.Fatalf("preview: %+v", pre)
 	}
@@ -201,7 +203,7 @@ func TestUndoConflict(t *testing.T) {
 		t.Fatalf("undo over a conflict: %+v", ce)
 	}
 	sameTree(t, "after a refused undo", tree(t, scope), map[string]string{"a.txt": "a3 by someone later", "b.txt": "b2"})
-	r := rpcCall[sandbox.UndoResult](t, own, "undo.apply", m("event_id", patchEv.ID, "skip_conflicts", true))
+	r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", patchEv.ID, "skip_conflicts", true))
 	if !r.Applied || r.Conflicts != 1 {
 		t.Fatalf("undo skipping conflicts: %+v", r)
 	}
@@ -218,12 +220,13 @@ func TestUndoConflict(t *testing.T) {
 // Agents can neither see nor reach the version store: no path, symlink
 // or command of theirs names it, and the owner is never even asked.
 func TestVersionStoreOutOfReach(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	alice, own := h.dial(aliceKey), h.dial(ownerToken)
 	secret := "only-in-a-kept-version-" + fmt.Sprint(randomBytes(4))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", secret))
 	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "replaced"))
-	vdir := filepath.Join(h.dir, "versions")
+	vdir := h.files.VersionsDir()
 	blobs, _ := filepath.Glob(filepath.Join(vdir, "blobs", "*", "*"))
 	if len(blobs) == 0 {
 		t.Fatal("no version kept")
@@ -251,7 +254,7 @@ func TestVersionStoreOutOfReach(t *testing.T) {
 			}
 		}
 	}
-	r := rpcCall[sandbox.RunResult](t, alice, "command.run", m("command", "cat "+blob+"; ls -la "+vdir+" "+filepath.Dir(vdir)+"; cat rel-blob rel-link/blobs/*/* abs-link/blobs/*/*; find / -name blobs 2>/dev/null"))
+	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "cat "+blob+"; ls -la "+vdir+" "+filepath.Dir(vdir)+"; cat rel-blob rel-link/blobs/*/* abs-link/blobs/*/*; find / -name blobs 2>/dev/null"))
 	if strings.Contains(r.Stdout+r.Stderr, secret) || strings.Contains(r.Stdout, "blobs\n") {
 		t.Errorf("a command reached the version store: %+v", r)
 	}

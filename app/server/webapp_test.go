@@ -17,6 +17,7 @@ import (
 // notification through the worker's registration, which goes away when
 // the approval is answered.
 func TestWebAppNotifiesNewApproval(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.txt")

@@ -67,6 +67,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		caller:   caller,
 		deviceID: deviceID,
 		session:  s.sessionCookie(r, caller),
+		browser:  browserName(r.UserAgent()),
 	}
 	// The connection's context exists before anyone else can see c:
 	// logout, device revocation and shutdown call finish from elsewhere.
@@ -132,6 +133,7 @@ type conn struct {
 	caller   sandbox.Caller
 	deviceID string // a paired device: only deviceMethods
 	session  string // the browser session it was opened with, if any
+	browser  string // the browser's name from its User-Agent ("Firefox"), for the audit log
 	done     <-chan struct{}
 
 	subsMu sync.Mutex

@@ -13,6 +13,7 @@ import (
 // connection goes on answering. The transport's side of it is
 // app/wsrpc's TestCancelReachesACallInFlight.
 func TestCancelWithdrawsTheQuestion(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.pdf")
 	os.MkdirAll(filepath.Dir(outside), 0o755)

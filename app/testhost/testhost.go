@@ -5,8 +5,13 @@
 // lines). Its traffic never leaves this machine: the namespace has no
 // other interface and no route beyond the pair.
 //
-// Creating namespaces and links needs root (CAP_NET_ADMIN); Start fails
-// the test otherwise, and skips it under -short.
+// Guarantees: the host's traffic stays on this machine; Start removes the
+// namespace, the pair and the servers when the test ends (t.Cleanup).
+//
+// Not guaranteed: it is for tests only: the certificate is self-signed
+// and the services answer anyone who reaches them. Creating namespaces
+// and links needs root (CAP_NET_ADMIN); Start fails the test otherwise,
+// and skips it under -short.
 package testhost
 
 import (

@@ -48,6 +48,16 @@ type Event struct {
 	Bytes      int64     `json:"bytes"`
 	DurationMs int64     `json:"duration_ms"`
 	Error      string    `json:"error"`
+	// Answer and AnsweredBy are set when the owner answered a question
+	// for this event: the answer (policy's "allow_once", "deny_always", …)
+	// and which of the owner's surfaces gave it: "dialog" (the desktop
+	// dialog), "cli" (the owner's key: corral approve), "dashboard:<browser>"
+	// (a dashboard tab on this computer) or "device:<name>" (a paired phone).
+	Answer     string `json:"answer,omitempty"`
+	AnsweredBy string `json:"answered_by,omitempty"`
+	// Rule is the id of the rule that decided (DecidedBy rule), or that
+	// the owner's answer made ("always allow").
+	Rule string `json:"rule,omitempty"`
 	// Changes lists the files the operation created, modified, deleted or
 	// moved, with the versions Corral kept of what was there before
 	// (core/versions). Empty for operations that changed nothing.

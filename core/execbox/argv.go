@@ -328,10 +328,10 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		writable:  writable,
 	}
 	if p.timeout <= 0 {
-		p.timeout = r.timeout
+		p.timeout = DefaultTimeout
 	}
 	if p.maxOutput <= 0 {
-		p.maxOutput = r.maxOutput
+		p.maxOutput = DefaultMaxOutput
 	}
 	return p, nil
 }

@@ -179,8 +179,8 @@ type Spec struct {
 	Egress    func(ctx context.Context, c net.Conn)
 	Env       map[string]string // added to PATH, HOME, LANG, TERM
 	Stdin     []byte            // fed, then closed; empty = /dev/null
-	Timeout   time.Duration     // 0 = Options.Timeout
-	MaxOutput int               // bytes kept per stream; 0 = Options.MaxOutput
+	Timeout   time.Duration     // wall time; 0 = DefaultTimeout
+	MaxOutput int               // bytes kept per stream; 0 = DefaultMaxOutput
 	// OnOutput, if set, receives output as it arrives, in order per stream,
 	// before Run returns. Calls are never concurrent. A chunk never ends in
 	// the middle of a UTF-8 sequence unless the program's output does.
@@ -249,40 +249,39 @@ type Options struct {
 	// NetInit is the path of the corral-netinit program that gives a
 	// command with Spec.Egress its proxy listener; "" = commands get no
 	// network (Run refuses Spec.Egress with errs.Unavailable).
-	NetInit   string
-	Timeout   time.Duration // default timeout; 0 = 2 minutes
-	MaxOutput int           // default bytes kept per stream; 0 = 1 MiB
-	Logger    *slog.Logger  // nil = discard
+	NetInit string
+	Logger  *slog.Logger // nil = discard
 }
 
 // Runner runs commands in sandboxes. It is created once and is safe for
 // concurrent use.
 type Runner struct {
-	bwrap     string
-	version   string
-	ok        bool
-	why       string
-	log       *slog.Logger
-	limits    Limits
-	hidden    []string
-	sysArgs   []string // system view: /usr, /bin …, /etc entries
-	nsArgs    []string // namespace flags found to work
-	netinit   string   // corral-netinit, or "" when commands get no network
-	netWhy    string   // why netinit is "", for the owner
-	seccomp   []byte   // the filter bwrap loads, or nil on an architecture without one
-	timeout   time.Duration
-	maxOutput int
-	uid, gid  int
-	procs     procLimit
-	memory    *cgroupCtl // nil: no memory cgroup could be made
+	bwrap    string
+	version  string
+	ok       bool
+	why      string
+	log      *slog.Logger
+	limits   Limits
+	hidden   []string
+	sysArgs  []string // system view: /usr, /bin …, /etc entries
+	nsArgs   []string // namespace flags found to work
+	netinit  string   // corral-netinit, or "" when commands get no network
+	netWhy   string   // why netinit is "", for the owner
+	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
+	uid, gid int
+	procs    procLimit
+	memory   *cgroupCtl // nil: no memory cgroup could be made
 
 	ovMu  sync.Mutex
 	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
 }
 
+// What a Spec or HelperSpec that leaves its limits zero gets. The caller
+// that runs agents' commands (core/sandbox) sets both from the owner's
+// config, so each limit is configured in one place.
 const (
-	defaultTimeout   = 2 * time.Minute
-	defaultMaxOutput = 1 << 20
+	DefaultTimeout   = 2 * time.Minute
+	DefaultMaxOutput = 1 << 20
 	smokeTimeout     = 20 * time.Second
 )
 
@@ -292,21 +291,13 @@ const (
 // The error is for invalid Options only.
 func NewRunner(opts Options) (*Runner, error) {
 	r := &Runner{
-		log:       opts.Logger,
-		limits:    opts.Limits.withDefaults(),
-		timeout:   opts.Timeout,
-		maxOutput: opts.MaxOutput,
-		uid:       os.Getuid(),
-		gid:       os.Getgid(),
+		log:    opts.Logger,
+		limits: opts.Limits.withDefaults(),
+		uid:    os.Getuid(),
+		gid:    os.Getgid(),
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
-	}
-	if r.timeout <= 0 {
-		r.timeout = defaultTimeout
-	}
-	if r.maxOutput <= 0 {
-		r.maxOutput = defaultMaxOutput
 	}
 	for _, h := range opts.Hidden {
 		if !isCleanAbs(h) {

@@ -27,8 +27,8 @@ type HelperSpec struct {
 	Args      []string          // arguments after the program name
 	Env       map[string]string // added to PATH, HOME (/), LANG, TERM
 	Stdin     []byte
-	Timeout   time.Duration // wall time; 0 = Options.Timeout
-	MaxOutput int           // bytes kept per stream; 0 = Options.MaxOutput
+	Timeout   time.Duration // wall time; 0 = DefaultTimeout
+	MaxOutput int           // bytes kept per stream; 0 = DefaultMaxOutput
 	Limits    HelperLimits
 }
 
@@ -82,10 +82,10 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 		procs:     l.Procs,
 	}
 	if p.timeout <= 0 {
-		p.timeout = r.timeout
+		p.timeout = DefaultTimeout
 	}
 	if p.maxOutput <= 0 {
-		p.maxOutput = r.maxOutput
+		p.maxOutput = DefaultMaxOutput
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", "The helper was cancelled before it started.")

@@ -83,9 +83,9 @@ func (d Dir) priorOne(name string, fi fs.FileInfo, fn func(PriorEntry) error) er
 // Replacement is one edit of EditText: Old, exactly as it is in the file,
 // becomes New; Old must occur once unless All.
 type Replacement struct {
-	Old string `json:"old_text"`
-	New string `json:"new_text"`
-	All bool   `json:"replace_all,omitempty"`
+	Old string
+	New string
+	All bool
 }
 
 // EditText applies edits in order to the text file rel of d and returns

@@ -3,7 +3,6 @@ package fsbox
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"sync"
@@ -46,58 +45,6 @@ type ReadResult struct {
 	MimeType string
 	Data     []byte
 	Offset   int64 // binary: the first byte in Data
-}
-
-// MarshalJSON writes the shape of PROTOCOL.md for r.Type.
-func (r ReadResult) MarshalJSON() ([]byte, error) { return json.Marshal(r.Shape()) }
-
-// TextShape, ImageShape and BinaryShape are file.read's JSON shapes.
-type TextShape struct {
-	Type        string  `json:"type"`
-	Path        string  `json:"path"`
-	Content     string  `json:"content"`
-	Bytes       int64   `json:"bytes"`
-	TotalLines  int     `json:"totalLines"`
-	OutputLines int     `json:"outputLines"`
-	Truncated   bool    `json:"truncated"`
-	TruncatedBy *string `json:"truncatedBy"`
-	Encoding    string  `json:"encoding,omitempty"`
-}
-
-type BinaryShape struct {
-	Type      string `json:"type"`
-	Path      string `json:"path"`
-	Encoding  string `json:"encoding"`
-	Bytes     int64  `json:"bytes"`
-	Offset    int64  `json:"offset"`
-	Length    int    `json:"length"`
-	Truncated bool   `json:"truncated"`
-	Data      []byte `json:"data"`
-}
-
-type ImageShape struct {
-	Type     string `json:"type"`
-	Path     string `json:"path"`
-	MimeType string `json:"mimeType"`
-	Bytes    int64  `json:"bytes"`
-	Data     []byte `json:"data"`
-}
-
-// Shape returns r as the value whose JSON is PROTOCOL.md's shape for
-// r.Type. Encoding it directly avoids the extra validation pass that the
-// encoder gives a MarshalJSON result.
-func (r ReadResult) Shape() any {
-	switch r.Type {
-	case "image":
-		return ImageShape{r.Type, r.Path, r.MimeType, r.Bytes, r.Data}
-	case "binary":
-		return BinaryShape{r.Type, r.Path, r.Encoding, r.Bytes, r.Offset, len(r.Data), r.Truncated, r.Data}
-	}
-	var by *string
-	if r.TruncatedBy != "" {
-		by = &r.TruncatedBy
-	}
-	return TextShape{r.Type, r.Path, r.Content, r.Bytes, r.TotalLines, r.OutputLines, r.Truncated, by, r.Encoding}
 }
 
 // Read returns a regular file of d: text from line offset (1-based; 0 means

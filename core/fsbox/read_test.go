@@ -2,8 +2,6 @@ package fsbox
 
 import (
 	"bytes"
-	"encoding/base64"
-	"encoding/json"
 	"image"
 	"image/color"
 	"image/gif"
@@ -248,20 +246,11 @@ func TestReadEightBit(t *testing.T) {
 	if r, err := d.Read("long.txt", 0, 0); err != nil || r.Content != strings.Repeat("é", MaxReadBytes) || r.TruncatedBy != ByBytes {
 		t.Errorf("Read long.txt: %d bytes, %v", len(r.Content), err)
 	}
-	if b, _ := json.Marshal(ReadResult{Type: "text", Path: "a", Encoding: Windows1252}); !strings.Contains(string(b), `"encoding":"windows-1252"`) {
-		t.Errorf("JSON without the encoding: %s", b)
-	}
-
 	bin := []byte("\x7fELF\x00\x01\x02\xff")
 	write("elf", bin)
 	r, err := d.ReadBase64("elf", 0, 0)
 	if err != nil || r.Type != "binary" || !bytes.Equal(r.Data, bin) || r.Truncated || r.Bytes != int64(len(bin)) {
 		t.Fatalf("ReadBase64: %+v, %v", r, err)
-	}
-	b, _ := json.Marshal(r)
-	want := `{"type":"binary","path":"elf","encoding":"base64","bytes":8,"offset":0,"length":8,"truncated":false,"data":"` + base64.StdEncoding.EncodeToString(bin) + `"}`
-	if string(b) != want {
-		t.Errorf("binary JSON\n%s\nwant\n%s", b, want)
 	}
 	if r, err := d.ReadBase64("elf", 4, 2); err != nil || !bytes.Equal(r.Data, bin[4:6]) || !r.Truncated || r.Offset != 4 {
 		t.Errorf("ReadBase64 from 4, 2 bytes: %+v, %v", r, err)
@@ -270,30 +259,6 @@ func TestReadEightBit(t *testing.T) {
 	wantKind(t, "ReadBase64 past the end", err, errs.InvalidParams)
 	_, err = d.ReadBase64(".", 0, 0)
 	wantKind(t, "ReadBase64 of a folder", err, errs.IsDirectory)
-}
-
-func TestReadResultJSON(t *testing.T) {
-	text := ReadResult{Type: "text", Path: "a.txt", Content: "", Bytes: 0}
-	b, err := json.Marshal(text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `{"type":"text","path":"a.txt","content":"","bytes":0,"totalLines":0,"outputLines":0,"truncated":false,"truncatedBy":null}`
-	if string(b) != want {
-		t.Errorf("text JSON\n%s\nwant\n%s", b, want)
-	}
-	text = ReadResult{Type: "text", Path: "a.txt", Content: "x\n", Bytes: 9, TotalLines: 3, OutputLines: 1, Truncated: true, TruncatedBy: ByLines}
-	b, _ = json.Marshal(text)
-	want = `{"type":"text","path":"a.txt","content":"x\n","bytes":9,"totalLines":3,"outputLines":1,"truncated":true,"truncatedBy":"lines"}`
-	if string(b) != want {
-		t.Errorf("text JSON\n%s\nwant\n%s", b, want)
-	}
-	img := ReadResult{Type: "image", Path: "share/a.png", MimeType: "image/png", Bytes: 3, Data: []byte{1, 2, 3}}
-	b, _ = json.Marshal(img)
-	want = `{"type":"image","path":"share/a.png","mimeType":"image/png","bytes":3,"data":"` + base64.StdEncoding.EncodeToString([]byte{1, 2, 3}) + `"}`
-	if string(b) != want {
-		t.Errorf("image JSON\n%s\nwant\n%s", b, want)
-	}
 }
 
 // TestReadStreams checks that a big file is not slurped to return a few

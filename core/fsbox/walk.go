@@ -26,18 +26,18 @@ var walkLimit = MaxWalkEntries
 
 // Info describes a file, folder or symlink.
 type Info struct {
-	Name     string    `json:"name"`
-	Path     string    `json:"path"` // agent-visible
-	Type     string    `json:"type"` // "file", "dir" or "symlink"
-	Size     int64     `json:"size"` // bytes of a file, of a symlink's target path; 0 for a folder
-	Modified time.Time `json:"modified"`
+	Name     string
+	Path     string // agent-visible
+	Type     string // "file", "dir" or "symlink"
+	Size     int64  // bytes of a file, of a symlink's target path; 0 for a folder
+	Modified time.Time
 }
 
 // Match is a line Grep found.
 type Match struct {
-	Path string `json:"path"` // agent-visible
-	Line int    `json:"line"` // 1-based
-	Text string `json:"text"` // the line without its ending, cut at MaxGrepText bytes
+	Path string // agent-visible
+	Line int    // 1-based
+	Text string // the line without its ending, cut at MaxGrepText bytes
 }
 
 // info describes name of d from fi; ok is false for special files, which

@@ -36,8 +36,8 @@ func Bundles() []Bundle {
 
 // Bundle is a named list of domains.
 type Bundle struct {
-	Name    string   `json:"name"`
-	Domains []string `json:"domains"`
+	Name    string
+	Domains []string
 }
 
 // CheckDomains validates a command's allowed_domains and package_managers

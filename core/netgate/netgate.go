@@ -187,17 +187,17 @@ type Command struct {
 
 // Refusal is a connection the gate refused, for the command's result.
 type Refusal struct {
-	Target string `json:"target"` // host:port
-	Reason string `json:"reason"`
+	Target string // host:port
+	Reason string
 }
 
 // Summary is what a command did on the network.
 type Summary struct {
-	Connections int       `json:"connections"` // allowed and opened
-	Allowed     []string  `json:"allowed,omitempty"`
-	Refused     []Refusal `json:"refused,omitempty"`
-	BytesUp     int64     `json:"bytesUp"`
-	BytesDown   int64     `json:"bytesDown"`
+	Connections int // allowed and opened
+	Allowed     []string
+	Refused     []Refusal
+	BytesUp     int64
+	BytesDown   int64
 }
 
 // Run decides the connections of one command; it implements Dialer.
@@ -208,7 +208,7 @@ type Run struct {
 
 	mu   sync.Mutex
 	open int
-	once map[string]bool // domain → the owner's allow/deny once, for this run
+	once map[string]onceAnswer // domain → the owner's allow/deny once, for this run
 	sum  Summary
 }
 
@@ -217,7 +217,7 @@ var _ Dialer = (*Run)(nil)
 // Open starts the gate for one command. Its Domains must have passed
 // CheckDomains.
 func (g *Gate) Open(c Command) *Run {
-	r := &Run{g: g, cmd: c, once: map[string]bool{}}
+	r := &Run{g: g, cmd: c, once: map[string]onceAnswer{}}
 	r.budget.Store(g.cfg.MaxUpload)
 	return r
 }
@@ -238,14 +238,14 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	h, err := normalHost(host)
 	if err != nil || port < 1 || port > 65535 {
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible.Line(target)))
+		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible.Line(target)))
 	}
 	host, target = h, net.JoinHostPort(h, strconv.Itoa(port))
 
 	r.mu.Lock()
 	if r.open >= r.g.cfg.MaxConns {
 		r.mu.Unlock()
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: the command already has %d connections open.", target, r.g.cfg.MaxConns))
+		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: the command already has %d connections open.", target, r.g.cfg.MaxConns))
 	}
 	r.open++
 	r.mu.Unlock()
@@ -255,7 +255,7 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 		r.mu.Unlock()
 	}
 
-	by, err := r.decide(ctx, host, target)
+	v, err := r.decide(ctx, host, target)
 	if err != nil {
 		release()
 		return nil, err
@@ -277,7 +277,7 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 		release()
 		kind, reason := dialFailure(last)
 		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, reason)
-		r.record(ctx, target, audit.Error, by, why, 0, start)
+		r.record(ctx, target, audit.Error, v, why, 0, start)
 		r.note(Refusal{Target: target, Reason: why})
 		return nil, errs.Wrap(last, kind, "", "%s", why)
 	}
@@ -301,41 +301,42 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 		r.sum.BytesDown += down
 		r.mu.Unlock()
 		detail := fmt.Sprintf("%s; to %s; up %d B, down %d B", r.link(), remote, up, down)
-		r.record(context.WithoutCancel(ctx), target, audit.Allow, by, detail, up+down, start)
+		r.record(context.WithoutCancel(ctx), target, audit.Allow, v, detail, up+down, start)
 	}}, nil
 }
 
 // decide applies the rules, the command's mode and its domains, asking the
 // owner when nothing else decides.
-func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy, error) {
+func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) {
 	// The list first: it is what this command asked for, and a rule for
 	// another domain must not widen it.
 	if !r.cmd.AnyDomain && !MatchAny(r.cmd.Domains, host) {
-		return "", r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
+		return verdict{}, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
 	}
 	pol := r.g.cfg.Policy
 	if pol != nil {
 		if rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, host); ok {
+			v := verdict{by: audit.ByRule, rule: rule.ID}
 			if rule.Decision == policy.EffectDeny {
-				return "", r.refuse(ctx, target, audit.ByRule, fmt.Sprintf("Corral refused %s: the owner's rules deny %s.", target, host))
+				return verdict{}, r.refuse(ctx, target, v, fmt.Sprintf("Corral refused %s: the owner's rules deny %s.", target, host))
 			}
-			return audit.ByRule, nil
+			return v, nil
 		}
 	}
 	if r.cmd.AnyDomain {
-		return audit.ByOwner, nil
+		return decided(audit.ByOwner), nil
 	}
 	r.mu.Lock()
-	answer, answered := r.once[host]
+	prior, answered := r.once[host]
 	r.mu.Unlock()
 	if answered {
-		if !answer {
-			return "", r.refuse(ctx, target, audit.ByOwner, fmt.Sprintf("Corral refused %s: the owner denied it.", target))
+		if !prior.allowed {
+			return verdict{}, r.refuse(ctx, target, prior.v, fmt.Sprintf("Corral refused %s: the owner denied it.", target))
 		}
-		return audit.ByOwner, nil
+		return prior.v, nil
 	}
 	if pol == nil {
-		return "", r.refuse(ctx, target, audit.ByStrict, fmt.Sprintf("Corral refused %s: nobody is there to approve it.", target))
+		return verdict{}, r.refuse(ctx, target, decided(audit.ByStrict), fmt.Sprintf("Corral refused %s: nobody is there to approve it.", target))
 	}
 	out, err := pol.Check(ctx, policy.Request{
 		Client: r.cmd.Client, Scope: r.cmd.Scope, Access: policy.Network, Target: host,
@@ -346,12 +347,16 @@ func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy,
 		if by == "" {
 			by = audit.ByOwner
 		}
-		return "", r.refuse(ctx, target, by, fmt.Sprintf("Corral refused %s: %s", target, errs.As(err).Msg))
+		return verdict{}, r.refuse(ctx, target, decided(by), fmt.Sprintf("Corral refused %s: %s", target, errs.As(err).Msg))
+	}
+	v := verdict{by: out.By, answer: string(out.Decision), via: out.Via}
+	if out.Rule != nil {
+		v.rule = out.Rule.ID
 	}
 	switch out.Decision {
 	case policy.AllowOnce, policy.DenyOnce:
 		r.mu.Lock()
-		r.once[host] = out.Allowed
+		r.once[host] = onceAnswer{out.Allowed, v}
 		r.mu.Unlock()
 	}
 	if !out.Allowed {
@@ -366,16 +371,32 @@ func (r *Run) decide(ctx context.Context, host, target string) (audit.DecidedBy,
 		default:
 			why = "the owner denied it"
 		}
-		return "", r.refuse(ctx, target, out.By, fmt.Sprintf("Corral refused %s: %s.", target, why))
+		return verdict{}, r.refuse(ctx, target, v, fmt.Sprintf("Corral refused %s: %s.", target, why))
 	}
-	return out.By, nil
+	return v, nil
+}
+
+// verdict is how a connection was decided, as its event records it: by
+// what, and the owner's answer with the surface that gave it, or the rule.
+type verdict struct {
+	by                audit.DecidedBy
+	answer, via, rule string
+}
+
+func decided(by audit.DecidedBy) verdict { return verdict{by: by} }
+
+// onceAnswer is an answer that holds for the rest of a run, and how it
+// was given.
+type onceAnswer struct {
+	allowed bool
+	v       verdict
 }
 
 // addresses resolves host and keeps the addresses a command may reach.
 func (r *Run) addresses(ctx context.Context, host string, port int, target string) ([]netip.Addr, error) {
 	if (host == "localhost" || strings.HasSuffix(host, ".localhost")) && !r.privateAllowed(host, target) {
 		// RFC 6761: always this computer, whatever a resolver says.
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is this computer itself, which commands may not reach.", target, host))
+		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is this computer itself, which commands may not reach.", target, host))
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -385,7 +406,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 		addrs, err = r.g.cfg.Resolver.LookupNetIP(rctx, "ip", host)
 		cancel()
 		if err != nil || len(addrs) == 0 {
-			return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral could not find the address of %s.", host))
+			return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral could not find the address of %s.", host))
 		}
 	}
 	if r.privateAllowed(host, target) {
@@ -396,7 +417,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	local, nets, err := r.g.local()
 	if err != nil {
 		r.g.log.Warn("netgate: the host's own addresses or networks are unknown", "err", err)
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
+		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
 	}
 	var ok []netip.Addr
 	var bad netip.Addr
@@ -417,7 +438,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 		if name != bad.String() {
 			name = fmt.Sprintf("%s (%s)", host, bad)
 		}
-		return nil, r.refuse(ctx, target, audit.ByScope, fmt.Sprintf("Corral refused %s: %s is %s, which commands may not reach.", target, name, where))
+		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is %s, which commands may not reach.", target, name, where))
 	}
 	return ok, nil
 }
@@ -435,8 +456,8 @@ func (r *Run) privateAllowed(host, target string) bool {
 
 // refuse records a refused connection and returns the error the proxy
 // passes on.
-func (r *Run) refuse(ctx context.Context, target string, by audit.DecidedBy, why string) error {
-	r.record(ctx, target, audit.Deny, by, why, 0, time.Now())
+func (r *Run) refuse(ctx context.Context, target string, v verdict, why string) error {
+	r.record(ctx, target, audit.Deny, v, why, 0, time.Now())
 	r.note(Refusal{Target: target, Reason: why})
 	return errs.New(errs.Denied, "", "%s", why)
 }
@@ -453,13 +474,14 @@ func (r *Run) link() string {
 	return "for command " + visible.Line(r.cmd.RequestID)
 }
 
-func (r *Run) record(ctx context.Context, target string, d audit.Decision, by audit.DecidedBy, detail string, bytes int64, start time.Time) {
+func (r *Run) record(ctx context.Context, target string, d audit.Decision, v verdict, detail string, bytes int64, start time.Time) {
 	if d != audit.Allow {
 		detail = r.link() + "; " + detail
 	}
 	_, err := r.g.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
 		Time: start.UTC(), Client: r.cmd.Client, User: r.cmd.Scope, Op: "network.connect", Target: target,
-		Decision: d, DecidedBy: by, Detail: detail, Bytes: bytes, DurationMs: time.Since(start).Milliseconds(),
+		Decision: d, DecidedBy: v.by, Detail: detail, Bytes: bytes, DurationMs: time.Since(start).Milliseconds(),
+		Answer: v.answer, AnsweredBy: v.via, Rule: v.rule,
 	})
 	if err != nil {
 		r.g.log.Error("netgate: audit event lost", "err", err, "target", target)

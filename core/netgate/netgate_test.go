@@ -38,7 +38,7 @@ func (p *fakePolicy) Check(ctx context.Context, r policy.Request) (policy.Outcom
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, r)
-	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer}, nil
+	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer, Via: "device:Pixel"}, nil
 }
 
 type sink struct {
@@ -204,6 +204,12 @@ func TestAllowedDomainAskedOncePerRun(t *testing.T) {
 	evs := f.log.all()
 	if len(evs) != 3 || evs[0].Op != "network.connect" || evs[0].Target != "pypi.org:443" || evs[0].Decision != audit.Allow || evs[0].Bytes != 15 || !strings.Contains(evs[0].Detail, "for command 7") {
 		t.Errorf("events %+v", evs)
+	}
+	// Every connection the answer let through says who answered, and where.
+	for _, e := range evs {
+		if e.DecidedBy != audit.ByOwner || e.Answer != string(f.pol.answer) || e.AnsweredBy != "device:Pixel" {
+			t.Errorf("event %+v: not the owner's answer on the phone", e)
+		}
 	}
 }
 

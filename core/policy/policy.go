@@ -115,6 +115,7 @@ type Outcome struct {
 	Allowed  bool
 	By       audit.DecidedBy // rule, owner, timeout, strict or paused
 	Decision Decision        // the owner's answer when By is owner
+	Via      string          // which of the owner's surfaces answered (Answer.Via)
 	Rule     *Rule           // the rule that decided, or that the answer created
 }
 
@@ -130,12 +131,14 @@ type Config struct {
 	// the sandbox base). "/" holds everything, so it is never offered.
 	Guarded []string
 	Logger  *slog.Logger
+	Clock   func() time.Time // nil: time.Now
 }
 
 // Policy holds the rules and the pending approvals. Safe for concurrent use.
 type Policy struct {
 	cfg Config
 	log *slog.Logger
+	now func() time.Time
 
 	mu       sync.Mutex
 	rules    []Rule
@@ -185,9 +188,12 @@ func New(ctx context.Context, cfg Config) (*Policy, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 2 * time.Minute
 	}
-	p := &Policy{cfg: cfg, log: cfg.Logger, pending: map[key]*pending{}, byID: map[string]*pending{}, surfaces: map[*surfaceReg]struct{}{}}
+	p := &Policy{cfg: cfg, log: cfg.Logger, now: cfg.Clock, pending: map[key]*pending{}, byID: map[string]*pending{}, surfaces: map[*surfaceReg]struct{}{}}
 	if p.log == nil {
 		p.log = slog.Default()
+	}
+	if p.now == nil {
+		p.now = time.Now
 	}
 	rules, err := cfg.Rules.LoadRules(ctx)
 	if err != nil {
@@ -314,7 +320,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	if !r.Access.valid() {
 		return Outcome{}, fmt.Errorf("policy: unknown access %q", r.Access)
 	}
-	now := time.Now()
+	now := p.now()
 	p.mu.Lock()
 	if !r.OneTimeOnly {
 		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
@@ -374,7 +380,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		f(pd.a)
 	}
 
-	timer := time.NewTimer(time.Until(pd.a.ExpiresAt))
+	timer := time.NewTimer(pd.a.ExpiresAt.Sub(p.now()))
 	defer timer.Stop()
 	select {
 	case <-pd.done:
@@ -443,6 +449,10 @@ type Answer struct {
 	Widen     string        // "folder": the rule covers the target's folder
 	ExpiresIn time.Duration // for *_always: the rule expires after this long (0: never)
 	By        string        // who answered: "owner", "tray", "browser", a device name
+	// Via is the surface that answered, as the audit log records it
+	// (audit.Event.AnsweredBy): "dialog", "cli", "dashboard:<browser>",
+	// "device:<name>".
+	Via string
 }
 
 // Respond answers a pending approval. The first answer wins; later ones,
@@ -473,12 +483,12 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	if ans.Widen == "folder" && a.Folder == "" {
 		return errs.New(errs.InvalidParams, "", "This answer cannot cover the whole folder: it would reach your home folder, Corral's own files or the whole disk. Answer for %s alone.", a.Target)
 	}
-	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision}
+	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision, Via: ans.Via}
 	var rule *Rule
 	if ans.Decision == AllowSession || ans.Decision == AllowAlways || ans.Decision == DenyAlways {
 		r := Rule{
 			ID: newID("ru_"), Client: a.Client, User: a.User, Access: a.Access, Target: a.Target, Match: Exact,
-			Decision: EffectAllow, Lifetime: Always, Created: time.Now().UTC(), CreatedBy: ans.By,
+			Decision: EffectAllow, Lifetime: Always, Created: p.now().UTC(), CreatedBy: ans.By,
 		}
 		if ans.Decision == DenyAlways {
 			r.Decision = EffectDeny
@@ -531,7 +541,7 @@ func (p *Policy) addRule(ctx context.Context, r Rule) error {
 
 func (p *Policy) record(ctx context.Context, op, scope, target, detail, by string) error {
 	_, err := p.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
-		Time: time.Now().UTC(), Client: by, User: scope, Op: op, Target: target,
+		Time: p.now().UTC(), Client: by, User: scope, Op: op, Target: target,
 		Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: detail,
 	})
 	if err != nil {
@@ -545,12 +555,12 @@ func (p *Policy) record(ctx context.Context, op, scope, target, detail, by strin
 func (p *Policy) RuleFor(client, scope string, a Access, target string) (Rule, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return decide(p.rules, client, scope, a, target, time.Now())
+	return decide(p.rules, client, scope, a, target, p.now())
 }
 
 // Rules lists the rules in force (expired ones left out), oldest first.
 func (p *Policy) Rules() []Rule {
-	now := time.Now()
+	now := p.now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]Rule, 0, len(p.rules))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -651,4 +652,30 @@ func TestClientPauseDeniesOnlyItsPending(t *testing.T) {
 			t.Errorf("audit: %v (a client's pause is audited by its caller)", got)
 		}
 	})
+}
+
+// TestClockDecidesExpiry: a rule expires by the Config.Clock the policy
+// is given, the one clock the daemon hands every part, not by the
+// machine's.
+func TestClockDecidesExpiry(t *testing.T) {
+	start := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	var now atomic.Int64
+	now.Store(start.UnixNano())
+	exp := start.Add(time.Hour)
+	rs := &memRules{rules: map[string]Rule{"ru_1": {ID: "ru_1", Client: readTax.Client, User: readTax.Scope, Access: Read, Target: readTax.Target,
+		Match: Exact, Decision: EffectAllow, Lifetime: Always, Created: start, Expires: &exp}}}
+	p, err := New(context.Background(), Config{Rules: rs, Audit: &memAudit{}, Strict: true, Clock: func() time.Time { return time.Unix(0, now.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := p.Check(context.Background(), readTax); !out.Allowed || out.By != audit.ByRule {
+		t.Fatalf("within the hour: %+v", out)
+	}
+	now.Store(start.Add(2 * time.Hour).UnixNano())
+	if out, _ := p.Check(context.Background(), readTax); out.By != audit.ByStrict {
+		t.Fatalf("two hours later by the policy's clock: %+v, want the rule expired", out)
+	}
+	if len(p.Rules()) != 0 {
+		t.Errorf("expired rule listed: %+v", p.Rules())
+	}
 }

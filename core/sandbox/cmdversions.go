@@ -66,9 +66,7 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 	if !s.keeping() {
 		return false, "Corral keeps no versions here."
 	}
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if ec.Runner == nil {
 		return false, "Commands are unavailable."
 	}
@@ -87,8 +85,8 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 
 // FileChange is one file a command changed, as command.run reports it.
 type FileChange struct {
-	Path string           `json:"path"`
-	Kind audit.ChangeKind `json:"kind"`
+	Path string
+	Kind audit.ChangeKind
 }
 
 // applier applies one layer to its real folder.

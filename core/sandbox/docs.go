@@ -30,35 +30,28 @@ type DocConfig struct {
 	Limits  execbox.HelperLimits
 }
 
-// SetDocs installs the document reader.
-func (s *Sandbox) SetDocs(dc DocConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.docs = dc
-}
-
 // DocumentReadArgs are file.document_read's parameters.
 type DocumentReadArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
+	Context *Context
+	Reason  string // why, in the agent's words; shown if the owner is asked
+	Path    string
+	Offset  int
+	Limit   int
 }
 
 // DocumentResult is file.document_read's answer: the document's text,
 // paged by lines like file.read. Pages counts PDF pages, spreadsheet
 // sheets, slides or EPUB chapters, and is left out for other formats.
 type DocumentResult struct {
-	Type        string  `json:"type"` // "document"
-	Path        string  `json:"path"`
-	Format      string  `json:"format"`
-	Content     string  `json:"content"`
-	TotalLines  int     `json:"totalLines"`
-	OutputLines int     `json:"outputLines"`
-	Truncated   bool    `json:"truncated"`
-	TruncatedBy *string `json:"truncatedBy"`
-	Pages       int     `json:"pages,omitempty"`
+	Type        string // "document"
+	Path        string
+	Format      string
+	Content     string
+	TotalLines  int
+	OutputLines int
+	Truncated   bool
+	TruncatedBy *string
+	Pages       int
 }
 
 // Helper limits for documents, where DocConfig leaves them zero.
@@ -109,9 +102,7 @@ func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs
 
 // parseDocument runs the helper on data and reads its reply.
 func (s *Sandbox) parseDocument(ctx context.Context, visible string, data []byte) (docread.Result, error) {
-	s.mu.Lock()
 	dc := s.docs
-	s.mu.Unlock()
 	if dc.Runner == nil || dc.Binary == "" {
 		return docread.Result{}, errs.New(errs.Unavailable, visible, "Documents cannot be read: Corral has no sandbox for its document reader.")
 	}

@@ -39,26 +39,26 @@ func docWorld(t testing.TB, dc DocConfig) *world {
 			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
 		}
 	}
-	w := newWorld(t)
-	if dc.Runner == nil {
-		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}})
-		if err != nil {
-			t.Fatal(err)
+	return newWorldWith(t, func(w *world, cfg *Config) {
+		if dc.Runner == nil {
+			r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, _, why := r.Available(); !ok {
+				t.Fatalf("sandbox unavailable: %s", why)
+			}
+			dc.Runner = r
 		}
-		if ok, _, why := r.Available(); !ok {
-			t.Fatalf("sandbox unavailable: %s", why)
+		if dc.Binary == "" {
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1"}
 		}
-		dc.Runner = r
-	}
-	if dc.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
-		dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1"}
-	}
-	w.box.SetDocs(dc)
-	return w
+		cfg.Docs = dc
+	})
 }
 
 func (w *world) put(t testing.TB, p string, data []byte) {
@@ -282,8 +282,7 @@ func TestDocumentReadUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorld(t)
-	w.box.SetDocs(DocConfig{Runner: r, Binary: "/bin/true"})
+	w := newWorldWith(t, func(_ *world, cfg *Config) { cfg.Docs = DocConfig{Runner: r, Binary: "/bin/true"} })
 	w.put(t, "a.pdf", []byte("%PDF-1.4"))
 	_, err = w.box.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "a.pdf"})
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "bubblewrap") {

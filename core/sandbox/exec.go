@@ -21,16 +21,21 @@ import (
 	"corral/core/visible"
 )
 
-// ExecConfig configures command.run.
+// ExecConfig configures command.run. Its limits are enforced here and
+// nowhere else: the Runner is handed each command's limits in its Spec.
 type ExecConfig struct {
-	Runner    *execbox.Runner // nil: commands unavailable
-	Enabled   bool            // [exec] enabled
-	Ask       bool            // [exec] ask: every command needs a one-time approval
-	Timeout   time.Duration   // default and maximum
-	MaxOutput int             // bytes per stream
+	Runner  *execbox.Runner // nil: commands unavailable
+	Enabled bool            // [exec] enabled
+	Ask     bool            // [exec] ask: every command needs a one-time approval
+	// Timeout is a command's default and longest wall time (an agent may
+	// ask for less); 0: execbox.DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput is the output kept per stream, in bytes; 0:
+	// execbox.DefaultMaxOutput.
+	MaxOutput int
 	// MaxRunning and MaxPerClient bound the commands running at once, for
 	// all agents together and for each one (0: no bound); a command waits
-	// up to QueueWait for a free slot, then is refused.
+	// up to QueueWait (0: 30 s) for a free slot, then is refused.
 	MaxRunning, MaxPerClient int
 	QueueWait                time.Duration
 	// Gate decides a command's connections and Proxy serves each one it
@@ -39,22 +44,9 @@ type ExecConfig struct {
 	Proxy func(ctx context.Context, c net.Conn, d netgate.Dialer)
 }
 
-// SetExec installs the command runner.
-func (s *Sandbox) SetExec(ec ExecConfig) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.exec = ec
-	if ec.QueueWait <= 0 {
-		ec.QueueWait = 30 * time.Second
-	}
-	s.slots = newSlots(ec.MaxRunning, ec.MaxPerClient, ec.QueueWait)
-}
-
 // ExecInfo says whether commands can run and under what (session.info).
 func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if !ec.Enabled {
 		return false, "", "Commands are turned off in Corral's config ([exec] enabled = false)."
 	}
@@ -68,9 +60,7 @@ func (s *Sandbox) ExecInfo() (available bool, sandbox, why string) {
 // NetworkInfo says whether commands can be given network, and otherwise
 // why not (session.info).
 func (s *Sandbox) NetworkInfo() (bool, string) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	switch {
 	case ec.Runner == nil:
 		return false, "Commands are unavailable."
@@ -82,9 +72,7 @@ func (s *Sandbox) NetworkInfo() (bool, string) {
 
 // MemoryInfo says how a command's memory is bounded (session.info).
 func (s *Sandbox) MemoryInfo() string {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	if ec.Runner == nil {
 		return ""
 	}
@@ -93,40 +81,40 @@ func (s *Sandbox) MemoryInfo() string {
 
 // RunArgs are command.run's parameters.
 type RunArgs struct {
-	Context    *Context `json:"context"`
-	Command    string   `json:"command" rpc:"required"`
-	WorkingDir string   `json:"working_dir"`
-	Network    bool     `json:"network"`
+	Context    *Context
+	Command    string
+	WorkingDir string
+	Network    bool
 	// AllowedDomains and PackageManagers give the command network to
 	// those domains only, each asked of the owner (or answered by a rule)
 	// when the command first connects there.
-	AllowedDomains  []string          `json:"allowed_domains"`
-	PackageManagers []string          `json:"package_managers"`
-	TimeoutMs       int64             `json:"timeout_ms"`
-	Env             map[string]string `json:"env"`
-	Stdin           string            `json:"stdin"`
-	Stream          bool              `json:"stream"`
-	Reason          string            `json:"reason"`
+	AllowedDomains  []string
+	PackageManagers []string
+	TimeoutMs       int64
+	Env             map[string]string
+	Stdin           string
+	Stream          bool
+	Reason          string
 }
 
 // RunResult is command.run's answer.
 type RunResult struct {
-	ExitCode   int     `json:"exitCode"`
-	Signal     *string `json:"signal"`
-	Stdout     string  `json:"stdout"`
-	Stderr     string  `json:"stderr"`
-	Truncated  bool    `json:"truncated"`
-	TimedOut   bool    `json:"timedOut"`
-	Cancelled  bool    `json:"cancelled,omitempty"`
-	DurationMs int64   `json:"durationMs"`
+	ExitCode   int
+	Signal     *string
+	Stdout     string
+	Stderr     string
+	Truncated  bool
+	TimedOut   bool
+	Cancelled  bool
+	DurationMs int64
 	// Network says what the command did on the network, and which
 	// connections Corral refused and why; absent without network.
-	Network *netgate.Summary `json:"network,omitempty"`
+	Network *netgate.Summary
 	// Changes lists the files the command created, modified or deleted in
 	// its writable folders (at most maxReportedChanges, then
 	// ChangesTruncated); null when Corral could not record them.
-	Changes          []FileChange `json:"changes"`
-	ChangesTruncated bool         `json:"changes_truncated,omitempty"`
+	Changes          []FileChange
+	ChangesTruncated bool
 }
 
 // maxReportedChanges bounds the changes command.run lists (the audit
@@ -163,11 +151,11 @@ func (s *Sandbox) layerDirs(scope string, share paths.Target) (map[string]fsbox.
 
 // Running describes a command in progress (command.list).
 type Running struct {
-	RequestID string    `json:"request_id"`
-	Client    string    `json:"client"`
-	Scope     string    `json:"scope"`
-	Command   string    `json:"command"`
-	Started   time.Time `json:"started"`
+	RequestID string
+	Client    string
+	Scope     string
+	Command   string
+	Started   time.Time
 	cancel    context.CancelFunc
 }
 
@@ -259,9 +247,7 @@ func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string
 }
 
 func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, []byte)) (RunResult, error) {
-	s.mu.Lock()
 	ec := s.exec
-	s.mu.Unlock()
 	o.ev.DecidedBy = audit.ByScope
 	if a.Command == "" {
 		return RunResult{}, errs.New(errs.InvalidParams, "", "command must not be empty.")
@@ -278,6 +264,9 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		return RunResult{}, errs.New(errs.InvalidParams, "", "timeout_ms must not be negative.")
 	}
 	timeout := ec.Timeout
+	if timeout <= 0 {
+		timeout = execbox.DefaultTimeout
+	}
 	if a.TimeoutMs > 0 && time.Duration(a.TimeoutMs)*time.Millisecond < timeout {
 		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
 	}
@@ -374,10 +363,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		})
 		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
 	}
-	s.mu.Lock()
-	sl := s.slots
-	s.mu.Unlock()
-	release, err := sl.acquire(o.ctx, o.ev.Client)
+	release, err := s.slots.acquire(o.ctx, o.ev.Client)
 	if err != nil {
 		return RunResult{}, err
 	}

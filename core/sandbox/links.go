@@ -25,14 +25,14 @@ import (
 
 // LinkConfig configures signed links.
 type LinkConfig struct {
-	Secret          []byte        // 32 bytes (secret.key)
+	Secret          []byte        // 32 bytes (secret.key); nil: links unavailable
 	Expiry          time.Duration // default lifetime
 	MaxExpiry       time.Duration // the longest a caller may ask for
 	SaveResultMaxKB int
 }
 
-// SetLinks installs (or, with a new secret, rotates) the link signer.
-func (s *Sandbox) SetLinks(lc LinkConfig) error {
+// setLinks installs (or, with a new secret, rotates) the link signer.
+func (s *Sandbox) setLinks(lc LinkConfig) error {
 	signer, err := links.NewSigner(lc.Secret)
 	if err != nil {
 		return err
@@ -108,9 +108,9 @@ func signed(signer *links.Signer, c links.Claims) Link {
 
 // LinkArgs are link.create's parameters.
 type LinkArgs struct {
-	Context   *Context      `json:"context"`
-	Path      string        `json:"path" rpc:"required"`
-	ExpiresIn time.Duration `json:"-"` // parsed by the transport
+	Context   *Context
+	Path      string
+	ExpiresIn time.Duration // parsed by the transport
 }
 
 // CreateLink answers link.create: a file or folder in the caller's scope
@@ -289,10 +289,10 @@ func clip(s string, n int) string {
 
 // ResultArgs are result.save's parameters.
 type ResultArgs struct {
-	Context *Context `json:"context"`
-	Title   string   `json:"title" rpc:"required"`
-	Content string   `json:"content" rpc:"required"`
-	Format  string   `json:"format"`
+	Context *Context
+	Title   string
+	Content string
+	Format  string
 }
 
 // Result is result.save's answer, without the server's base URL.
@@ -506,5 +506,5 @@ func (s *Sandbox) RotateLinks(ctx context.Context, secret []byte, by string) err
 	o := &op{s: s, ctx: ctx, start: s.now()}
 	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", audit.Allow, audit.ByOwner
 	o.ev.Detail = "every earlier link stops working"
-	return o.end(ctx, s.SetLinks(lc))
+	return o.end(ctx, s.setLinks(lc))
 }

@@ -26,15 +26,15 @@ const (
 
 // ReadArgs are file.read's parameters.
 type ReadArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Path    string
+	Offset  int
+	Limit   int
 	// Encoding "base64" returns the file's bytes, whatever they are:
 	// Offset is then a byte offset (0-based) and Limit a number of bytes
 	// (at most fsbox.MaxBase64Bytes).
-	Encoding string `json:"encoding"`
+	Encoding string
 }
 
 // Read answers file.read.
@@ -83,18 +83,18 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 
 // WriteArgs are file.write's parameters.
 type WriteArgs struct {
-	Context  *Context `json:"context"`
-	Reason   string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path     string   `json:"path" rpc:"required"`
-	Content  string   `json:"content" rpc:"required"`
-	Append   bool     `json:"append"`
-	Encoding string   `json:"encoding"`
+	Context  *Context
+	Reason   string // why, in the agent\'s words; shown if the owner is asked
+	Path     string
+	Content  string
+	Append   bool
+	Encoding string
 }
 
 // WriteResult is file.write's answer.
 type WriteResult struct {
-	Path  string `json:"path"`
-	Bytes int64  `json:"bytes"`
+	Path  string
+	Bytes int64
 }
 
 // Write answers file.write.
@@ -144,14 +144,14 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 // replace_all) or several in order (edits), as the reference MCP
 // filesystem server takes them.
 type EditArgs struct {
-	Context    *Context            `json:"context"`
-	Reason     string              `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path       string              `json:"path" rpc:"required"`
-	OldText    *string             `json:"old_text"`
-	NewText    *string             `json:"new_text"`
-	ReplaceAll bool                `json:"replace_all"`
-	Edits      []fsbox.Replacement `json:"edits"`
-	DryRun     bool                `json:"dry_run"`
+	Context    *Context
+	Reason     string // why, in the agent\'s words; shown if the owner is asked
+	Path       string
+	OldText    *string
+	NewText    *string
+	ReplaceAll bool
+	Edits      []fsbox.Replacement
+	DryRun     bool
 }
 
 // MaxEdits is how many edits one file.edit call may make.
@@ -162,13 +162,13 @@ const maxDiffBytes = 64 << 10
 
 // EditResult is file.edit's answer.
 type EditResult struct {
-	Path         string `json:"path"`
-	Replacements int    `json:"replacements"`
+	Path         string
+	Replacements int
 	// Diff is the change as a unified diff (cut at 64 KiB, DiffTruncated
 	// then set).
-	Diff          string `json:"diff"`
-	DiffTruncated bool   `json:"diff_truncated,omitempty"`
-	DryRun        bool   `json:"dry_run,omitempty"`
+	Diff          string
+	DiffTruncated bool
+	DryRun        bool
 }
 
 // Edit answers file.edit.
@@ -241,15 +241,15 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 
 // DeleteArgs are file.delete's parameters.
 type DeleteArgs struct {
-	Context   *Context `json:"context"`
-	Reason    string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path      string   `json:"path" rpc:"required"`
-	Recursive bool     `json:"recursive"`
+	Context   *Context
+	Reason    string // why, in the agent\'s words; shown if the owner is asked
+	Path      string
+	Recursive bool
 }
 
 // PathResult answers methods whose result is just a path.
 type PathResult struct {
-	Path string `json:"path"`
+	Path string
 }
 
 // Delete answers file.delete.
@@ -277,16 +277,16 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 
 // MoveArgs are file.move's parameters.
 type MoveArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	From    string   `json:"from" rpc:"required"`
-	To      string   `json:"to" rpc:"required"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	From    string
+	To      string
 }
 
 // MoveResult is file.move's answer.
 type MoveResult struct {
-	From string `json:"from"`
-	To   string `json:"to"`
+	From string
+	To   string
 }
 
 // Move answers file.move.
@@ -315,16 +315,16 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 
 // FolderArgs are folder.create's parameters.
 type FolderArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Path    string
 }
 
 // FolderResult is folder.create's answer: Created is false when the
 // folder was there already.
 type FolderResult struct {
-	Path    string `json:"path"`
-	Created bool   `json:"created"`
+	Path    string
+	Created bool
 }
 
 // CreateFolder answers folder.create: it makes the folder and any missing
@@ -360,9 +360,9 @@ func isDirAt(d fsbox.Dir, rel string) bool {
 
 // StatArgs are file.stat's parameters.
 type StatArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Path    string
 }
 
 // Stat answers file.stat.
@@ -381,17 +381,17 @@ func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, e
 
 // ListArgs are folder.list's parameters.
 type ListArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Path    string   `json:"path"`
-	Depth   int      `json:"depth"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Path    string
+	Depth   int
 }
 
 // ListResult is folder.list's answer.
 type ListResult struct {
-	Path      string       `json:"path"`
-	Entries   []fsbox.Info `json:"entries"`
-	Truncated bool         `json:"truncated"`
+	Path      string
+	Entries   []fsbox.Info
+	Truncated bool
 }
 
 // List answers folder.list.
@@ -421,16 +421,16 @@ func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, e
 
 // FindArgs are file.find's parameters.
 type FindArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Pattern string   `json:"pattern" rpc:"required"`
-	Path    string   `json:"path"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Pattern string
+	Path    string
 }
 
 // FindResult is file.find's answer.
 type FindResult struct {
-	Matches   []string `json:"matches"`
-	Truncated bool     `json:"truncated"`
+	Matches   []string
+	Truncated bool
 }
 
 // Find answers file.find.
@@ -461,18 +461,18 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 
 // GrepArgs are file.grep's parameters.
 type GrepArgs struct {
-	Context    *Context `json:"context"`
-	Reason     string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Pattern    string   `json:"pattern" rpc:"required"`
-	Path       string   `json:"path"`
-	Glob       string   `json:"glob"`
-	MaxMatches int      `json:"max_matches"`
+	Context    *Context
+	Reason     string // why, in the agent\'s words; shown if the owner is asked
+	Pattern    string
+	Path       string
+	Glob       string
+	MaxMatches int
 }
 
 // GrepResult is file.grep's answer.
 type GrepResult struct {
-	Matches   []fsbox.Match `json:"matches"`
-	Truncated bool          `json:"truncated"`
+	Matches   []fsbox.Match
+	Truncated bool
 }
 
 // Grep answers file.grep.

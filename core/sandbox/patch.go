@@ -27,10 +27,10 @@ const (
 
 // PatchArgs are file.apply_patch's parameters.
 type PatchArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent\'s words; shown if the owner is asked
-	Patch   string   `json:"patch" rpc:"required"`
-	DryRun  bool     `json:"dry_run"`
+	Context *Context
+	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Patch   string
+	DryRun  bool
 }
 
 // Actions of a patched file, the values of PatchFile.Action.
@@ -43,17 +43,17 @@ const (
 
 // PatchFile is what a patch did (or, in a dry run, would do) to one file.
 type PatchFile struct {
-	Path    string `json:"path"` // agent-visible; for a move, the new path
-	Action  string `json:"action"`
-	From    string `json:"from,omitempty"` // a move's old path
-	Hunks   int    `json:"hunks"`
-	Offsets []int  `json:"offsets,omitempty"` // per hunk, lines away from the stated position; only when one is not 0
+	Path    string // agent-visible; for a move, the new path
+	Action  string
+	From    string // a move's old path
+	Hunks   int
+	Offsets []int // per hunk, lines away from the stated position; only when one is not 0
 }
 
 // PatchResult is file.apply_patch's answer.
 type PatchResult struct {
-	Files  []PatchFile `json:"files"`
-	DryRun bool        `json:"dry_run,omitempty"`
+	Files  []PatchFile
+	DryRun bool
 }
 
 // change is one file of a checked patch: where it is, what it held and

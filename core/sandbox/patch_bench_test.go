@@ -77,7 +77,7 @@ func BenchmarkPatch(b *testing.B) {
 		b.Fatalf("the patch has %d lines", n)
 	}
 	dir := b.TempDir()
-	box, err := New(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &memSink{}})
+	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &memSink{}})
 	if err != nil {
 		b.Fatal(err)
 	}

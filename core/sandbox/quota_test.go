@@ -17,7 +17,7 @@ import (
 // affected.
 func TestQuota(t *testing.T) {
 	dir := t.TempDir()
-	b, err := New(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
+	b, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
 		Users: []string{"alice", "bob"}, Audit: &memSink{}, Quota: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -48,7 +48,7 @@ func TestQuota(t *testing.T) {
 // ahead.
 func TestQuotaMeasureHoldsNoOne(t *testing.T) {
 	dir := t.TempDir()
-	b, err := New(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
+	b, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
 		Users: []string{"alice", "bob"}, Audit: &memSink{}, Quota: 256 << 10})
 	if err != nil {
 		t.Fatal(err)

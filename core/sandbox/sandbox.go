@@ -59,6 +59,15 @@ type Config struct {
 	// History reads the audit log back for the owner's undo; nil: the
 	// owner cannot undo (versions are still kept).
 	History audit.Reader
+	// Links signs links (link.create, file.save_result); a nil Secret:
+	// links are unavailable. RotateLinks changes the key later.
+	Links LinkConfig
+	// Exec runs commands (command.run); a nil Runner: commands are
+	// unavailable.
+	Exec ExecConfig
+	// Docs reads documents (file.document_read); a nil Runner: documents
+	// are unavailable.
+	Docs DocConfig
 }
 
 // Sandbox performs agents' file operations. It is safe for concurrent use.
@@ -74,13 +83,14 @@ type Sandbox struct {
 	quota   int64
 	usage   usage
 
+	exec  ExecConfig
+	slots *slots // bounds commands running at once (ExecConfig)
+	docs  DocConfig
+
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
-	links   *links.Signer
+	links   *links.Signer       // nil: links unavailable; replaced by RotateLinks
 	linkCfg LinkConfig
-	exec    ExecConfig
-	slots   *slots // bounds commands running at once (SetExec)
-	docs    DocConfig
 
 	running runningSet
 
@@ -93,8 +103,10 @@ type Sandbox struct {
 	probed   bool // the overlay was checked (CommandVersions)
 }
 
-// New returns a Sandbox, creating the sandbox base (mode 0700) if needed.
-func New(cfg Config) (*Sandbox, error) {
+// Open returns a Sandbox wired with everything it uses, creating the
+// sandbox base (mode 0700) if needed. Nothing is installed later: only
+// the links' key changes, by RotateLinks.
+func Open(cfg Config) (*Sandbox, error) {
 	if cfg.Audit == nil {
 		return nil, errors.New("sandbox: no audit sink")
 	}
@@ -111,6 +123,14 @@ func New(cfg Config) (*Sandbox, error) {
 		log:     cfg.Logger,
 		quota:   cfg.Quota,
 		roots:   map[string]*os.Root{},
+		exec:    cfg.Exec,
+		slots:   newSlots(cfg.Exec),
+		docs:    cfg.Docs,
+	}
+	if cfg.Links.Secret != nil {
+		if err := s.setLinks(cfg.Links); err != nil {
+			return nil, err
+		}
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -414,9 +434,11 @@ func (o *op) check(r policy.Request, label string) (policy.Outcome, error) {
 	o.ev.DecidedBy = out.By
 	if out.Decision != "" {
 		o.ev.Detail = appendDetail(o.ev.Detail, label+"owner answered "+string(out.Decision))
+		o.ev.Answer, o.ev.AnsweredBy = string(out.Decision), out.Via
 	}
 	if out.Rule != nil {
 		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)
+		o.ev.Rule = out.Rule.ID
 	}
 	return out, nil
 }
@@ -495,10 +517,12 @@ func (o *op) end(ctx context.Context, err error) error {
 		}
 		return err
 	}
-	if _, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev); rerr != nil {
+	id, rerr := o.s.audit.Record(context.WithoutCancel(ctx), *ev)
+	if rerr != nil {
 		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", rerr)
 		return errs.Wrap(rerr, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this operation.")
 	}
+	ev.ID = id
 	return err
 }
 

@@ -72,6 +72,12 @@ type world struct {
 
 func newWorld(t testing.TB) *world {
 	t.Helper()
+	return newWorldWith(t, nil)
+}
+
+// newWorldWith is newWorld with the sandbox's Config changed by set first.
+func newWorldWith(t testing.TB, set func(w *world, cfg *Config)) *world {
+	t.Helper()
 	w := &world{dir: t.TempDir(), sink: &memSink{}}
 	w.outside = filepath.Join(w.dir, "outside")
 	w.roRoot = filepath.Join(w.dir, "ro")
@@ -88,7 +94,11 @@ func newWorld(t testing.TB) *world {
 	w.pol = pol
 	layout := paths.Layout{Base: filepath.Join(w.dir, "base"), SharedDir: "share", OutputDir: "output", Home: w.dir,
 		Roots: []paths.Root{{Path: w.roRoot, Access: paths.Read}, {Path: w.rwRoot, Access: paths.ReadWrite}}}
-	w.box, err = New(Config{Layout: layout, Users: []string{"alice", "bob"}, Audit: w.sink, Policy: pol, Private: []string{w.private}})
+	cfg := Config{Layout: layout, Users: []string{"alice", "bob"}, Audit: w.sink, Policy: pol, Private: []string{w.private}}
+	if set != nil {
+		set(w, &cfg)
+	}
+	w.box, err = Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,11 @@ type Caller struct {
 // section 4). Its fields only select a scope; they are never trusted as
 // identity: the resulting scope must still be one the caller may act for.
 type Context struct {
-	SessionID        string `json:"session_id,omitempty"`
-	UserID           string `json:"user_id,omitempty"`
-	AppID            string `json:"app_id,omitempty"`
-	ChannelName      string `json:"channel_name,omitempty"`
-	ConversationType string `json:"conversation_type,omitempty"`
+	SessionID        string
+	UserID           string
+	AppID            string
+	ChannelName      string
+	ConversationType string
 }
 
 // Scope names that are not user ids.

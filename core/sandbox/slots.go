@@ -21,16 +21,18 @@ type slots struct {
 	freed   chan struct{} // closed (and replaced) whenever a slot is freed
 }
 
-func newSlots(total, perClient int, wait time.Duration) *slots {
-	return &slots{total: total, perClient: perClient, wait: wait, per: map[string]int{}, freed: make(chan struct{})}
+// newSlots bounds commands as ec says.
+func newSlots(ec ExecConfig) *slots {
+	wait := ec.QueueWait
+	if wait <= 0 {
+		wait = 30 * time.Second
+	}
+	return &slots{total: ec.MaxRunning, perClient: ec.MaxPerClient, wait: wait, per: map[string]int{}, freed: make(chan struct{})}
 }
 
 // acquire takes a slot for client, waiting as long as s.wait allows; the
 // returned release gives it back.
 func (s *slots) acquire(ctx context.Context, client string) (release func(), err error) {
-	if s == nil {
-		return func() {}, nil
-	}
 	timer := time.NewTimer(s.wait)
 	defer timer.Stop()
 	for {

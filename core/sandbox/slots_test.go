@@ -12,7 +12,7 @@ import (
 
 func TestSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSlots(2, 1, 30*time.Second)
+		s := newSlots(ExecConfig{MaxRunning: 2, MaxPerClient: 1, QueueWait: 30 * time.Second})
 		ctx := context.Background()
 		relA, err := s.acquire(ctx, "a")
 		if err != nil {
@@ -53,7 +53,7 @@ func TestSlots(t *testing.T) {
 
 func TestSlotsPerClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSlots(0, 2, 5*time.Second)
+		s := newSlots(ExecConfig{MaxPerClient: 2, QueueWait: 5 * time.Second})
 		for range 2 {
 			if _, err := s.acquire(context.Background(), "a"); err != nil {
 				t.Fatal(err)

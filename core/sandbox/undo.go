@@ -36,43 +36,43 @@ const maxPreviewDiff = 16 << 10
 
 // UndoArgs are undo.preview's and undo.apply's parameters.
 type UndoArgs struct {
-	EventID int64 `json:"event_id" rpc:"required"`
+	EventID int64
 	// SkipConflicts applies what does not conflict and leaves the
 	// conflicting files as they are; without it a conflict stops the
 	// whole undo.
-	SkipConflicts bool `json:"skip_conflicts"`
+	SkipConflicts bool
 }
 
 // UndoFile is what undoing one change does (or would do) to one file.
 type UndoFile struct {
-	Path   string `json:"path"`
-	Action string `json:"action"` // "restore", "remove", "move_back", "none"
-	From   string `json:"from,omitempty"`
-	Kind   string `json:"kind"` // the change being undone
+	Path   string
+	Action string // "restore", "remove", "move_back", "none"
+	From   string
+	Kind   string // the change being undone
 	// Conflict says why the file cannot be put back ("" when it can).
-	Conflict  string `json:"conflict,omitempty"`
-	SizeNow   int64  `json:"size_now"`
-	SizeAfter int64  `json:"size_after"` // after the undo
-	Binary    bool   `json:"binary,omitempty"`
-	Diff      string `json:"diff,omitempty"` // from now to after the undo, for text
+	Conflict  string
+	SizeNow   int64
+	SizeAfter int64 // after the undo
+	Binary    bool
+	Diff      string // from now to after the undo, for text
 	// Version names the kept content the change replaced (what
 	// version.restore puts back at Path); "" for a created file or one
 	// whose content was not kept.
-	Version string `json:"version,omitempty"`
+	Version string
 }
 
 // UndoResult answers undo.preview and undo.apply.
 type UndoResult struct {
-	EventID   int64      `json:"event_id"`
-	Op        string     `json:"op"`
-	Client    string     `json:"client"`
-	User      string     `json:"user,omitempty"` // the event's scope
-	Time      time.Time  `json:"time,omitzero"`  // when the event happened
-	Files     []UndoFile `json:"files"`
-	Conflicts int        `json:"conflicts"`
-	Applied   bool       `json:"applied"`
+	EventID   int64
+	Op        string
+	Client    string
+	User      string    // the event's scope
+	Time      time.Time // when the event happened
+	Files     []UndoFile
+	Conflicts int
+	Applied   bool
 	// UndoEvent is the event that recorded the undo (undo it to redo).
-	UndoEvent int64 `json:"undo_event,omitempty"`
+	UndoEvent int64
 }
 
 // undoStep is one planned change of an undo.
@@ -433,18 +433,8 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	if err := o.end(ctx, err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = s.lastRecorded(ctx, o)
+	res.UndoEvent = o.ev.ID
 	return res, nil
-}
-
-// lastRecorded finds the id of the event o just recorded (the newest
-// undo.apply of the owner in that scope).
-func (s *Sandbox) lastRecorded(ctx context.Context, o *op) int64 {
-	p, err := s.history.Query(ctx, audit.Filter{Op: o.ev.Op, User: o.ev.User, Client: o.ev.Client, Limit: 1})
-	if err != nil || len(p.Events) == 0 {
-		return 0
-	}
-	return p.Events[0].ID
 }
 
 // applySteps carries out the planned steps without conflicts, keeping
@@ -550,9 +540,9 @@ func restoredChange(before []prior, vis string, content []byte, link string, mod
 
 // RestoreArgs are version.restore's parameters.
 type RestoreArgs struct {
-	Context *Context `json:"context"`
-	Path    string   `json:"path" rpc:"required"`
-	Version string   `json:"version" rpc:"required"`
+	Context *Context
+	Path    string
+	Version string
 }
 
 // Restore answers version.restore: the file at path gets the content of
@@ -600,36 +590,36 @@ func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoRes
 	if err := o.end(ctx, err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = s.lastRecorded(ctx, o)
+	res.UndoEvent = o.ev.ID
 	return res, nil
 }
 
 // HistoryArgs are versions.list's parameters.
 type HistoryArgs struct {
-	Context *Context `json:"context"`
-	Path    string   `json:"path" rpc:"required"`
-	Limit   int      `json:"limit"`
+	Context *Context
+	Path    string
+	Limit   int
 }
 
 // Version is one kept content of a path: what it held before event
 // EventID changed it.
 type Version struct {
-	EventID int64     `json:"event_id"`
-	Time    time.Time `json:"time"`
-	Client  string    `json:"client"`
-	Op      string    `json:"op"`
-	Kind    string    `json:"kind"`
-	Version string    `json:"version,omitempty"` // "" when nothing was there or it was not kept
-	Size    int64     `json:"size"`
-	Mode    uint32    `json:"mode,omitempty"`
-	NotKept string    `json:"not_kept,omitempty"`
-	Kept    bool      `json:"kept"` // the content is still in the store
+	EventID int64
+	Time    time.Time
+	Client  string
+	Op      string
+	Kind    string
+	Version string // "" when nothing was there or it was not kept
+	Size    int64
+	Mode    uint32
+	NotKept string
+	Kept    bool // the content is still in the store
 }
 
 // HistoryResult answers versions.list.
 type HistoryResult struct {
-	Path     string    `json:"path"`
-	Versions []Version `json:"versions"`
+	Path     string
+	Versions []Version
 }
 
 // History answers versions.list: the changes of a path, newest first,
@@ -681,13 +671,13 @@ func (s *Sandbox) History(ctx context.Context, c Caller, a HistoryArgs) (History
 
 // ChangesArgs are changes.get's parameters.
 type ChangesArgs struct {
-	EventID int64 `json:"event_id" rpc:"required"`
+	EventID int64
 }
 
 // ChangesResult answers changes.get.
 type ChangesResult struct {
-	Event   audit.Event    `json:"event"`
-	Changes []audit.Change `json:"changes"`
+	Event   audit.Event
+	Changes []audit.Change
 }
 
 // Changes answers changes.get: what one event changed.
@@ -708,19 +698,19 @@ func (s *Sandbox) Changes(ctx context.Context, c Caller, a ChangesArgs) (Changes
 
 // UndoClientArgs are undo.client's parameters.
 type UndoClientArgs struct {
-	Client        string    `json:"client" rpc:"required"`
-	Since         time.Time `json:"since" rpc:"required"`
-	Until         time.Time `json:"until"` // exclusive; zero: up to now
-	DryRun        bool      `json:"dry_run"`
-	SkipConflicts bool      `json:"skip_conflicts"`
+	Client        string
+	Since         time.Time
+	Until         time.Time // exclusive; zero: up to now
+	DryRun        bool
+	SkipConflicts bool
 }
 
 // UndoClientResult answers undo.client.
 type UndoClientResult struct {
-	Events    []UndoResult `json:"events"` // newest first, the order they are undone in
-	Conflicts int          `json:"conflicts"`
-	Applied   bool         `json:"applied"`
-	DryRun    bool         `json:"dry_run,omitempty"`
+	Events    []UndoResult // newest first, the order they are undone in
+	Conflicts int
+	Applied   bool
+	DryRun    bool
 }
 
 // maxUndoEvents bounds undo.client.

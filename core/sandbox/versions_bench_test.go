@@ -22,7 +22,7 @@ func BenchmarkWriteVersions(b *testing.B) {
 		if keep {
 			cfg.Versions = versions.Config{Dir: filepath.Join(dir, "versions")}
 		}
-		box, err := New(cfg)
+		box, err := Open(cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

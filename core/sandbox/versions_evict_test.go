@@ -22,7 +22,7 @@ import (
 func TestAgentCannotEvictVersionsItMade(t *testing.T) {
 	dir := t.TempDir()
 	vdir := filepath.Join(dir, "versions")
-	box, err := New(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"},
+	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"},
 		Users: []string{"alice"}, Audit: &memSink{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)

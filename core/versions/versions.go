@@ -186,15 +186,15 @@ func (s *Store) MaxFile() int64 { return s.maxFile }
 
 // Usage is what the store holds and may hold.
 type Usage struct {
-	Bytes    int64  `json:"bytes"`
-	Blobs    int    `json:"blobs"`
-	MaxBytes int64  `json:"max_bytes"`
-	MaxAge   string `json:"max_age"`
-	MaxFile  int64  `json:"max_file"`
+	Bytes    int64
+	Blobs    int
+	MaxBytes int64
+	MaxAge   string
+	MaxFile  int64
 	// Oldest is when the oldest kept version was stored (zero when none
 	// is). It is measured at start and by each prune: a version stored
 	// again since is younger than it says, never older.
-	Oldest time.Time `json:"oldest,omitzero"`
+	Oldest time.Time
 }
 
 // Usage reports the store's size and budget.

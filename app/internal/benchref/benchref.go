@@ -5,7 +5,13 @@
 // authentication, policy or audit), and InFlight, the client loop that
 // drives both.
 //
-// It is for benchmarks only; nothing in the daemon imports it.
+// Guarantees: both sides are driven by InFlight with the same depth and
+// the same params, and every answer must be at least 4 KiB, so an error
+// answer never passes for a fast read.
+//
+// Not guaranteed: Bare is a yardstick, not a server: it neither bounds
+// its goroutines nor looks at the request beyond its id. It is for
+// benchmarks only; nothing in the daemon imports it.
 package benchref
 
 import (

@@ -4,7 +4,7 @@
 // pending count and pauses agents. A paired device's session gets no
 // Devices view: the server would refuse its calls anyway.
 import { Rpc } from './rpc.js';
-import { $, $$, h, toast, plural } from './dom.js';
+import { $, $$, h, toast, plural, setVocabulary } from './dom.js';
 import { Approvals } from './approvals.js';
 import { Activity } from './activity.js';
 import { Rules } from './rules.js';
@@ -26,9 +26,13 @@ const rpc = new Rpc(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${locati
   ['corral', ...secrets.map((v) => `corral.secret.${v}`)]);
 rpc.connect(); // at once: the views register their "open" handlers before it can fire
 
+let infoArrived;
 const app = {
   rpc,
   info: null,
+  // Resolved by the first session.info: the views name operations and
+  // decisions in the server's words (setVocabulary) once it has come.
+  infoReady: new Promise((resolve) => { infoArrived = resolve; }),
   device: false, // the page runs on a paired device's session
   pending: 0,
   view: '',
@@ -70,6 +74,9 @@ const app = {
     try {
       const info = await rpc.call('session.info');
       this.info = info;
+      setVocabulary(info);
+      activity.vocabulary();
+      infoArrived();
       setDevice(String(info.client || '').startsWith('device:'));
       document.body.dataset.infoReady = '1';
       setPaused(info.paused);

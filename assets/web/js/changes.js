@@ -132,7 +132,7 @@ export class Changes {
     const params = this.range2params();
     let r;
     try {
-      r = await this.rpc.call('undo.client', { ...params, dry_run: true });
+      [r] = await Promise.all([this.rpc.call('undo.client', { ...params, dry_run: true }), this.app.infoReady]);
     } catch (e) {
       if (gen !== this.gen) return;
       this.summary.textContent = visible(e.message);

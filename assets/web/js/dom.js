@@ -174,59 +174,65 @@ export function localInput(iso) {
 
 // ---------- words for Corral's vocabulary ----------
 
-export const opNames = {
-  'file.read': 'Read a file',
-  'file.write': 'Wrote a file',
-  'file.edit': 'Edited a file',
-  'file.delete': 'Deleted',
-  'file.move': 'Moved',
-  'file.stat': 'Looked at a file',
-  'folder.list': 'Listed a folder',
-  'file.find': 'Found files',
-  'file.grep': 'Searched in files',
-  'command.run': 'Ran a command',
-  'command.cancel': 'Stopped a command',
-  'result.save': 'Saved a report',
-  'link.create': 'Made a link',
-  'files.out': 'Link opened',
-  'links.rotate': 'Reset all links',
-  'rule.create': 'Rule added',
-  'rule.revoke': 'Rule revoked',
-  'agents.pause': 'Paused agents',
-  'agents.resume': 'Resumed agents',
-  'session.login': 'Made a login link',
-  'pairing.start': 'Showed a pairing code',
-  'device.pair': 'Paired a device',
-  'device.revoke': 'Revoked a device',
-};
+// The operations and decisions, their labels and groups, are the server's
+// (session.info's operations and decisions, from core/audit's table):
+// setVocabulary takes them, and until then a name stands for itself.
+const vocab = { ops: new Map(), decisions: new Map(), said: new Map() };
 
-// Operations on Corral as a whole: they are not tied to one scope.
-const corralOps = new Set(['session.login', 'agents.pause', 'agents.resume', 'links.rotate', 'pairing.start', 'device.pair', 'device.revoke']);
+/** setVocabulary takes session.info's operations and decisions. */
+export function setVocabulary(info) {
+  if (info.operations) vocab.ops = new Map(info.operations.map((o) => [o.op, o]));
+  if (info.decisions) vocab.decisions = new Map(info.decisions.map((d) => [d.decision, d.label]));
+  if (info.choices) vocab.said = new Map(info.choices.map((c) => [c.decision, c.said]));
+}
+
+/** operations lists every operation's name, in the server's order. */
+export const operations = () => [...vocab.ops.keys()];
+/** opIn reports whether op is in one of the server's groups ("looks", "path", "corral", "owner", "command"). */
+export const opIn = (group, op) => !!vocab.ops.get(op)?.groups?.includes(group);
+/** opsIn lists the operations of a group. */
+export const opsIn = (group) => operations().filter((op) => opIn(group, op));
+export const opName = (op) => vocab.ops.get(op)?.label || op;
+/** decisions lists the decisions' names, in the server's order. */
+export const decisions = () => [...vocab.decisions.keys()];
+export const decisionName = (d) => vocab.decisions.get(d) || d;
+
+/**
+ * answered says how the owner answered e's question and where:
+ * "Allowed once by you on Pixel (phone)"; '' when nobody was asked. A
+ * device's name is the phone's own (shown as text, like everything).
+ */
+export function answered(e) {
+  if (!e.answer) return '';
+  const said = vocab.said.get(e.answer) || e.answer;
+  const by = e.answered_by || '';
+  let where = '';
+  if (by === 'dialog') where = ' in the desktop dialog';
+  else if (by === 'cli') where = ' from the command line (corral approve)';
+  else if (by.startsWith('dashboard:')) where = ` in the dashboard (${by.slice('dashboard:'.length)} on this computer)`;
+  else if (by.startsWith('device:')) where = ` on ${by.slice('device:'.length)} (phone)`;
+  else if (by) where = ` from ${by}`;
+  return `${said.charAt(0).toUpperCase()}${said.slice(1)} by you${where}`;
+}
+
 // What the owner's side does itself is recorded as decided by "owner",
 // like an answer to a question; these say what it was instead.
 const ownerActs = {
   'device.pair': ['A pairing code you showed', 'The device named itself with a one-time pairing code that you had shown.', 'pairing code'],
   'command.cancel': ['Stopping is always allowed', 'An agent may stop its own commands, and you may stop any.', 'always allowed'],
 };
-// Every operation on Corral as a whole is the owner's own act, and so are
-// rule changes (device.pair is explained by ownerActs before this is asked).
-const ownerOps = new Set([...corralOps, 'rule.create', 'rule.revoke']);
 
 /** eventScope names the folder an event happened in, for the table and the detail. */
 export function eventScope(e) {
   if (e.user) return scopeName(e.user);
-  return corralOps.has(e.op) ? 'All folders' : '—';
+  return opIn('corral', e.op) ? 'All folders' : '—';
 }
 
 /** scopePhrase ends the detail's sentence: "in alice’s folder", "for all folders" or nothing. */
 export function scopePhrase(e) {
   if (e.user) return ` in ${folderName(e.user)}`;
-  return corralOps.has(e.op) ? ' for all folders' : '';
+  return opIn('corral', e.op) ? ' for all folders' : '';
 }
-
-export const opName = (op) => opNames[op] || op;
-
-export const decisionNames = { allow: 'Allowed', deny: 'Denied', error: 'Failed' };
 
 // [headline, explanation, short word for the table] per decided_by.
 const decidedByText = {
@@ -277,7 +283,7 @@ export function decidedBy(e) {
   }
   if (e.decided_by === 'owner' && !/owner answered/.test(e.detail || '')) {
     if (ownerActs[e.op]) return ownerActs[e.op];
-    if (ownerOps.has(e.op)) return ['Done with the owner’s rights', 'You did this yourself, from the tray, the dashboard, the command line or a paired device.', 'by you'];
+    if (opIn('owner', e.op)) return ['Done with the owner’s rights', 'You did this yourself, from the tray, the dashboard, the command line or a paired device.', 'by you'];
   }
   return decidedByText[e.decided_by] || [e.decided_by, '', e.decided_by];
 }

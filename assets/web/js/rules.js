@@ -1,5 +1,7 @@
 // The owner's remembered answers: rule.list and rule.revoke. The list
 // refreshes when the audit log reports a rule made or revoked anywhere.
+// "#rules?rule=ID" (an event's "Show the rule") points at one rule:
+// highlighted and scrolled into view, or a sentence saying it is gone.
 import { h, $, full, ago, toast, confirmButton, folderName, accessLabels } from './dom.js';
 
 export class Rules {
@@ -12,9 +14,11 @@ export class Rules {
     this.visible = false;
   }
 
-  show() {
+  show(params) {
     this.visible = true;
+    this.wanted = params?.get('rule') || '';
     if (this.stale) this.load();
+    else this.point();
   }
 
   hide() { this.visible = false; }
@@ -31,6 +35,7 @@ export class Rules {
       rules.sort((a, b) => new Date(b.created) - new Date(a.created));
       this.list.replaceChildren(...rules.map((r) => this.render(r)));
       this.empty.hidden = rules.length > 0;
+      this.point();
     } catch (e) {
       this.stale = true;
       if (e.kind === 'forbidden') {
@@ -40,6 +45,25 @@ export class Rules {
         toast(e.message, { kind: 'error' });
       }
     }
+  }
+
+  /** point highlights the rule the URL names, or says that it is gone. */
+  point() {
+    const gone = $('#rules-gone');
+    for (const el of this.list.querySelectorAll('.rule.pointed')) el.classList.remove('pointed');
+    gone.hidden = true;
+    if (!this.wanted) return;
+    const el = [...this.list.children].find((x) => x.dataset.id === this.wanted);
+    if (!el) {
+      gone.textContent = `That rule (${this.wanted}) has since been removed: it was revoked, it expired, or it lasted only until Corral restarted.`;
+      gone.hidden = false;
+      gone.scrollIntoView({ block: 'center' });
+      return;
+    }
+    el.classList.add('pointed');
+    el.tabIndex = -1;
+    el.scrollIntoView({ block: 'center' });
+    el.focus({ preventScroll: true });
   }
 
   render(r) {

@@ -1,0 +1,154 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"corral/app/wire"
+)
+
+// toolMethods is the WebSocket method behind each tool.
+var toolMethods = map[string]string{
+	"file_read": "file.read", "read_multiple_files": "file.read", "file_stat": "file.stat",
+	"document_read": "file.document_read", "file_write": "file.write", "file_edit": "file.edit",
+	"apply_patch": "file.apply_patch", "folder_list": "folder.list", "file_find": "file.find",
+	"file_grep": "file.grep", "create_directory": "folder.create", "file_delete": "file.delete",
+	"file_move": "file.move", "run_command": "command.run", "save_result_page": "result.save",
+	"generate_link": "link.create", "session_info": "session.info",
+}
+
+// onlyMCP are the arguments a tool has that its method does not, each
+// translated by the tool's handler; onlyWS the method's parameters a tool
+// leaves out, each for a reason.
+var (
+	onlyMCP = map[string][]string{
+		"file_read":           {"head", "tail", "byte_offset"}, // readHandler turns them into offset, limit and encoding
+		"read_multiple_files": {"paths"},                       // one file.read per path
+	}
+	onlyWS = map[string][]string{
+		"read_multiple_files": {"path", "offset", "limit", "encoding"}, // the first lines of each, as text
+		"run_command":         {"stream"},                              // set by runHandler when the client wants progress
+	}
+)
+
+// TestParamsAgree checks, for every tool that is also a WebSocket method,
+// that the tool's input schema (as tools/list shows it) and the method's
+// params in app/wire have the same names, the same required ones and
+// the same JSON types, but for the differences listed above.
+func TestParamsAgree(t *testing.T) {
+	tools := listTools(t)
+	if len(tools) != len(toolMethods) {
+		t.Errorf("%d tools listed, %d in toolMethods", len(tools), len(toolMethods))
+	}
+	for _, tool := range tools {
+		method, ok := toolMethods[tool.Name]
+		if !ok {
+			t.Errorf("tool %s: which method does it call? (add it to toolMethods)", tool.Name)
+			continue
+		}
+		params, ok := wire.Params[method]
+		if !ok {
+			t.Errorf("tool %s: method %s is not in wire.Params", tool.Name, method)
+			continue
+		}
+		var in jsonschema.Schema
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &in); err != nil {
+			t.Fatalf("tool %s: input schema: %v", tool.Name, err)
+		}
+		ws := wsParams(params)
+		for name, p := range in.Properties {
+			f, ok := ws[name]
+			switch {
+			case slices.Contains(onlyMCP[tool.Name], name):
+				if ok {
+					t.Errorf("tool %s: %s is listed as MCP only but %s has it", tool.Name, name, method)
+				}
+			case !ok:
+				t.Errorf("tool %s has argument %s; %s has no such parameter", tool.Name, name, method)
+			case f.typ != "" && f.typ != p.Type:
+				t.Errorf("tool %s: %s is %q, in %s %q", tool.Name, name, p.Type, method, f.typ)
+			case f.required != slices.Contains(in.Required, name):
+				t.Errorf("tool %s: %s required %v, in %s %v", tool.Name, name, slices.Contains(in.Required, name), method, f.required)
+			}
+		}
+		for name := range ws {
+			if _, ok := in.Properties[name]; !ok && !slices.Contains(onlyWS[tool.Name], name) {
+				t.Errorf("%s has parameter %s; tool %s does not offer it", method, name, tool.Name)
+			}
+		}
+	}
+}
+
+type wsParam struct {
+	typ      string // the JSON Schema type; "" for any JSON
+	required bool
+}
+
+// wsParams lists the JSON parameters of a wire params type.
+func wsParams(t reflect.Type) map[string]wsParam {
+	out := map[string]wsParam{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		out[name] = wsParam{typ: jsonType(f.Type), required: f.Tag.Get("rpc") == "required"}
+	}
+	return out
+}
+
+func jsonType(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[json.RawMessage]():
+		return ""
+	case t == reflect.TypeFor[time.Time](), t == reflect.TypeFor[[]byte]():
+		return "string"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return jsonType(t.Elem())
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "integer"
+	case reflect.Float32, reflect.Float64:
+		return "number"
+	case reflect.Slice, reflect.Array:
+		return "array"
+	}
+	return "object"
+}
+
+// listTools returns the tools a client that may act for others sees (the
+// one list with every parameter, context included).
+func listTools(t *testing.T) []*sdk.Tool {
+	t.Helper()
+	ctx := t.Context()
+	ct, st := sdk.NewInMemoryTransports()
+	ss, err := NewServer(echoBackend{}, "test", Options{ActsForOthers: true}).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(context.WithoutCancel(ctx), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Tools
+}

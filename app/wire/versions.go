@@ -1,0 +1,16 @@
+package wire
+
+import "time"
+
+// Usage is versions.Usage on the wire.
+type Usage struct {
+	Bytes    int64  `json:"bytes"`
+	Blobs    int    `json:"blobs"`
+	MaxBytes int64  `json:"max_bytes"`
+	MaxAge   string `json:"max_age"`
+	MaxFile  int64  `json:"max_file"`
+	// Oldest is when the oldest kept version was stored (zero when none
+	// is). It is measured at start and by each prune: a version stored
+	// again since is younger than it says, never older.
+	Oldest time.Time `json:"oldest,omitzero"`
+}

@@ -1,0 +1,259 @@
+// Package wire is the JSON form of the parameters and results of Corral's
+// methods whose Go types live in core: core keeps its operation arguments
+// and results as plain Go types, and this package declares each one again
+// with its JSON tags and `rpc:"required"` marks (PROTOCOL.md names).
+//
+// It guarantees:
+//   - every wire type has exactly the exported fields of its core type, in
+//     the same order, of the same types or of types paired here in turn;
+//     the pairs are checked when the package loads, so a field added to
+//     one side only stops every program and test that uses it;
+//   - Decode and Encode convert between the two by field, so a value
+//     crosses unchanged (nil stays nil, empty stays empty);
+//   - the JSON of a result is the bytes Corral wrote when core carried the
+//     tags itself (testdata/golden.txt pins them).
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"corral/app/rpc"
+	"corral/core/fsbox"
+	"corral/core/netgate"
+	"corral/core/sandbox"
+	"corral/core/versions"
+)
+
+// pairs lists every wire type with the core type it stands for; a pair
+// may use another pair's types in its fields.
+var pairs = []typePair{
+	pair[Context, sandbox.Context](),
+	pair[ReadArgs, sandbox.ReadArgs](),
+	pair[WriteArgs, sandbox.WriteArgs](),
+	pair[WriteResult, sandbox.WriteResult](),
+	pair[EditArgs, sandbox.EditArgs](),
+	pair[EditResult, sandbox.EditResult](),
+	pair[DeleteArgs, sandbox.DeleteArgs](),
+	pair[PathResult, sandbox.PathResult](),
+	pair[MoveArgs, sandbox.MoveArgs](),
+	pair[MoveResult, sandbox.MoveResult](),
+	pair[FolderArgs, sandbox.FolderArgs](),
+	pair[FolderResult, sandbox.FolderResult](),
+	pair[StatArgs, sandbox.StatArgs](),
+	pair[ListArgs, sandbox.ListArgs](),
+	pair[ListResult, sandbox.ListResult](),
+	pair[FindArgs, sandbox.FindArgs](),
+	pair[FindResult, sandbox.FindResult](),
+	pair[GrepArgs, sandbox.GrepArgs](),
+	pair[GrepResult, sandbox.GrepResult](),
+	pair[PatchArgs, sandbox.PatchArgs](),
+	pair[PatchFile, sandbox.PatchFile](),
+	pair[PatchResult, sandbox.PatchResult](),
+	pair[RunArgs, sandbox.RunArgs](),
+	pair[RunResult, sandbox.RunResult](),
+	pair[Running, sandbox.Running](),
+	pair[FileChange, sandbox.FileChange](),
+	pair[ResultArgs, sandbox.ResultArgs](),
+	pair[UndoArgs, sandbox.UndoArgs](),
+	pair[UndoFile, sandbox.UndoFile](),
+	pair[UndoResult, sandbox.UndoResult](),
+	pair[RestoreArgs, sandbox.RestoreArgs](),
+	pair[HistoryArgs, sandbox.HistoryArgs](),
+	pair[Version, sandbox.Version](),
+	pair[HistoryResult, sandbox.HistoryResult](),
+	pair[ChangesArgs, sandbox.ChangesArgs](),
+	pair[ChangesResult, sandbox.ChangesResult](),
+	pair[UndoClientArgs, sandbox.UndoClientArgs](),
+	pair[UndoClientResult, sandbox.UndoClientResult](),
+	pair[DocumentReadArgs, sandbox.DocumentReadArgs](),
+	pair[DocumentResult, sandbox.DocumentResult](),
+	pair[Info, fsbox.Info](),
+	pair[Match, fsbox.Match](),
+	pair[Replacement, fsbox.Replacement](),
+	pair[Bundle, netgate.Bundle](),
+	pair[Refusal, netgate.Refusal](),
+	pair[Summary, netgate.Summary](),
+	pair[Usage, versions.Usage](),
+}
+
+type typePair struct{ wire, core reflect.Type }
+
+func pair[W, C any]() typePair { return typePair{reflect.TypeFor[W](), reflect.TypeFor[C]()} }
+
+var (
+	toWire = map[reflect.Type]reflect.Type{} // core type → wire type
+	toCore = map[reflect.Type]reflect.Type{} // wire type → core type
+)
+
+func init() {
+	for _, p := range pairs {
+		toWire[p.core], toCore[p.wire] = p.wire, p.core
+	}
+	for _, p := range pairs {
+		if err := sameStruct(p.wire, p.core); err != nil {
+			panic("wire: " + err.Error())
+		}
+	}
+}
+
+// sameStruct reports how wire type w differs from core type c: their
+// exported fields must match one to one, by name and type (see same).
+func sameStruct(w, c reflect.Type) error {
+	wf, cf := exported(w), exported(c)
+	if len(wf) != w.NumField() {
+		return fmt.Errorf("%v has unexported fields", w)
+	}
+	if len(wf) != len(cf) {
+		return fmt.Errorf("%v has %d fields, %v has %d", w, len(wf), c, len(cf))
+	}
+	for i := range wf {
+		a, b := w.Field(wf[i]), c.Field(cf[i])
+		if a.Name != b.Name {
+			return fmt.Errorf("field %d of %v is %s, of %v %s", i, w, a.Name, c, b.Name)
+		}
+		if err := same(a.Type, b.Type); err != nil {
+			return fmt.Errorf("%v.%s: %w", w, a.Name, err)
+		}
+	}
+	return nil
+}
+
+// same reports whether a wire field of type w can hold a core field of
+// type c: the same type, a pair, or pointers, slices or maps of those.
+func same(w, c reflect.Type) error {
+	if w == c || toWire[c] == w {
+		return nil
+	}
+	if w.Kind() == c.Kind() {
+		switch w.Kind() {
+		case reflect.Pointer, reflect.Slice:
+			return same(w.Elem(), c.Elem())
+		case reflect.Map:
+			if w.Key() == c.Key() {
+				return same(w.Elem(), c.Elem())
+			}
+		}
+	}
+	return fmt.Errorf("%v cannot hold %v", w, c)
+}
+
+func exported(t reflect.Type) []int {
+	var idx []int
+	for i := range t.NumField() {
+		if t.Field(i).IsExported() {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// Decode reads a method's params as A: through A's wire type when A is a
+// core type, with rpc.DecodeParams' checks (unknown names, wrong types,
+// missing required parameters).
+func Decode[A any](params json.RawMessage) (A, error) {
+	var a A
+	w, ok := toWire[reflect.TypeFor[A]()]
+	if !ok {
+		err := rpc.DecodeParams(params, &a)
+		return a, err
+	}
+	p := reflect.New(w)
+	if err := rpc.DecodeParams(params, p.Interface()); err != nil {
+		return a, err
+	}
+	convert(reflect.ValueOf(&a).Elem(), p.Elem())
+	return a, nil
+}
+
+// Encode returns v in its wire form: a core result (or a slice of or
+// pointer to one) as its wire type, file.read's result as PROTOCOL.md's
+// shape for its type, and anything else as it is.
+func Encode(v any) any {
+	if r, ok := v.(fsbox.ReadResult); ok {
+		return Read(r)
+	}
+	t := reflect.TypeOf(v)
+	if t == nil {
+		return v
+	}
+	w := wireType(t)
+	if w == t {
+		return v
+	}
+	out := reflect.New(w).Elem()
+	convert(out, reflect.ValueOf(v))
+	return out.Interface()
+}
+
+// To converts v, a core value, into W, its wire type, or a wire value
+// into W, its core type.
+func To[W any](v any) W {
+	var w W
+	convert(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v))
+	return w
+}
+
+// wireType is t's wire type: t's pair, or a pointer to or slice of one;
+// t itself for anything else.
+func wireType(t reflect.Type) reflect.Type {
+	if w, ok := toWire[t]; ok {
+		return w
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if e := wireType(t.Elem()); e != t.Elem() {
+			return reflect.PointerTo(e)
+		}
+	case reflect.Slice:
+		if e := wireType(t.Elem()); e != t.Elem() {
+			return reflect.SliceOf(e)
+		}
+	}
+	return t
+}
+
+// convert sets dst to src, field by field between paired types (init
+// checked that their shapes match).
+func convert(dst, src reflect.Value) {
+	st, dt := src.Type(), dst.Type()
+	if st.ConvertibleTo(dt) && st.Kind() == dt.Kind() {
+		// The same type, or one that differs only in tags.
+		dst.Set(src.Convert(dt))
+		return
+	}
+	switch st.Kind() {
+	case reflect.Struct:
+		sf, df := exported(st), exported(dt)
+		for i := range sf {
+			convert(dst.Field(df[i]), src.Field(sf[i]))
+		}
+	case reflect.Pointer:
+		if !src.IsNil() {
+			p := reflect.New(dt.Elem())
+			convert(p.Elem(), src.Elem())
+			dst.Set(p)
+		}
+	case reflect.Slice:
+		if !src.IsNil() {
+			s := reflect.MakeSlice(dt, src.Len(), src.Len())
+			for i := range src.Len() {
+				convert(s.Index(i), src.Index(i))
+			}
+			dst.Set(s)
+		}
+	case reflect.Map:
+		if !src.IsNil() {
+			m := reflect.MakeMapWithSize(dt, src.Len())
+			for it := src.MapRange(); it.Next(); {
+				e := reflect.New(dt.Elem()).Elem()
+				convert(e, it.Value())
+				m.SetMapIndex(it.Key(), e)
+			}
+			dst.Set(m)
+		}
+	default:
+		panic(fmt.Sprintf("wire: cannot convert %v to %v", st, dt))
+	}
+}

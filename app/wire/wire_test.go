@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"corral/core/sandbox"
+)
+
+// TestSameStruct shows what the load-time check refuses: a wire type
+// that lost, gained, renamed, reordered or retyped a field of its core
+// type. Tags alone may differ.
+func TestSameStruct(t *testing.T) {
+	type core struct {
+		Path  string
+		Depth int
+		Ctx   *sandbox.Context
+		hid   bool
+	}
+	type good struct {
+		Path  string           `json:"path" rpc:"required"`
+		Depth int              `json:"depth"`
+		Ctx   *sandbox.Context `json:"context"`
+	}
+	type paired struct {
+		Path  string   `json:"path"`
+		Depth int      `json:"depth"`
+		Ctx   *Context `json:"context"`
+	}
+	type missing struct {
+		Path  string `json:"path"`
+		Depth int    `json:"depth"`
+	}
+	type renamed struct {
+		Path  string           `json:"path"`
+		Level int              `json:"depth"`
+		Ctx   *sandbox.Context `json:"context"`
+	}
+	type retyped struct {
+		Path  string           `json:"path"`
+		Depth int64            `json:"depth"`
+		Ctx   *sandbox.Context `json:"context"`
+	}
+	type reordered struct {
+		Depth int              `json:"depth"`
+		Path  string           `json:"path"`
+		Ctx   *sandbox.Context `json:"context"`
+	}
+	type unpaired struct {
+		Path  string   `json:"path"`
+		Depth int      `json:"depth"`
+		Ctx   *Version `json:"context"`
+	}
+	c := reflect.TypeFor[core]()
+	for _, w := range []reflect.Type{reflect.TypeFor[good](), reflect.TypeFor[paired]()} {
+		if err := sameStruct(w, c); err != nil {
+			t.Errorf("%v: %v", w, err)
+		}
+	}
+	for _, w := range []reflect.Type{reflect.TypeFor[missing](), reflect.TypeFor[renamed](), reflect.TypeFor[retyped](), reflect.TypeFor[reordered](), reflect.TypeFor[unpaired]()} {
+		if err := sameStruct(w, c); err == nil {
+			t.Errorf("%v passed as %v", w, c)
+		}
+	}
+}
+
+// TestRoundTrip fills every field of every core type with a value of its
+// own, converts it to its wire type and back, and wants it unchanged: no
+// field is dropped or crossed on the way.
+func TestRoundTrip(t *testing.T) {
+	for _, p := range pairs {
+		n := 0
+		v := reflect.New(p.core).Elem()
+		fill(v, &n)
+		w := reflect.New(p.wire).Elem()
+		convert(w, v)
+		back := reflect.New(p.core).Elem()
+		convert(back, w)
+		if got, want := dump(back), dump(v); got != want {
+			t.Errorf("%v → %v → back:\n got %s\nwant %s", p.core, p.wire, got, want)
+		}
+		if w.IsZero() {
+			t.Errorf("%v came out empty: %s", p.wire, dump(w))
+		}
+	}
+	// nil and empty stay as they were.
+	for _, r := range []sandbox.ListResult{{}, {Entries: nil}} {
+		if w := Encode(r).(ListResult); w.Entries != nil {
+			t.Errorf("nil entries became %#v", w.Entries)
+		}
+	}
+	if w := Encode(sandbox.FindResult{Matches: []string{}}).(FindResult); w.Matches == nil {
+		t.Error("empty matches became nil")
+	}
+}
+
+// fill sets every exported field under v to a value of its own.
+func fill(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s" + strconv.Itoa(*n))
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		v.SetInt(int64(*n))
+	case reflect.Uint32, reflect.Uint64:
+		v.SetUint(uint64(*n))
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n)
+	case reflect.Slice:
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		fill(v.Index(0), n)
+		fill(v.Index(1), n)
+	case reflect.Map:
+		v.Set(reflect.MakeMap(v.Type()))
+		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
+		fill(k, n)
+		fill(e, n)
+		v.SetMapIndex(k, e)
+	case reflect.Struct:
+		if v.Type() == reflect.TypeFor[time.Time]() {
+			v.Set(reflect.ValueOf(time.Unix(int64(*n), 0).UTC()))
+			return
+		}
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(v.Field(i), n)
+			}
+		}
+	}
+}
