@@ -60,7 +60,8 @@ func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, err
 
 // serve serves /ws with d over a real WebSocket on loopback; each Peer
 // is handed to the test once it is made, and is identified by the
-// upgrade request's X-Who header. It returns the server's base URL.
+// upgrade request's X-Who header (the first eight; later ones are served
+// unseen). It returns the server's base URL.
 func serve(t testing.TB, d Dispatcher, o Options) (url string, peers chan *Peer) {
 	t.Helper()
 	if o.Logger == nil {
@@ -73,7 +74,10 @@ func serve(t testing.TB, d Dispatcher, o Options) (url string, peers chan *Peer)
 			return
 		}
 		p := New(context.Background(), ws, d, r.Header.Get("X-Who"), o)
-		peers <- p
+		select {
+		case peers <- p:
+		default: // the test does not look at this many
+		}
 		p.Serve()
 	}))
 	t.Cleanup(ts.Close)
@@ -121,6 +125,7 @@ func errorCode(v map[string]any) float64 {
 // when it could be read, and the connection goes on answering; a frame
 // over the limit closes the connection with 1009.
 func TestMalformedFrames(t *testing.T) {
+	t.Parallel()
 	url, _ := serve(t, fake{}, Options{MaxMessageBytes: 4096})
 	c := dial(t, url)
 	for _, tc := range []struct {
@@ -201,6 +206,7 @@ func FuzzFrames(f *testing.F) {
 
 // The Dispatcher is told who the peer is: what it was opened with.
 func TestDispatcherSeesIdent(t *testing.T) {
+	t.Parallel()
 	url, _ := serve(t, fake{}, Options{})
 	v := roundTrip(t, dial(t, url), websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"whoami"}`)
 	if v["result"] != "tester" {
@@ -212,6 +218,7 @@ func TestDispatcherSeesIdent(t *testing.T) {
 // whole: answers of different sizes share the one writer and the pooled
 // buffers (run with -race).
 func TestAnswersArriveWhole(t *testing.T) {
+	t.Parallel()
 	url, _ := serve(t, fake{}, Options{})
 	c, err := client.Dial(context.Background(), url, "unused")
 	if err != nil {
@@ -239,6 +246,7 @@ func TestAnswersArriveWhole(t *testing.T) {
 // when every worker is busy: the call's context ends, it answers, and
 // the connection goes on answering.
 func TestCancelReachesACallInFlight(t *testing.T) {
+	t.Parallel()
 	f := fake{waiting: make(chan struct{}, maxInFlight)}
 	url, _ := serve(t, f, Options{})
 	c, err := client.Dial(context.Background(), url, "unused")
@@ -294,6 +302,7 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 // The send queue holds SendQueue frames: the push after that finds it
 // full and drops the connection rather than wait.
 func TestQueueBound(t *testing.T) {
+	t.Parallel()
 	// The writer never runs: a Peer that is not served.
 	upgraded := make(chan *websocket.Conn, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -325,6 +334,7 @@ func TestQueueBound(t *testing.T) {
 // client that reads gets every push; pushing never waits for either (the
 // loop below would hang on the slow client otherwise).
 func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
+	t.Parallel()
 	url, peers := serve(t, fake{}, Options{})
 	_ = dial(t, url) // never read
 	slow := <-peers
@@ -382,6 +392,7 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 // with 1001: the call's context is cancelled halfway to the deadline, and
 // its answer is written before the goodbye.
 func TestShutdownAnswersCallsInFlight(t *testing.T) {
+	t.Parallel()
 	f := fake{waiting: make(chan struct{}, 1)}
 	closed := make(chan struct{})
 	url, peers := serve(t, f, Options{OnClose: func() { close(closed) }})
