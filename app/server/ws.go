@@ -80,8 +80,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.done = c.Done()
 	if s.track(c) {
 		held = false // untrack releases it
-		// A sign-out or a device's revocation between authenticate and
-		// track found no connection to end. Now that c is tracked, any
+		// A sign-out, a device's revocation or an agent's removal
+		// between authenticate and track found no connection to end. Now that c is tracked, any
 		// later one will find it, and an earlier one shows here.
 		if !s.stillSignedIn(c, r) {
 			c.finish()
@@ -110,9 +110,11 @@ func (s *Server) authenticate(r *http.Request) (caller sandbox.Caller, deviceID 
 	return s.signedBrowser(r)
 }
 
-// stillSignedIn reports whether the browser session or the paired device
-// c was opened with is still valid; bearer keys are not withdrawn while
-// Corral runs.
+// stillSignedIn reports whether the browser session, the paired device or
+// the bearer key c was opened with is still valid: the owner may have
+// signed out, revoked the device, or removed the agent or changed its key
+// (agent.remove, agent.rotate_key, a config.toml reload) since
+// authenticate.
 func (s *Server) stillSignedIn(c *conn, r *http.Request) bool {
 	switch {
 	case c.session != "":
@@ -120,6 +122,10 @@ func (s *Server) stillSignedIn(c *conn, r *http.Request) bool {
 	case c.deviceID != "":
 		d, ok := s.device(r)
 		return ok && d.ID == c.deviceID
+	}
+	if tok, ok := bearer(r); ok {
+		now, ok := s.id.fromBearer(tok)
+		return ok && now.Client == c.caller.Client
 	}
 	return true
 }
