@@ -310,7 +310,7 @@ func (s *Server) closeConns(ctx context.Context) {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Go(func() { c.shutdown(ctx) })
+		wg.Go(func() { c.Shutdown(ctx) })
 	}
 	wg.Wait()
 }
