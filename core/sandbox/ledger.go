@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"corral/core/audit"
@@ -26,6 +27,7 @@ type LinkRecord struct {
 	Expires   time.Time
 	Revoked   time.Time // zero: not revoked
 	RevokedBy string
+	Key       string // id of the key it was signed under; "" when unknown
 }
 
 // LinkFilter selects records for the owner's list: newest first, at most
@@ -109,7 +111,7 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 		return nil
 	}
 	claims := links.Claims{Scope: l.Scope, Path: l.Path, Folder: l.Folder, Expires: l.Expires}
-	r := LinkRecord{ID: LinkID(claims), Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires}
+	r := LinkRecord{ID: LinkID(claims), Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires, Key: keyID(l.Token)}
 	if err := lg.RecordLink(context.WithoutCancel(ctx), r); err != nil {
 		return errs.Wrap(err, errs.IO, "", "Corral could not note the link in its list of shared links, so it did not make it. Please try again.")
 	}
@@ -131,6 +133,13 @@ func (s *Sandbox) revoked(ctx context.Context, c links.Claims) error {
 		return errs.Wrap(ErrRevokedLink, errs.Denied, c.Path, "The owner has withdrawn this link.")
 	}
 	return nil
+}
+
+// keyID is the key id a token names ("v1.<kid>.…").
+func keyID(token string) string {
+	_, rest, _ := strings.Cut(token, ".")
+	kid, _, _ := strings.Cut(rest, ".")
+	return kid
 }
 
 func (s *Sandbox) ledger() LinkLedger {
@@ -161,17 +170,14 @@ func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, 
 	out := make([]SharedLink, len(recs))
 	for i, r := range recs {
 		out[i].LinkRecord = r
-		if signer == nil || !r.Revoked.IsZero() || !r.Expires.After(f.Now) {
+		// Signing again gives the same token only under the key it was
+		// made under: after a rotation the link is withdrawn, and signing
+		// it under the new key would hand it out again.
+		if signer == nil || !r.Revoked.IsZero() || !r.Expires.After(f.Now) || r.Key == "" || r.Key != signer.KeyID() {
 			continue
 		}
-		// Signing again gives the same token, as long as the key is the
-		// one it was made under; a rotated key gives a token that does
-		// not verify, so it is not offered.
-		c := links.Claims{Scope: r.Scope, Path: r.Path, Folder: r.Folder, Expires: r.Expires}
-		l := signed(signer, c)
-		if LinkID(c) == r.ID {
-			out[i].Link = &l
-		}
+		l := signed(signer, links.Claims{Scope: r.Scope, Path: r.Path, Folder: r.Folder, Expires: r.Expires})
+		out[i].Link = &l
 	}
 	return out, nil
 }
