@@ -20,9 +20,9 @@ func (s *Store) RecordLink(ctx context.Context, r sandbox.LinkRecord) error {
 	if s.closed() {
 		return ErrClosed
 	}
-	_, err := s.wdb.ExecContext(ctx, `INSERT INTO links (id, scope, path, folder, made_by, created_ns, expires_ns, key_id)
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO links (id, key_id, scope, path, folder, made_by, created_ns, expires_ns)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		r.ID, r.Scope, r.Path, r.Folder, r.MadeBy, r.Created.UnixNano(), r.Expires.UnixNano(), r.Key)
+		r.ID, r.KeyID, r.Scope, r.Path, r.Folder, r.MadeBy, r.Created.UnixNano(), r.Expires.UnixNano())
 	if err != nil {
 		return fmt.Errorf("record link: %w", err)
 	}
@@ -49,12 +49,12 @@ func (s *Store) AnyLinkRevoked(ctx context.Context, ids []string) (bool, error) 
 	return n > 0, nil
 }
 
-const linkColumns = `id, scope, path, folder, made_by, created_ns, expires_ns, revoked_ns, revoked_by, key_id`
+const linkColumns = `id, key_id, scope, path, folder, made_by, created_ns, expires_ns, revoked_ns, revoked_by`
 
 func scanLink(row interface{ Scan(...any) error }) (sandbox.LinkRecord, error) {
 	var r sandbox.LinkRecord
 	var created, expires, revoked int64
-	if err := row.Scan(&r.ID, &r.Scope, &r.Path, &r.Folder, &r.MadeBy, &created, &expires, &revoked, &r.RevokedBy, &r.Key); err != nil {
+	if err := row.Scan(&r.ID, &r.KeyID, &r.Scope, &r.Path, &r.Folder, &r.MadeBy, &created, &expires, &revoked, &r.RevokedBy); err != nil {
 		return r, err
 	}
 	r.Created, r.Expires = time.Unix(0, created).UTC(), time.Unix(0, expires).UTC()
@@ -72,8 +72,8 @@ func (s *Store) Links(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.Link
 	q := `SELECT ` + linkColumns + ` FROM links WHERE 1`
 	var args []any
 	if !f.All {
-		q += ` AND revoked_ns = 0 AND expires_ns > ?`
-		args = append(args, f.Now.UnixNano())
+		q += ` AND revoked_ns = 0 AND expires_ns > ? AND key_id = ?`
+		args = append(args, f.Now.UnixNano(), f.KeyID)
 	}
 	if f.After != nil {
 		q += ` AND (created_ns < ? OR (created_ns = ? AND id < ?))`

@@ -25,10 +25,13 @@ func TestLinkLedger(t *testing.T) {
 	base := time.Unix(1_800_000_000, 0).UTC()
 	var want []string // newest first
 	for i := range 7 {
-		r := sandbox.LinkRecord{ID: fmt.Sprintf("%064x", i), Scope: "alice", Path: fmt.Sprintf("output/%d.txt", i), MadeBy: "alice-agent",
+		r := sandbox.LinkRecord{ID: fmt.Sprintf("%064x", i), KeyID: "k1", Scope: "alice", Path: fmt.Sprintf("output/%d.txt", i), MadeBy: "alice-agent",
 			Created: base.Add(time.Duration(i/2) * time.Second), Expires: base.Add(time.Hour)} // two per second: ties
-		if i == 6 {
+		switch i {
+		case 6:
 			r.Expires = base.Add(time.Second) // expired by "now" below
+		case 4:
+			r.KeyID = "k0" // made under a key rotated since
 		}
 		if err := st.RecordLink(ctx, r); err != nil {
 			t.Fatal(err)
@@ -69,7 +72,7 @@ func TestLinkLedger(t *testing.T) {
 	}
 	page := func(all bool, limit int) []string {
 		var out []string
-		f := sandbox.LinkFilter{All: all, Now: now, Limit: limit}
+		f := sandbox.LinkFilter{All: all, Now: now, KeyID: "k1", Limit: limit}
 		for {
 			recs, err := st.Links(ctx, f)
 			if err != nil {
@@ -84,7 +87,7 @@ func TestLinkLedger(t *testing.T) {
 			f.After = &recs[len(recs)-1]
 		}
 	}
-	active := slices.DeleteFunc(slices.Clone(want), func(p string) bool { return p == "output/2.txt" || p == "output/6.txt" })
+	active := slices.DeleteFunc(slices.Clone(want), func(p string) bool { return p == "output/2.txt" || p == "output/4.txt" || p == "output/6.txt" })
 	for _, limit := range []int{1, 2, 3, 100} {
 		if got := page(true, limit); !slices.Equal(got, want) {
 			t.Errorf("all, pages of %d: %v, want %v", limit, got, want)

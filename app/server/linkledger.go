@@ -21,7 +21,7 @@ type sharedLink struct {
 	MadeBy    string `json:"made_by"`
 	CreatedAt string `json:"created_at"`
 	ExpiresAt string `json:"expires_at"`
-	State     string `json:"state"` // "active", "expired" or "revoked"
+	State     string `json:"state"` // "active", "expired", "revoked" or "rotated"
 	RevokedAt string `json:"revoked_at,omitempty"`
 	RevokedBy string `json:"revoked_by,omitempty"`
 	URL       string `json:"url,omitempty"`     // while active and signed under the current key
@@ -88,6 +88,8 @@ func (s *Server) sharedLink(r sandbox.SharedLink, now time.Time) sharedLink {
 		row.State, row.RevokedAt, row.RevokedBy = "revoked", r.Revoked.Format(time.RFC3339), r.RevokedBy
 	case !r.Expires.After(now):
 		row.State = "expired"
+	case r.Rotated:
+		row.State = "rotated"
 	case r.Link != nil:
 		row.URL = s.URL(*r.Link)
 		if lan, ok := s.linkReach(*r.Link)["lan_url"].(string); ok {

@@ -161,3 +161,28 @@ func FuzzLinkCursor(f *testing.F) {
 		}
 	})
 }
+
+// A rotation withdraws every link: the list does not offer an old link as
+// open, nor a fresh URL for it signed under the new key.
+func TestSharedLinksAfterRotation(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
+	rpcCall[any](t, alice, "file.write", m("path", "output/a.txt", "content", "a"))
+	old := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/a.txt"))["url"].(string)
+	rpcCall[any](t, owner, "links.rotate", nil)
+	if resp, _ := get(t, old); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("old link after rotation: %d", resp.StatusCode)
+	}
+	if l := rpcCall[linksPage](t, owner, "links.list", nil).Links; len(l) != 0 {
+		t.Errorf("active after rotation: %+v", l)
+	}
+	all := rpcCall[linksPage](t, owner, "links.list", m("all", true)).Links
+	if len(all) != 1 || all[0].State != "rotated" || all[0].URL != "" {
+		t.Errorf("all after rotation: %+v", all)
+	}
+	fresh := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/a.txt"))["url"].(string)
+	if l := rpcCall[linksPage](t, owner, "links.list", nil).Links; len(l) != 1 || l[0].URL != fresh {
+		t.Errorf("the new link: %+v, want %s", l, fresh)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"strings"
 	"time"
 
 	"corral/core/audit"
@@ -19,6 +18,7 @@ import (
 // the ledger opens nothing without the signing key.
 type LinkRecord struct {
 	ID        string // LinkID of the signed fields
+	KeyID     string // the signing key's id: a rotation withdraws every link made under the old one
 	Scope     string
 	Path      string // canonical agent-visible path
 	Folder    bool
@@ -27,14 +27,14 @@ type LinkRecord struct {
 	Expires   time.Time
 	Revoked   time.Time // zero: not revoked
 	RevokedBy string
-	Key       string // id of the key it was signed under; "" when unknown
 }
 
 // LinkFilter selects records for the owner's list: newest first, at most
 // Limit, and only those made before the (Created, ID) of After when After
 // is set (the keyset cursor of the previous page).
 type LinkFilter struct {
-	All   bool // also expired and revoked links
+	All   bool   // also expired and revoked links, and those of earlier keys
+	KeyID string // the current key: without All, only its links
 	Now   time.Time
 	After *LinkRecord
 	Limit int
@@ -62,12 +62,13 @@ var ErrNoLink = errors.New("sandbox: no such link")
 // itself was genuine.
 var ErrRevokedLink = errors.New("sandbox: link revoked")
 
-// LinkID names the link signed for c: the hex SHA-256 of its signed
-// fields, length-prefixed. Two links with the same fields are the same
-// token, so they share an id.
-func LinkID(c links.Claims) string {
+// LinkID names the link signed for c under key kid: the hex SHA-256 of
+// the key id and the signed fields, length-prefixed. Two links with the
+// same fields under one key are the same token, so they share an id; the
+// same fields under a new key are a new link.
+func LinkID(kid string, c links.Claims) string {
 	h := sha256.New()
-	for _, f := range []string{c.Scope, c.Path} {
+	for _, f := range []string{kid, c.Scope, c.Path} {
 		binary.Write(h, binary.BigEndian, uint32(len(f)))
 		h.Write([]byte(f))
 	}
@@ -84,11 +85,11 @@ func LinkID(c links.Claims) string {
 // own, and that of every folder link above it with the same expiry (a
 // folder page hands out links to its entries that expire with it, so
 // withdrawing the folder link withdraws them too).
-func revocationIDs(c links.Claims) []string {
-	ids := []string{LinkID(c)}
+func revocationIDs(kid string, c links.Claims) []string {
+	ids := []string{LinkID(kid, c)}
 	for p := c.Path; p != "."; {
 		p = parentOf(p)
-		ids = append(ids, LinkID(links.Claims{Scope: c.Scope, Path: p, Folder: true, Expires: c.Expires}))
+		ids = append(ids, LinkID(kid, links.Claims{Scope: c.Scope, Path: p, Folder: true, Expires: c.Expires}))
 	}
 	return ids
 }
@@ -111,7 +112,7 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 		return nil
 	}
 	claims := links.Claims{Scope: l.Scope, Path: l.Path, Folder: l.Folder, Expires: l.Expires}
-	r := LinkRecord{ID: LinkID(claims), Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires, Key: keyID(l.Token)}
+	r := LinkRecord{ID: LinkID(l.KeyID, claims), KeyID: l.KeyID, Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires}
 	if err := lg.RecordLink(context.WithoutCancel(ctx), r); err != nil {
 		return errs.Wrap(err, errs.IO, "", "Corral could not note the link in its list of shared links, so it did not make it. Please try again.")
 	}
@@ -120,12 +121,12 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 
 // revoked reports whether the link for c has been withdrawn. A ledger
 // that cannot answer keeps the link closed.
-func (s *Sandbox) revoked(ctx context.Context, c links.Claims) error {
+func (s *Sandbox) revoked(ctx context.Context, kid string, c links.Claims) error {
 	lg := s.ledger()
 	if lg == nil {
 		return nil
 	}
-	gone, err := lg.AnyLinkRevoked(ctx, revocationIDs(c))
+	gone, err := lg.AnyLinkRevoked(ctx, revocationIDs(kid, c))
 	switch {
 	case err != nil:
 		return errs.Wrap(err, errs.Unavailable, "", "Corral could not check this link just now. Please try again in a moment.")
@@ -133,13 +134,6 @@ func (s *Sandbox) revoked(ctx context.Context, c links.Claims) error {
 		return errs.Wrap(ErrRevokedLink, errs.Denied, c.Path, "The owner has withdrawn this link.")
 	}
 	return nil
-}
-
-// keyID is the key id a token names ("v1.<kid>.…").
-func keyID(token string) string {
-	_, rest, _ := strings.Cut(token, ".")
-	kid, _, _ := strings.Cut(rest, ".")
-	return kid
 }
 
 func (s *Sandbox) ledger() LinkLedger {
@@ -152,7 +146,8 @@ func (s *Sandbox) ledger() LinkLedger {
 // it still opens.
 type SharedLink struct {
 	LinkRecord
-	Link *Link // nil once expired or revoked, or signed under an earlier key
+	Rotated bool  // made under an earlier key: withdrawn with every other by a rotation
+	Link    *Link // while it still opens; nil once expired, revoked or rotated
 }
 
 // SharedLinks lists the links handed out, newest first, for the owner.
@@ -163,6 +158,9 @@ func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, 
 	}
 	signer, _, _ := s.signer()
 	f.Now = s.now()
+	if signer != nil {
+		f.KeyID = signer.KeyID()
+	}
 	recs, err := lg.Links(ctx, f)
 	if err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read its list of shared links.")
@@ -170,12 +168,11 @@ func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, 
 	out := make([]SharedLink, len(recs))
 	for i, r := range recs {
 		out[i].LinkRecord = r
-		// Signing again gives the same token only under the key it was
-		// made under: after a rotation the link is withdrawn, and signing
-		// it under the new key would hand it out again.
-		if signer == nil || !r.Revoked.IsZero() || !r.Expires.After(f.Now) || r.Key == "" || r.Key != signer.KeyID() {
+		out[i].Rotated = r.KeyID != f.KeyID
+		if out[i].Rotated || !r.Revoked.IsZero() || !r.Expires.After(f.Now) {
 			continue
 		}
+		// Signing the same fields under the same key gives the same token.
 		l := signed(signer, links.Claims{Scope: r.Scope, Path: r.Path, Folder: r.Folder, Expires: r.Expires})
 		out[i].Link = &l
 	}

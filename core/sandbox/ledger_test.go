@@ -91,7 +91,7 @@ func TestLinkNotGivenWhenNotRecorded(t *testing.T) {
 func TestRevocationIDs(t *testing.T) {
 	exp := time.Unix(1_800_000_000, 0)
 	c := links.Claims{Scope: "alice", Path: "output/sub/a.txt", Expires: exp}
-	ids := revocationIDs(c)
+	ids := revocationIDs("k1", c)
 	want := []links.Claims{c,
 		{Scope: "alice", Path: "output/sub", Folder: true, Expires: exp},
 		{Scope: "alice", Path: "output", Folder: true, Expires: exp},
@@ -100,7 +100,7 @@ func TestRevocationIDs(t *testing.T) {
 		t.Fatalf("ids %v", ids)
 	}
 	for i, w := range want {
-		if ids[i] != LinkID(w) {
+		if ids[i] != LinkID("k1", w) {
 			t.Errorf("id %d: %s, want that of %+v", i, ids[i], w)
 		}
 	}
@@ -111,13 +111,14 @@ func TestRevocationIDs(t *testing.T) {
 		{Scope: "alice", Path: "out", Folder: true, Expires: exp},
 	} {
 		for _, id := range ids {
-			if id == LinkID(other) {
+			if id == LinkID("k1", other) || id == LinkID("k2", c) {
 				t.Errorf("%+v would close %s", other, c.Path)
 			}
 		}
 	}
 	// Length-prefixed: moving a byte between scope and path changes the id.
-	if LinkID(links.Claims{Scope: "ab", Path: "c"}) == LinkID(links.Claims{Scope: "a", Path: "bc"}) {
+	if LinkID("k", links.Claims{Scope: "ab", Path: "c"}) == LinkID("k", links.Claims{Scope: "a", Path: "bc"}) ||
+		LinkID("ka", links.Claims{Scope: "b"}) == LinkID("k", links.Claims{Scope: "ab"}) {
 		t.Error("ids collide across the scope/path boundary")
 	}
 }

@@ -62,6 +62,7 @@ type Link struct {
 	Folder  bool
 	Token   string
 	Expires time.Time
+	KeyID   string // the signing key's id (in the token too)
 }
 
 // Query is the link's query string: path=…&token=….
@@ -106,7 +107,7 @@ func tooLong(lc LinkConfig) error {
 
 // signed is the Link for c, signed by signer.
 func signed(signer *links.Signer, c links.Claims) Link {
-	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires}
+	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires, KeyID: signer.KeyID()}
 }
 
 // LinkArgs are link.create's parameters.
@@ -197,7 +198,7 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
 	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByScope
 	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
-	if err := s.revoked(ctx, claims); err != nil {
+	if err := s.revoked(ctx, signer.KeyID(), claims); err != nil {
 		// Refused by the owner's earlier answer; a ledger that cannot
 		// answer keeps the link closed too (an error, not a decision).
 		if errors.Is(err, ErrRevokedLink) {

@@ -3,7 +3,8 @@
 -- link's signed fields are kept, never its token: without the signing
 -- key (secret.key) a copy of this table opens nothing.
 CREATE TABLE links (
-    id          TEXT    PRIMARY KEY, -- sandbox.LinkID: SHA-256 of the signed fields
+    id          TEXT    PRIMARY KEY, -- sandbox.LinkID: SHA-256 of the key id and the signed fields
+    key_id      TEXT    NOT NULL,    -- the signing key's id: a rotation withdraws the others
     scope       TEXT    NOT NULL,
     path        TEXT    NOT NULL,
     folder      INTEGER NOT NULL,

@@ -71,8 +71,10 @@ export class SharedLinks {
       active: `expires ${ago(l.expires_at)}`,
       expired: `expired ${ago(l.expires_at)}`,
       revoked: `withdrawn ${ago(l.revoked_at)}`,
+      rotated: 'stopped when all links were renewed',
     }[l.state] || l.state;
-    const el = h('li', { class: `device shared-link ${l.state}`, dataset: { id: l.id, state: l.state } },
+    const gone = l.state === 'active' ? '' : ' gone';
+    const el = h('li', { class: `device shared-link ${l.state}${gone}`, dataset: { id: l.id, state: l.state } },
       h('div', { class: 'main' },
         h('span', { class: 'name' }, l.path === '.' ? `All of ${folderName(l.scope)}` : target),
         h('p', { class: 'meta' },
