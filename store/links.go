@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"corral/core/sandbox"
@@ -29,24 +28,17 @@ func (s *Store) RecordLink(ctx context.Context, r sandbox.LinkRecord) error {
 	return nil
 }
 
-// AnyLinkRevoked reports whether any of ids is revoked.
-func (s *Store) AnyLinkRevoked(ctx context.Context, ids []string) (bool, error) {
+// RevokedLinks returns the revoked records of key kid, scope and expiry.
+func (s *Store) RevokedLinks(ctx context.Context, kid, scope string, exp time.Time) ([]sandbox.LinkRecord, error) {
 	if s.closed() {
-		return false, ErrClosed
+		return nil, ErrClosed
 	}
-	if len(ids) == 0 {
-		return false, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	var n int
-	err := s.rdb.QueryRowContext(ctx, `SELECT count(*) FROM links WHERE revoked_ns != 0 AND id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...).Scan(&n)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT `+linkColumns+` FROM links
+		WHERE scope = ? AND expires_ns = ? AND key_id = ? AND revoked_ns != 0`, scope, exp.UnixNano(), kid)
 	if err != nil {
-		return false, fmt.Errorf("check links: %w", err)
+		return nil, fmt.Errorf("check links: %w", err)
 	}
-	return n > 0, nil
+	return scanLinks(rows)
 }
 
 const linkColumns = `id, key_id, scope, path, folder, made_by, created_ns, expires_ns, revoked_ns, revoked_by`
@@ -86,6 +78,10 @@ func (s *Store) Links(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.Link
 	if err != nil {
 		return nil, fmt.Errorf("list links: %w", err)
 	}
+	return scanLinks(rows)
+}
+
+func scanLinks(rows *sql.Rows) ([]sandbox.LinkRecord, error) {
 	defer rows.Close()
 	var out []sandbox.LinkRecord
 	for rows.Next() {

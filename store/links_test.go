@@ -59,15 +59,22 @@ func TestLinkLedger(t *testing.T) {
 		t.Errorf("second revoke changed the first: %+v", r)
 	}
 	for _, tc := range []struct {
-		ids  []int
-		want bool
-	}{{[]int{2}, true}, {[]int{1, 3}, false}, {[]int{5, 2}, true}, {nil, false}} {
-		var ids []string
-		for _, i := range tc.ids {
-			ids = append(ids, fmt.Sprintf("%064x", i))
+		kid, scope string
+		exp        time.Time
+		want       []string
+	}{
+		{"k1", "alice", base.Add(time.Hour), []string{"output/2.txt"}},
+		{"k0", "alice", base.Add(time.Hour), nil},
+		{"k1", "bob", base.Add(time.Hour), nil},
+		{"k1", "alice", base.Add(time.Second), nil},
+	} {
+		got, err := st.RevokedLinks(ctx, tc.kid, tc.scope, tc.exp)
+		var paths []string
+		for _, r := range got {
+			paths = append(paths, r.Path)
 		}
-		if got, err := st.AnyLinkRevoked(ctx, ids); err != nil || got != tc.want {
-			t.Errorf("AnyLinkRevoked(%v) = %v, %v", tc.ids, got, err)
+		if err != nil || !slices.Equal(paths, tc.want) {
+			t.Errorf("RevokedLinks(%s, %s, %v) = %v, %v; want %v", tc.kid, tc.scope, tc.exp, paths, err, tc.want)
 		}
 	}
 	page := func(all bool, limit int) []string {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"time"
 
 	"corral/core/audit"
@@ -46,8 +47,10 @@ type LinkFilter struct {
 // link it was listed from, has been revoked.
 type LinkLedger interface {
 	RecordLink(ctx context.Context, r LinkRecord) error
-	// AnyLinkRevoked reports whether any of ids is revoked.
-	AnyLinkRevoked(ctx context.Context, ids []string) (bool, error)
+	// RevokedLinks returns the revoked records made under key kid for
+	// scope with expiry exp: the only ones that can close a link with
+	// those fields (few, so the check stays linear in the path's length).
+	RevokedLinks(ctx context.Context, kid, scope string, exp time.Time) ([]LinkRecord, error)
 	Links(ctx context.Context, f LinkFilter) ([]LinkRecord, error)
 	// RevokeLink marks id revoked (keeping an earlier revocation) and
 	// returns its record; ErrNoLink when the ledger does not hold id.
@@ -81,27 +84,21 @@ func LinkID(kid string, c links.Claims) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// revocationIDs are the ids whose revocation closes the link for c: its
-// own, and that of every folder link above it with the same expiry (a
-// folder page hands out links to its entries that expire with it, so
-// withdrawing the folder link withdraws them too).
-func revocationIDs(kid string, c links.Claims) []string {
-	ids := []string{LinkID(kid, c)}
-	for p := c.Path; p != "."; {
-		p = parentOf(p)
-		ids = append(ids, LinkID(kid, links.Claims{Scope: c.Scope, Path: p, Folder: true, Expires: c.Expires}))
+// closes reports whether the revoked record r withdraws the link for c
+// (same key, scope and expiry, as RevokedLinks selects): r is that link,
+// or a folder link above it — a folder page hands out links to its
+// entries that expire with it, so withdrawing the folder link withdraws
+// them too.
+func closes(r LinkRecord, c links.Claims) bool {
+	switch {
+	case r.Path == c.Path:
+		return r.Folder == c.Folder || r.Folder
+	case !r.Folder:
+		return false
+	case r.Path == ".":
+		return true
 	}
-	return ids
-}
-
-// parentOf is the folder above p ("." above a top-level name).
-func parentOf(p string) string {
-	for i := len(p) - 1; i >= 0; i-- {
-		if p[i] == '/' {
-			return p[:i]
-		}
-	}
-	return "."
+	return strings.HasPrefix(c.Path, r.Path) && c.Path[len(r.Path)] == '/'
 }
 
 // record notes a link in the ledger before it is handed out: a link the
@@ -112,6 +109,14 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 		return nil
 	}
 	claims := links.Claims{Scope: l.Scope, Path: l.Path, Folder: l.Folder, Expires: l.Expires}
+	// The same fields in the same second are the same token: one the
+	// owner withdrew is not handed out again as if it worked.
+	if err := s.revoked(ctx, l.KeyID, claims); err != nil {
+		if errors.Is(err, ErrRevokedLink) {
+			return errs.New(errs.Conflict, l.Path, "The owner withdrew a link to this a moment ago; ask again in a second for a new one.")
+		}
+		return err
+	}
 	r := LinkRecord{ID: LinkID(l.KeyID, claims), KeyID: l.KeyID, Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires}
 	if err := lg.RecordLink(context.WithoutCancel(ctx), r); err != nil {
 		return errs.Wrap(err, errs.IO, "", "Corral could not note the link in its list of shared links, so it did not make it. Please try again.")
@@ -126,12 +131,14 @@ func (s *Sandbox) revoked(ctx context.Context, kid string, c links.Claims) error
 	if lg == nil {
 		return nil
 	}
-	gone, err := lg.AnyLinkRevoked(ctx, revocationIDs(kid, c))
-	switch {
-	case err != nil:
+	revoked, err := lg.RevokedLinks(ctx, kid, c.Scope, c.Expires)
+	if err != nil {
 		return errs.Wrap(err, errs.Unavailable, "", "Corral could not check this link just now. Please try again in a moment.")
-	case gone:
-		return errs.Wrap(ErrRevokedLink, errs.Denied, c.Path, "The owner has withdrawn this link.")
+	}
+	for _, r := range revoked {
+		if closes(r, c) {
+			return errs.Wrap(ErrRevokedLink, errs.Denied, c.Path, "The owner has withdrawn this link.")
+		}
 	}
 	return nil
 }

@@ -32,15 +32,16 @@ func (m *memLedger) RecordLink(_ context.Context, r LinkRecord) error {
 	return nil
 }
 
-func (m *memLedger) AnyLinkRevoked(_ context.Context, ids []string) (bool, error) {
+func (m *memLedger) RevokedLinks(_ context.Context, kid, scope string, exp time.Time) ([]LinkRecord, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, id := range ids {
-		if !m.recs[id].Revoked.IsZero() {
-			return true, nil
+	var out []LinkRecord
+	for _, r := range m.recs {
+		if !r.Revoked.IsZero() && r.KeyID == kid && r.Scope == scope && r.Expires.Equal(exp) {
+			out = append(out, r)
 		}
 	}
-	return false, nil
+	return out, nil
 }
 
 func (m *memLedger) Links(context.Context, LinkFilter) ([]LinkRecord, error) { return nil, nil }
@@ -60,7 +61,9 @@ func (m *memLedger) RevokeLink(_ context.Context, id, by string, at time.Time) (
 }
 
 func worldWithLedger(t *testing.T, lg *memLedger) *world {
+	now := time.Now()
 	return newWorldWith(t, func(w *world, cfg *Config) {
+		cfg.Clock = func() time.Time { return now } // one second for the whole test
 		cfg.Links = LinkConfig{Secret: make([]byte, 32), Expiry: time.Hour, MaxExpiry: 24 * time.Hour, SaveResultMaxKB: 64, Ledger: lg}
 	})
 }
@@ -86,39 +89,52 @@ func TestLinkNotGivenWhenNotRecorded(t *testing.T) {
 	}
 }
 
-// Revocation ids: a link's own, and every folder above it with the same
-// expiry; never a folder link with another expiry or scope.
-func TestRevocationIDs(t *testing.T) {
-	exp := time.Unix(1_800_000_000, 0)
-	c := links.Claims{Scope: "alice", Path: "output/sub/a.txt", Expires: exp}
-	ids := revocationIDs("k1", c)
-	want := []links.Claims{c,
-		{Scope: "alice", Path: "output/sub", Folder: true, Expires: exp},
-		{Scope: "alice", Path: "output", Folder: true, Expires: exp},
-		{Scope: "alice", Path: ".", Folder: true, Expires: exp}}
-	if len(ids) != len(want) {
-		t.Fatalf("ids %v", ids)
-	}
-	for i, w := range want {
-		if ids[i] != LinkID("k1", w) {
-			t.Errorf("id %d: %s, want that of %+v", i, ids[i], w)
-		}
-	}
-	for _, other := range []links.Claims{
-		{Scope: "bob", Path: "output", Folder: true, Expires: exp},
-		{Scope: "alice", Path: "output", Folder: true, Expires: exp.Add(time.Second)},
-		{Scope: "alice", Path: "output", Folder: false, Expires: exp},
-		{Scope: "alice", Path: "out", Folder: true, Expires: exp},
+// closes: a revoked record withdraws its own link and, as a folder, every
+// link below it; never a sibling whose name starts the same, nor a link
+// above it.
+func TestCloses(t *testing.T) {
+	c := links.Claims{Scope: "alice", Path: "output/sub/a.txt"}
+	for _, tc := range []struct {
+		r    LinkRecord
+		want bool
+	}{
+		{LinkRecord{Path: "output/sub/a.txt"}, true},
+		{LinkRecord{Path: "output/sub", Folder: true}, true},
+		{LinkRecord{Path: "output", Folder: true}, true},
+		{LinkRecord{Path: ".", Folder: true}, true},
+		{LinkRecord{Path: "output/sub"}, false}, // a file link does not cover what is below it
+		{LinkRecord{Path: "output/su", Folder: true}, false},
+		{LinkRecord{Path: "output/sub/a.txt/b", Folder: true}, false},
+		{LinkRecord{Path: "output/sub/a.tx", Folder: true}, false},
+		{LinkRecord{Path: "outpu", Folder: true}, false},
 	} {
-		for _, id := range ids {
-			if id == LinkID("k1", other) || id == LinkID("k2", c) {
-				t.Errorf("%+v would close %s", other, c.Path)
-			}
+		if got := closes(tc.r, c); got != tc.want {
+			t.Errorf("%+v closes %s: %v, want %v", tc.r, c.Path, got, tc.want)
 		}
 	}
-	// Length-prefixed: moving a byte between scope and path changes the id.
-	if LinkID("k", links.Claims{Scope: "ab", Path: "c"}) == LinkID("k", links.Claims{Scope: "a", Path: "bc"}) ||
-		LinkID("ka", links.Claims{Scope: "b"}) == LinkID("k", links.Claims{Scope: "ab"}) {
-		t.Error("ids collide across the scope/path boundary")
+	if closes(LinkRecord{Path: "output"}, links.Claims{Path: "output", Folder: true}) {
+		t.Error("a revoked file link closed a folder link of the same path")
+	}
+}
+
+// A link made again in the same second after the owner withdrew it would
+// be the same, dead token: it is refused, not handed out.
+func TestWithdrawnLinkNotHandedOutAgain(t *testing.T) {
+	lg := &memLedger{recs: map[string]LinkRecord{}}
+	w := worldWithLedger(t, lg)
+	ctx := context.Background()
+	os.MkdirAll(filepath.Join(w.dir, "base", "alice", "output"), 0o755)
+	os.WriteFile(filepath.Join(w.dir, "base", "alice", "output", "r.txt"), []byte("r"), 0o644)
+	l, err := w.box.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := LinkID(l.KeyID, links.Claims{Scope: l.Scope, Path: l.Path, Expires: l.Expires})
+	if _, err := w.box.RevokeLink(ctx, Caller{Client: "owner", Owner: true, User: "default"}, id); err != nil {
+		t.Fatal(err)
+	}
+	again, err := w.box.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
+	if errs.KindOf(err) != errs.Conflict || again.Token != "" {
+		t.Errorf("the withdrawn link handed out again: %+v, %v", again, err)
 	}
 }

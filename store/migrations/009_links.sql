@@ -15,3 +15,4 @@ CREATE TABLE links (
     revoked_by  TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX links_newest ON links (created_ns DESC, id DESC);
+CREATE INDEX links_revoked ON links (scope, expires_ns) WHERE revoked_ns != 0;
