@@ -83,9 +83,10 @@ func TestMCPProgress(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("file_write: %v %v", err, res)
 			}
-			if !strings.Contains(strings.Join(got(), "\n"), "Waiting for the owner's answer") {
-				t.Fatalf("progress: %q", got())
-			}
+			// Notifications and the answer may travel apart: poll.
+			waitFor(t, 5*time.Second, "progress saying Corral waits for the owner", func() bool {
+				return strings.Contains(strings.Join(got(), "\n"), "Waiting for the owner's answer")
+			})
 		})
 	}
 }

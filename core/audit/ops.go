@@ -48,6 +48,7 @@ var Operations = []Operation{
 	{"link.create", "Made a link", []string{GroupPath}},
 	{"files.out", "Link opened", []string{GroupPath}},
 	{"links.rotate", "Reset all links", []string{GroupCorral, GroupOwner}},
+	{"link.revoke", "Withdrew a link", []string{GroupPath, GroupOwner}},
 	{"undo.apply", "Undid an event", nil},
 	{"version.restore", "Restored a file", nil},
 	{"rule.create", "Rule added", []string{GroupOwner}},
