@@ -50,7 +50,7 @@ func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"pending": p.Pending()}, nil
+	return pendingResult{Pending: p.Pending()}, nil
 }
 
 func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
@@ -75,7 +75,7 @@ func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID, "decision": a.Decision}, nil
+	return decidedResult{ID: a.ID, Decision: a.Decision}, nil
 }
 
 // connSurface forwards the broker's news to one connection, in order,
@@ -113,7 +113,7 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if !c.conn.subscribeOnce("approvals") {
-		return map[string]any{"subscribed": true}, nil
+		return subscribedResult{Subscribed: true}, nil
 	}
 	// Subscribe replays what is pending into the buffer before the
 	// forwarder starts; the buffer is larger than all the questions that
@@ -135,7 +135,7 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"subscribed": true}, nil
+	return subscribedResult{Subscribed: true}, nil
 }
 
 func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
@@ -146,7 +146,7 @@ func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"rules": p.Rules()}, nil
+	return rulesResult{Rules: p.Rules()}, nil
 }
 
 func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
@@ -163,7 +163,7 @@ func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
 	if err := p.Revoke(ctx, a.ID, c.caller.Client); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID}, nil
+	return idResult{ID: a.ID}, nil
 }
 
 func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error) {
@@ -181,6 +181,6 @@ func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error
 		if s.onPause != nil {
 			s.onPause(paused)
 		}
-		return map[string]any{"paused": paused}, nil
+		return pausedResult{Paused: paused}, nil
 	}
 }
