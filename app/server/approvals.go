@@ -56,7 +56,7 @@ func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
 	for i, a := range pending {
 		out[i] = withChoices(a)
 	}
-	return map[string]any{"pending": out}, nil
+	return pendingResult{Pending: out}, nil
 }
 
 func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
@@ -82,7 +82,7 @@ func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID, "decision": a.Decision}, nil
+	return decidedResult{ID: a.ID, Decision: a.Decision}, nil
 }
 
 // answeredVia names, for the audit log, which of the owner's surfaces an
@@ -162,7 +162,7 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if !c.conn.subscribeOnce("approvals") {
-		return map[string]any{"subscribed": true}, nil
+		return subscribedResult{Subscribed: true}, nil
 	}
 	// Subscribe replays what is pending into the buffer before the
 	// forwarder starts; the buffer is larger than all the questions that
@@ -184,7 +184,7 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"subscribed": true}, nil
+	return subscribedResult{Subscribed: true}, nil
 }
 
 func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
@@ -195,7 +195,7 @@ func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"rules": p.Rules()}, nil
+	return rulesResult{Rules: p.Rules()}, nil
 }
 
 func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
@@ -212,7 +212,7 @@ func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
 	if err := p.Revoke(ctx, a.ID, c.caller.Client); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID}, nil
+	return idResult{ID: a.ID}, nil
 }
 
 func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error) {
@@ -230,6 +230,6 @@ func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error
 		if s.onPause != nil {
 			s.onPause(paused)
 		}
-		return map[string]any{"paused": paused}, nil
+		return pausedResult{Paused: paused}, nil
 	}
 }

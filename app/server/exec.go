@@ -67,12 +67,12 @@ func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "command.cancel", id, detail); err != nil {
 		return nil, err
 	}
-	return map[string]any{"cancelled": cancelled}, nil
+	return cancelledResult{Cancelled: cancelled}, nil
 }
 
 func (s *Server) commandList(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return map[string]any{"running": wire.Encode(s.box.Commands())}, nil
+	return runningResult{Running: wire.To[[]wire.Running](s.box.Commands())}, nil
 }

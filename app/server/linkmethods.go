@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"maps"
 	"time"
 
 	"corral/app/rpc"
@@ -29,9 +28,9 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"url": s.URL(l), "path": l.Path, "expiresAt": l.Expires.Format(time.RFC3339)}
+	out := linkResult{URL: s.URL(l), Path: l.Path, ExpiresAt: l.Expires.Format(time.RFC3339)}
 	if c.caller.Owner {
-		maps.Copy(out, s.linkReach(l))
+		out.ownerReach = s.linkReach(l)
 	}
 	return out, nil
 }
@@ -46,11 +45,13 @@ func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	url := s.URL(res.Link)
-	out := map[string]any{"path": res.Link.Path, "url": url, "expiresAt": res.Link.Expires.Format(time.RFC3339)}
+	out := savedResult{Path: res.Link.Path, URL: url, ExpiresAt: res.Link.Expires.Format(time.RFC3339)}
 	if a.Format == "markdown" || a.Format == "" {
-		out["content"] = res.Content
+		content := res.Content
+		out.Content = &content
 		// The same report rendered as a page, for a person to open.
-		out["view_url"] = url + "&view=1"
+		view := url + "&view=1"
+		out.ViewURL = &view
 	}
 	return out, nil
 }
@@ -65,5 +66,5 @@ func (s *Server) linksRotate(ctx context.Context, c *call) (any, error) {
 	if err := s.rotate(ctx, c.caller.Client); err != nil {
 		return nil, err
 	}
-	return map[string]any{"rotated": true}, nil
+	return rotatedResult{Rotated: true}, nil
 }

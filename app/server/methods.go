@@ -401,7 +401,7 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 // auditSubscribe streams committed events to the connection until it ends.
 func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 	if !c.conn.subscribeOnce("audit") {
-		return map[string]any{"subscribed": true}, nil
+		return subscribedResult{Subscribed: true}, nil
 	}
 	events, cancel := s.audit.Subscribe()
 	go func() {
@@ -426,5 +426,5 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"subscribed": true}, nil
+	return subscribedResult{Subscribed: true}, nil
 }
