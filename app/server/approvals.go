@@ -136,7 +136,7 @@ func (cs *connSurface) send(method string, params any) {
 }
 
 func (cs *connSurface) ApprovalRequested(a policy.Approval) {
-	cs.send("approval.requested", map[string]any{"approval": withChoices(a)})
+	cs.send("approval.requested", approvalRequested{Approval: withChoices(a)})
 }
 
 // approvalOut is an approval as the owner's surfaces receive it: with
@@ -153,7 +153,7 @@ func withChoices(a policy.Approval) approvalOut {
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {
-	cs.send("approval.resolved", map[string]any{"id": id, "decision": d, "by": by})
+	cs.send("approval.resolved", approvalResolved{ID: id, Decision: d, By: by})
 }
 
 func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {

@@ -39,7 +39,7 @@ func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
 	switch {
 	case a.Stream && c.conn != nil:
 		onOutput = func(stream string, data []byte) {
-			c.conn.notify("command.output", map[string]any{"request_id": json.RawMessage(c.id), "stream": stream, "data": string(data)})
+			c.conn.notify("command.output", commandOutput{RequestID: json.RawMessage(c.id), Stream: stream, Data: string(data)})
 		}
 	case a.Stream:
 		onOutput = c.output

@@ -294,7 +294,7 @@ func (s *Server) sessionLogin(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	u, exp := s.LoginURL()
-	return map[string]any{"url": u, "expiresAt": exp.UTC().Format(time.RFC3339)}, nil
+	return loginResult{URL: u, ExpiresAt: exp.UTC().Format(time.RFC3339)}, nil
 }
 
 // maxOps bounds the operations one audit filter may list (its error says 64).
@@ -395,7 +395,7 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	if b == nil {
 		b = []audit.Bucket{}
 	}
-	return map[string]any{"buckets": b}, nil
+	return bucketsResult{Buckets: b}, nil
 }
 
 // auditSubscribe streams committed events to the connection until it ends.
@@ -418,7 +418,7 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", map[string]any{"event": ev}) {
+				if !c.conn.notify("audit.event", auditEvent{Event: ev}) {
 					return
 				}
 			case <-c.conn.done:

@@ -249,7 +249,7 @@ func (s *Server) pairingStart(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"url": p.URL, "code": p.Code, "expiresAt": p.Expires.UTC().Format(time.RFC3339), "qr": p.QR, "fingerprint": p.Fingerprint}, nil
+	return pairingResult{URL: p.URL, Code: p.Code, ExpiresAt: p.Expires.UTC().Format(time.RFC3339), QR: p.QR, Fingerprint: p.Fingerprint}, nil
 }
 
 // qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
@@ -280,13 +280,13 @@ func (s *Server) deviceList(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if s.devices == nil {
-		return map[string]any{"devices": []store.Device{}}, nil
+		return devicesResult{Devices: []store.Device{}}, nil
 	}
 	d, err := s.devices.Devices(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"devices": d}, nil
+	return devicesResult{Devices: d}, nil
 }
 
 func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
@@ -310,7 +310,7 @@ func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "device.revoke", a.ID, ""); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID}, nil
+	return idResult{ID: a.ID}, nil
 }
 
 // pairPage serves GET /pair?code=C: a page where the phone names itself,
