@@ -83,7 +83,7 @@ func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) fun
 
 func (s *Server) methodTable() map[string]method {
 	b := s.box
-	return map[string]method{
+	t := map[string]method{
 		"session.info":     {fn: s.sessionInfo},
 		"file.read":        {fn: handle(b.Read)},
 		"file.write":       {fn: handle(b.Write)},
@@ -101,21 +101,9 @@ func (s *Server) methodTable() map[string]method {
 		"audit.stats":      {owner: true, fn: s.auditStats},
 		"audit.subscribe":  {owner: true, needsConn: true, fn: s.auditSubscribe},
 
-		"approval.list":      {owner: true, fn: s.approvalList},
-		"approval.respond":   {owner: true, fn: s.approvalRespond},
-		"approval.subscribe": {owner: true, needsConn: true, fn: s.approvalSubscribe},
-		"rule.list":          {owner: true, fn: s.ruleList},
-		"rule.revoke":        {owner: true, fn: s.ruleRevoke},
-		"agents.pause":       {owner: true, fn: s.setPaused(true)},
-		"agents.resume":      {owner: true, fn: s.setPaused(false)},
-
 		"command.run":    {fn: s.commandRun},
 		"command.cancel": {fn: s.commandCancel},
 		"command.list":   {owner: true, fn: s.commandList},
-
-		"pairing.start": {owner: true, fn: s.pairingStart},
-		"device.list":   {owner: true, fn: s.deviceList},
-		"device.revoke": {owner: true, fn: s.deviceRevoke},
 
 		"link.create":  {fn: s.linkCreate},
 		"result.save":  {fn: s.resultSave},
@@ -150,7 +138,16 @@ func (s *Server) methodTable() map[string]method {
 		"version.restore":    {owner: true, fn: handle(b.Restore)},
 		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
+	// The areas that depend only on what they use (a narrow interface each).
+	add := func(name string, m method) { t[name] = m }
+	s.approvalArea().methods(add)
+	s.deviceArea().methods(add)
+	return t
 }
+
+// recordFunc writes one line of the audit log (Server.record): what an
+// area needs of the log, no more.
+type recordFunc func(ctx context.Context, who, op, target, detail string) error
 
 type rootInfo struct {
 	Path   string `json:"path"`
