@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -288,4 +289,58 @@ func TestDeviceAreaPairingStart(t *testing.T) {
 	}
 	_, err = d.pairingStart(t.Context(), ownerCall(`{"x":1}`))
 	wantKind(t, err, errs.InvalidParams)
+}
+
+// fakeLog is an auditFeed over a slice of events.
+type fakeLog struct {
+	events []audit.Event
+	asked  audit.Filter
+}
+
+func (l *fakeLog) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
+	l.asked = f
+	return audit.Page{Events: l.events}, nil
+}
+
+func (l *fakeLog) Stats(ctx context.Context, f audit.Filter, bucket time.Duration) ([]audit.Bucket, error) {
+	l.asked = f
+	return nil, nil
+}
+
+func (l *fakeLog) Subscribe() (<-chan audit.Event, func()) { return nil, func() {} }
+
+func TestAuditAreaFilters(t *testing.T) {
+	log := &fakeLog{}
+	a := auditArea{log: log}
+	res, err := a.query(t.Context(), ownerCall(`{"agent":"bot","since":"2026-01-02T15:04:05Z","decision":"deny"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.asked.Agent != "bot" || log.asked.Decision != audit.Deny || !log.asked.Since.Equal(time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)) {
+		t.Errorf("the store was asked %+v", log.asked)
+	}
+	if w := wireOf(t, res); !strings.Contains(w, `"events":[]`) {
+		t.Errorf("no events: %s, want an empty list, not null", w)
+	}
+	res, err = a.stats(t.Context(), ownerCall(`{"bucket":"day"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"buckets":[]}` {
+		t.Errorf("audit.stats = %s", w)
+	}
+	for _, tc := range []struct {
+		fn     func(context.Context, *call) (any, error)
+		params string
+	}{
+		{a.query, `{"bucket":"day"}`},
+		{a.query, `{"since":"yesterday"}`},
+		{a.query, `{"decision":"maybe"}`},
+		{a.query, `{"ops":[]}`},
+		{a.query, `{"limit":-1}`},
+		{a.stats, `{"bucket":"week"}`},
+	} {
+		_, err := tc.fn(t.Context(), ownerCall(tc.params))
+		wantKind(t, err, errs.InvalidParams)
+	}
 }

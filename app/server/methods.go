@@ -97,9 +97,6 @@ func (s *Server) methodTable() map[string]method {
 		"file.find":        {fn: handle(b.Find)},
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},
-		"audit.query":      {owner: true, fn: s.auditQuery},
-		"audit.stats":      {owner: true, fn: s.auditStats},
-		"audit.subscribe":  {owner: true, needsConn: true, fn: s.auditSubscribe},
 
 		"command.run":    {fn: s.commandRun},
 		"command.cancel": {fn: s.commandCancel},
@@ -142,6 +139,7 @@ func (s *Server) methodTable() map[string]method {
 	add := func(name string, m method) { t[name] = m }
 	s.approvalArea().methods(add)
 	s.deviceArea().methods(add)
+	auditArea{log: s.audit}.methods(add)
 	return t
 }
 
@@ -345,7 +343,25 @@ func (a auditFilter) filter() (audit.Filter, error) {
 	return f, nil
 }
 
-func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
+// auditFeed is what the audit methods use of the store: reading and
+// following the log; they never write it.
+type auditFeed interface {
+	audit.Reader
+	audit.Subscriber
+}
+
+// auditArea answers audit.query, audit.stats and audit.subscribe.
+type auditArea struct {
+	log auditFeed
+}
+
+func (l auditArea) methods(add func(name string, m method)) {
+	add("audit.query", method{owner: true, fn: l.query})
+	add("audit.stats", method{owner: true, fn: l.stats})
+	add("audit.subscribe", method{owner: true, needsConn: true, fn: l.subscribe})
+}
+
+func (l auditArea) query(ctx context.Context, c *call) (any, error) {
 	var a auditFilter
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -357,7 +373,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.audit.Query(ctx, f)
+	page, err := l.log.Query(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +383,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	return page, nil
 }
 
-func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
+func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
 	var a auditFilter
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -385,7 +401,7 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	default:
 		return nil, errs.New(errs.InvalidParams, "", `bucket must be "hour" or "day".`)
 	}
-	b, err := s.audit.Stats(ctx, f, bucket)
+	b, err := l.log.Stats(ctx, f, bucket)
 	if err != nil {
 		return nil, err
 	}
@@ -395,12 +411,12 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	return bucketsResult{Buckets: b}, nil
 }
 
-// auditSubscribe streams committed events to the connection until it ends.
-func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
+// subscribe streams committed events to the connection until it ends.
+func (l auditArea) subscribe(ctx context.Context, c *call) (any, error) {
 	if !c.conn.subscribeOnce("audit") {
 		return subscribedResult{Subscribed: true}, nil
 	}
-	events, cancel := s.audit.Subscribe()
+	events, cancel := l.log.Subscribe()
 	go func() {
 		defer c.conn.unsubscribe("audit") // a later audit.subscribe starts afresh
 		defer cancel()
