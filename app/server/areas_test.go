@@ -344,3 +344,49 @@ func TestAuditAreaFilters(t *testing.T) {
 		wantKind(t, err, errs.InvalidParams)
 	}
 }
+
+// fakeLinks is a linkMaker that signs every path with the same token.
+type fakeLinks struct{ made []sandbox.LinkArgs }
+
+func (f *fakeLinks) CreateLink(ctx context.Context, c sandbox.Caller, a sandbox.LinkArgs) (sandbox.Link, error) {
+	f.made = append(f.made, a)
+	return sandbox.Link{Path: a.Path, Token: "t", Expires: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, nil
+}
+
+func (f *fakeLinks) SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error) {
+	return sandbox.Result{Link: sandbox.Link{Path: "/share/r.md", Token: "t"}, Content: a.Content}, nil
+}
+
+func TestLinkAreaTellsOnlyTheOwnerTheReach(t *testing.T) {
+	box := &fakeLinks{}
+	var rotatedBy string
+	x := linkArea{box: box,
+		url:    func(l sandbox.Link) string { return "http://127.0.0.1:1/files/out?" + l.Query() },
+		reach:  func(sandbox.Link) *ownerReach { return &ownerReach{LocalOnly: true} },
+		rotate: func(ctx context.Context, by string) error { rotatedBy = by; return nil },
+	}
+	params := `{"path":"/home/ann/a.txt","expires_in":"1h"}`
+	agent, err := x.create(t.Context(), &call{caller: sandbox.Caller{Client: "bot"}, params: json.RawMessage(params)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := x.create(t.Context(), ownerCall(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, agent); strings.Contains(w, "local_only") {
+		t.Errorf("an agent was told the reach: %s", w)
+	}
+	if w := wireOf(t, owner); !strings.Contains(w, `"local_only":true`) {
+		t.Errorf("the owner was not told the reach: %s", w)
+	}
+	if len(box.made) != 2 || box.made[0].ExpiresIn != time.Hour {
+		t.Errorf("links asked for: %+v", box.made)
+	}
+	if _, err := x.rotateAll(t.Context(), ownerCall(`{}`)); err != nil || rotatedBy != "owner" {
+		t.Errorf("links.rotate: err %v, by %q", err, rotatedBy)
+	}
+	x.rotate = nil
+	_, err = x.rotateAll(t.Context(), ownerCall(`{}`))
+	wantKind(t, err, errs.Unavailable)
+}

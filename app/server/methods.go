@@ -98,14 +98,6 @@ func (s *Server) methodTable() map[string]method {
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},
 
-		"command.run":    {fn: s.commandRun},
-		"command.cancel": {fn: s.commandCancel},
-		"command.list":   {owner: true, fn: s.commandList},
-
-		"link.create":  {fn: s.linkCreate},
-		"result.save":  {fn: s.resultSave},
-		"links.rotate": {owner: true, fn: s.linksRotate},
-
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
 		// Agents and people managed at runtime (agents.go, connect.go).
@@ -140,6 +132,8 @@ func (s *Server) methodTable() map[string]method {
 	s.approvalArea().methods(add)
 	s.deviceArea().methods(add)
 	auditArea{log: s.audit}.methods(add)
+	commandArea{box: s.box, record: s.record}.methods(add)
+	linkArea{box: s.box, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
 	return t
 }
 
