@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"corral/app/wire"
 	"corral/core/policy"
 	"corral/core/visible"
 )
@@ -15,8 +16,8 @@ import (
 // pendingApproval is an approval as approval.list gives it to the owner:
 // with its answers in the words of policy's one table.
 type pendingApproval struct {
-	policy.Approval
-	Choices         []policy.Choice `json:"choices"`
+	wire.Approval
+	Choices         []wire.Choice   `json:"choices"`
 	DefaultDecision policy.Decision `json:"default_decision"`
 }
 
@@ -58,7 +59,7 @@ func runApprove(args []string) error {
 	return fmt.Errorf("nothing with the id %q is waiting (answered or timed out already?)", args[0])
 }
 
-func labels(cs []policy.Choice) string {
+func labels(cs []wire.Choice) string {
 	var out []string
 	for _, c := range cs {
 		out = append(out, fmt.Sprintf("%q", c.Label))

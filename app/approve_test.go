@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/app/wire"
 	"corral/core/policy"
 )
 
@@ -54,7 +55,7 @@ func TestCLIApprove(t *testing.T) {
 	}
 	out := cli()
 	var allow, deny []string
-	for _, c := range a.Approval.Choices() {
+	for _, c := range wire.To[policy.Approval](a.Approval).Choices() {
 		q, _ := json.Marshal(c.Label)
 		if c.Decision == policy.AllowOnce {
 			q = append(q, " (default)"...)

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"corral/core/audit"
+	"corral/app/wire"
 )
 
 // hostilePath is what an agent might send to write into the owner's
@@ -49,7 +49,7 @@ func TestCLIShowsAgentTextSafely(t *testing.T) {
 	lines := 0
 	for sc.Scan() {
 		lines++
-		var e audit.Event
+		var e wire.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("line %d is not one JSON object: %v %q", lines, err, sc.Text())
 		}
@@ -84,7 +84,7 @@ func mustJSON(t *testing.T, v any) string {
 func TestAuditRowOnATerminal(t *testing.T) {
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
-	auditOut{w: &sb}.row(tw, audit.Event{ID: 1, Time: time.Now(), Client: "a", Op: "file.read", Target: hostilePath})
+	auditOut{w: &sb}.row(tw, wire.Event{ID: 1, Time: time.Now(), Client: "a", Op: "file.read", Target: hostilePath})
 	tw.Flush()
 	if !strings.Contains(sb.String(), `notes/\x1b[2J\x1b[31m\u202eevil`) || !strings.Contains(sb.String(), "x…") || strings.Contains(sb.String(), strings.Repeat("x", 100)) {
 		t.Errorf("terminal row: %q", sb.String())

@@ -25,7 +25,7 @@ import (
 	"corral/app/client"
 	"corral/app/config"
 	"corral/app/daemon"
-	"corral/core/audit"
+	"corral/app/wire"
 	"corral/core/visible"
 )
 
@@ -180,13 +180,13 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 	if !out.json {
 		fmt.Fprintf(tw, auditWidths, "ID", "TIME", "CLIENT", "USER", "OP", "DECISION", "BY", "TARGET", "ERROR")
 	}
-	row := func(e audit.Event) { out.row(tw, e) }
+	row := func(e wire.Event) { out.row(tw, e) }
 	if follow {
 		if _, err := c.Call(ctx, "audit.subscribe", nil); err != nil {
 			return err
 		}
 	}
-	var page audit.Page
+	var page wire.Page
 	if err := c.CallInto(ctx, "audit.query", params, &page); err != nil {
 		return err
 	}
@@ -207,7 +207,7 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 				return errors.New("the daemon closed the connection")
 			}
 			var m struct {
-				Event audit.Event `json:"event"`
+				Event wire.Event `json:"event"`
 			}
 			if n.Method != "audit.event" || json.Unmarshal(n.Params, &m) != nil || !matches(m.Event, params) {
 				continue
@@ -221,7 +221,7 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 }
 
 // matches applies the exact-match filters to followed events.
-func matches(e audit.Event, p map[string]any) bool {
+func matches(e wire.Event, p map[string]any) bool {
 	for k, want := range map[string]string{"client": e.Client, "user": e.User, "op": e.Op, "decision": string(e.Decision)} {
 		if v, ok := p[k]; ok && v != want {
 			return false
@@ -239,7 +239,7 @@ const auditWidths = "%-6s\t%-19s\t%-12s\t%-8s\t%-12s\t%-8s\t%-7s\t%-30s\t%s\n"
 // shown with its hidden characters made visible (visible.Line), so no
 // escape sequence reaches the terminal; JSON lines keep values exact
 // (encoding/json escapes controls) with format characters escaped too.
-func (o auditOut) row(tw *tabwriter.Writer, e audit.Event) {
+func (o auditOut) row(tw *tabwriter.Writer, e wire.Event) {
 	if o.json {
 		b, err := marshalVisible(e)
 		if err == nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"image"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,11 +222,20 @@ func (s *traySession) openTrayMenu(name string, want int, keys ...string) []rect
 		s.t.Fatal(err)
 	}
 	// The menu is mapped, then animates open; each key then changes it.
+	// Only the menus are watched: an approval's window beside them counts
+	// down.
 	s.waitMenus(1)
-	shown := s.settle(nil)
+	area := func() image.Rectangle {
+		var r image.Rectangle
+		for _, m := range s.menusShown() {
+			r = r.Union(image.Rect(m.X, m.Y, m.X+m.W, m.Y+m.H))
+		}
+		return r
+	}
+	shown := s.settle(nil, area)
 	for _, k := range keys {
 		s.xdotool("key", k)
-		shown = s.settle(shown)
+		shown = s.settle(shown, area)
 	}
 	menus := s.waitMenus(want)
 	s.screenshot(name)

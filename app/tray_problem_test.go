@@ -66,7 +66,7 @@ func TestTrayConfigErrorWindow(t *testing.T) {
 	if win == "" {
 		t.Fatalf("no window titled %q\n%s", ui.ProblemTitle, stderr.String())
 	}
-	s.settle(nil) // drawn
+	s.settle(nil, nil) // drawn
 	s.screenshot("tray-config-error")
 	if want := cfg + ":2: "; !strings.Contains(stderr.String(), want) {
 		t.Errorf("stderr %q lacks %q", stderr.String(), want)

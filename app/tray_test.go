@@ -464,25 +464,33 @@ func (s *traySession) capture(path string) (image.Image, []byte) {
 	return img, b
 }
 
-// settle waits, up to 10 s, until the screen differs from before (unless
-// before is nil) and then stays the same over three captures in a row,
-// i.e. whatever was just opened, moved or drawn has finished changing.
-// It only logs when the screen never settles: what the caller checks next
-// says whether that matters. It returns the last capture.
-func (s *traySession) settle(before image.Image) image.Image {
+// settle waits, up to 10 s, until the part of the screen that area
+// names (nil: all of it; asked again at each capture, so a part that
+// grows counts as a change) differs from before (unless before is nil)
+// and then stays the same over three captures in a row: whatever was just
+// opened, moved or drawn there has finished changing. Elsewhere things
+// may go on moving (an approval's countdown). It only logs when the
+// screen never settles: what the caller checks next says whether that
+// matters. It returns the last capture.
+func (s *traySession) settle(before image.Image, area func() image.Rectangle) image.Image {
 	s.t.Helper()
 	path := filepath.Join(s.t.TempDir(), "settle.png")
 	var last image.Image
+	var lastR image.Rectangle
 	changed, same := before == nil, 0
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		img, _ := s.capture(path)
-		changed = changed || !samePixels(img, before)
-		if changed && last != nil && samePixels(img, last) {
+		r := img.Bounds()
+		if area != nil {
+			r = area().Intersect(r)
+		}
+		changed = changed || !samePixels(img, before, r)
+		if changed && last != nil && r == lastR && samePixels(img, last, r) {
 			same++
 		} else {
 			same = 0
 		}
-		last = img
+		last, lastR = img, r
 		if same == 2 {
 			return img
 		}
@@ -491,17 +499,11 @@ func (s *traySession) settle(before image.Image) image.Image {
 	return last
 }
 
-// samePixels reports whether a and b show the same picture.
-func samePixels(a, b image.Image) bool {
+// samePixels reports whether a and b show the same picture within r.
+func samePixels(a, b image.Image, r image.Rectangle) bool {
 	if a == nil || b == nil || a.Bounds() != b.Bounds() {
 		return false
 	}
-	if ra, ok := a.(*image.RGBA); ok {
-		if rb, ok := b.(*image.RGBA); ok {
-			return bytes.Equal(ra.Pix, rb.Pix)
-		}
-	}
-	r := a.Bounds()
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		for x := r.Min.X; x < r.Max.X; x++ {
 			if a.At(x, y) != b.At(x, y) {
@@ -704,7 +706,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		if !found {
 			t.Fatalf("%q did not open %q", w.label, w.title)
 		}
-		s.settle(nil) // drawn
+		s.settle(nil, nil) // drawn
 		s.screenshot(w.shot)
 	}
 	for deadline := time.Now().Add(5 * time.Second); icon() != normal && time.Now().Before(deadline); {

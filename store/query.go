@@ -83,7 +83,7 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 			return audit.Page{}, fmt.Errorf("query audit events: %w", err)
 		}
 		if changes != "" {
-			if err := json.Unmarshal([]byte(changes), &e.Changes); err != nil {
+			if e.Changes, err = parseChanges(changes); err != nil {
 				return audit.Page{}, fmt.Errorf("query audit events: changes of event %d: %w", e.ID, err)
 			}
 		}

@@ -2,9 +2,12 @@ package store
 
 import (
 	"cmp"
+	"database/sql"
 	"encoding/base64"
 	"fmt"
 	"math"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -609,5 +612,50 @@ func TestAnswerAndRuleRoundTrip(t *testing.T) {
 		if g.Answer != w.Answer || g.AnsweredBy != w.AnsweredBy || g.Rule != w.Rule || g.DecidedBy != w.DecidedBy {
 			t.Errorf("event %d: %+v, want %+v", w.ID, g, w)
 		}
+	}
+}
+
+// A log written before pages were in time order (schema 006) is upgraded
+// in place: its events keep everything they had, come in time order, and
+// read back with no answer, surface or rule.
+func TestUpgradeToTimeOrder(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "corral.db")
+	db, err := sql.Open("sqlite3", dsn(path, url.Values{"_txlock": {"immediate"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms[:6] {
+		if err := apply(db, m, 6); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, min := range []int{10, 30, 20} {
+		if _, err := db.Exec(`INSERT INTO audit_events (time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes)
+			VALUES (?, 'a', 'alice', 'file.read', ?, 'allow', 'owner', 'owner answered allow_once', 0, 0, '', '')`,
+			t0.Add(time.Duration(min)*time.Minute).UnixNano(), fmt.Sprint("t", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := all(t, s, audit.Filter{Client: "a"})
+	var targets []string
+	for _, e := range got {
+		targets = append(targets, e.Target)
+		if e.Answer != "" || e.AnsweredBy != "" || e.Rule != "" || e.Detail != "owner answered allow_once" {
+			t.Errorf("upgraded event %+v", e)
+		}
+	}
+	if !slices.Equal(targets, []string{"t1", "t2", "t0"}) {
+		t.Errorf("upgraded log in order %v, want t1 t2 t0", targets)
 	}
 }

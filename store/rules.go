@@ -55,7 +55,7 @@ func (s *Store) LoadRules(ctx context.Context) ([]policy.Rule, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	if _, err := s.wdb.ExecContext(ctx, `DELETE FROM rules WHERE expires_ns IS NOT NULL AND expires_ns <= ?`, time.Now().UnixNano()); err != nil {
+	if _, err := s.wdb.ExecContext(ctx, `DELETE FROM rules WHERE expires_ns IS NOT NULL AND expires_ns <= ?`, s.opts.Clock().UnixNano()); err != nil {
 		return nil, fmt.Errorf("load rules: %w", err)
 	}
 	rows, err := s.rdb.QueryContext(ctx,

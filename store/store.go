@@ -25,9 +25,11 @@
 //     mode keeps committed events across a crash of Corral itself, but the
 //     last transactions before a power cut may be lost.
 //   - Speed of every query. Filters on client, user, op or decision and
-//     time ranges use indexes; a text filter scans rows until it has a page,
-//     so a rare text on a large log reads the whole table.
-//     Stats reads every event it counts, so its cost grows with the range.
+//     time ranges use indexes that are in page order; a text filter walks
+//     the time index, reading rows until it has a page, so a rare text on a
+//     large log reads the whole table (through the index: about twice as
+//     slow as reading it in id order). Stats reads every event it counts,
+//     so its cost grows with the range.
 //   - Ordering between several processes writing the same file; a Store
 //     expects to be the only writer.
 //   - Graceful failure if another program truncates the file: reads go

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"runtime"
@@ -301,17 +300,4 @@ func clampNanos(t time.Time) int64 {
 		return math.MaxInt64
 	}
 	return t.UnixNano()
-}
-
-// changesJSON is the changes column of an event: its changes as a JSON
-// array, or "" when it changed nothing.
-func changesJSON(cs []audit.Change) string {
-	if len(cs) == 0 {
-		return ""
-	}
-	b, err := json.Marshal(cs)
-	if err != nil { // a Change holds only strings and numbers
-		return ""
-	}
-	return string(b)
 }

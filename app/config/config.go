@@ -698,3 +698,33 @@ func WriteAtomic(path string, data []byte, mode os.FileMode, replace bool) error
 	}
 	return os.Link(tmp.Name(), path) // fails if path exists
 }
+
+// CheckRoots refuses a sandbox base that is or contains one of Corral's
+// own folders (a user or the shared folder would be one of them), and
+// [[sandbox.roots]] that are, contain or lie inside the sandbox base or
+// Corral's own folders: agents would reach the secrets or other users'
+// folders through them. Paths are compared by their real names. The
+// daemon checks it before it takes its lock, server.Build before it wires
+// anything, and a reloaded config before it is taken.
+func (cfg *Config) CheckRoots(files Files) error {
+	real := paths.Resolved
+	own := files.OwnDirs()
+	base := real(cfg.Sandbox.Base)
+	for _, p := range own {
+		if paths.Within(real(p), base) {
+			return &Error{File: cfg.Path, Key: "sandbox.base",
+				Msg: fmt.Sprintf("%q contains %s, which holds Corral's own files; agents' folders would reach them. Choose a folder that does not contain it", cfg.Sandbox.Base, p)}
+		}
+	}
+	private := append([]string{cfg.Sandbox.Base}, own...)
+	for i, r := range cfg.Sandbox.Roots {
+		root := real(r.Path)
+		for _, p := range private {
+			if paths.Overlap(root, real(p)) {
+				return &Error{File: cfg.Path, Key: fmt.Sprintf("sandbox.roots[%d].path", i),
+					Msg: fmt.Sprintf("%q overlaps %s, which holds Corral's own files or the sandboxes; choose a folder that neither contains nor lies inside it", r.Path, p)}
+			}
+		}
+	}
+	return nil
+}

@@ -39,7 +39,6 @@ import (
 
 	"corral/app/config"
 	"corral/app/server"
-	"corral/core/paths"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -181,7 +180,7 @@ func Open(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRoots(cfg, files); err != nil {
+	if err := cfg.CheckRoots(files); err != nil {
 		return nil, err
 	}
 	owner, err := config.EnsureOwnerToken(files.OwnerToken)
@@ -278,32 +277,4 @@ func (d *Daemon) Run(ctx context.Context, listen string, ready func(*server.Serv
 		ready(d.Server)
 	}
 	return d.Server.Serve(ctx, 10*time.Second, lns...)
-}
-
-// checkRoots refuses a sandbox base that is or contains one of Corral's
-// own folders (a user or the shared folder would be one of them), and
-// [[sandbox.roots]] that are, contain or lie inside the sandbox base or
-// Corral's own folders: agents would reach the secrets or other users'
-// folders through them. Paths are compared by their real names.
-func checkRoots(cfg *config.Config, files config.Files) error {
-	real := paths.Resolved
-	own := files.OwnDirs()
-	base := real(cfg.Sandbox.Base)
-	for _, p := range own {
-		if paths.Within(real(p), base) {
-			return &config.Error{File: cfg.Path, Key: "sandbox.base",
-				Msg: fmt.Sprintf("%q contains %s, which holds Corral's own files; agents' folders would reach them. Choose a folder that does not contain it", cfg.Sandbox.Base, p)}
-		}
-	}
-	private := append([]string{cfg.Sandbox.Base}, own...)
-	for i, r := range cfg.Sandbox.Roots {
-		root := real(r.Path)
-		for _, p := range private {
-			if paths.Overlap(root, real(p)) {
-				return &config.Error{File: cfg.Path, Key: fmt.Sprintf("sandbox.roots[%d].path", i),
-					Msg: fmt.Sprintf("%q overlaps %s, which holds Corral's own files or the sandboxes; choose a folder that neither contains nor lies inside it", r.Path, p)}
-			}
-		}
-	}
-	return nil
 }

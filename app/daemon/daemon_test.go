@@ -30,7 +30,7 @@ func TestRootsOverlappingCorralsFilesAreRefused(t *testing.T) {
 	}
 }
 
-// checkConfig runs checkRoots on the config text and wants it refused,
+// checkConfig runs CheckRoots on the config text and wants it refused,
 // naming key, exactly when bad.
 func checkConfig(t *testing.T, files config.Files, home, text, key string, bad bool) {
 	t.Helper()
@@ -38,7 +38,7 @@ func checkConfig(t *testing.T, files config.Files, home, text, key string, bad b
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = checkRoots(cfg, files)
+	err = cfg.CheckRoots(files)
 	if (err != nil) != bad {
 		t.Errorf("%q: %v, want refused=%v", text, err, bad)
 	}

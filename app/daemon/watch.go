@@ -59,7 +59,7 @@ func (d *Daemon) watchConfig(ctx context.Context) {
 			last = data
 			cfg, err := config.Parse(path, data, d.home, d.Files.Sandbox)
 			if err == nil {
-				err = checkRoots(cfg, d.Files)
+				err = cfg.CheckRoots(d.Files)
 			}
 			msg := d.Server.ReloadConfig(ctx, cfg, err)
 			d.Log.Info("config.toml changed", "result", msg)

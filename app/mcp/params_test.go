@@ -64,33 +64,46 @@ func TestParamsAgree(t *testing.T) {
 		if err := json.Unmarshal(b, &in); err != nil {
 			t.Fatalf("tool %s: input schema: %v", tool.Name, err)
 		}
-		ws := wsParams(params)
-		for name, p := range in.Properties {
-			f, ok := ws[name]
-			switch {
-			case slices.Contains(onlyMCP[tool.Name], name):
-				if ok {
-					t.Errorf("tool %s: %s is listed as MCP only but %s has it", tool.Name, name, method)
-				}
-			case !ok:
-				t.Errorf("tool %s has argument %s; %s has no such parameter", tool.Name, name, method)
-			case f.typ != "" && f.typ != p.Type:
-				t.Errorf("tool %s: %s is %q, in %s %q", tool.Name, name, p.Type, method, f.typ)
-			case f.required != slices.Contains(in.Required, name):
-				t.Errorf("tool %s: %s required %v, in %s %v", tool.Name, name, slices.Contains(in.Required, name), method, f.required)
+		agree(t, tool.Name, method, "", &in, params)
+	}
+}
+
+// agree compares the properties of schema s with the JSON fields of
+// struct t, and objects inside them (context, edits) with theirs;
+// required-ness only at the top, where rpc:"required" applies.
+func agree(t *testing.T, tool, method, at string, s *jsonschema.Schema, typ reflect.Type) {
+	t.Helper()
+	ws := wsParams(typ)
+	for name, p := range s.Properties {
+		f, ok := ws[name]
+		switch {
+		case slices.Contains(onlyMCP[tool], at+name):
+			if ok {
+				t.Errorf("tool %s: %s is listed as MCP only but %s has it", tool, at+name, method)
 			}
+		case !ok:
+			t.Errorf("tool %s has argument %s; %s has no such parameter", tool, at+name, method)
+		case f.typ != "" && f.typ != p.Type:
+			t.Errorf("tool %s: %s is %q, in %s %q", tool, at+name, p.Type, method, f.typ)
+		case at == "" && f.required != slices.Contains(s.Required, name):
+			t.Errorf("tool %s: %s required %v, in %s %v", tool, name, slices.Contains(s.Required, name), method, f.required)
+		case f.elem != nil && p.Type == "object":
+			agree(t, tool, method, at+name+".", p, f.elem)
+		case f.elem != nil && p.Type == "array" && p.Items != nil:
+			agree(t, tool, method, at+name+"[].", p.Items, f.elem)
 		}
-		for name := range ws {
-			if _, ok := in.Properties[name]; !ok && !slices.Contains(onlyWS[tool.Name], name) {
-				t.Errorf("%s has parameter %s; tool %s does not offer it", method, name, tool.Name)
-			}
+	}
+	for name := range ws {
+		if _, ok := s.Properties[name]; !ok && !slices.Contains(onlyWS[tool], at+name) {
+			t.Errorf("%s has parameter %s; tool %s does not offer it", method, at+name, tool)
 		}
 	}
 }
 
 type wsParam struct {
-	typ      string // the JSON Schema type; "" for any JSON
-	required bool
+	typ      string       // the JSON Schema type; "" for any JSON
+	required bool         // rpc:"required"
+	elem     reflect.Type // the struct inside an object or array field
 }
 
 // wsParams lists the JSON parameters of a wire params type.
@@ -101,9 +114,21 @@ func wsParams(t reflect.Type) map[string]wsParam {
 		if name == "-" || !f.IsExported() {
 			continue
 		}
-		out[name] = wsParam{typ: jsonType(f.Type), required: f.Tag.Get("rpc") == "required"}
+		out[name] = wsParam{typ: jsonType(f.Type), required: f.Tag.Get("rpc") == "required", elem: inner(f.Type)}
 	}
 	return out
+}
+
+// inner is the struct a field of type t holds, through pointers and
+// slices; nil for anything else.
+func inner(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || t == reflect.TypeFor[time.Time]() {
+		return nil
+	}
+	return t
 }
 
 func jsonType(t reflect.Type) string {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"corral/app/rpc"
 )
 
 // echoBackend answers every call with its params, as JSON.
@@ -157,4 +159,59 @@ func FuzzLineDecode(f *testing.F) {
 			t.Fatalf("%q answered with invalid JSON %q", s, out.String())
 		}
 	})
+}
+
+// rpcEchoBackend answers every call with its params, encoded as Corral's
+// backends encode answers (rpc.Marshal: "<" stays "<").
+type rpcEchoBackend struct{}
+
+func (rpcEchoBackend) Call(_ context.Context, _ string, params any) (json.RawMessage, error) {
+	return rpc.Marshal(params)
+}
+
+// TestLineTransportBigHTMLText: an answer carrying 1 MiB of "<", ">" and
+// "&" twice (text and structuredContent) is one line of about 2 MiB, not
+// the 12 MiB that \u003c escapes would make of it (a 4 MiB text would
+// pass the 16 MiB line limit so), and comes back whole.
+func TestLineTransportBigHTMLText(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		NewServer(rpcEchoBackend{}, "test", Options{}).Run(ctx, &LineTransport{In: inR, Out: outW})
+		close(done)
+	}()
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
+	lines := bufio.NewReaderSize(outR, 64<<10)
+	content := strings.Repeat("<&>", 1<<20/3)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"a","content":"` + content + `"}}}`
+	go func() {
+		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+		io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+		io.WriteString(inW, call+"\n")
+	}()
+	got := make(chan string, 1)
+	go func() {
+		lines.ReadString('\n') // initialize's answer
+		l, _ := lines.ReadString('\n')
+		got <- l
+	}()
+	var line string
+	select {
+	case line = <-got:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no answer")
+	}
+	if len(line) > 3*len(content) || strings.Contains(line, `\u003c`) {
+		t.Fatalf("the answer is %d bytes for %d of content", len(line), len(content))
+	}
+	var m struct {
+		Result struct {
+			Content []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal([]byte(line), &m); err != nil || len(m.Result.Content) != 1 || !strings.Contains(m.Result.Content[0].Text, content) {
+		t.Fatalf("the answer does not carry the content whole: %v %.200s", err, line)
+	}
 }

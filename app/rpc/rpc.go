@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"iter"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -368,4 +369,19 @@ func Notify(method string, params any) ([]byte, error) {
 	var buf bytes.Buffer
 	err := encode(&buf, notification{JSONRPC: "2.0", Method: method, Params: params})
 	return buf.Bytes(), err
+}
+
+// IDText is the canonical text of a request id, for matching one id
+// against another (a $/cancelRequest's, a command.cancel's): compact JSON,
+// a string unquoted. ok is false for an absent or invalid id.
+func IDText(id json.RawMessage) (text string, ok bool) {
+	var b bytes.Buffer
+	if len(id) == 0 || json.Compact(&b, id) != nil {
+		return "", false
+	}
+	s := b.String()
+	if uq, err := strconv.Unquote(s); err == nil && s[0] == '"' {
+		return uq, true
+	}
+	return s, true
 }

@@ -13,8 +13,8 @@ import (
 
 	"corral/app/client"
 	"corral/app/config"
+	"corral/app/wire"
 	"corral/core/audit"
-	"corral/core/policy"
 )
 
 // dialStatus dials with key and returns the HTTP status of a refused
@@ -333,7 +333,7 @@ func TestAgentPauseWithdrawsItsQuestions(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("alice's waiting read was not answered when she was paused")
 	}
-	pending := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil)
+	pending := rpcCall[struct{ Pending []wire.Approval }](t, own.c, "approval.list", nil)
 	if len(pending.Pending) != 1 || pending.Pending[0].ID != qb.ID {
 		t.Fatalf("pending after pausing alice-agent: %+v", pending.Pending)
 	}
@@ -351,11 +351,11 @@ func TestAgentPauseWithdrawsItsQuestions(t *testing.T) {
 		t.Error("bob's read was allowed after deny_once")
 	}
 
-	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "agent.pause"))
+	ev := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "agent.pause"))
 	if len(ev.Events) != 1 || !strings.Contains(ev.Events[0].Detail, "1 waiting question(s) withdrawn") {
 		t.Errorf("agent.pause events: %+v", ev.Events)
 	}
-	reads := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.read", "client", "alice-agent"))
+	reads := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "file.read", "client", "alice-agent"))
 	if n := len(reads.Events); n != 2 || reads.Events[1].DecidedBy != audit.ByPaused {
 		t.Errorf("alice's reads: %+v", reads.Events)
 	}

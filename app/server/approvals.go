@@ -9,6 +9,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/rpc"
+	"corral/app/wire"
 	"corral/core/errs"
 	"corral/core/policy"
 )
@@ -185,13 +186,13 @@ func (cs *connSurface) ApprovalRequested(a policy.Approval) {
 // the answers it accepts, in the words of policy's one table, and the
 // one to put first (Deny for secrets), so no surface keeps its own copy.
 type approvalOut struct {
-	policy.Approval
-	Choices         []policy.Choice `json:"choices"`
+	wire.Approval
+	Choices         []wire.Choice   `json:"choices"`
 	DefaultDecision policy.Decision `json:"default_decision"`
 }
 
 func withChoices(a policy.Approval) approvalOut {
-	return approvalOut{Approval: a, Choices: a.Choices(), DefaultDecision: a.Default()}
+	return approvalOut{Approval: wire.To[wire.Approval](a), Choices: wire.To[[]wire.Choice](a.Choices()), DefaultDecision: a.Default()}
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {
@@ -237,7 +238,7 @@ func (ap approvalArea) ruleList(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return rulesResult{Rules: p.Rules()}, nil
+	return rulesResult{Rules: wire.To[[]wire.Rule](p.Rules())}, nil
 }
 
 func (ap approvalArea) ruleRevoke(ctx context.Context, c *call) (any, error) {

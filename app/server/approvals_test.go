@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/core/policy"
 )
@@ -42,8 +43,8 @@ func (o ownerView) next(method string) json.RawMessage {
 	}
 }
 
-func (o ownerView) requested() policy.Approval {
-	var p struct{ Approval policy.Approval }
+func (o ownerView) requested() wire.Approval {
+	var p struct{ Approval wire.Approval }
 	json.Unmarshal(o.next("approval.requested"), &p)
 	return p.Approval
 }
@@ -77,7 +78,7 @@ func TestApprovalFlow(t *testing.T) {
 	if a.Access != policy.Read || a.Target != outside || a.Client != "alice-agent" || a.User != "alice" || a.Reason != "summarise my taxes" || a.OneTimeOnly || a.Description == "" {
 		t.Fatalf("approval: %+v", a)
 	}
-	pending := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil)
+	pending := rpcCall[struct{ Pending []wire.Approval }](t, own.c, "approval.list", nil)
 	if len(pending.Pending) != 1 || pending.Pending[0].ID != a.ID {
 		t.Fatalf("approval.list: %+v", pending)
 	}
@@ -99,7 +100,7 @@ func TestApprovalFlow(t *testing.T) {
 	if ce.Data.Kind != "denied" {
 		t.Errorf("rule deny: %+v", ce)
 	}
-	rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	rules := rpcCall[struct{ Rules []wire.Rule }](t, own.c, "rule.list", nil)
 	if len(rules.Rules) != 1 || rules.Rules[0].Decision != policy.EffectDeny {
 		t.Fatalf("rules: %+v", rules)
 	}
@@ -120,7 +121,7 @@ func TestApprovalFlow(t *testing.T) {
 		t.Fatalf("after restart: %v", r)
 	}
 	own = h.owner(t)
-	rules = rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	rules = rpcCall[struct{ Rules []wire.Rule }](t, own.c, "rule.list", nil)
 	if len(rules.Rules) != 1 || rules.Rules[0].Match != policy.Prefix || rules.Rules[0].Target != filepath.Dir(outside) || rules.Rules[0].Expires == nil {
 		t.Fatalf("rules after restart: %+v", rules)
 	}
@@ -132,7 +133,7 @@ func TestApprovalFlow(t *testing.T) {
 	<-done
 
 	// The audit log, kept across the restart, tells how each was decided.
-	type page struct{ Events []audit.Event }
+	type page struct{ Events []wire.Event }
 	ev := rpcCall[page](t, own.c, "audit.query", m("op", "file.read"))
 	var got []string
 	for _, e := range ev.Events {
@@ -180,7 +181,7 @@ func TestApprovalTimeoutStrictAndPause(t *testing.T) {
 	callErr(t, alice, "file.read", m("path", "/etc/hostname"))
 	rpcCall[any](t, own.c, "agents.resume", nil)
 
-	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.read"))
+	ev := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "file.read"))
 	want := []audit.DecidedBy{audit.ByPaused, audit.ByTimeout, audit.ByStrict}
 	if len(ev.Events) != 3 {
 		t.Fatalf("events: %+v", ev.Events)
@@ -190,7 +191,7 @@ func TestApprovalTimeoutStrictAndPause(t *testing.T) {
 			t.Errorf("event %d: %s/%s, want deny by %s", i, e.Decision, e.DecidedBy, want[i])
 		}
 	}
-	if rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil); len(rules.Rules) != 0 {
+	if rules := rpcCall[struct{ Rules []wire.Rule }](t, own.c, "rule.list", nil); len(rules.Rules) != 0 {
 		t.Errorf("timeout created rules: %+v", rules)
 	}
 }
@@ -216,7 +217,7 @@ func TestConcurrentIdenticalRequestsShareOneApproval(t *testing.T) {
 			t.Errorf("request: %v", err)
 		}
 	}
-	if p := rpcCall[struct{ Pending []policy.Approval }](t, own.c, "approval.list", nil); len(p.Pending) != 0 {
+	if p := rpcCall[struct{ Pending []wire.Approval }](t, own.c, "approval.list", nil); len(p.Pending) != 0 {
 		t.Errorf("left pending: %+v", p.Pending)
 	}
 	select {
@@ -226,7 +227,7 @@ func TestConcurrentIdenticalRequestsShareOneApproval(t *testing.T) {
 		}
 	default:
 	}
-	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "file.stat"))
+	ev := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "file.stat"))
 	if len(ev.Events) != n {
 		t.Errorf("file.stat events: %d, want %d", len(ev.Events), n)
 	}
@@ -293,7 +294,7 @@ func TestWidenedFolderAnswer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	rules := rpcCall[struct{ Rules []policy.Rule }](t, own.c, "rule.list", nil)
+	rules := rpcCall[struct{ Rules []wire.Rule }](t, own.c, "rule.list", nil)
 	if len(rules.Rules) != 1 || rules.Rules[0].Target != ssl || rules.Rules[0].Match != policy.Prefix {
 		t.Fatalf("rules: %+v", rules.Rules)
 	}
@@ -342,7 +343,7 @@ func TestPauseStopsEverything(t *testing.T) {
 	if got.Content != "before" {
 		t.Errorf("the owner's read while paused: %+v", got)
 	}
-	ev := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("client", "alice-agent", "decision", "deny"))
+	ev := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("client", "alice-agent", "decision", "deny"))
 	if len(ev.Events) != 5 || ev.Events[0].DecidedBy != audit.ByPaused {
 		t.Errorf("refusals in the log: %+v", ev.Events)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
+	"corral/app/wire"
 	"corral/core/audit"
 	"corral/store"
 )
@@ -23,6 +24,7 @@ import (
 // session.info carries every operation with its label and groups, and the
 // decisions, as core/audit defines them; an agent's does not.
 func TestSessionInfoCarriesTheAuditVocabulary(t *testing.T) {
+	t.Parallel()
 	h := start(t, "")
 	info := rpcCall[sessionInfo](t, h.dial(ownerToken), "session.info", nil)
 	if len(info.Operations) != len(audit.Operations) {
@@ -47,6 +49,7 @@ func TestSessionInfoCarriesTheAuditVocabulary(t *testing.T) {
 // dashboard never had a label for before the table moved to the server
 // (config.reload) is offered by its label, and a row shows it.
 func TestDashboardUsesTheServersWords(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	if err := h.srv.record(t.Context(), "owner", "config.reload", "/x/config.toml", "reloaded"); err != nil {
@@ -64,6 +67,7 @@ func TestDashboardUsesTheServersWords(t *testing.T) {
 // waited is recorded after events that happened meanwhile, yet shows where
 // its time puts it, in the first load and when it arrives on the live tail.
 func TestDashboardRowsInTimeOrder(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	now := time.Now().UTC().Truncate(time.Second)
@@ -146,6 +150,7 @@ func wsCaller(t *testing.T, conn *websocket.Conn) func(method string, params any
 // event and said in its detail: a paired phone by its name, the command
 // line (the owner's key), a dashboard tab by its browser.
 func TestDashboardSaysWhoAnswered(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside")
@@ -183,8 +188,8 @@ func TestDashboardSaysWhoAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "op", "file.read"))
-	byTarget := map[string]audit.Event{}
+	page := rpcCall[wire.Page](t, own.c, "audit.query", m("client", "alice-agent", "op", "file.read"))
+	byTarget := map[string]wire.Event{}
 	for _, e := range page.Events {
 		byTarget[filepath.Base(e.Target)] = e
 	}
@@ -221,6 +226,7 @@ func TestDashboardSaysWhoAnswered(t *testing.T) {
 // highlighted and scrolled into view; once the rule is revoked, the page
 // says it is gone.
 func TestDashboardEventLinksToItsRule(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside")
@@ -246,7 +252,7 @@ func TestDashboardEventLinksToItsRule(t *testing.T) {
 			ruleID = r.ID
 		}
 	}
-	page := rpcCall[audit.Page](t, own.c, "audit.query", m("client", "alice-agent", "limit", 1))
+	page := rpcCall[wire.Page](t, own.c, "audit.query", m("client", "alice-agent", "limit", 1))
 	ev := page.Events[0]
 	if ruleID == "" || ev.DecidedBy != audit.ByRule || ev.Rule != ruleID {
 		t.Fatalf("event %+v, rule %q", ev, ruleID)
@@ -297,12 +303,13 @@ func TestDashboardEventLinksToItsRule(t *testing.T) {
 // The Action filter takes several actions at once, kept in the URL; "all
 // reading and looking" is a shortcut that ticks its actions.
 func TestDashboardSeveralActions(t *testing.T) {
+	t.Parallel()
 	chromiumPath(t)
 	h := start(t, "")
 	seed(t, h)
 	own := h.dial(ownerToken)
 	count := func(ops ...string) int {
-		p := rpcCall[audit.Page](t, own, "audit.query", m("ops", ops, "hide_own", true))
+		p := rpcCall[wire.Page](t, own, "audit.query", m("ops", ops, "hide_own", true))
 		return len(p.Events)
 	}
 	b := newBrowser(t)

@@ -58,6 +58,9 @@ func Build(s Setup) (Parts, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	if err := cfg.CheckRoots(s.Files); err != nil {
+		return Parts{}, err
+	}
 	secret, err := config.EnsureSecret(s.Files.Secret)
 	if err != nil {
 		return Parts{}, err
@@ -92,7 +95,7 @@ func Build(s Setup) (Parts, error) {
 		docs = sandbox.DocConfig{Runner: runner, Binary: s.DocReader[0], Args: s.DocReader[1:]}
 	}
 	gate, err := netgate.New(netgate.Config{
-		Policy: pol, Audit: st, Resolver: s.Resolver, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log,
+		Policy: pol, Audit: st, Resolver: s.Resolver, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log, Clock: s.Clock,
 		MaxConns: cfg.Exec.MaxConnections, MaxUpload: cfg.Exec.MaxUploadMB << 20,
 	})
 	if err != nil {
@@ -106,6 +109,7 @@ func Build(s Setup) (Parts, error) {
 		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
 		Links: sandbox.LinkConfig{
 			Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+			Ledger: st,
 		},
 		Exec: sandbox.ExecConfig{
 			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,

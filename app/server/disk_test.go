@@ -50,7 +50,7 @@ func TestFullDisk(t *testing.T) {
 	if p, _ := info["audit_problem"].(string); !strings.Contains(p, "full") {
 		t.Errorf("the owner is not told: %v", info)
 	}
-	evs := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("client", "alice-agent"))
+	evs := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("client", "alice-agent"))
 	ops := map[string]string{}
 	for _, e := range evs.Events {
 		ops[e.Op] = e.Detail + "."
@@ -73,7 +73,7 @@ func TestFullDisk(t *testing.T) {
 	if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); p != "" {
 		t.Errorf("still a problem: %q", p)
 	}
-	after := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("client", "alice-agent"))
+	after := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("client", "alice-agent"))
 	if len(after.Events) != len(evs.Events)+1 {
 		t.Errorf("%d events after, %d before", len(after.Events), len(evs.Events))
 	}
@@ -87,10 +87,10 @@ func TestCommandRecordedBeforeItStarts(t *testing.T) {
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)
 	done := async(alice, "command.run", m("command", "sleep 30"))
-	var ev audit.Event
+	var ev wire.Event
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		evs := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("op", "command.run"))
+		evs := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("op", "command.run"))
 		if len(evs.Events) == 1 {
 			ev = evs.Events[0]
 			break
@@ -111,7 +111,7 @@ func TestCommandRecordedBeforeItStarts(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	evs := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("op", "command.run"))
+	evs := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("op", "command.run"))
 	if len(evs.Events) != 1 || evs.Events[0].ID != ev.ID || evs.Events[0].Detail != "cancelled" {
 		t.Errorf("after: %+v", evs.Events)
 	}

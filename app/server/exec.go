@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -18,15 +17,10 @@ var invokeSeq atomic.Int64
 // requestID is the canonical text of a JSON-RPC id, used to find a
 // command again for command.cancel.
 func requestID(id json.RawMessage) string {
-	var b bytes.Buffer
-	if len(id) == 0 || json.Compact(&b, id) != nil {
-		return "local-" + strconv.FormatInt(invokeSeq.Add(1), 10)
+	if s, ok := rpc.IDText(id); ok {
+		return s
 	}
-	s := b.String()
-	if uq, err := strconv.Unquote(s); err == nil && len(s) > 0 && s[0] == '"' {
-		return uq
-	}
-	return s
+	return "local-" + strconv.FormatInt(invokeSeq.Add(1), 10)
 }
 
 // commandRunner is what the command methods use of the sandbox: running,

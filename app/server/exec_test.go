@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"corral/app/wire"
-	"corral/core/audit"
 )
 
 func TestCommandRun(t *testing.T) {
@@ -189,7 +188,7 @@ func TestCommandNetworkAskedEveryTime(t *testing.T) {
 			t.Fatalf("allowed network: %v", err)
 		}
 	}
-	ev := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "command.run", "decision", "allow"))
+	ev := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "command.run", "decision", "allow"))
 	if len(ev.Events) < 3 || !strings.Contains(ev.Events[0].Detail, "network allowed") {
 		t.Errorf("audit: %+v", ev.Events)
 	}

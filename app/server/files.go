@@ -70,6 +70,9 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, sandbox.ErrBadLink):
 		forbidden()
 		return
+	case errors.Is(err, sandbox.ErrRevokedLink):
+		withdrawn(w, r)
+		return
 	case errs.KindOf(err) == errs.NotFound || errs.KindOf(err) == errs.NotDirectory:
 		plain(w, http.StatusNotFound, "Nothing is there any more.")
 		return
@@ -274,6 +277,26 @@ var listingTmpl = template.Must(template.New("listing").Parse(`<!doctype html>
 </table>
 <footer>Shared through Corral. This link works until {{.Expires}}.</footer>
 </body></html>
+`))
+
+// withdrawn answers a link the owner revoked: 410 Gone, a page for a
+// browser and a sentence for a program.
+func withdrawn(w http.ResponseWriter, r *http.Request) {
+	const msg = "The owner has withdrawn this link. Ask them for a new one if you still need the file."
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		plain(w, http.StatusGone, msg)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(http.StatusGone)
+	withdrawnTmpl.Execute(w, msg)
+}
+
+var withdrawnTmpl = template.Must(template.New("withdrawn").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Link withdrawn</title>` + pageStyle + `</head>
+<body><main><h1>This link was withdrawn</h1><p>{{.}}</p></main>
+<footer>Shared through Corral.</footer></body></html>
 `))
 
 var viewTmpl = template.Must(template.New("view").Parse(`<!doctype html>

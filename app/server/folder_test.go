@@ -36,7 +36,7 @@ func TestFolderCreate(t *testing.T) {
 	}
 	ev := lastEvent(t, own.c, "folder.create")
 	if ev.Decision != audit.Allow || ev.Target != "pre/a/b" || len(ev.Changes) != 2 ||
-		ev.Changes[0] != (audit.Change{Path: "pre/a", Kind: audit.Created, Dir: true, Mode: 0o755}) || ev.Changes[1].Path != "pre/a/b" {
+		ev.Changes[0] != (wire.Change{Path: "pre/a", Kind: audit.Created, Dir: true, Mode: 0o755}) || ev.Changes[1].Path != "pre/a/b" {
 		t.Fatalf("event: %+v", ev)
 	}
 	if again := rpcCall[wire.FolderResult](t, alice, "folder.create", m("path", "pre/a/b")); again.Created {

@@ -97,6 +97,8 @@ func (s *Server) methodTable() map[string]method {
 		"file.find":        {fn: handle(b.Find)},
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},
+		"links.list":       {owner: true, fn: s.linksList}, // linkledger.go
+		"link.revoke":      {owner: true, fn: s.linkRevoke},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
@@ -188,7 +190,7 @@ type sessionInfo struct {
 	// Choices (owner only) are every answer to a question in policy's
 	// words, so an event's answer (audit.Event.Answer) reads as the
 	// owner gave it.
-	Choices []policy.Choice `json:"choices,omitempty"`
+	Choices []wire.Choice `json:"choices,omitempty"`
 }
 
 type operationInfo struct {
@@ -240,7 +242,7 @@ func (s *Server) sessionInfo(ctx context.Context, c *call) (any, error) {
 		info.Scopes = append(s.dir.personIDs(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
-		info.Choices = policy.AllChoices()
+		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
 	}
 	if p := s.box.Policy(); p != nil {
 		info.Paused = p.Paused()
@@ -374,7 +376,7 @@ func (l auditArea) query(ctx context.Context, c *call) (any, error) {
 	if page.Events == nil {
 		page.Events = []audit.Event{}
 	}
-	return page, nil
+	return wire.Encode(page), nil
 }
 
 func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
@@ -402,7 +404,7 @@ func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
 	if b == nil {
 		b = []audit.Bucket{}
 	}
-	return bucketsResult{Buckets: b}, nil
+	return bucketsResult{Buckets: wire.To[[]wire.Bucket](b)}, nil
 }
 
 // subscribe streams committed events to the connection until it ends.
@@ -425,7 +427,7 @@ func (l auditArea) subscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", auditEvent{Event: ev}) {
+				if !c.conn.notify("audit.event", auditEvent{Event: wire.To[wire.Event](ev)}) {
 					return
 				}
 			case <-c.conn.done:

@@ -122,7 +122,7 @@ func TestNetworkThroughTheGate(t *testing.T) {
 		if r.Network == nil || r.Network.Connections != 3 || len(r.Network.Refused) != 0 {
 			t.Errorf("network summary %+v", r.Network)
 		}
-		evs := rpcCall[struct{ Events []audit.Event }](t, w.own.c, "audit.query", m("op", "network.connect"))
+		evs := rpcCall[struct{ Events []wire.Event }](t, w.own.c, "audit.query", m("op", "network.connect"))
 		if len(evs.Events) != 3 || evs.Events[0].Decision != audit.Allow || evs.Events[0].Bytes == 0 || !strings.Contains(evs.Events[0].Detail, "for command") {
 			t.Errorf("connection events %+v", evs.Events)
 		}
@@ -258,7 +258,7 @@ func TestNetworkCannotReachTheOwner(t *testing.T) {
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the host's listeners saw %d connections", n)
 	}
-	evs := rpcCall[struct{ Events []audit.Event }](t, own.c, "audit.query", m("op", "network.connect", "decision", "deny"))
+	evs := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "network.connect", "decision", "deny"))
 	if len(evs.Events) != 3 {
 		t.Errorf("refused connections in the audit log: %+v", evs.Events)
 	}

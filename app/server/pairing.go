@@ -48,6 +48,8 @@ var deviceMethods = map[string]bool{
 	"session.info": true, "approval.list": true, "approval.respond": true, "approval.subscribe": true,
 	"folder.list": true, "file.stat": true, "link.create": true, "agents.pause": true, "agents.resume": true,
 	"audit.query": true, "audit.stats": true, "audit.subscribe": true, "rule.list": true, "client.list": true,
+	// Withdrawing a link only narrows what is shared, like a pause.
+	"links.list": true, "link.revoke": true,
 }
 
 // pairing holds one-time pairing codes and the attempt limits.

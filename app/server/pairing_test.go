@@ -11,8 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"corral/core/audit"
-	"corral/core/policy"
+	"corral/app/wire"
 )
 
 func pair(t *testing.T, h *harness, code, name string) (*http.Response, map[string]string) {
@@ -99,7 +98,7 @@ func TestPairingEndToEnd(t *testing.T) {
 		}
 		var n struct {
 			Method string
-			Params struct{ Approval policy.Approval }
+			Params struct{ Approval wire.Approval }
 		}
 		json.Unmarshal(msg, &n)
 		if n.Method == "approval.requested" {
@@ -115,7 +114,7 @@ func TestPairingEndToEnd(t *testing.T) {
 
 	// Pairing left its trail in the audit log.
 	for _, op := range []string{"pairing.start", "device.pair"} {
-		ev := rpcCall[struct{ Events []audit.Event }](t, owner, "audit.query", m("op", op))
+		ev := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("op", op))
 		if len(ev.Events) == 0 {
 			t.Errorf("no %s event", op)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"corral/app/wire"
-	"corral/core/audit"
 	"corral/core/policy"
 	"corral/store"
 )
@@ -32,7 +31,7 @@ type subscribedResult struct {
 
 // rulesResult answers rule.list.
 type rulesResult struct {
-	Rules []policy.Rule `json:"rules"`
+	Rules []wire.Rule `json:"rules"`
 }
 
 // idResult answers rule.revoke.
@@ -141,7 +140,7 @@ type loginResult struct {
 
 // bucketsResult answers audit.stats; never null.
 type bucketsResult struct {
-	Buckets []audit.Bucket `json:"buckets"`
+	Buckets []wire.Bucket `json:"buckets"`
 }
 
 // pairingResult answers pairing.start: what the owner shows the new
@@ -189,7 +188,7 @@ type commandOutput struct {
 
 // auditEvent is audit.event's params.
 type auditEvent struct {
-	Event audit.Event `json:"event"`
+	Event wire.Event `json:"event"`
 }
 
 // mcpCancelled is the params of the notifications/cancelled Corral sends

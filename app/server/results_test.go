@@ -23,6 +23,9 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 	agent := agentInfo{Name: "bot", User: "ann", ActFor: []string{}, Network: "off", LastUsed: &when}
 	person := personInfo{ID: "ann", Name: "Ann", Folder: "/home/ann", Agents: []string{"bot"}}
 	apps := []connectApp{{App: connect.Apps()[0], Path: "/p", Exists: true, Snippet: "s"}}
+	rules := []policy.Rule{{ID: "r1", Client: "bot", Target: "/home/ann"}}
+	buckets := []audit.Bucket{{Start: when, Allow: 1}}
+	event := audit.Event{ID: 3, Time: when, Op: "file.read"}
 	running := []sandbox.Running{{RequestID: "r1", Client: "agent", Scope: "/home/u", Command: "ls", Started: when}}
 	for _, tc := range []struct {
 		name  string
@@ -33,7 +36,8 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 		{"approval.list one", pendingResult{Pending: []approvalOut{withChoices(question)}}, map[string]any{"pending": []approvalOut{withChoices(question)}}},
 		{"approval.respond", decidedResult{ID: "a1", Decision: "allow_once"}, map[string]any{"id": "a1", "decision": "allow_once"}},
 		{"subscribe", subscribedResult{Subscribed: true}, map[string]any{"subscribed": true}},
-		{"rule.list", rulesResult{Rules: []policy.Rule{}}, map[string]any{"rules": []policy.Rule{}}},
+		{"rule.list", rulesResult{Rules: wire.To[[]wire.Rule]([]policy.Rule{})}, map[string]any{"rules": wire.Encode([]policy.Rule{})}},
+		{"rule.list one", rulesResult{Rules: wire.To[[]wire.Rule](rules)}, map[string]any{"rules": wire.Encode(rules)}},
 		{"rule.revoke", idResult{ID: "r1"}, map[string]any{"id": "r1"}},
 		{"pause", pausedResult{Paused: false}, map[string]any{"paused": false}},
 		{"command.cancel", cancelledResult{Cancelled: true}, map[string]any{"cancelled": true}},
@@ -62,8 +66,8 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 		{"agent.connect", connectResult{Apps: apps, URL: "u", Command: "c", HasKey: true}, map[string]any{"apps": apps, "url": "u", "command": "c", "has_key": true}},
 		{"agent.connect no apps", connectResult{URL: "u"}, map[string]any{"apps": []connectApp(nil), "url": "u", "command": "", "has_key": false}},
 		{"session.login", loginResult{URL: "u", ExpiresAt: at}, map[string]any{"url": "u", "expiresAt": at}},
-		{"audit.stats", bucketsResult{Buckets: []audit.Bucket{{Start: when, Allow: 1}}}, map[string]any{"buckets": []audit.Bucket{{Start: when, Allow: 1}}}},
-		{"audit.stats empty", bucketsResult{Buckets: []audit.Bucket{}}, map[string]any{"buckets": []audit.Bucket{}}},
+		{"audit.stats", bucketsResult{Buckets: wire.To[[]wire.Bucket](buckets)}, map[string]any{"buckets": wire.Encode(buckets)}},
+		{"audit.stats empty", bucketsResult{Buckets: wire.To[[]wire.Bucket]([]audit.Bucket{})}, map[string]any{"buckets": wire.Encode([]audit.Bucket{})}},
 		{"pairing.start", pairingResult{URL: "u", Code: "123", ExpiresAt: at, QR: []string{"10"}, Fingerprint: "ab"},
 			map[string]any{"url": "u", "code": "123", "expiresAt": at, "qr": []string{"10"}, "fingerprint": "ab"}},
 		{"device.list", devicesResult{Devices: []store.Device{{ID: "d1", Name: "phone", Paired: when}}}, map[string]any{"devices": []store.Device{{ID: "d1", Name: "phone", Paired: when}}}},
@@ -76,7 +80,7 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 			map[string]any{"request_id": json.RawMessage(`"r 1"`), "stream": "stdout", "data": "a\x00<b>"}},
 		{"command.output numeric id", commandOutput{RequestID: json.RawMessage(`7`), Stream: "stderr"},
 			map[string]any{"request_id": json.RawMessage(`7`), "stream": "stderr", "data": ""}},
-		{"audit.event", auditEvent{Event: audit.Event{ID: 3, Time: when, Op: "file.read"}}, map[string]any{"event": audit.Event{ID: 3, Time: when, Op: "file.read"}}},
+		{"audit.event", auditEvent{Event: wire.To[wire.Event](event)}, map[string]any{"event": wire.Encode(event)}},
 		{"notifications/cancelled", mcpCancelled{RequestID: json.RawMessage(`1`), Reason: "gone"}, map[string]any{"requestId": json.RawMessage(`1`), "reason": "gone"}},
 	} {
 		got, err := json.Marshal(tc.typed)

@@ -6,6 +6,10 @@
 // that a present Origin is the server's own, and authenticates with a
 // bearer key or the owner's session cookie before upgrading. No input
 // closes the server; a panic in a handler is logged and answered as io.
+//
+// Build is the one way Corral's parts are wired (the daemon and this
+// package's tests both start through it): every part gets the same
+// config values, Corral's own folders as private, and one clock.
 package server
 
 import (
@@ -306,7 +310,7 @@ func (s *Server) closeConns(ctx context.Context) {
 	s.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, c := range conns {
-		wg.Go(func() { c.shutdown(ctx) })
+		wg.Go(func() { c.Shutdown(ctx) })
 	}
 	wg.Wait()
 }

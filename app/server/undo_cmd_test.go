@@ -164,8 +164,8 @@ func TestConcurrentCommandsSameFile(t *testing.T) {
 	}
 	// The earlier command's content is kept on the later one's event, and
 	// undoing that event puts it back.
-	p := rpcCall[audit.Page](t, own, "audit.query", m("op", "command.run", "limit", 2))
-	var ev audit.Event
+	p := rpcCall[wire.Page](t, own, "audit.query", m("op", "command.run", "limit", 2))
+	var ev wire.Event
 	for _, e := range p.Events {
 		if len(e.Changes) == 1 && e.Changes[0].After == sha("start\ncmd1\n") {
 			ev = e

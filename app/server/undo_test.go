@@ -12,7 +12,6 @@ import (
 
 	"corral/app/client"
 	"corral/app/wire"
-	"corral/core/audit"
 )
 
 // tree reads every regular file and symlink below dir (host side) into
@@ -55,9 +54,9 @@ func sameTree(t *testing.T, what string, got, want map[string]string) {
 }
 
 // lastEvent is the newest event of op.
-func lastEvent(t *testing.T, c *client.Client, op string) audit.Event {
+func lastEvent(t *testing.T, c *client.Client, op string) wire.Event {
 	t.Helper()
-	p := rpcCall[audit.Page](t, c, "audit.query", m("op", op, "limit", 1))
+	p := rpcCall[wire.Page](t, c, "audit.query", m("op", op, "limit", 1))
 	if len(p.Events) == 0 {
 		t.Fatalf("no %s event", op)
 	}

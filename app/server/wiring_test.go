@@ -1,9 +1,13 @@
 package server
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"corral/app/config"
 	"corral/app/wire"
 )
 
@@ -30,5 +34,48 @@ func TestCorralsOwnFilesAreOutOfReach(t *testing.T) {
 	r := rpcCall[wire.RunResult](t, alice, "command.run", m("command", script+"true"))
 	if r.ExitCode != 0 || r.Stdout != "" {
 		t.Errorf("a command sees Corral's own files: %+v", r)
+	}
+}
+
+// TestNoAnswerWidensToTheHome: a question about a file right in the
+// owner's home offers no answer for its whole folder — that would be the
+// home itself (Build guards it, with the sandbox base and Corral's own
+// folders); one a folder deeper does.
+func TestNoAnswerWidensToTheHome(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	deeper := filepath.Join(h.dir, "Documents")
+	os.MkdirAll(deeper, 0o755)
+	for _, f := range []string{filepath.Join(h.dir, "notes.txt"), filepath.Join(deeper, "tax.txt")} {
+		os.WriteFile(f, []byte("mine"), 0o644)
+	}
+	alice := h.dial(aliceKey)
+	own := h.owner(t)
+	for file, folder := range map[string]string{filepath.Join(h.dir, "notes.txt"): "", filepath.Join(deeper, "tax.txt"): deeper} {
+		done := async(alice, "file.read", m("path", file))
+		a := own.requested()
+		if a.Folder != folder {
+			t.Errorf("reading %s: a widened answer would cover %q, want %q", file, a.Folder, folder)
+		}
+		rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+		<-done
+	}
+}
+
+// TestBuildRefusesRootsOverCorralsFiles: a [[sandbox.roots]] holding
+// Corral's own folder is refused by Build itself, so no way of starting
+// Corral (the daemon, a reload, these tests) skips the check.
+func TestBuildRefusesRootsOverCorralsFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := harnessFiles(dir)
+	os.MkdirAll(filepath.Dir(files.DB), 0o700)
+	text := testConfig + fmt.Sprintf("[[sandbox.roots]]\npath = %q\naccess = \"read\"\n", filepath.Join(dir, ".local"))
+	cfg, err := config.Parse(files.Config, []byte(text), dir, files.Sandbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build(Setup{Config: cfg, Files: files, Home: dir, OwnerToken: ownerToken}); err == nil || !strings.Contains(err.Error(), "sandbox.roots[0].path") {
+		t.Errorf("Build with a root over Corral's files: %v", err)
 	}
 }

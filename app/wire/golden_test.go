@@ -15,6 +15,7 @@ import (
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/versions"
 )
@@ -160,6 +161,16 @@ func goldenResults() []golden {
 		{"undo.client", sandbox.UndoClientResult{Events: []sandbox.UndoResult{{EventID: 1}}, Conflicts: 2, Applied: true, DryRun: true}},
 		{"undo.client nil", sandbox.UndoClientResult{}},
 		{"package_managers", netgate.Bundles()[:1]},
+		{"audit.query", audit.Page{NextCursor: "c", Events: []audit.Event{{ID: 1, Time: when, Client: "c", User: "u", Op: "file.move", Target: "t", Decision: audit.Deny, DecidedBy: audit.ByRule, Detail: "d", Bytes: 2, DurationMs: 3, Error: "e", Answer: "allow_always", AnsweredBy: "cli", Rule: "r1",
+			Changes: []audit.Change{{Path: "b", Kind: audit.Moved, From: "a", SizeBefore: 1, SizeAfter: 2, Version: "v", After: "w", Mode: 0o755, Link: "l", NotKept: "too_large", Dir: true}, {Path: "c", Kind: audit.Created}}}}}},
+		{"audit.query empty", audit.Page{Events: []audit.Event{}}},
+		{"audit.query event", audit.Event{}},
+		{"audit.query change", audit.Change{}},
+		{"approval.list", policy.Approval{ID: "a", Client: "c", User: "u", Access: policy.Write, Target: "t", Reason: "r", OneTimeOnly: true, RequestedAt: when, ExpiresAt: when.Add(time.Minute), Description: "d", Folder: "f", Domain: "x.example", Command: "curl", Sensitive: "ssh keys", Asked: "l", Preview: "p"}},
+		{"approval.list plain", policy.Approval{}},
+		{"approval.list choices", policy.Approval{}.Choices()},
+		{"rule.list", []policy.Rule{{ID: "r", Client: "*", User: "u", Access: policy.Read, Target: "t", Match: policy.Prefix, Decision: policy.EffectAllow, Lifetime: policy.Always, Created: when, CreatedBy: "owner", Expires: &when, Description: "d"}, {}}},
+		{"audit.stats", []audit.Bucket{{Start: when, Allow: 1, Deny: 2, Error: 3}, {}}},
 	}
 	var out []golden
 	for _, r := range results {

@@ -324,8 +324,8 @@ type ChangesArgs struct {
 
 // ChangesResult is sandbox.ChangesResult on the wire.
 type ChangesResult struct {
-	Event   audit.Event    `json:"event"`
-	Changes []audit.Change `json:"changes"`
+	Event   Event    `json:"event"`
+	Changes []Change `json:"changes"`
 }
 
 // UndoClientArgs is sandbox.UndoClientArgs on the wire.

@@ -12,16 +12,28 @@
 //     crosses unchanged (nil stays nil, empty stays empty);
 //   - the JSON of a result is the bytes Corral wrote when core carried the
 //     tags itself (testdata/golden.txt pins them).
+//
+// Go's struct conversion would make the first check at compile time, but
+// only between structs whose nested named types are identical, and
+// nearly every argument holds a *sandbox.Context; so the check runs at
+// load, over every pair, the nested ones included.
+//
+// Not guaranteed: Encode converts a core value, or a slice of or pointer
+// to one, and leaves anything else as it is; a result app/server builds
+// around a core value converts that value itself (To).
 package wire
 
 import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"corral/app/rpc"
+	"corral/core/audit"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/versions"
 )
@@ -76,20 +88,29 @@ var pairs = []typePair{
 	pair[Refusal, netgate.Refusal](),
 	pair[Summary, netgate.Summary](),
 	pair[Usage, versions.Usage](),
+	pair[Event, audit.Event](),
+	pair[Change, audit.Change](),
+	pair[Page, audit.Page](),
+	pair[Bucket, audit.Bucket](),
+	pair[Approval, policy.Approval](),
+	pair[Choice, policy.Choice](),
+	pair[Rule, policy.Rule](),
 }
 
 type typePair struct{ wire, core reflect.Type }
 
 func pair[W, C any]() typePair { return typePair{reflect.TypeFor[W](), reflect.TypeFor[C]()} }
 
+// Filled by init and only read after it.
 var (
 	toWire = map[reflect.Type]reflect.Type{} // core type → wire type
-	toCore = map[reflect.Type]reflect.Type{} // wire type → core type
+	fields = map[reflect.Type][]int{}        // a paired type → its exported fields' indexes
 )
 
 func init() {
 	for _, p := range pairs {
-		toWire[p.core], toCore[p.wire] = p.wire, p.core
+		toWire[p.core] = p.wire
+		fields[p.core], fields[p.wire] = exported(p.core), exported(p.wire)
 	}
 	for _, p := range pairs {
 		if err := sameStruct(p.wire, p.core); err != nil {
@@ -156,6 +177,7 @@ func Decode[A any](params json.RawMessage) (A, error) {
 	var a A
 	w, ok := toWire[reflect.TypeFor[A]()]
 	if !ok {
+		unpaired(reflect.TypeFor[A]())
 		err := rpc.DecodeParams(params, &a)
 		return a, err
 	}
@@ -180,6 +202,7 @@ func Encode(v any) any {
 	}
 	w := wireType(t)
 	if w == t {
+		unpaired(t)
 		return v
 	}
 	out := reflect.New(w).Elem()
@@ -193,6 +216,17 @@ func To[W any](v any) W {
 	var w W
 	convert(reflect.ValueOf(&w).Elem(), reflect.ValueOf(v))
 	return w
+}
+
+// unpaired panics for a core struct (or a slice of or pointer to one)
+// without a wire type: its JSON would carry Go's field names.
+func unpaired(t reflect.Type) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice {
+		t = t.Elem()
+	}
+	if t.Kind() == reflect.Struct && strings.HasPrefix(t.PkgPath(), "corral/core/") {
+		panic(fmt.Sprintf("wire: %v has no wire type; declare one in app/wire", t))
+	}
 }
 
 // wireType is t's wire type: t's pair, or a pointer to or slice of one;
@@ -218,6 +252,10 @@ func wireType(t reflect.Type) reflect.Type {
 // checked that their shapes match).
 func convert(dst, src reflect.Value) {
 	st, dt := src.Type(), dst.Type()
+	if st == dt {
+		dst.Set(src)
+		return
+	}
 	if st.ConvertibleTo(dt) && st.Kind() == dt.Kind() {
 		// The same type, or one that differs only in tags.
 		dst.Set(src.Convert(dt))
@@ -225,7 +263,10 @@ func convert(dst, src reflect.Value) {
 	}
 	switch st.Kind() {
 	case reflect.Struct:
-		sf, df := exported(st), exported(dt)
+		sf, df := fields[st], fields[dt]
+		if sf == nil || df == nil {
+			panic(fmt.Sprintf("wire: %v and %v are not a pair", st, dt))
+		}
 		for i := range sf {
 			convert(dst.Field(df[i]), src.Field(sf[i]))
 		}

@@ -1,8 +1,12 @@
 package wire
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +135,59 @@ func fill(v reflect.Value, n *int) {
 				fill(v.Field(i), n)
 			}
 		}
+	}
+}
+
+// TestCoreHasNoWireTags keeps the wire names here: a JSON tag or
+// rpc:"required" in core would be a second definition of the protocol.
+// The two private encodings core reads and writes itself are allowed.
+func TestCoreHasNoWireTags(t *testing.T) {
+	private := map[string]bool{
+		"docread/helper.go": true, // the document helper's header line
+		"execbox/run.go":    true, // bubblewrap's --info-fd
+	}
+	root := filepath.Join("..", "..", "core")
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if (strings.Contains(line, "`json:\"") || strings.Contains(line, `rpc:"`)) && !private[filepath.ToSlash(rel)] {
+				t.Errorf("core/%s:%d: %s (declare the wire form in app/wire)", filepath.ToSlash(rel), i+1, strings.TrimSpace(line))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUnpairedPanics: a core struct without a wire type is a mistake
+// that would put Go's field names on the wire, so it stops the call.
+func TestUnpairedPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"Decode": func() { Decode[sandbox.LinkArgs]([]byte(`{"path":"a"}`)) },
+		"Encode": func() { Encode([]sandbox.Link{{}}) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of an unpaired core type did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	if got := Encode(map[string]any{"a": 1}); got == nil {
+		t.Error("a value of no core type did not pass through")
+	}
+	if _, err := Decode[struct{}]([]byte(`{}`)); err != nil {
+		t.Error(err)
 	}
 }

@@ -5,6 +5,9 @@
 // Guarantee: an operation performed through core records exactly one Event,
 // and Sink.Record returns only after that event is durable (committed), so a
 // transport that answers after Record never answers an unaudited call.
+// Every operation Corral records is named in Operations, with the words
+// the owner's surfaces show for it (ops_test.go reads the sources to hold
+// that).
 package audit
 
 import (
@@ -36,32 +39,32 @@ const (
 
 // Event is one audited operation (PROTOCOL.md section 6, `event`).
 type Event struct {
-	ID         int64     `json:"id"`
-	Time       time.Time `json:"time"`
-	Client     string    `json:"client"`
-	User       string    `json:"user"` // the scope the request acted in
-	Op         string    `json:"op"`
-	Target     string    `json:"target"`
-	Decision   Decision  `json:"decision"`
-	DecidedBy  DecidedBy `json:"decided_by"`
-	Detail     string    `json:"detail"`
-	Bytes      int64     `json:"bytes"`
-	DurationMs int64     `json:"duration_ms"`
-	Error      string    `json:"error"`
+	ID         int64
+	Time       time.Time
+	Client     string
+	User       string // the scope the request acted in
+	Op         string
+	Target     string
+	Decision   Decision
+	DecidedBy  DecidedBy
+	Detail     string
+	Bytes      int64
+	DurationMs int64
+	Error      string
 	// Answer and AnsweredBy are set when the owner answered a question
 	// for this event: the answer (policy's "allow_once", "deny_always", …)
 	// and which of the owner's surfaces gave it: "dialog" (the desktop
 	// dialog), "cli" (the owner's key: corral approve), "dashboard:<browser>"
 	// (a dashboard tab on this computer) or "device:<name>" (a paired phone).
-	Answer     string `json:"answer,omitempty"`
-	AnsweredBy string `json:"answered_by,omitempty"`
+	Answer     string
+	AnsweredBy string
 	// Rule is the id of the rule that decided (DecidedBy rule), or that
 	// the owner's answer made ("always allow").
-	Rule string `json:"rule,omitempty"`
+	Rule string
 	// Changes lists the files the operation created, modified, deleted or
 	// moved, with the versions Corral kept of what was there before
 	// (core/versions). Empty for operations that changed nothing.
-	Changes []Change `json:"changes,omitempty"`
+	Changes []Change
 }
 
 // ChangeKind says what an operation did to one path.
@@ -81,17 +84,17 @@ const (
 // NotKept says why it was not kept); After is what the change left there
 // ("" for a deletion), so an undo can tell whether the file changed again.
 type Change struct {
-	Path       string     `json:"path"`
-	Kind       ChangeKind `json:"kind"`
-	From       string     `json:"from,omitempty"` // a move's old path
-	SizeBefore int64      `json:"size_before"`
-	SizeAfter  int64      `json:"size_after"`
-	Version    string     `json:"version,omitempty"`
-	After      string     `json:"after,omitempty"`
-	Mode       uint32     `json:"mode,omitempty"`     // permission bits before (after, for a created file)
-	Link       string     `json:"link,omitempty"`     // a symlink's target, for a link that was changed
-	NotKept    string     `json:"not_kept,omitempty"` // why the content before was not kept ("too_large", "not_regular", …)
-	Dir        bool       `json:"dir,omitempty"`      // a folder (made by folder.create, or removed by undoing that)
+	Path       string
+	Kind       ChangeKind
+	From       string // a move's old path
+	SizeBefore int64
+	SizeAfter  int64
+	Version    string
+	After      string
+	Mode       uint32 // permission bits before (after, for a created file)
+	Link       string // a symlink's target, for a link that was changed
+	NotKept    string // why the content before was not kept ("too_large", "not_regular", …)
+	Dir        bool   // a folder (made by folder.create, or removed by undoing that)
 }
 
 // Filter selects events for Query and Stats. Zero fields do not filter.
@@ -128,16 +131,16 @@ var Housekeeping = []string{"file.read", "file.stat", "folder.list", "file.find"
 
 // Page is one page of events, newest first.
 type Page struct {
-	Events     []Event `json:"events"`
-	NextCursor string  `json:"next_cursor"` // "" when there are no more
+	Events     []Event
+	NextCursor string // "" when there are no more
 }
 
 // Bucket counts events of one time bucket by decision.
 type Bucket struct {
-	Start time.Time `json:"start"`
-	Allow int64     `json:"allow"`
-	Deny  int64     `json:"deny"`
-	Error int64     `json:"error"`
+	Start time.Time
+	Allow int64
+	Deny  int64
+	Error int64
 }
 
 // Sink records events. Record blocks until the event is committed and

@@ -68,8 +68,8 @@ func decode8(b []byte, enc string) string {
 
 // ReadBase64 returns up to limit bytes (0 or more than MaxBase64Bytes:
 // MaxBase64Bytes) of the regular file rel of d from byte offset, whatever
-// they hold, as a result of type "binary" whose Data JSON carries in
-// base64. An offset past the end answers invalid_params.
+// they hold, as a result of type "binary" (the transport sends Data in
+// base64). An offset past the end answers invalid_params.
 func (d Dir) ReadBase64(rel string, offset int64, limit int) (ReadResult, error) {
 	name, slash, err := d.name(rel)
 	if err != nil {

@@ -18,11 +18,9 @@ const (
 	ByBytes = "bytes"
 )
 
-// ReadResult is the answer of file.read. Its JSON is exactly PROTOCOL.md's:
-// a text result is {type:"text", path, content, bytes, totalLines,
-// outputLines, truncated, truncatedBy} with truncatedBy null when not
-// truncated; an image result is {type:"image", path, mimeType, bytes, data}
-// with data in base64.
+// ReadResult is the answer of file.read: a text, image or binary result
+// in one struct, whose fields say which (app/wire gives each type
+// PROTOCOL.md's JSON shape).
 type ReadResult struct {
 	Type string // "text" or "image"
 	Path string // agent-visible

@@ -98,6 +98,7 @@ type Config struct {
 	MaxConns     int   // open connections per command; 0: 32
 	MaxUpload    int64 // bytes sent upstream per command; 0: 256 MiB
 	Logger       *slog.Logger
+	Clock        func() time.Time // stamps the connections' events; nil: time.Now
 }
 
 // Defaults of Config.
@@ -131,6 +132,9 @@ func New(cfg Config) (*Gate, error) {
 	if cfg.Dial == nil {
 		d := &net.Dialer{Timeout: dialTimeout}
 		cfg.Dial = d.DialContext
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
 	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
@@ -234,7 +238,7 @@ func (r *Run) Summary() Summary {
 
 // Dial implements Dialer.
 func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
-	start := time.Now()
+	start := r.g.cfg.Clock()
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	h, err := normalHost(host)
 	if err != nil || port < 1 || port > 65535 {
@@ -457,7 +461,7 @@ func (r *Run) privateAllowed(host, target string) bool {
 // refuse records a refused connection and returns the error the proxy
 // passes on.
 func (r *Run) refuse(ctx context.Context, target string, v verdict, why string) error {
-	r.record(ctx, target, audit.Deny, v, why, 0, time.Now())
+	r.record(ctx, target, audit.Deny, v, why, 0, r.g.cfg.Clock())
 	r.note(Refusal{Target: target, Reason: why})
 	return errs.New(errs.Denied, "", "%s", why)
 }
@@ -480,7 +484,7 @@ func (r *Run) record(ctx context.Context, target string, d audit.Decision, v ver
 	}
 	_, err := r.g.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
 		Time: start.UTC(), Client: r.cmd.Client, User: r.cmd.Scope, Op: "network.connect", Target: target,
-		Decision: d, DecidedBy: v.by, Detail: detail, Bytes: bytes, DurationMs: time.Since(start).Milliseconds(),
+		Decision: d, DecidedBy: v.by, Detail: detail, Bytes: bytes, DurationMs: r.g.cfg.Clock().Sub(start).Milliseconds(),
 		Answer: v.answer, AnsweredBy: v.via, Rule: v.rule,
 	})
 	if err != nil {

@@ -4,14 +4,14 @@ package policy
 // every surface (native dialog, tray menu, dashboard, phone, CLI) uses
 // for it. The table below is the only place those words are written.
 type Choice struct {
-	Decision Decision `json:"decision"`
-	Label    string   `json:"label"`   // the button
-	Explain  string   `json:"explain"` // one short sentence under or beside it
-	Said     string   `json:"said"`    // "the agent was …" once answered
-	Allows   bool     `json:"allows"`  // allow row (true) or deny row (false)
+	Decision Decision
+	Label    string // the button
+	Explain  string // one short sentence under or beside it
+	Said     string // "the agent was …" once answered
+	Allows   bool   // allow row (true) or deny row (false)
 	// Remembers is set on the answers that make a rule; an approval that
 	// can only be answered once does not offer them.
-	Remembers bool `json:"remembers"`
+	Remembers bool
 }
 
 // choices is the table, in the order surfaces show it: the allow row,

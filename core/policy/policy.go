@@ -45,32 +45,32 @@ type RuleStore interface {
 
 // Approval is a pending question (PROTOCOL.md section 6, `approval`).
 type Approval struct {
-	ID          string    `json:"id"`
-	Client      string    `json:"client"`
-	User        string    `json:"user"`
-	Access      Access    `json:"access"`
-	Target      string    `json:"target"`
-	Reason      string    `json:"reason"`
-	OneTimeOnly bool      `json:"one_time_only"`
-	RequestedAt time.Time `json:"requested_at"`
-	ExpiresAt   time.Time `json:"expires_at"`
-	Description string    `json:"description"`
-	Folder      string    `json:"folder,omitempty"` // what an answer widened to "folder" covers; empty if it cannot be widened
+	ID          string
+	Client      string
+	User        string
+	Access      Access
+	Target      string
+	Reason      string
+	OneTimeOnly bool
+	RequestedAt time.Time
+	ExpiresAt   time.Time
+	Description string
+	Folder      string // what an answer widened to "folder" covers; empty if it cannot be widened
 	// Domain is set on a network question about one domain (Target is the
 	// domain too): a command wants to connect there. Command is that
 	// command, as the owner reads it.
-	Domain  string `json:"domain,omitempty"`
-	Command string `json:"command,omitempty"`
+	Domain  string
+	Command string
 	// Sensitive, when set, says why the target holds secrets (SSH keys, a
 	// browser profile …): surfaces mark the question, make Deny the
 	// default and offer no folder-wide answer.
-	Sensitive string `json:"sensitive,omitempty"`
+	Sensitive string
 	// Asked is the path the agent named when it leads elsewhere (through
 	// a symbolic link): "asked for Asked, which is Target".
-	Asked string `json:"asked,omitempty"`
+	Asked string
 	// Preview shows what a write would do: its size, whether it replaces
 	// a file, and its first lines.
-	Preview string `json:"preview,omitempty"`
+	Preview string
 }
 
 // Decisions lists the answers the approval accepts.

@@ -94,18 +94,18 @@ const (
 
 // Rule is a remembered answer (PROTOCOL.md section 6, rule.list).
 type Rule struct {
-	ID          string     `json:"id"`
-	Client      string     `json:"client"` // "*" for any client
-	User        string     `json:"user"`   // the scope the rule applies in
-	Access      Access     `json:"access"`
-	Target      string     `json:"target"`
-	Match       Match      `json:"match"`
-	Decision    Effect     `json:"decision"`
-	Lifetime    Lifetime   `json:"lifetime"`
-	Created     time.Time  `json:"created"`
-	CreatedBy   string     `json:"created_by"`
-	Expires     *time.Time `json:"expires,omitempty"`
-	Description string     `json:"description"`
+	ID          string
+	Client      string // "*" for any client
+	User        string // the scope the rule applies in
+	Access      Access
+	Target      string
+	Match       Match
+	Decision    Effect
+	Lifetime    Lifetime
+	Created     time.Time
+	CreatedBy   string
+	Expires     *time.Time
+	Description string
 }
 
 // AnyClient in Rule.Client matches every client.

@@ -29,6 +29,9 @@ type LinkConfig struct {
 	Expiry          time.Duration // default lifetime
 	MaxExpiry       time.Duration // the longest a caller may ask for
 	SaveResultMaxKB int
+	// Ledger records the links handed out and answers whether one was
+	// revoked; nil: no list, and only rotating the key withdraws links.
+	Ledger LinkLedger
 }
 
 // setLinks installs (or, with a new secret, rotates) the link signer.
@@ -59,6 +62,7 @@ type Link struct {
 	Folder  bool
 	Token   string
 	Expires time.Time
+	KeyID   string // the signing key's id (in the token too)
 }
 
 // Query is the link's query string: path=…&token=….
@@ -103,7 +107,7 @@ func tooLong(lc LinkConfig) error {
 
 // signed is the Link for c, signed by signer.
 func signed(signer *links.Signer, c links.Claims) Link {
-	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires}
+	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires, KeyID: signer.KeyID()}
 }
 
 // LinkArgs are link.create's parameters.
@@ -140,6 +144,9 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 			opened.Close()
 			if l, err = s.sign(o.scope, t, opened.Dir != nil, a.ExpiresIn); err == nil {
 				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
+				if err = s.record(ctx, c, l); err != nil {
+					l = Link{}
+				}
 			}
 		}
 	}
@@ -191,6 +198,14 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
 	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByScope
 	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
+	if err := s.revoked(ctx, signer.KeyID(), claims); err != nil {
+		// Refused by the owner's earlier answer; a ledger that cannot
+		// answer keeps the link closed too (an error, not a decision).
+		if errors.Is(err, ErrRevokedLink) {
+			o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByOwner
+		}
+		return Served{}, o.end(ctx, err)
+	}
 	r, err := s.root(t)
 	if err != nil {
 		return Served{}, o.end(ctx, err)
@@ -361,6 +376,11 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	}
 	if err == nil {
 		res.Link, err = s.sign(o.scope, t, false, 0)
+	}
+	if err == nil {
+		if err = s.record(ctx, c, res.Link); err != nil {
+			res.Link = Link{}
+		}
 	}
 	if err == nil && a.Format == "markdown" {
 		res.Content = a.Content

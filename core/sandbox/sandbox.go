@@ -8,7 +8,8 @@
 // layout's scope folders, the shared folder or a configured root; every
 // call that reaches a method is audited, including those denied before any
 // disk access; errors are *errs.Error values whose sentences name only
-// agent-visible paths.
+// agent-visible paths. Arguments and results are plain Go types: their
+// JSON form (names, required parameters) is app/wire's, not core's.
 //
 // Not guaranteed: the facade does not bound how long a file operation on
 // a slow disk takes, and it trusts the Caller it is handed — transports

@@ -10,13 +10,14 @@ import { Activity } from './activity.js';
 import { Rules } from './rules.js';
 import { Files } from './files.js';
 import { Devices } from './devices.js';
+import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
 import { Notifier } from './notify.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', agents: 'Agents' };
+const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', shared: 'Shared links', agents: 'Agents' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 // The cookie's second secret: the owner's tab got it from the one-time
@@ -131,8 +132,9 @@ const rules = new Rules(app);
 const files = new Files(app);
 const devices = new Devices(app);
 const agents = new Agents(app);
+const shared = new SharedLinks(app);
 const changes = new Changes(app);
-const views = { approvals, activity, changes, rules, files, devices, agents };
+const views = { approvals, activity, changes, rules, files, devices, shared, agents };
 
 function route() {
   let raw = location.hash.replace(/^#\/?/, '');

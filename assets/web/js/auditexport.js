@@ -20,7 +20,7 @@ export class Export {
     status.hidden = false;
     const q = this.query();
     const parts = [];
-    const cols = ['id', 'time', 'client', 'user', 'op', 'target', 'decision', 'decided_by', 'detail', 'bytes', 'duration_ms', 'error', 'answer', 'answered_by'];
+    const cols = ['id', 'time', 'client', 'user', 'op', 'target', 'decision', 'decided_by', 'detail', 'bytes', 'duration_ms', 'error', 'answer', 'answered_by', 'rule'];
     if (kind === 'csv') parts.push(`${cols.join(',')}\r\n`);
     let n = 0, cursor = '';
     try {

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"corral/app/rpc"
+	"corral/core/errs"
+	"corral/core/sandbox"
+)
+
+// sharedLink is one row of links.list: a link handed out, its state, and
+// the link itself while it still opens.
+type sharedLink struct {
+	ID        string `json:"id"`
+	Scope     string `json:"scope"`
+	Path      string `json:"path"`
+	Folder    bool   `json:"folder"`
+	MadeBy    string `json:"made_by"`
+	CreatedAt string `json:"created_at"`
+	ExpiresAt string `json:"expires_at"`
+	State     string `json:"state"` // "active", "expired", "revoked" or "rotated"
+	RevokedAt string `json:"revoked_at,omitempty"`
+	RevokedBy string `json:"revoked_by,omitempty"`
+	URL       string `json:"url,omitempty"`     // while active and signed under the current key
+	LANURL    string `json:"lan_url,omitempty"` // the same on the LAN address, when it is on
+}
+
+// linksListResult is links.list's answer: newest first; next_cursor asks
+// for the following page.
+type linksListResult struct {
+	Links      []sharedLink `json:"links"`
+	NextCursor string       `json:"next_cursor,omitempty"`
+}
+
+const maxLinksPage = 200
+
+// linksList answers links.list {all?, cursor?, limit?}: the links handed
+// out (recorded since the ledger exists), active ones only unless all.
+func (s *Server) linksList(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		All    bool   `json:"all"`
+		Cursor string `json:"cursor"`
+		Limit  int    `json:"limit"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	if a.Limit == 0 {
+		a.Limit = 100
+	}
+	if a.Limit < 1 || a.Limit > maxLinksPage {
+		return nil, errs.New(errs.InvalidParams, "", "limit must be between 1 and %d.", maxLinksPage)
+	}
+	f := sandbox.LinkFilter{All: a.All, Limit: a.Limit + 1}
+	if a.Cursor != "" {
+		after, ok := parseLinkCursor(a.Cursor)
+		if !ok {
+			return nil, errs.New(errs.InvalidParams, "", "That cursor is not one links.list gave out.")
+		}
+		f.After = &after
+	}
+	recs, err := s.box.SharedLinks(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := linksListResult{Links: []sharedLink{}}
+	if len(recs) > a.Limit {
+		recs = recs[:a.Limit]
+		out.NextCursor = linkCursor(recs[len(recs)-1].LinkRecord)
+	}
+	now := s.now()
+	for _, r := range recs {
+		out.Links = append(out.Links, s.sharedLink(r, now))
+	}
+	return out, nil
+}
+
+func (s *Server) sharedLink(r sandbox.SharedLink, now time.Time) sharedLink {
+	row := sharedLink{
+		ID: r.ID, Scope: r.Scope, Path: r.Path, Folder: r.Folder, MadeBy: r.MadeBy,
+		CreatedAt: r.Created.Format(time.RFC3339), ExpiresAt: r.Expires.Format(time.RFC3339), State: "active",
+	}
+	switch {
+	case !r.Revoked.IsZero():
+		row.State, row.RevokedAt, row.RevokedBy = "revoked", r.Revoked.Format(time.RFC3339), r.RevokedBy
+	case !r.Expires.After(now):
+		row.State = "expired"
+	case r.Rotated:
+		row.State = "rotated"
+	case r.Link != nil:
+		row.URL = s.URL(*r.Link)
+		row.LANURL = s.linkReach(*r.Link).LanURL
+	}
+	return row
+}
+
+// linkRevoke answers link.revoke {id}: the link stops opening at once, and
+// so do the entry links its folder page handed out.
+func (s *Server) linkRevoke(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		ID string `json:"id" rpc:"required"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	r, err := s.box.RevokeLink(ctx, c.caller, a.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.sharedLink(sandbox.SharedLink{LinkRecord: r}, s.now()), nil
+}
+
+// linkCursor is the keyset cursor after r: "<created ns>.<id>".
+func linkCursor(r sandbox.LinkRecord) string {
+	return strconv.FormatInt(r.Created.UnixNano(), 10) + "." + r.ID
+}
+
+func parseLinkCursor(c string) (sandbox.LinkRecord, bool) {
+	ns, id, ok := strings.Cut(c, ".")
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if !ok || err != nil || n < 0 || len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
+		return sandbox.LinkRecord{}, false
+	}
+	return sandbox.LinkRecord{Created: time.Unix(0, n).UTC(), ID: id}, true
+}

@@ -1,0 +1,65 @@
+package wire
+
+import (
+	"time"
+
+	"corral/core/policy"
+)
+
+// Approval is policy.Approval on the wire.
+type Approval struct {
+	ID          string        `json:"id"`
+	Client      string        `json:"client"`
+	User        string        `json:"user"`
+	Access      policy.Access `json:"access"`
+	Target      string        `json:"target"`
+	Reason      string        `json:"reason"`
+	OneTimeOnly bool          `json:"one_time_only"`
+	RequestedAt time.Time     `json:"requested_at"`
+	ExpiresAt   time.Time     `json:"expires_at"`
+	Description string        `json:"description"`
+	Folder      string        `json:"folder,omitempty"` // what an answer widened to "folder" covers; empty if it cannot be widened
+	// Domain is set on a network question about one domain (Target is the
+	// domain too): a command wants to connect there. Command is that
+	// command, as the owner reads it.
+	Domain  string `json:"domain,omitempty"`
+	Command string `json:"command,omitempty"`
+	// Sensitive, when set, says why the target holds secrets (SSH keys, a
+	// browser profile …): surfaces mark the question, make Deny the
+	// default and offer no folder-wide answer.
+	Sensitive string `json:"sensitive,omitempty"`
+	// Asked is the path the agent named when it leads elsewhere (through
+	// a symbolic link): "asked for Asked, which is Target".
+	Asked string `json:"asked,omitempty"`
+	// Preview shows what a write would do: its size, whether it replaces
+	// a file, and its first lines.
+	Preview string `json:"preview,omitempty"`
+}
+
+// Choice is policy.Choice on the wire.
+type Choice struct {
+	Decision policy.Decision `json:"decision"`
+	Label    string          `json:"label"`   // the button
+	Explain  string          `json:"explain"` // one short sentence under or beside it
+	Said     string          `json:"said"`    // "the agent was …" once answered
+	Allows   bool            `json:"allows"`  // allow row (true) or deny row (false)
+	// Remembers is set on the answers that make a rule; an approval that
+	// can only be answered once does not offer them.
+	Remembers bool `json:"remembers"`
+}
+
+// Rule is policy.Rule on the wire.
+type Rule struct {
+	ID          string          `json:"id"`
+	Client      string          `json:"client"` // "*" for any client
+	User        string          `json:"user"`   // the scope the rule applies in
+	Access      policy.Access   `json:"access"`
+	Target      string          `json:"target"`
+	Match       policy.Match    `json:"match"`
+	Decision    policy.Effect   `json:"decision"`
+	Lifetime    policy.Lifetime `json:"lifetime"`
+	Created     time.Time       `json:"created"`
+	CreatedBy   string          `json:"created_by"`
+	Expires     *time.Time      `json:"expires,omitempty"`
+	Description string          `json:"description"`
+}

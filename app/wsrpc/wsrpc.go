@@ -1,0 +1,454 @@
+// Package wsrpc serves JSON-RPC 2.0 (app/rpc, PROTOCOL.md) over one
+// WebSocket connection, after gorilla's chat example: a reader that hands
+// each request to a worker goroutine, and one writer that drains a
+// bounded send queue. What a method does is the Dispatcher's business;
+// who the peer is, the caller's (Peer.Ident).
+//
+// Guarantees, per connection:
+//   - Nothing but the writer writes to the socket; it pings the peer
+//     every pingPeriod and drops a peer that does not take a frame within
+//     writeWait, or sends nothing (not even a pong) for pongWait.
+//   - A frame larger than Options.MaxMessageBytes closes the connection
+//     with 1009. Every other frame is answered: a malformed one with its
+//     JSON-RPC error (parse error, invalid request, invalid params), a
+//     call with its result or error. No frame panics the reader.
+//   - At most maxInFlight calls run at once; the reader waits for a
+//     worker beyond that, so a peer cannot start unbounded goroutines.
+//   - Pushes (Push, Notify) never wait: a full send queue (SendQueue
+//     frames) drops the connection, so no peer slows whoever pushes.
+//   - Answers wait for room in the queue, but never longer than the
+//     connection lives; a healthy peer loses no answer. Each answer is
+//     one whole frame.
+//   - $/cancelRequest {id} is handled by the reader, never behind the
+//     calls it cancels: the context of this connection's calls with that
+//     id is cancelled. The calls still answer.
+//   - Shutdown stops reading, lets the calls in flight answer (cancelling
+//     them halfway to its deadline), writes their answers, then closes
+//     with 1001.
+//
+// Not guaranteed: pushes to a dropped connection are lost (peers reconnect
+// and subscribe afresh); frames go out in queue order, not in the order
+// the calls were received; a Dispatcher that panics takes the process
+// down (recover there).
+package wsrpc
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"corral/app/rpc"
+)
+
+const (
+	writeWait   = 10 * time.Second
+	pongWait    = 60 * time.Second
+	pingPeriod  = pongWait * 9 / 10
+	maxInFlight = 64 // concurrent calls per connection; more wait
+	// SendQueue is how many frames wait for the writer. A push that finds
+	// it full drops the connection: the peer is not reading.
+	SendQueue = 1024
+)
+
+// Dispatcher runs the calls a Peer reads. Dispatch runs on a worker
+// goroutine, under a context that ends with the connection or with a
+// $/cancelRequest for req.ID; for a notification (req.ID nil) its result
+// is dropped.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (result any, err error)
+}
+
+// Options set a connection's limits and what it tells its owner.
+type Options struct {
+	MaxMessageBytes int64        // the largest frame read; 0: gorilla's default (none)
+	Logger          *slog.Logger // nil: slog.Default(); give it the peer's attributes
+	// OnClose, if set, is called once when the connection is finished,
+	// from whichever goroutine finished it.
+	OnClose func()
+}
+
+// Peer is one WebSocket connection served by a Dispatcher.
+type Peer struct {
+	ws    *websocket.Conn
+	d     Dispatcher
+	ident any
+	opt   Options
+	log   *slog.Logger
+	ctx   context.Context // cancelled when the connection ends
+	stop  context.CancelFunc
+
+	send      chan frame    // frames for writeLoop, the only writer
+	done      chan struct{} // closed when the connection is finished
+	doneOnce  sync.Once
+	work      chan job // unbuffered: taken only by an idle worker
+	workers   int      // workers started; only readLoop touches it
+	calls     sync.WaitGroup
+	flightMu  sync.Mutex
+	inflight  map[string][]context.CancelFunc // by request id: cancelled by $/cancelRequest
+	draining  atomic.Bool                     // shutting down: let in-flight calls answer
+	goingAway atomic.Bool                     // close with 1001 instead of 1000
+}
+
+// New makes the Peer for ws; ident is what Ident returns to the
+// Dispatcher. Calls run under a context derived from ctx (give it one
+// that outlives the upgrade request). Nothing is read or written until
+// Serve.
+func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Options) *Peer {
+	p := &Peer{
+		ws: ws, d: d, ident: ident, opt: o, log: o.Logger,
+		done: make(chan struct{}),
+		work: make(chan job),
+		send: make(chan frame, SendQueue),
+	}
+	if p.log == nil {
+		p.log = slog.Default()
+	}
+	p.ctx, p.stop = context.WithCancel(ctx)
+	return p
+}
+
+// Ident is what the connection was opened with (New's ident).
+func (p *Peer) Ident() any { return p.ident }
+
+// Done is closed once the connection is finished.
+func (p *Peer) Done() <-chan struct{} { return p.done }
+
+// Serve starts the writer and reads requests until the connection
+// finishes (the peer leaves or breaks the protocol, Close, Shutdown).
+// The writer says goodbye and closes the socket on its own time.
+func (p *Peer) Serve() {
+	go p.writeLoop()
+	p.readLoop()
+}
+
+func (p *Peer) readLoop() {
+	defer func() {
+		if !p.draining.Load() {
+			p.Close() // the peer left or broke the protocol: stop everything now
+		}
+	}()
+	if p.opt.MaxMessageBytes > 0 {
+		p.ws.SetReadLimit(p.opt.MaxMessageBytes)
+	}
+	p.ws.SetReadDeadline(time.Now().Add(pongWait))
+	p.ws.SetPongHandler(func(string) error {
+		p.ws.SetReadDeadline(time.Now().Add(pongWait))
+		return nil
+	})
+	for {
+		kind, data, err := p.ws.ReadMessage()
+		if err != nil {
+			// gorilla answers an oversized message with close 1009 itself.
+			return
+		}
+		if p.draining.Load() {
+			return
+		}
+		p.ws.SetReadDeadline(time.Now().Add(pongWait))
+		if kind != websocket.TextMessage {
+			p.queue(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeInvalidRequest, Message: "Send requests as text frames of JSON."}))
+			continue
+		}
+		req, id, perr := rpc.Parse(data)
+		if perr != nil {
+			p.queue(rpc.Fail(id, perr))
+			continue
+		}
+		if req.Method == rpc.CancelRequest {
+			// Here, not on a worker: a cancel must not wait behind the
+			// calls it cancels.
+			p.cancelRequest(req)
+			continue
+		}
+		j := p.start(req)
+		p.calls.Add(1)
+		select {
+		case p.work <- j: // an idle worker took it
+			continue
+		default:
+		}
+		if p.workers < maxInFlight {
+			p.workers++
+			go p.worker(j)
+			continue
+		}
+		select {
+		case p.work <- j:
+		case <-p.done:
+			j.end()
+			p.calls.Done()
+			return
+		}
+	}
+}
+
+// job is one request with the context it runs under: the connection's,
+// or for a request with an id its own, which $/cancelRequest cancels.
+type job struct {
+	req *rpc.Request
+	ctx context.Context
+	end func() // forgets the request and releases its context
+}
+
+// start makes req's job; a request with an id can be cancelled from the
+// moment it is read, also while it waits for a worker.
+func (p *Peer) start(req *rpc.Request) job {
+	if req.IsNotification() {
+		return job{req: req, ctx: p.ctx, end: func() {}}
+	}
+	ctx, cancel := context.WithCancel(p.ctx)
+	key, _ := rpc.IDText(req.ID)
+	p.flightMu.Lock()
+	if p.inflight == nil {
+		p.inflight = map[string][]context.CancelFunc{}
+	}
+	p.inflight[key] = append(p.inflight[key], cancel)
+	p.flightMu.Unlock()
+	return job{req: req, ctx: ctx, end: func() {
+		cancel()
+		p.flightMu.Lock()
+		defer p.flightMu.Unlock()
+		// Ids may repeat: forget the oldest with this id (this one, or one
+		// that will find its own entry gone, which does no harm).
+		if l := p.inflight[key]; len(l) > 1 {
+			p.inflight[key] = l[1:]
+		} else {
+			delete(p.inflight, key)
+		}
+	}}
+}
+
+// cancelRequest cancels the calls of this connection whose id is the
+// notification's params.id: the Dispatcher sees their context end. An
+// unknown id, or a call that has answered, is ignored; a cancel sent as a
+// request (with an id) is answered with {cancelled}.
+func (p *Peer) cancelRequest(req *rpc.Request) {
+	var a struct {
+		ID json.RawMessage `json:"id" rpc:"required"`
+	}
+	if err := rpc.DecodeParams(req.Params, &a); err != nil {
+		if !req.IsNotification() {
+			p.queue(rpc.Fail(req.ID, rpc.FromError(err)))
+		}
+		return
+	}
+	p.flightMu.Lock()
+	key, _ := rpc.IDText(a.ID)
+	l := p.inflight[key]
+	for _, cancel := range l {
+		cancel()
+	}
+	p.flightMu.Unlock()
+	if !req.IsNotification() {
+		if b, err := rpc.AppendResult(nil, req.ID, map[string]bool{"cancelled": len(l) > 0}); err == nil {
+			p.queue(b)
+		}
+	}
+}
+
+// worker handles j, then whatever the reader hands it, until the
+// connection is finished.
+func (p *Peer) worker(j job) {
+	for {
+		p.handle(j.ctx, j.req)
+		j.end()
+		p.calls.Done()
+		select {
+		case j = <-p.work:
+		case <-p.done:
+			return
+		}
+	}
+}
+
+// handle runs one call under ctx and queues its answer.
+func (p *Peer) handle(ctx context.Context, req *rpc.Request) {
+	result, err := p.d.Dispatch(ctx, p, req)
+	if req.IsNotification() {
+		return
+	}
+	if err != nil {
+		p.queue(rpc.Fail(req.ID, rpc.FromError(err)))
+		return
+	}
+	// The buffer goes to the writer with the frame, which puts it back.
+	bp := frames.Get().(*[]byte)
+	b, merr := rpc.AppendResult((*bp)[:0], req.ID, result)
+	if merr != nil {
+		frames.Put(bp)
+		p.log.Error("encode result", "method", req.Method, "err", merr)
+		p.queue(rpc.Fail(req.ID, rpc.FromError(merr)))
+		return
+	}
+	*bp = b
+	p.enqueue(frame{b: b, pooled: bp})
+}
+
+// frame is one message for the writer; pooled, if set, holds b and goes
+// back to frames once b is written.
+type frame struct {
+	b      []byte
+	pooled *[]byte
+}
+
+func (f frame) release() {
+	if f.pooled != nil && cap(*f.pooled) <= maxPooledFrame {
+		frames.Put(f.pooled)
+	}
+}
+
+// frames holds answer buffers; one bigger than maxPooledFrame is dropped.
+var frames = sync.Pool{New: func() any { b := make([]byte, 0, 8<<10); return &b }}
+
+const maxPooledFrame = 1 << 20
+
+// queue queues an answer: it waits for room in the send queue, but only
+// as long as the connection lives. It reports false once the connection
+// is finished.
+func (p *Peer) queue(b []byte) bool { return p.enqueue(frame{b: b}) }
+
+func (p *Peer) enqueue(f frame) bool {
+	select {
+	case <-p.done:
+		f.release()
+		return false
+	default:
+	}
+	select {
+	case p.send <- f:
+		return true
+	case <-p.done:
+		f.release()
+		return false
+	}
+}
+
+// Push queues the frame b without waiting: a connection whose queue is
+// full is not reading and is dropped. It reports false once the
+// connection is finished (or has just been dropped).
+func (p *Peer) Push(b []byte) bool {
+	select {
+	case <-p.done:
+		return false
+	default:
+	}
+	select {
+	case p.send <- frame{b: b}:
+		return true
+	default:
+		p.log.Warn("dropping a connection that does not read what it is sent")
+		p.Close()
+		return false
+	}
+}
+
+// Notify pushes the notification method(params) without waiting (see
+// Push); it reports false once the connection is gone.
+func (p *Peer) Notify(method string, params any) bool {
+	b, err := rpc.Notify(method, params)
+	if err != nil {
+		return true
+	}
+	return p.Push(b)
+}
+
+// writeLoop is the connection's only writer: it writes queued frames,
+// pings the peer, and once the connection is finished says goodbye and
+// closes it. A peer that does not take a frame within writeWait is
+// dropped rather than waited on.
+func (p *Peer) writeLoop() {
+	ping := time.NewTicker(pingPeriod)
+	defer func() {
+		ping.Stop()
+		p.ws.Close()
+	}()
+	for {
+		select {
+		case f := <-p.send:
+			// No yield here: with bare and corral measured in turns,
+			// a runtime.Gosched after each frame changed neither the
+			// rate nor the CPU per call (README, What the benchmarks compare).
+			if !p.write(f, time.Now().Add(writeWait)) {
+				return
+			}
+		case <-ping.C:
+			if err := p.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+				p.Close()
+				return
+			}
+		case <-p.done:
+			code := websocket.CloseNormalClosure
+			if p.goingAway.Load() {
+				// Shutting down: the answers of the calls it waited
+				// for are queued; send them before saying goodbye.
+				code = websocket.CloseGoingAway
+				dl := time.Now().Add(time.Second)
+				for len(p.send) > 0 && p.write(<-p.send, dl) {
+				}
+			}
+			p.ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(time.Second))
+			return
+		}
+	}
+}
+
+// write writes f by deadline dl; a failure finishes the connection.
+func (p *Peer) write(f frame, dl time.Time) bool {
+	p.ws.SetWriteDeadline(dl)
+	err := p.ws.WriteMessage(websocket.TextMessage, f.b)
+	f.release()
+	if err != nil {
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			p.log.Warn("dropping slow connection")
+		}
+		p.Close()
+		return false
+	}
+	return true
+}
+
+// Close ends the connection once: the reader stops, calls in flight see
+// their context cancelled, and the writer closes with 1000.
+func (p *Peer) Close() {
+	p.doneOnce.Do(func() {
+		p.stop()
+		close(p.done)
+		p.ws.SetReadDeadline(time.Now()) // unblock the reader
+		if p.opt.OnClose != nil {
+			p.opt.OnClose()
+		}
+	})
+}
+
+// Shutdown stops reading new requests and waits for in-flight calls
+// (bounded by ctx) so their answers go out. Calls still waiting halfway
+// through — on an approval, say — see their context cancelled, so they
+// too answer before the connection closes with "going away".
+func (p *Peer) Shutdown(ctx context.Context) {
+	p.draining.Store(true)
+	p.ws.SetReadDeadline(time.Now())
+	waited := make(chan struct{})
+	go func() { p.calls.Wait(); close(waited) }()
+	half := time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		half = time.Until(dl) / 2
+	}
+	select {
+	case <-waited:
+	case <-time.After(half):
+		p.stop()
+		select {
+		case <-waited:
+		case <-ctx.Done():
+		}
+	case <-ctx.Done():
+	}
+	p.goingAway.Store(true)
+	p.Close()
+}

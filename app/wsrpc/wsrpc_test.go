@@ -1,0 +1,422 @@
+package wsrpc
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"corral/app/client"
+	"corral/app/rpc"
+	"corral/core/errs"
+)
+
+// fake is a Dispatcher with a few methods that exercise the transport:
+//
+//	echo {…}          answers its params
+//	size {n}          answers a string of n bytes
+//	wait {}           waits until its context ends, then answers why
+//	whoami {}         answers the peer's Ident
+//	fail {}           answers an error of kind not_found
+type fake struct {
+	waiting chan struct{} // wait says it has started here, if set
+	stopped chan struct{} // and that its context ended here, if set
+}
+
+func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, error) {
+	switch req.Method {
+	case "echo":
+		return req.Params, nil
+	case "size":
+		var a struct{ N int }
+		if err := rpc.DecodeParams(req.Params, &a); err != nil {
+			return nil, err
+		}
+		if a.N < 0 || a.N > 1<<20 {
+			return nil, errs.New(errs.InvalidParams, "", "n must be between 0 and 1 MiB.")
+		}
+		return strings.Repeat("x", a.N), nil
+	case "wait":
+		if f.waiting != nil {
+			f.waiting <- struct{}{}
+		}
+		<-ctx.Done()
+		if f.stopped != nil {
+			f.stopped <- struct{}{}
+		}
+		return map[string]string{"stopped": ctx.Err().Error()}, nil
+	case "whoami":
+		return p.Ident(), nil
+	case "fail":
+		return nil, errs.New(errs.NotFound, "", "There is no such thing.")
+	}
+	return nil, rpc.MethodNotFound(req.Method)
+}
+
+// serve serves /ws with d over a real WebSocket on loopback; each Peer
+// is handed to the test once it is made, and is identified by the
+// upgrade request's X-Who header (the first eight; later ones are served
+// unseen). It returns the server's base URL.
+func serve(t testing.TB, d Dispatcher, o Options) (url string, peers chan *Peer) {
+	t.Helper()
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	peers = make(chan *Peer, 8)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		p := New(context.Background(), ws, d, r.Header.Get("X-Who"), o)
+		select {
+		case peers <- p:
+		default: // the test does not look at this many
+		}
+		p.Serve()
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL, peers
+}
+
+// dial opens a bare WebSocket to url, for frame-level tests.
+func dial(t *testing.T, url string) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(url, "http")+"/ws", http.Header{"X-Who": {"tester"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+// roundTrip sends frame and returns the answer, decoded.
+func roundTrip(t *testing.T, ws *websocket.Conn, kind int, frame string) map[string]any {
+	t.Helper()
+	if err := ws.WriteMessage(kind, []byte(frame)); err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("after %q: %v", frame, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(msg, &v); err != nil {
+		t.Fatalf("answer %q: %v", msg, err)
+	}
+	return v
+}
+
+func errorCode(v map[string]any) float64 {
+	e, _ := v["error"].(map[string]any)
+	if e == nil {
+		return 0
+	}
+	return e["code"].(float64)
+}
+
+// Every malformed frame gets its JSON-RPC error, with the request's id
+// when it could be read, and the connection goes on answering; a frame
+// over the limit closes the connection with 1009.
+func TestMalformedFrames(t *testing.T) {
+	t.Parallel()
+	url, _ := serve(t, fake{}, Options{MaxMessageBytes: 4096})
+	c := dial(t, url)
+	for _, tc := range []struct {
+		kind  int
+		frame string
+		code  float64
+		id    any
+	}{
+		{websocket.TextMessage, `{`, rpc.CodeParse, nil},
+		{websocket.TextMessage, "\xff\xfe", rpc.CodeParse, nil},
+		{websocket.TextMessage, ``, rpc.CodeParse, nil},
+		{websocket.TextMessage, `[{"jsonrpc":"2.0","id":1,"method":"echo"}]`, rpc.CodeInvalidRequest, nil},
+		{websocket.TextMessage, `[]`, rpc.CodeInvalidRequest, nil},
+		{websocket.BinaryMessage, `{"jsonrpc":"2.0","id":1,"method":"echo"}`, rpc.CodeInvalidRequest, nil},
+		{websocket.TextMessage, `"just a string"`, rpc.CodeInvalidRequest, nil},
+		{websocket.TextMessage, `{"jsonrpc":"1.0","id":5,"method":"echo"}`, rpc.CodeInvalidRequest, 5.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":{"a":1},"method":"echo"}`, rpc.CodeInvalidRequest, nil},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":"x","method":7}`, rpc.CodeInvalidRequest, "x"},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":6,"method":"echo","params":["a"]}`, rpc.CodeInvalidParams, 6.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":7,"method":"nope"}`, rpc.CodeMethodNotFound, 7.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":8,"method":"fail"}`, rpc.CodeServer, 8.0},
+		{websocket.TextMessage, `{"jsonrpc":"2.0","id":9,"method":"$/cancelRequest","params":{}}`, rpc.CodeInvalidParams, 9.0},
+	} {
+		v := roundTrip(t, c, tc.kind, tc.frame)
+		if errorCode(v) != tc.code || v["id"] != tc.id {
+			t.Errorf("%q: got %v, want code %v id %v", tc.frame, v, tc.code, tc.id)
+		}
+	}
+	// The connection is still usable.
+	v := roundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"echo","params":{"a":1}}`)
+	if r, _ := v["result"].(map[string]any); r["a"] != 1.0 {
+		t.Fatalf("after malformed frames: %v", v)
+	}
+
+	// An oversized message closes with 1009.
+	c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":"`+strings.Repeat("x", 5000)+`"}}`))
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, _, err := c.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseMessageTooBig {
+		t.Fatalf("oversized: %v, want close 1009", err)
+	}
+}
+
+// Whatever a frame holds, it is answered with one JSON-RPC message (or,
+// as a notification, not at all) and the connection goes on serving.
+func FuzzFrames(f *testing.F) {
+	for _, s := range []string{`{`, `[]`, `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":[1,2]}}`,
+		`{"jsonrpc":"2.0","method":"echo"}`, `{"jsonrpc":"2.0","id":null,"method":"size","params":{"n":-1}}`,
+		`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"x"}}`, "\x00", `{"id":1e999}`} {
+		f.Add(s)
+	}
+	url, _ := serve(f, fake{}, Options{MaxMessageBytes: 1 << 16})
+	f.Fuzz(func(t *testing.T, frame string) {
+		c := dial(t, url)
+		c.WriteMessage(websocket.TextMessage, []byte(frame))
+		c.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"probe","method":"echo"}`))
+		for {
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, msg, err := c.ReadMessage()
+			if err != nil {
+				t.Fatalf("after %q: %v", frame, err)
+			}
+			var v map[string]json.RawMessage
+			if err := json.Unmarshal(msg, &v); err != nil {
+				t.Fatalf("answer to %q: %q is not JSON: %v", frame, msg, err)
+			}
+			_, result := v["result"]
+			_, failed := v["error"]
+			if string(v["jsonrpc"]) != `"2.0"` || result == failed {
+				t.Fatalf("answer to %q: %s", frame, msg)
+			}
+			if string(v["id"]) == `"probe"` {
+				return
+			}
+		}
+	})
+}
+
+// The Dispatcher is told who the peer is: what it was opened with.
+func TestDispatcherSeesIdent(t *testing.T) {
+	t.Parallel()
+	url, _ := serve(t, fake{}, Options{})
+	v := roundTrip(t, dial(t, url), websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"whoami"}`)
+	if v["result"] != "tester" {
+		t.Fatalf("whoami: %v", v)
+	}
+}
+
+// Many calls in flight on one connection each get their own answer,
+// whole: answers of different sizes share the one writer and the pooled
+// buffers (run with -race).
+func TestAnswersArriveWhole(t *testing.T) {
+	t.Parallel()
+	url, _ := serve(t, fake{}, Options{})
+	c, err := client.Dial(context.Background(), url, "unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var wg sync.WaitGroup
+	for i := range 200 {
+		n := 1 << (8 + i%8) // 256 B to 32 KiB
+		wg.Go(func() {
+			var got string
+			if err := c.CallInto(context.Background(), "size", map[string]int{"n": n}, &got); err != nil {
+				t.Error(err)
+				return
+			}
+			if got != strings.Repeat("x", n) {
+				t.Errorf("size %d: got %d bytes", n, len(got))
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// $/cancelRequest reaches a call in flight on the same connection, also
+// when every worker is busy: the call's context ends, it answers, and
+// the connection goes on answering.
+func TestCancelReachesACallInFlight(t *testing.T) {
+	t.Parallel()
+	f := fake{waiting: make(chan struct{}, maxInFlight), stopped: make(chan struct{}, 2*maxInFlight)}
+	url, _ := serve(t, f, Options{})
+	c, err := client.Dial(context.Background(), url, "unused")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Every worker waits: the cancel cannot be queued behind them.
+	for range maxInFlight - 1 {
+		go c.Call(t.Context(), "wait", nil)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go c.Call(ctx, "wait", nil)
+	for range maxInFlight {
+		<-f.waiting
+	}
+	cancel() // the client sends $/cancelRequest for the call's id
+	select {
+	case <-f.stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call's context did not end while every worker was busy")
+	}
+	select {
+	case <-f.stopped:
+		t.Fatal("a call that was not cancelled stopped too")
+	default:
+	}
+
+	// The call saw its context end: ask again with a raw cancel request
+	// (with an id), which says whether it found the call.
+	ws := dial(t, url)
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"w","method":"wait"}`))
+	<-f.waiting
+	v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c","method":"$/cancelRequest","params":{"id":"w"}}`)
+	answers := map[any]map[string]any{v["id"]: v}
+	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v = nil
+	json.Unmarshal(msg, &v)
+	answers[v["id"]] = v
+	if r, _ := answers["c"]["result"].(map[string]any); r["cancelled"] != true {
+		t.Errorf("the cancel request's answer: %v", answers["c"])
+	}
+	if r, _ := answers["w"]["result"].(map[string]any); r["stopped"] != context.Canceled.Error() {
+		t.Errorf("the cancelled call's answer: %v", answers["w"])
+	}
+	v = roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c2","method":"$/cancelRequest","params":{"id":"w"}}`)
+	if r, _ := v["result"].(map[string]any); r["cancelled"] != false {
+		t.Errorf("cancelling a call that has answered: %v", v)
+	}
+}
+
+// The send queue holds SendQueue frames: the push after that finds it
+// full and drops the connection rather than wait.
+func TestQueueBound(t *testing.T) {
+	t.Parallel()
+	// The writer never runs: a Peer that is not served.
+	upgraded := make(chan *websocket.Conn, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err == nil {
+			upgraded <- ws
+		}
+	}))
+	defer ts.Close()
+	_ = dial(t, ts.URL)
+	p := New(context.Background(), <-upgraded, fake{}, nil, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	defer p.ws.Close()
+	for i := range SendQueue {
+		if !p.Notify("test.push", i) {
+			t.Fatalf("push %d of %d refused", i+1, SendQueue)
+		}
+	}
+	if p.Notify("test.push", "one too many") {
+		t.Fatal("a push past the queue's bound was taken")
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("the connection whose queue overflowed is not finished")
+	}
+}
+
+// A client that stops reading is dropped once its queue is full, while a
+// client that reads gets every push; pushing never waits for either (the
+// loop below would hang on the slow client otherwise).
+func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
+	t.Parallel()
+	url, peers := serve(t, fake{}, Options{})
+	_ = dial(t, url) // never read
+	slow := <-peers
+	fastWS := dial(t, url)
+	fast := <-peers
+
+	payload := strings.Repeat("x", 16<<10)
+	const max = 100_000 // far more than the socket buffers and the queue hold
+	got := make(chan int)
+	go func() {
+		n := 0
+		for {
+			fastWS.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, _, err := fastWS.ReadMessage(); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	start := time.Now()
+	sent := 0
+	for sent < max && slow.Notify("test.push", payload) {
+		if !fast.Notify("test.push", payload) {
+			t.Fatal("the reading client was dropped")
+		}
+		sent++
+	}
+	if sent == max {
+		t.Fatalf("the client that does not read was never dropped after %d pushes", sent)
+	}
+	if d := time.Since(start); d >= writeWait {
+		t.Errorf("pushing took %v: a push waited for the slow client's write deadline (%v)", d, writeWait)
+	}
+	select {
+	case <-slow.Done():
+	default:
+		t.Fatal("the slow connection is not finished")
+	}
+	// The fast client goes on getting pushes after the slow one is gone.
+	for range 10 {
+		if !fast.Notify("test.push", payload) {
+			t.Fatal("the reading client was dropped")
+		}
+		sent++
+	}
+	fast.goingAway.Store(true) // send what is queued, then close
+	fast.Close()
+	if n := <-got; n != sent {
+		t.Fatalf("the reading client got %d pushes, want %d", n, sent)
+	}
+}
+
+// Shutdown lets a call in flight answer before the connection closes
+// with 1001: the call's context is cancelled halfway to the deadline, and
+// its answer is written before the goodbye.
+func TestShutdownAnswersCallsInFlight(t *testing.T) {
+	t.Parallel()
+	f := fake{waiting: make(chan struct{}, 1)}
+	closed := make(chan struct{})
+	url, peers := serve(t, f, Options{OnClose: func() { close(closed) }})
+	ws := dial(t, url)
+	p := <-peers
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"wait"}`))
+	<-f.waiting
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	p.Shutdown(ctx)
+	<-closed
+	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil || !strings.Contains(string(msg), `"stopped":"context canceled"`) {
+		t.Fatalf("the call in flight answered %s, %v", msg, err)
+	}
+	_, _, err = ws.ReadMessage()
+	if ce, ok := err.(*websocket.CloseError); !ok || ce.Code != websocket.CloseGoingAway {
+		t.Fatalf("after the answer: %v, want close 1001", err)
+	}
+}
