@@ -323,7 +323,7 @@ func (s *Server) agentList(ctx context.Context, c *call) (any, error) {
 		out = append(out, a.info())
 	}
 	s.dir.mu.RUnlock()
-	return map[string]any{"agents": out, "managed": s.agents != nil}, nil
+	return agentsResult{Agents: out, Managed: s.agents != nil}, nil
 }
 
 // agentParams are agent.add's and agent.update's settings.
@@ -475,7 +475,7 @@ func (s *Server) agentUpdate(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
 		return nil, err
 	}
-	return map[string]any{"agent": info}, nil
+	return agentResult{Agent: info}, nil
 }
 
 type nameParams struct {
@@ -570,7 +570,7 @@ func (s *Server) agentPause(paused bool) func(context.Context, *call) (any, erro
 		if err := s.record(ctx, c.caller.Client, op, p.Name, detail); err != nil {
 			return nil, err
 		}
-		return map[string]any{"agent": info}, nil
+		return agentResult{Agent: info}, nil
 	}
 }
 
@@ -608,7 +608,7 @@ func (s *Server) agentRemove(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "agent.remove", p.Name, detail); err != nil {
 		return nil, err
 	}
-	return map[string]any{"name": p.Name, "removed": true, "connections_closed": closed}, nil
+	return agentRemovedResult{Name: p.Name, Removed: true, ConnectionsClosed: closed}, nil
 }
 
 // countConns counts the open connections that match.
@@ -652,7 +652,7 @@ func (s *Server) personList(ctx context.Context, c *call) (any, error) {
 	}
 	s.dir.mu.RUnlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return map[string]any{"people": out, "managed": s.agents != nil}, nil
+	return peopleResult{People: out, Managed: s.agents != nil}, nil
 }
 
 type personParams struct {
@@ -727,7 +727,7 @@ func (s *Server) personAdd(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "person.add", p.ID, p.Name+"; folder "+folder); err != nil {
 		return nil, err
 	}
-	return map[string]any{"person": personInfo{ID: p.ID, Name: p.Name, Folder: folder, Agents: []string{}}}, nil
+	return personResult{Person: personInfo{ID: p.ID, Name: p.Name, Folder: folder, Agents: []string{}}}, nil
 }
 
 func (s *Server) personRename(ctx context.Context, c *call) (any, error) {
@@ -761,7 +761,7 @@ func (s *Server) personRename(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "person.rename", p.ID, "now called "+p.Name); err != nil {
 		return nil, err
 	}
-	return map[string]any{"person": personInfo{ID: p.ID, Name: p.Name, Folder: s.folderOf(p.ID), Agents: []string{}}}, nil
+	return personResult{Person: personInfo{ID: p.ID, Name: p.Name, Folder: s.folderOf(p.ID), Agents: []string{}}}, nil
 }
 
 // runtimePerson returns a person added at runtime; the directory's lock
@@ -817,7 +817,7 @@ func (s *Server) personRemove(ctx context.Context, c *call) (any, error) {
 	if err := s.record(ctx, c.caller.Client, "person.remove", p.ID, "folder kept at "+folder); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": p.ID, "folder": folder, "kept": true, "message": msg}, nil
+	return personRemovedResult{ID: p.ID, Folder: folder, Kept: true, Message: msg}, nil
 }
 
 func plural(n int, one, many string) string {

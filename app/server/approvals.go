@@ -36,19 +36,61 @@ func parseExpiresIn(raw json.RawMessage) (time.Duration, error) {
 	return time.Duration(n) * time.Second, nil
 }
 
-func (s *Server) policy() (*policy.Policy, error) {
-	p := s.box.Policy()
-	if p == nil {
-		return nil, errs.New(errs.Unavailable, "", "Approvals are not enabled in this Corral.")
-	}
-	return p, nil
+// approvalQueue is what the approval methods use of the policy (a
+// *policy.Policy): the questions waiting for the owner, the answers, the
+// standing rules and the global pause; narrow so their logic is tested
+// against a map-backed fake.
+type approvalQueue interface {
+	Pending() []policy.Approval
+	Respond(ctx context.Context, ans policy.Answer) error
+	Subscribe(s policy.Surface) (cancel func())
+	Rules() []policy.Rule
+	Revoke(ctx context.Context, id, by string) error
+	SetPaused(ctx context.Context, paused bool, by string) error
 }
 
-func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
+// approvalArea answers approval.*, rule.* and agents.pause/resume.
+type approvalArea struct {
+	// queue is the policy now, nil when approvals are off.
+	queue   func() approvalQueue
+	onPause func(paused bool) // the tray's news of a global pause; may be nil
+}
+
+func (s *Server) approvalArea() approvalArea {
+	return approvalArea{
+		queue: func() approvalQueue {
+			if p := s.box.Policy(); p != nil {
+				return p
+			}
+			return nil
+		},
+		onPause: s.onPause,
+	}
+}
+
+func (ap approvalArea) methods(add func(name string, m method)) {
+	add("approval.list", method{owner: true, fn: ap.list})
+	add("approval.respond", method{owner: true, fn: ap.respond})
+	add("approval.subscribe", method{owner: true, needsConn: true, fn: ap.subscribe})
+	add("rule.list", method{owner: true, fn: ap.ruleList})
+	add("rule.revoke", method{owner: true, fn: ap.ruleRevoke})
+	add("agents.pause", method{owner: true, fn: ap.setPaused(true)})
+	add("agents.resume", method{owner: true, fn: ap.setPaused(false)})
+}
+
+// policy returns the queue, or why there is none.
+func (ap approvalArea) policy() (approvalQueue, error) {
+	if q := ap.queue(); q != nil {
+		return q, nil
+	}
+	return nil, errs.New(errs.Unavailable, "", "Approvals are not enabled in this Corral.")
+}
+
+func (ap approvalArea) list(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	p, err := s.policy()
+	p, err := ap.policy()
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +99,10 @@ func (s *Server) approvalList(ctx context.Context, c *call) (any, error) {
 	for i, a := range pending {
 		out[i] = withChoices(a)
 	}
-	return map[string]any{"pending": out}, nil
+	return pendingResult{Pending: out}, nil
 }
 
-func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
+func (ap approvalArea) respond(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		ID        string          `json:"id" rpc:"required"`
 		Decision  string          `json:"decision" rpc:"required"`
@@ -74,7 +116,7 @@ func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.policy()
+	p, err := ap.policy()
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +125,7 @@ func (s *Server) approvalRespond(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID, "decision": a.Decision}, nil
+	return decidedResult{ID: a.ID, Decision: a.Decision}, nil
 }
 
 // answeredVia names, for the audit log, which of the owner's surfaces an
@@ -137,7 +179,7 @@ func (cs *connSurface) send(method string, params any) {
 }
 
 func (cs *connSurface) ApprovalRequested(a policy.Approval) {
-	cs.send("approval.requested", map[string]any{"approval": withChoices(a)})
+	cs.send("approval.requested", approvalRequested{Approval: withChoices(a)})
 }
 
 // approvalOut is an approval as the owner's surfaces receive it: with
@@ -154,16 +196,16 @@ func withChoices(a policy.Approval) approvalOut {
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {
-	cs.send("approval.resolved", map[string]any{"id": id, "decision": d, "by": by})
+	cs.send("approval.resolved", approvalResolved{ID: id, Decision: d, By: by})
 }
 
-func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
-	p, err := s.policy()
+func (ap approvalArea) subscribe(ctx context.Context, c *call) (any, error) {
+	p, err := ap.policy()
 	if err != nil {
 		return nil, err
 	}
 	if !c.conn.subscribeOnce("approvals") {
-		return map[string]any{"subscribed": true}, nil
+		return subscribedResult{Subscribed: true}, nil
 	}
 	// Subscribe replays what is pending into the buffer before the
 	// forwarder starts; the buffer is larger than all the questions that
@@ -185,52 +227,52 @@ func (s *Server) approvalSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"subscribed": true}, nil
+	return subscribedResult{Subscribed: true}, nil
 }
 
-func (s *Server) ruleList(ctx context.Context, c *call) (any, error) {
+func (ap approvalArea) ruleList(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	p, err := s.policy()
+	p, err := ap.policy()
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"rules": wire.Encode(p.Rules())}, nil
+	return rulesResult{Rules: wire.To[[]wire.Rule](p.Rules())}, nil
 }
 
-func (s *Server) ruleRevoke(ctx context.Context, c *call) (any, error) {
+func (ap approvalArea) ruleRevoke(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		ID string `json:"id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
-	p, err := s.policy()
+	p, err := ap.policy()
 	if err != nil {
 		return nil, err
 	}
 	if err := p.Revoke(ctx, a.ID, c.caller.Client); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID}, nil
+	return idResult{ID: a.ID}, nil
 }
 
-func (s *Server) setPaused(paused bool) func(context.Context, *call) (any, error) {
+func (ap approvalArea) setPaused(paused bool) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
 		if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 			return nil, err
 		}
-		p, err := s.policy()
+		p, err := ap.policy()
 		if err != nil {
 			return nil, err
 		}
 		if err := p.SetPaused(ctx, paused, c.caller.Client); err != nil {
 			return nil, err
 		}
-		if s.onPause != nil {
-			s.onPause(paused)
+		if ap.onPause != nil {
+			ap.onPause(paused)
 		}
-		return map[string]any{"paused": paused}, nil
+		return pausedResult{Paused: paused}, nil
 	}
 }

@@ -97,7 +97,7 @@ func (s *Server) agentConnect(ctx context.Context, c *call) (any, error) {
 		}
 		out = append(out, ca)
 	}
-	return map[string]any{"apps": out, "url": e.URL, "command": e.Command, "has_key": p.Key != ""}, nil
+	return connectResult{Apps: out, URL: e.URL, Command: e.Command, HasKey: p.Key != ""}, nil
 }
 
 type connectPlan struct {

@@ -23,7 +23,27 @@ func requestID(id json.RawMessage) string {
 	return "local-" + strconv.FormatInt(invokeSeq.Add(1), 10)
 }
 
-func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
+// commandRunner is what the command methods use of the sandbox: running,
+// stopping and listing commands, nothing of its files.
+type commandRunner interface {
+	Run(ctx context.Context, c sandbox.Caller, a sandbox.RunArgs, requestID string, onOutput func(stream string, data []byte)) (sandbox.RunResult, error)
+	CancelCommand(c sandbox.Caller, requestID string) bool
+	Commands() []sandbox.Running
+}
+
+// commandArea answers command.run, command.cancel and command.list.
+type commandArea struct {
+	box    commandRunner
+	record recordFunc
+}
+
+func (x commandArea) methods(add func(name string, m method)) {
+	add("command.run", method{fn: x.run})
+	add("command.cancel", method{fn: x.cancel})
+	add("command.list", method{owner: true, fn: x.list})
+}
+
+func (x commandArea) run(ctx context.Context, c *call) (any, error) {
 	a, err := wire.Decode[sandbox.RunArgs](c.params)
 	if err != nil {
 		return nil, err
@@ -33,19 +53,19 @@ func (s *Server) commandRun(ctx context.Context, c *call) (any, error) {
 	switch {
 	case a.Stream && c.conn != nil:
 		onOutput = func(stream string, data []byte) {
-			c.conn.notify("command.output", map[string]any{"request_id": json.RawMessage(c.id), "stream": stream, "data": string(data)})
+			c.conn.notify("command.output", commandOutput{RequestID: json.RawMessage(c.id), Stream: stream, Data: string(data)})
 		}
 	case a.Stream:
 		onOutput = c.output
 	}
-	r, err := s.box.Run(ctx, c.caller, a, id, onOutput)
+	r, err := x.box.Run(ctx, c.caller, a, id, onOutput)
 	if err != nil {
 		return nil, err
 	}
 	return wire.Encode(r), nil
 }
 
-func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
+func (x commandArea) cancel(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		RequestID json.RawMessage `json:"request_id" rpc:"required"`
 	}
@@ -53,20 +73,20 @@ func (s *Server) commandCancel(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	id := requestID(a.RequestID)
-	cancelled := s.box.CancelCommand(c.caller, id)
+	cancelled := x.box.CancelCommand(c.caller, id)
 	detail := "nothing was running under that id"
 	if cancelled {
 		detail = "stopped"
 	}
-	if err := s.record(ctx, c.caller.Client, "command.cancel", id, detail); err != nil {
+	if err := x.record(ctx, c.caller.Client, "command.cancel", id, detail); err != nil {
 		return nil, err
 	}
-	return map[string]any{"cancelled": cancelled}, nil
+	return cancelledResult{Cancelled: cancelled}, nil
 }
 
-func (s *Server) commandList(ctx context.Context, c *call) (any, error) {
+func (x commandArea) list(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return map[string]any{"running": wire.Encode(s.box.Commands())}, nil
+	return runningResult{Running: wire.To[[]wire.Running](x.box.Commands())}, nil
 }

@@ -92,9 +92,7 @@ func (s *Server) sharedLink(r sandbox.SharedLink, now time.Time) sharedLink {
 		row.State = "rotated"
 	case r.Link != nil:
 		row.URL = s.URL(*r.Link)
-		if lan, ok := s.linkReach(*r.Link)["lan_url"].(string); ok {
-			row.LANURL = lan
-		}
+		row.LANURL = s.linkReach(*r.Link).LanURL
 	}
 	return row
 }

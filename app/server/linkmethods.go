@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"maps"
 	"time"
 
 	"corral/app/rpc"
@@ -16,7 +15,28 @@ func (s *Server) URL(l sandbox.Link) string {
 	return s.BaseURL() + "/files/out?" + l.Query()
 }
 
-func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
+// linkMaker is what the link methods use of the sandbox: signing links to
+// files and saving reports behind them.
+type linkMaker interface {
+	CreateLink(ctx context.Context, c sandbox.Caller, a sandbox.LinkArgs) (sandbox.Link, error)
+	SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error)
+}
+
+// linkArea answers link.create, result.save and links.rotate.
+type linkArea struct {
+	box    linkMaker
+	url    func(sandbox.Link) string                  // the link on this server (Server.URL)
+	reach  func(sandbox.Link) *ownerReach             // where the owner can open it (Server.linkReach)
+	rotate func(ctx context.Context, by string) error // nil when links cannot be rotated
+}
+
+func (x linkArea) methods(add func(name string, m method)) {
+	add("link.create", method{fn: x.create})
+	add("result.save", method{fn: x.save})
+	add("links.rotate", method{owner: true, fn: x.rotateAll})
+}
+
+func (x linkArea) create(ctx context.Context, c *call) (any, error) {
 	a, err := wire.Decode[wire.LinkArgs](c.params)
 	if err != nil {
 		return nil, err
@@ -25,45 +45,47 @@ func (s *Server) linkCreate(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := s.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
+	l, err := x.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]any{"url": s.URL(l), "path": l.Path, "expiresAt": l.Expires.Format(time.RFC3339)}
+	out := linkResult{URL: x.url(l), Path: l.Path, ExpiresAt: l.Expires.Format(time.RFC3339)}
 	if c.caller.Owner {
-		maps.Copy(out, s.linkReach(l))
+		out.ownerReach = x.reach(l)
 	}
 	return out, nil
 }
 
-func (s *Server) resultSave(ctx context.Context, c *call) (any, error) {
+func (x linkArea) save(ctx context.Context, c *call) (any, error) {
 	a, err := wire.Decode[sandbox.ResultArgs](c.params)
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.box.SaveResult(ctx, c.caller, a)
+	res, err := x.box.SaveResult(ctx, c.caller, a)
 	if err != nil {
 		return nil, err
 	}
-	url := s.URL(res.Link)
-	out := map[string]any{"path": res.Link.Path, "url": url, "expiresAt": res.Link.Expires.Format(time.RFC3339)}
+	url := x.url(res.Link)
+	out := savedResult{Path: res.Link.Path, URL: url, ExpiresAt: res.Link.Expires.Format(time.RFC3339)}
 	if a.Format == "markdown" || a.Format == "" {
-		out["content"] = res.Content
+		content := res.Content
+		out.Content = &content
 		// The same report rendered as a page, for a person to open.
-		out["view_url"] = url + "&view=1"
+		view := url + "&view=1"
+		out.ViewURL = &view
 	}
 	return out, nil
 }
 
-func (s *Server) linksRotate(ctx context.Context, c *call) (any, error) {
+func (x linkArea) rotateAll(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	if s.rotate == nil {
+	if x.rotate == nil {
 		return nil, errs.New(errs.Unavailable, "", "Links cannot be rotated in this Corral.")
 	}
-	if err := s.rotate(ctx, c.caller.Client); err != nil {
+	if err := x.rotate(ctx, c.caller.Client); err != nil {
 		return nil, err
 	}
-	return map[string]any{"rotated": true}, nil
+	return rotatedResult{Rotated: true}, nil
 }

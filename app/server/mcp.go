@@ -180,7 +180,7 @@ func (s *Server) mcpHandler() http.Handler {
 // killed, a question to the owner withdrawn). A call that has answered
 // is not affected.
 func (ms *mcpServers) cancel(ctx context.Context, orig *http.Request, sid string, id json.RawMessage) {
-	body, err := rpc.Notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "The HTTP request closed before the answer."})
+	body, err := rpc.Notify("notifications/cancelled", mcpCancelled{RequestID: id, Reason: "The HTTP request closed before the answer."})
 	if err != nil {
 		return
 	}

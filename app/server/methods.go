@@ -83,7 +83,7 @@ func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) fun
 
 func (s *Server) methodTable() map[string]method {
 	b := s.box
-	return map[string]method{
+	t := map[string]method{
 		"session.info":     {fn: s.sessionInfo},
 		"file.read":        {fn: handle(b.Read)},
 		"file.write":       {fn: handle(b.Write)},
@@ -97,31 +97,8 @@ func (s *Server) methodTable() map[string]method {
 		"file.find":        {fn: handle(b.Find)},
 		"file.grep":        {fn: handle(b.Grep)},
 		"session.login":    {owner: true, fn: s.sessionLogin},
-		"audit.query":      {owner: true, fn: s.auditQuery},
-		"audit.stats":      {owner: true, fn: s.auditStats},
-		"audit.subscribe":  {owner: true, needsConn: true, fn: s.auditSubscribe},
-
-		"approval.list":      {owner: true, fn: s.approvalList},
-		"approval.respond":   {owner: true, fn: s.approvalRespond},
-		"approval.subscribe": {owner: true, needsConn: true, fn: s.approvalSubscribe},
-		"rule.list":          {owner: true, fn: s.ruleList},
-		"rule.revoke":        {owner: true, fn: s.ruleRevoke},
-		"agents.pause":       {owner: true, fn: s.setPaused(true)},
-		"agents.resume":      {owner: true, fn: s.setPaused(false)},
-
-		"command.run":    {fn: s.commandRun},
-		"command.cancel": {fn: s.commandCancel},
-		"command.list":   {owner: true, fn: s.commandList},
-
-		"pairing.start": {owner: true, fn: s.pairingStart},
-		"device.list":   {owner: true, fn: s.deviceList},
-		"device.revoke": {owner: true, fn: s.deviceRevoke},
-
-		"link.create":  {fn: s.linkCreate},
-		"result.save":  {fn: s.resultSave},
-		"links.rotate": {owner: true, fn: s.linksRotate},
-		"links.list":   {owner: true, fn: s.linksList}, // linkledger.go
-		"link.revoke":  {owner: true, fn: s.linkRevoke},
+		"links.list":       {owner: true, fn: s.linksList}, // linkledger.go
+		"link.revoke":      {owner: true, fn: s.linkRevoke},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
@@ -152,7 +129,19 @@ func (s *Server) methodTable() map[string]method {
 		"version.restore":    {owner: true, fn: handle(b.Restore)},
 		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
+	// The areas that depend only on what they use (a narrow interface each).
+	add := func(name string, m method) { t[name] = m }
+	s.approvalArea().methods(add)
+	s.deviceArea().methods(add)
+	auditArea{log: s.audit}.methods(add)
+	commandArea{box: s.box, record: s.record}.methods(add)
+	linkArea{box: s.box, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
+	return t
 }
+
+// recordFunc writes one line of the audit log (Server.record): what an
+// area needs of the log, no more.
+type recordFunc func(ctx context.Context, who, op, target, detail string) error
 
 type rootInfo struct {
 	Path   string `json:"path"`
@@ -296,7 +285,7 @@ func (s *Server) sessionLogin(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	u, exp := s.LoginURL()
-	return map[string]any{"url": u, "expiresAt": exp.UTC().Format(time.RFC3339)}, nil
+	return loginResult{URL: u, ExpiresAt: exp.UTC().Format(time.RFC3339)}, nil
 }
 
 // maxOps bounds the operations one audit filter may list (its error says 64).
@@ -350,7 +339,25 @@ func (a auditFilter) filter() (audit.Filter, error) {
 	return f, nil
 }
 
-func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
+// auditFeed is what the audit methods use of the store: reading and
+// following the log; they never write it.
+type auditFeed interface {
+	audit.Reader
+	audit.Subscriber
+}
+
+// auditArea answers audit.query, audit.stats and audit.subscribe.
+type auditArea struct {
+	log auditFeed
+}
+
+func (l auditArea) methods(add func(name string, m method)) {
+	add("audit.query", method{owner: true, fn: l.query})
+	add("audit.stats", method{owner: true, fn: l.stats})
+	add("audit.subscribe", method{owner: true, needsConn: true, fn: l.subscribe})
+}
+
+func (l auditArea) query(ctx context.Context, c *call) (any, error) {
 	var a auditFilter
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -362,7 +369,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	page, err := s.audit.Query(ctx, f)
+	page, err := l.log.Query(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +379,7 @@ func (s *Server) auditQuery(ctx context.Context, c *call) (any, error) {
 	return wire.Encode(page), nil
 }
 
-func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
+func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
 	var a auditFilter
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -390,22 +397,22 @@ func (s *Server) auditStats(ctx context.Context, c *call) (any, error) {
 	default:
 		return nil, errs.New(errs.InvalidParams, "", `bucket must be "hour" or "day".`)
 	}
-	b, err := s.audit.Stats(ctx, f, bucket)
+	b, err := l.log.Stats(ctx, f, bucket)
 	if err != nil {
 		return nil, err
 	}
 	if b == nil {
 		b = []audit.Bucket{}
 	}
-	return map[string]any{"buckets": wire.Encode(b)}, nil
+	return bucketsResult{Buckets: wire.To[[]wire.Bucket](b)}, nil
 }
 
-// auditSubscribe streams committed events to the connection until it ends.
-func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
+// subscribe streams committed events to the connection until it ends.
+func (l auditArea) subscribe(ctx context.Context, c *call) (any, error) {
 	if !c.conn.subscribeOnce("audit") {
-		return map[string]any{"subscribed": true}, nil
+		return subscribedResult{Subscribed: true}, nil
 	}
-	events, cancel := s.audit.Subscribe()
+	events, cancel := l.log.Subscribe()
 	go func() {
 		defer c.conn.unsubscribe("audit") // a later audit.subscribe starts afresh
 		defer cancel()
@@ -420,7 +427,7 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", map[string]any{"event": wire.Encode(ev)}) {
+				if !c.conn.notify("audit.event", auditEvent{Event: wire.To[wire.Event](ev)}) {
 					return
 				}
 			case <-c.conn.done:
@@ -428,5 +435,5 @@ func (s *Server) auditSubscribe(ctx context.Context, c *call) (any, error) {
 			}
 		}
 	}()
-	return map[string]any{"subscribed": true}, nil
+	return subscribedResult{Subscribed: true}, nil
 }

@@ -243,17 +243,6 @@ func deviceCaller(d store.Device) sandbox.Caller {
 	return sandbox.Caller{Client: "device:" + d.Name, Owner: true}
 }
 
-func (s *Server) pairingStart(ctx context.Context, c *call) (any, error) {
-	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	p, err := s.StartPairing(ctx, c.caller.Client)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"url": p.URL, "code": p.Code, "expiresAt": p.Expires.UTC().Format(time.RFC3339), "qr": p.QR, "fingerprint": p.Fingerprint}, nil
-}
-
 // qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
 // row, so any surface can draw it.
 func qrRows(text string) ([]string, error) {
@@ -277,42 +266,83 @@ func qrRows(text string) ([]string, error) {
 	return rows, nil
 }
 
-func (s *Server) deviceList(ctx context.Context, c *call) (any, error) {
+// deviceBook is what the device methods use of the store (Devices): the
+// paired devices, to list and to forget.
+type deviceBook interface {
+	Devices(ctx context.Context) ([]store.Device, error)
+	RemoveDevice(ctx context.Context, id string) (bool, error)
+}
+
+// deviceArea answers pairing.start, device.list and device.revoke.
+type deviceArea struct {
+	book   deviceBook                                             // nil without a database
+	start  func(ctx context.Context, by string) (PairCode, error) // Server.StartPairing
+	hangUp func(deviceID string)                                  // ends a revoked device's connections
+	record recordFunc
+}
+
+func (s *Server) deviceArea() deviceArea {
+	return deviceArea{
+		book:   s.devices, // a nil Devices stays nil
+		start:  s.StartPairing,
+		hangUp: func(id string) { s.finishConns(func(c *conn) bool { return c.deviceID == id }) },
+		record: s.record,
+	}
+}
+
+func (d deviceArea) methods(add func(name string, m method)) {
+	add("pairing.start", method{owner: true, fn: d.pairingStart})
+	add("device.list", method{owner: true, fn: d.list})
+	add("device.revoke", method{owner: true, fn: d.revoke})
+}
+
+func (d deviceArea) pairingStart(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	if s.devices == nil {
-		return map[string]any{"devices": []store.Device{}}, nil
-	}
-	d, err := s.devices.Devices(ctx)
+	p, err := d.start(ctx, c.caller.Client)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"devices": d}, nil
+	return pairingResult{URL: p.URL, Code: p.Code, ExpiresAt: p.Expires.UTC().Format(time.RFC3339), QR: p.QR, Fingerprint: p.Fingerprint}, nil
 }
 
-func (s *Server) deviceRevoke(ctx context.Context, c *call) (any, error) {
+func (d deviceArea) list(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	if d.book == nil {
+		return devicesResult{Devices: []store.Device{}}, nil
+	}
+	list, err := d.book.Devices(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return devicesResult{Devices: list}, nil
+}
+
+func (d deviceArea) revoke(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		ID string `json:"id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
-	if s.devices == nil {
+	if d.book == nil {
 		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
 	}
-	ok, err := s.devices.RemoveDevice(ctx, a.ID)
+	ok, err := d.book.RemoveDevice(ctx, a.ID)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
 		return nil, errs.New(errs.NotFound, "", "There is no device %q.", a.ID)
 	}
-	s.finishConns(func(c *conn) bool { return c.deviceID == a.ID }) // a revoked device's connections end
-	if err := s.record(ctx, c.caller.Client, "device.revoke", a.ID, ""); err != nil {
+	d.hangUp(a.ID) // a revoked device's connections end
+	if err := d.record(ctx, c.caller.Client, "device.revoke", a.ID, ""); err != nil {
 		return nil, err
 	}
-	return map[string]any{"id": a.ID}, nil
+	return idResult{ID: a.ID}, nil
 }
 
 // pairPage serves GET /pair?code=C: a page where the phone names itself,

@@ -12,15 +12,14 @@ import (
 // when it names this computer (no public_url, no LAN), and lan_url, the
 // same link on the LAN address (HTTPS with the LAN certificate), when the
 // LAN listener runs. Agents are not told: they get the link as before.
-func (s *Server) linkReach(l sandbox.Link) map[string]any {
+func (s *Server) linkReach(l sandbox.Link) *ownerReach {
 	s.mu.Lock()
 	lan := s.lanURL
 	s.mu.Unlock()
-	out := map[string]any{}
+	out := &ownerReach{LocalOnly: lan == "" && loopbackURL(s.BaseURL())}
 	if lan != "" && s.cfg.Server.PublicURL == "" {
-		out["lan_url"] = lan + "/files/out?" + l.Query()
+		out.LanURL = lan + "/files/out?" + l.Query()
 	}
-	out["local_only"] = lan == "" && loopbackURL(s.BaseURL())
 	return out
 }
 

@@ -32,5 +32,5 @@ func (s *Server) clientList(ctx context.Context, c *call) (any, error) {
 		out = append(out, clientInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(act)})
 	}
 	s.dir.mu.RUnlock()
-	return map[string]any{"clients": out}, nil
+	return clientsResult{Clients: out}, nil
 }

@@ -1,0 +1,392 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/policy"
+	"corral/core/sandbox"
+	"corral/store"
+)
+
+// Handler logic of the method areas, against map-backed fakes of the one
+// interface each area uses: no database, no sandbox, no sockets. The
+// end-to-end tests (approvals_test.go, pairing_test.go) run the same
+// methods against the real parts.
+
+// fakeQueue is an approvalQueue over maps: pending questions and rules by
+// id, the answers given and the pause.
+type fakeQueue struct {
+	pending map[string]policy.Approval
+	rules   map[string]policy.Rule
+	answers []policy.Answer
+	paused  bool
+}
+
+func (q *fakeQueue) Pending() []policy.Approval {
+	return slices.SortedFunc(maps.Values(q.pending), func(a, b policy.Approval) int { return strings.Compare(a.ID, b.ID) })
+}
+
+func (q *fakeQueue) Respond(ctx context.Context, ans policy.Answer) error {
+	if _, ok := q.pending[ans.ID]; !ok {
+		return errs.New(errs.NotFound, "", "There is no question %q waiting.", ans.ID)
+	}
+	delete(q.pending, ans.ID)
+	q.answers = append(q.answers, ans)
+	return nil
+}
+
+func (q *fakeQueue) Subscribe(policy.Surface) func() { return func() {} }
+
+func (q *fakeQueue) Rules() []policy.Rule {
+	return slices.SortedFunc(maps.Values(q.rules), func(a, b policy.Rule) int { return strings.Compare(a.ID, b.ID) })
+}
+
+func (q *fakeQueue) Revoke(ctx context.Context, id, by string) error {
+	if _, ok := q.rules[id]; !ok {
+		return errs.New(errs.NotFound, "", "There is no rule %q.", id)
+	}
+	delete(q.rules, id)
+	return nil
+}
+
+func (q *fakeQueue) SetPaused(ctx context.Context, paused bool, by string) error {
+	q.paused = paused
+	return nil
+}
+
+// ownerCall is a call from the owner's command line with params.
+func ownerCall(params string) *call {
+	return &call{caller: ownerCaller, params: json.RawMessage(params)}
+}
+
+// wireOf is a result as the client reads it.
+func wireOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func wantKind(t *testing.T, err error, k errs.Kind) {
+	t.Helper()
+	if errs.KindOf(err) != k {
+		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
+	}
+}
+
+func TestApprovalAreaListsQuestionsWithTheirChoices(t *testing.T) {
+	q := &fakeQueue{pending: map[string]policy.Approval{
+		"a2": {ID: "a2", Access: policy.Read, Target: "/home/ann/.ssh/id_ed25519", Sensitive: "SSH keys"},
+		"a1": {ID: "a1", Access: policy.Write, Target: "/home/ann/notes.txt"},
+	}}
+	ap := approvalArea{queue: func() approvalQueue { return q }}
+	res, err := ap.list(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Pending []struct {
+			ID              string          `json:"id"`
+			Choices         []policy.Choice `json:"choices"`
+			DefaultDecision string          `json:"default_decision"`
+		} `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(wireOf(t, res)), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pending) != 2 || got.Pending[0].ID != "a1" || got.Pending[1].ID != "a2" {
+		t.Fatalf("pending = %+v, want a1 and a2", got.Pending)
+	}
+	if got.Pending[0].DefaultDecision != string(policy.AllowOnce) || got.Pending[1].DefaultDecision != string(policy.DenyOnce) {
+		t.Errorf("defaults = %q, %q; want allow_once for a file, deny_once for SSH keys", got.Pending[0].DefaultDecision, got.Pending[1].DefaultDecision)
+	}
+	if len(got.Pending[0].Choices) == 0 {
+		t.Error("a question came without the answers it accepts")
+	}
+
+	q.pending = map[string]policy.Approval{}
+	res, err = ap.list(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"pending":[]}` {
+		t.Errorf("nothing waiting: %s, want an empty list, not null", w)
+	}
+}
+
+func TestApprovalAreaPassesTheOwnersAnswer(t *testing.T) {
+	q := &fakeQueue{pending: map[string]policy.Approval{"a1": {ID: "a1", Access: policy.Write, Target: "/home/ann/f"}}}
+	ap := approvalArea{queue: func() approvalQueue { return q }}
+
+	res, err := ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"allow_always","widen":"folder","expires_in":"1h"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"decision":"allow_always","id":"a1"}` {
+		t.Errorf("result %s", w)
+	}
+	want := policy.Answer{ID: "a1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: time.Hour, By: "owner", Via: "cli"}
+	if len(q.answers) != 1 || q.answers[0] != want {
+		t.Fatalf("answers = %+v, want %+v", q.answers, want)
+	}
+
+	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"deny_once"}`))
+	wantKind(t, err, errs.NotFound) // answered already
+	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"allow_always","expires_in":"soon"}`))
+	wantKind(t, err, errs.InvalidParams)
+	_, err = ap.respond(t.Context(), ownerCall(`{"decision":"allow_once"}`))
+	wantKind(t, err, errs.InvalidParams) // id is required
+	if len(q.answers) != 1 {
+		t.Errorf("refused answers reached the policy: %+v", q.answers)
+	}
+}
+
+func TestApprovalAreaRulesAndPause(t *testing.T) {
+	q := &fakeQueue{rules: map[string]policy.Rule{"r1": {ID: "r1", Client: "bot", Target: "/home/ann"}}}
+	var told []bool
+	ap := approvalArea{queue: func() approvalQueue { return q }, onPause: func(p bool) { told = append(told, p) }}
+
+	res, err := ap.ruleList(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); !strings.Contains(w, `"id":"r1"`) {
+		t.Errorf("rule.list = %s, want rule r1", w)
+	}
+	if _, err := ap.ruleRevoke(t.Context(), ownerCall(`{"id":"r1"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.rules) != 0 {
+		t.Error("rule.revoke left the rule standing")
+	}
+	_, err = ap.ruleRevoke(t.Context(), ownerCall(`{"id":"r1"}`))
+	wantKind(t, err, errs.NotFound)
+
+	res, err = ap.setPaused(true)(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"paused":true}` || !q.paused || !slices.Equal(told, []bool{true}) {
+		t.Errorf("pause: result %s, policy paused %v, tray told %v", w, q.paused, told)
+	}
+	if _, err := ap.setPaused(false)(t.Context(), ownerCall(`{}`)); err != nil || q.paused {
+		t.Errorf("resume: err %v, still paused %v", err, q.paused)
+	}
+}
+
+func TestApprovalAreaWithApprovalsOff(t *testing.T) {
+	ap := approvalArea{queue: func() approvalQueue { return nil }}
+	for _, tc := range []struct {
+		name   string
+		fn     func(context.Context, *call) (any, error)
+		params string
+	}{
+		{"approval.list", ap.list, `{}`},
+		{"approval.respond", ap.respond, `{"id":"a1","decision":"allow_once"}`},
+		{"rule.list", ap.ruleList, `{}`},
+		{"rule.revoke", ap.ruleRevoke, `{"id":"r1"}`},
+		{"agents.pause", ap.setPaused(true), `{}`},
+	} {
+		_, err := tc.fn(t.Context(), ownerCall(tc.params))
+		if errs.KindOf(err) != errs.Unavailable {
+			t.Errorf("%s: %v, want unavailable", tc.name, err)
+		}
+	}
+}
+
+// fakeBook is a deviceBook over a map of devices by id.
+type fakeBook map[string]store.Device
+
+func (b fakeBook) Devices(context.Context) ([]store.Device, error) {
+	return slices.SortedFunc(maps.Values(b), func(x, y store.Device) int { return strings.Compare(x.ID, y.ID) }), nil
+}
+
+func (b fakeBook) RemoveDevice(ctx context.Context, id string) (bool, error) {
+	_, ok := b[id]
+	delete(b, id)
+	return ok, nil
+}
+
+// auditLines collects what an area records, one "who op target" a line.
+type auditLines []string
+
+func (l *auditLines) record(ctx context.Context, who, op, target, detail string) error {
+	*l = append(*l, who+" "+op+" "+target)
+	return nil
+}
+
+func TestDeviceAreaRevokeForgetsAndHangsUp(t *testing.T) {
+	paired := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	book := fakeBook{"d1": {ID: "d1", Name: "phone", Paired: paired}, "d2": {ID: "d2", Name: "tablet", Paired: paired}}
+	var hung []string
+	var log auditLines
+	d := deviceArea{book: book, hangUp: func(id string) { hung = append(hung, id) }, record: log.record}
+
+	res, err := d.revoke(t.Context(), ownerCall(`{"id":"d1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"id":"d1"}` {
+		t.Errorf("result %s", w)
+	}
+	if _, ok := book["d1"]; ok || !slices.Equal(hung, []string{"d1"}) || !slices.Equal(log, auditLines{"owner device.revoke d1"}) {
+		t.Errorf("after revoke: devices %v, connections ended %v, audit %v", book, hung, log)
+	}
+
+	_, err = d.revoke(t.Context(), ownerCall(`{"id":"d1"}`))
+	wantKind(t, err, errs.NotFound)
+	if len(hung) != 1 || len(log) != 1 {
+		t.Errorf("revoking an unknown device ended connections %v or was logged %v", hung, log)
+	}
+
+	res, err = d.list(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"devices":[{"id":"d2","name":"tablet","paired":"2026-03-04T05:06:07Z","last_seen":"0001-01-01T00:00:00Z"}]}` {
+		t.Errorf("device.list = %s", w)
+	}
+}
+
+func TestDeviceAreaWithoutDatabase(t *testing.T) {
+	d := deviceArea{hangUp: func(string) { t.Error("hung up without a device") }}
+	res, err := d.list(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"devices":[]}` {
+		t.Errorf("device.list = %s, want an empty list", w)
+	}
+	_, err = d.revoke(t.Context(), ownerCall(`{"id":"d1"}`))
+	wantKind(t, err, errs.NotFound)
+}
+
+func TestDeviceAreaPairingStart(t *testing.T) {
+	plus2 := time.FixedZone("+2", 2*3600)
+	var by string
+	d := deviceArea{start: func(ctx context.Context, who string) (PairCode, error) {
+		by = who
+		return PairCode{URL: "https://192.168.1.5:8443/pair?code=123456#sha256=ab", Code: "123456", QR: []string{"101", "010"},
+			Expires: time.Date(2026, 3, 4, 7, 0, 0, 0, plus2), Fingerprint: "ab"}, nil
+	}}
+	res, err := d.pairingStart(t.Context(), &call{caller: sandbox.Caller{Client: "browser", Owner: true}, params: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"code":"123456","expiresAt":"2026-03-04T05:00:00Z","fingerprint":"ab","qr":["101","010"],"url":"https://192.168.1.5:8443/pair?code=123456#sha256=ab"}`
+	if w := wireOf(t, res); w != want || by != "browser" {
+		t.Errorf("pairing.start by %q = %s, want %s", by, w, want)
+	}
+	_, err = d.pairingStart(t.Context(), ownerCall(`{"x":1}`))
+	wantKind(t, err, errs.InvalidParams)
+}
+
+// fakeLog is an auditFeed over a slice of events.
+type fakeLog struct {
+	events []audit.Event
+	asked  audit.Filter
+}
+
+func (l *fakeLog) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
+	l.asked = f
+	return audit.Page{Events: l.events}, nil
+}
+
+func (l *fakeLog) Stats(ctx context.Context, f audit.Filter, bucket time.Duration) ([]audit.Bucket, error) {
+	l.asked = f
+	return nil, nil
+}
+
+func (l *fakeLog) Subscribe() (<-chan audit.Event, func()) { return nil, func() {} }
+
+func TestAuditAreaFilters(t *testing.T) {
+	log := &fakeLog{}
+	a := auditArea{log: log}
+	res, err := a.query(t.Context(), ownerCall(`{"agent":"bot","since":"2026-01-02T15:04:05Z","decision":"deny"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.asked.Agent != "bot" || log.asked.Decision != audit.Deny || !log.asked.Since.Equal(time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)) {
+		t.Errorf("the store was asked %+v", log.asked)
+	}
+	if w := wireOf(t, res); !strings.Contains(w, `"events":[]`) {
+		t.Errorf("no events: %s, want an empty list, not null", w)
+	}
+	res, err = a.stats(t.Context(), ownerCall(`{"bucket":"day"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, res); w != `{"buckets":[]}` {
+		t.Errorf("audit.stats = %s", w)
+	}
+	for _, tc := range []struct {
+		fn     func(context.Context, *call) (any, error)
+		params string
+	}{
+		{a.query, `{"bucket":"day"}`},
+		{a.query, `{"since":"yesterday"}`},
+		{a.query, `{"decision":"maybe"}`},
+		{a.query, `{"ops":[]}`},
+		{a.query, `{"limit":-1}`},
+		{a.stats, `{"bucket":"week"}`},
+	} {
+		_, err := tc.fn(t.Context(), ownerCall(tc.params))
+		wantKind(t, err, errs.InvalidParams)
+	}
+}
+
+// fakeLinks is a linkMaker that signs every path with the same token.
+type fakeLinks struct{ made []sandbox.LinkArgs }
+
+func (f *fakeLinks) CreateLink(ctx context.Context, c sandbox.Caller, a sandbox.LinkArgs) (sandbox.Link, error) {
+	f.made = append(f.made, a)
+	return sandbox.Link{Path: a.Path, Token: "t", Expires: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, nil
+}
+
+func (f *fakeLinks) SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error) {
+	return sandbox.Result{Link: sandbox.Link{Path: "/share/r.md", Token: "t"}, Content: a.Content}, nil
+}
+
+func TestLinkAreaTellsOnlyTheOwnerTheReach(t *testing.T) {
+	box := &fakeLinks{}
+	var rotatedBy string
+	x := linkArea{box: box,
+		url:    func(l sandbox.Link) string { return "http://127.0.0.1:1/files/out?" + l.Query() },
+		reach:  func(sandbox.Link) *ownerReach { return &ownerReach{LocalOnly: true} },
+		rotate: func(ctx context.Context, by string) error { rotatedBy = by; return nil },
+	}
+	params := `{"path":"/home/ann/a.txt","expires_in":"1h"}`
+	agent, err := x.create(t.Context(), &call{caller: sandbox.Caller{Client: "bot"}, params: json.RawMessage(params)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := x.create(t.Context(), ownerCall(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := wireOf(t, agent); strings.Contains(w, "local_only") {
+		t.Errorf("an agent was told the reach: %s", w)
+	}
+	if w := wireOf(t, owner); !strings.Contains(w, `"local_only":true`) {
+		t.Errorf("the owner was not told the reach: %s", w)
+	}
+	if len(box.made) != 2 || box.made[0].ExpiresIn != time.Hour {
+		t.Errorf("links asked for: %+v", box.made)
+	}
+	if _, err := x.rotateAll(t.Context(), ownerCall(`{}`)); err != nil || rotatedBy != "owner" {
+		t.Errorf("links.rotate: err %v, by %q", err, rotatedBy)
+	}
+	x.rotate = nil
+	_, err = x.rotateAll(t.Context(), ownerCall(`{}`))
+	wantKind(t, err, errs.Unavailable)
+}

@@ -1,0 +1,199 @@
+package server
+
+import (
+	"encoding/json"
+
+	"corral/app/wire"
+	"corral/core/policy"
+	"corral/store"
+)
+
+// Typed results and notification params of the WebSocket methods: the wire
+// format written once. Fields are declared in alphabetical order of their
+// JSON names so the bytes are the same as the maps they replaced
+// (encoding/json sorts map keys); results_test.go pins them.
+
+// pendingResult answers approval.list.
+type pendingResult struct {
+	Pending []approvalOut `json:"pending"`
+}
+
+// decidedResult answers approval.respond.
+type decidedResult struct {
+	Decision string `json:"decision"`
+	ID       string `json:"id"`
+}
+
+// subscribedResult answers the *.subscribe methods.
+type subscribedResult struct {
+	Subscribed bool `json:"subscribed"`
+}
+
+// rulesResult answers rule.list.
+type rulesResult struct {
+	Rules []wire.Rule `json:"rules"`
+}
+
+// idResult answers rule.revoke.
+type idResult struct {
+	ID string `json:"id"`
+}
+
+// pausedResult answers pause and resume.
+type pausedResult struct {
+	Paused bool `json:"paused"`
+}
+
+// cancelledResult answers command.cancel.
+type cancelledResult struct {
+	Cancelled bool `json:"cancelled"`
+}
+
+// runningResult answers command.list.
+type runningResult struct {
+	Running []wire.Running `json:"running"`
+}
+
+// linkResult answers link.create; the owner also learns the link's reach.
+type linkResult struct {
+	ExpiresAt string `json:"expiresAt"`
+	*ownerReach
+	Path string `json:"path"`
+	URL  string `json:"url"`
+}
+
+// ownerReach is where the owner can open a new link (see linkReach):
+// lan_url only while the LAN listener runs and no public_url is set.
+type ownerReach struct {
+	LanURL    string `json:"lan_url,omitempty"`
+	LocalOnly bool   `json:"local_only"`
+}
+
+// savedResult answers result.save. Content and view_url are present
+// (content even when empty) only for a markdown report.
+type savedResult struct {
+	Content   *string `json:"content,omitempty"`
+	ExpiresAt string  `json:"expiresAt"`
+	Path      string  `json:"path"`
+	URL       string  `json:"url"`
+	ViewURL   *string `json:"view_url,omitempty"`
+}
+
+// rotatedResult answers links.rotate.
+type rotatedResult struct {
+	Rotated bool `json:"rotated"`
+}
+
+// agentsResult answers agent.list: the agents and whether the owner can
+// add and remove them here (Corral has a database for them).
+type agentsResult struct {
+	Agents  []agentInfo `json:"agents"`
+	Managed bool        `json:"managed"`
+}
+
+// agentResult answers agent.update, agent.pause and agent.resume.
+type agentResult struct {
+	Agent agentInfo `json:"agent"`
+}
+
+// agentRemovedResult answers agent.remove: its connections were closed.
+type agentRemovedResult struct {
+	ConnectionsClosed int    `json:"connections_closed"`
+	Name              string `json:"name"`
+	Removed           bool   `json:"removed"`
+}
+
+// peopleResult answers person.list, like agentsResult.
+type peopleResult struct {
+	Managed bool         `json:"managed"`
+	People  []personInfo `json:"people"`
+}
+
+// personResult answers person.add and person.rename.
+type personResult struct {
+	Person personInfo `json:"person"`
+}
+
+// personRemovedResult answers person.remove: the folder is kept, and the
+// message says so in the owner's words.
+type personRemovedResult struct {
+	Folder  string `json:"folder"`
+	ID      string `json:"id"`
+	Kept    bool   `json:"kept"`
+	Message string `json:"message"`
+}
+
+// connectResult answers agent.connect: each app's snippet, and the entry
+// they share (has_key: the snippets carry the agent's key).
+type connectResult struct {
+	Apps    []connectApp `json:"apps"`
+	Command string       `json:"command"`
+	HasKey  bool         `json:"has_key"`
+	URL     string       `json:"url"`
+}
+
+// loginResult answers session.login: a one-time dashboard URL.
+type loginResult struct {
+	ExpiresAt string `json:"expiresAt"`
+	URL       string `json:"url"`
+}
+
+// bucketsResult answers audit.stats; never null.
+type bucketsResult struct {
+	Buckets []wire.Bucket `json:"buckets"`
+}
+
+// pairingResult answers pairing.start: what the owner shows the new
+// device (qr: rows of '1' dark and '0' light).
+type pairingResult struct {
+	Code        string   `json:"code"`
+	ExpiresAt   string   `json:"expiresAt"`
+	Fingerprint string   `json:"fingerprint"`
+	QR          []string `json:"qr"`
+	URL         string   `json:"url"`
+}
+
+// devicesResult answers device.list; never null.
+type devicesResult struct {
+	Devices []store.Device `json:"devices"`
+}
+
+// clientsResult answers client.list.
+type clientsResult struct {
+	Clients []clientInfo `json:"clients"`
+}
+
+// Notifications' params, written once like the results.
+
+// approvalRequested is approval.requested's params.
+type approvalRequested struct {
+	Approval approvalOut `json:"approval"`
+}
+
+// approvalResolved is approval.resolved's params: by is the surface that
+// answered (answeredVia).
+type approvalResolved struct {
+	By       string          `json:"by"`
+	Decision policy.Decision `json:"decision"`
+	ID       string          `json:"id"`
+}
+
+// commandOutput is command.output's params: request_id is the id of the
+// command.run call, as the client sent it.
+type commandOutput struct {
+	Data      string          `json:"data"`
+	RequestID json.RawMessage `json:"request_id"`
+	Stream    string          `json:"stream"`
+}
+
+// auditEvent is audit.event's params.
+type auditEvent struct {
+	Event wire.Event `json:"event"`
+}
+
+// mcpCancelled is the params of the notifications/cancelled Corral sends
+// an MCP session for a client that went away.
+type mcpCancelled struct {
+	Reason    string          `json:"reason"`
+	RequestID json.RawMessage `json:"requestId"`
+}
