@@ -150,7 +150,9 @@ func js[T any](b *browser, expr string) T {
 // wait polls a JavaScript condition until it is true, across navigations.
 func (b *browser) wait(cond string) {
 	b.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
+	// Generous: CI runs every package's tests at once on two cores, and a
+	// sandboxed command or a page load can take many seconds there.
+	deadline := time.Now().Add(40 * time.Second)
 	var err error
 	for time.Now().Before(deadline) {
 		ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(2*time.Second))
