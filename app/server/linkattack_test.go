@@ -97,30 +97,3 @@ func TestSharedLinksRevokedEverySpelling(t *testing.T) {
 		t.Errorf("daemon gone after the abuse")
 	}
 }
-
-// Rotating the key withdraws every earlier link: links.list must not sign
-// them again under the new key and hand out URLs that open.
-func TestSharedLinksNotReissuedAfterRotate(t *testing.T) {
-	t.Parallel()
-	h := start(t, "")
-	alice, owner := h.dial(aliceKey), h.dial(ownerToken)
-	rpcCall[any](t, alice, "file.write", m("path", "output/secret.txt", "content", "secret"))
-	old := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/secret.txt"))["url"].(string)
-	rpcCall[any](t, owner, "links.rotate", nil)
-	if resp, _ := get(t, old); resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("old link after rotate: %d", resp.StatusCode)
-	}
-	list := rpcCall[linksPage](t, owner, "links.list", m("all", true))
-	if len(list.Links) != 1 {
-		t.Fatalf("links.list: %+v", list)
-	}
-	l := list.Links[0]
-	if l.URL != "" || l.LANURL != "" {
-		t.Errorf("row after rotate: url %q lan %q, want none", l.URL, l.LANURL)
-	}
-	if l.URL != "" {
-		if resp, body := get(t, l.URL); resp.StatusCode == 200 {
-			t.Errorf("listed url reopens the rotated-away link: %q", body)
-		}
-	}
-}

@@ -163,7 +163,8 @@ func FuzzLinkCursor(f *testing.F) {
 }
 
 // A rotation withdraws every link: the list does not offer an old link as
-// open, nor a fresh URL for it signed under the new key.
+// open, nor a fresh URL for it signed under the new key (an attack that
+// worked: the listed URL opened the rotated-away file).
 func TestSharedLinksAfterRotation(t *testing.T) {
 	t.Parallel()
 	h := start(t, "")
@@ -178,7 +179,7 @@ func TestSharedLinksAfterRotation(t *testing.T) {
 		t.Errorf("active after rotation: %+v", l)
 	}
 	all := rpcCall[linksPage](t, owner, "links.list", m("all", true)).Links
-	if len(all) != 1 || all[0].State != "rotated" || all[0].URL != "" {
+	if len(all) != 1 || all[0].State != "rotated" || all[0].URL != "" || all[0].LANURL != "" {
 		t.Errorf("all after rotation: %+v", all)
 	}
 	fresh := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/a.txt"))["url"].(string)
