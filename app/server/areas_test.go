@@ -11,6 +11,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/fsbox"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
@@ -389,4 +390,53 @@ func TestLinkAreaTellsOnlyTheOwnerTheReach(t *testing.T) {
 	x.rotate = nil
 	_, err = x.rotateAll(t.Context(), ownerCall(`{}`))
 	wantKind(t, err, errs.Unavailable)
+}
+
+// fakeFiles is a fileOps over a map of entries by path; it answers
+// file.stat and nothing else (any other method would reach the nil
+// sandbox and panic).
+type fakeFiles struct {
+	*sandbox.Sandbox
+	entries map[string]fsbox.Info
+	asked   []sandbox.StatArgs
+	callers []string
+}
+
+func (f *fakeFiles) Stat(ctx context.Context, c sandbox.Caller, a sandbox.StatArgs) (fsbox.Info, error) {
+	f.asked, f.callers = append(f.asked, a), append(f.callers, c.Client)
+	info, ok := f.entries[a.Path]
+	if !ok {
+		return fsbox.Info{}, errs.New(errs.NotFound, "", "There is no %s.", a.Path)
+	}
+	return info, nil
+}
+
+func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
+	when := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
+	box := &fakeFiles{entries: map[string]fsbox.Info{"d/a": {Name: "a", Path: "d/a", Type: "file", Size: 4, Modified: when}}}
+	table := map[string]method{}
+	fileArea{box: box}.methods(func(name string, m method) { table[name] = m })
+	if !table["undo.apply"].owner || table["file.stat"].owner {
+		t.Errorf("owner-only: undo.apply %v, file.stat %v", table["undo.apply"].owner, table["file.stat"].owner)
+	}
+	agent := &call{caller: sandbox.Caller{Client: "bot"}, params: json.RawMessage(`{"path":"d/a","reason":"to look"}`)}
+	got, err := table["file.stat"].fn(t.Context(), agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"name":"a","path":"d/a","type":"file","size":4,"modified":"2026-11-25T09:30:00Z"}`; wireOf(t, got) != want {
+		t.Errorf("file.stat answered %s, want %s", wireOf(t, got), want)
+	}
+	if len(box.asked) != 1 || box.asked[0].Path != "d/a" || box.asked[0].Reason != "to look" || box.callers[0] != "bot" {
+		t.Errorf("the sandbox was asked %+v by %v", box.asked, box.callers)
+	}
+	agent.params = json.RawMessage(`{"path":"d/none"}`)
+	_, err = table["file.stat"].fn(t.Context(), agent)
+	wantKind(t, err, errs.NotFound)
+	agent.params = json.RawMessage(`{"path":["d/a"]}`)
+	_, err = table["file.stat"].fn(t.Context(), agent)
+	wantKind(t, err, errs.InvalidParams)
+	if len(box.asked) != 2 {
+		t.Errorf("a call with bad params reached the sandbox: %+v", box.asked)
+	}
 }

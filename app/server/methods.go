@@ -82,23 +82,11 @@ func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) fun
 }
 
 func (s *Server) methodTable() map[string]method {
-	b := s.box
 	t := map[string]method{
-		"session.info":     {fn: s.sessionInfo},
-		"file.read":        {fn: handle(b.Read)},
-		"file.write":       {fn: handle(b.Write)},
-		"file.edit":        {fn: handle(b.Edit)},
-		"file.apply_patch": {fn: handle(b.ApplyPatch)},
-		"file.delete":      {fn: handle(b.Delete)},
-		"file.move":        {fn: handle(b.Move)},
-		"file.stat":        {fn: handle(b.Stat)},
-		"folder.list":      {fn: handle(b.List)},
-		"folder.create":    {fn: handle(b.CreateFolder)},
-		"file.find":        {fn: handle(b.Find)},
-		"file.grep":        {fn: handle(b.Grep)},
-		"session.login":    {owner: true, fn: s.sessionLogin},
-		"links.list":       {owner: true, fn: s.linksList}, // linkledger.go
-		"link.revoke":      {owner: true, fn: s.linkRevoke},
+		"session.info":  {fn: s.sessionInfo},
+		"session.login": {owner: true, fn: s.sessionLogin},
+		"links.list":    {owner: true, fn: s.linksList}, // linkledger.go
+		"link.revoke":   {owner: true, fn: s.linkRevoke},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
@@ -118,22 +106,13 @@ func (s *Server) methodTable() map[string]method {
 		"person.rename":         {owner: true, fn: s.personRename},
 		"person.remove":         {owner: true, fn: s.personRemove},
 		"config.status":         {owner: true, fn: s.configStatus},
-
-		// Versions and undo (core/sandbox/undo.go; README "Undo").
-		"versions.list":      {owner: true, fn: handle(b.History)},
-		"versions.usage":     {owner: true, fn: handle(b.VersionsInfo)},
-		"changes.get":        {owner: true, fn: handle(b.Changes)},
-		"undo.preview":       {owner: true, fn: handle(b.UndoPreview)},
-		"undo.apply":         {owner: true, fn: handle(b.UndoApply)},
-		"undo.client":        {owner: true, fn: handle(b.UndoClient)},
-		"version.restore":    {owner: true, fn: handle(b.Restore)},
-		"file.document_read": {fn: handle(b.DocumentRead)}, // an extension: text out of PDF, DOCX, … (README)
 	}
 	// The areas that depend only on what they use (a narrow interface each).
 	add := func(name string, m method) { t[name] = m }
 	s.approvalArea().methods(add)
 	s.deviceArea().methods(add)
 	auditArea{log: s.audit}.methods(add)
+	fileArea{box: s.box}.methods(add)
 	commandArea{box: s.box, record: s.record}.methods(add)
 	linkArea{box: s.box, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
 	return t

@@ -1,0 +1,63 @@
+package server
+
+import (
+	"context"
+
+	"corral/core/fsbox"
+	"corral/core/sandbox"
+	"corral/core/versions"
+)
+
+// fileOps is what the file methods use of the sandbox: its file, folder,
+// version and undo operations, each already checked and recorded there.
+type fileOps interface {
+	Read(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (fsbox.ReadResult, error)
+	Write(ctx context.Context, c sandbox.Caller, a sandbox.WriteArgs) (sandbox.WriteResult, error)
+	Edit(ctx context.Context, c sandbox.Caller, a sandbox.EditArgs) (sandbox.EditResult, error)
+	ApplyPatch(ctx context.Context, c sandbox.Caller, a sandbox.PatchArgs) (sandbox.PatchResult, error)
+	Delete(ctx context.Context, c sandbox.Caller, a sandbox.DeleteArgs) (sandbox.PathResult, error)
+	Move(ctx context.Context, c sandbox.Caller, a sandbox.MoveArgs) (sandbox.MoveResult, error)
+	Stat(ctx context.Context, c sandbox.Caller, a sandbox.StatArgs) (fsbox.Info, error)
+	List(ctx context.Context, c sandbox.Caller, a sandbox.ListArgs) (sandbox.ListResult, error)
+	CreateFolder(ctx context.Context, c sandbox.Caller, a sandbox.FolderArgs) (sandbox.FolderResult, error)
+	Find(ctx context.Context, c sandbox.Caller, a sandbox.FindArgs) (sandbox.FindResult, error)
+	Grep(ctx context.Context, c sandbox.Caller, a sandbox.GrepArgs) (sandbox.GrepResult, error)
+	DocumentRead(ctx context.Context, c sandbox.Caller, a sandbox.DocumentReadArgs) (sandbox.DocumentResult, error)
+	History(ctx context.Context, c sandbox.Caller, a sandbox.HistoryArgs) (sandbox.HistoryResult, error)
+	VersionsInfo(ctx context.Context, c sandbox.Caller, _ struct{}) (versions.Usage, error)
+	Changes(ctx context.Context, c sandbox.Caller, a sandbox.ChangesArgs) (sandbox.ChangesResult, error)
+	UndoPreview(ctx context.Context, c sandbox.Caller, a sandbox.UndoArgs) (sandbox.UndoResult, error)
+	UndoApply(ctx context.Context, c sandbox.Caller, a sandbox.UndoArgs) (sandbox.UndoResult, error)
+	UndoClient(ctx context.Context, c sandbox.Caller, a sandbox.UndoClientArgs) (sandbox.UndoClientResult, error)
+	Restore(ctx context.Context, c sandbox.Caller, a sandbox.RestoreArgs) (sandbox.UndoResult, error)
+}
+
+// fileArea answers the file and folder methods, and the owner's versions
+// and undo methods (core/sandbox/undo.go; README "Undo").
+type fileArea struct {
+	box fileOps
+}
+
+func (x fileArea) methods(add func(name string, m method)) {
+	b := x.box
+	add("file.read", method{fn: handle(b.Read)})
+	add("file.write", method{fn: handle(b.Write)})
+	add("file.edit", method{fn: handle(b.Edit)})
+	add("file.apply_patch", method{fn: handle(b.ApplyPatch)})
+	add("file.delete", method{fn: handle(b.Delete)})
+	add("file.move", method{fn: handle(b.Move)})
+	add("file.stat", method{fn: handle(b.Stat)})
+	add("folder.list", method{fn: handle(b.List)})
+	add("folder.create", method{fn: handle(b.CreateFolder)})
+	add("file.find", method{fn: handle(b.Find)})
+	add("file.grep", method{fn: handle(b.Grep)})
+	add("file.document_read", method{fn: handle(b.DocumentRead)}) // an extension: text out of PDF, DOCX, … (README)
+
+	add("versions.list", method{owner: true, fn: handle(b.History)})
+	add("versions.usage", method{owner: true, fn: handle(b.VersionsInfo)})
+	add("changes.get", method{owner: true, fn: handle(b.Changes)})
+	add("undo.preview", method{owner: true, fn: handle(b.UndoPreview)})
+	add("undo.apply", method{owner: true, fn: handle(b.UndoApply)})
+	add("undo.client", method{owner: true, fn: handle(b.UndoClient)})
+	add("version.restore", method{owner: true, fn: handle(b.Restore)})
+}
