@@ -14,6 +14,7 @@ import (
 	"corral/core/fsbox"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/versions"
 	"corral/store"
 )
 
@@ -438,5 +439,73 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	wantKind(t, err, errs.InvalidParams)
 	if len(box.asked) != 2 {
 		t.Errorf("a call with bad params reached the sandbox: %+v", box.asked)
+	}
+}
+
+// fakeSessionBox is a sessionBox with commands available, no approvals,
+// no versions and a full disk.
+type fakeSessionBox struct{ full bool }
+
+func (fakeSessionBox) ScopeFor(c sandbox.Caller, ctx *sandbox.Context) (string, error) {
+	if c.Owner {
+		return sandbox.ScopeDefault, nil
+	}
+	return c.User, nil
+}
+func (fakeSessionBox) Policy() *policy.Policy { return nil }
+func (b fakeSessionBox) Writable() error {
+	if b.full {
+		return errs.New(errs.Unavailable, "", "The disk is full.")
+	}
+	return nil
+}
+func (fakeSessionBox) ExecInfo() (bool, string, string)                   { return true, "bubblewrap", "" }
+func (fakeSessionBox) NetworkInfo() (bool, string)                        { return true, "" }
+func (fakeSessionBox) MemoryInfo() string                                 { return "512 MiB" }
+func (fakeSessionBox) Versions() *versions.Store                          { return nil }
+func (fakeSessionBox) CommandVersions(ctx context.Context) (bool, string) { return false, "" }
+
+func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
+	var recorded []string
+	x := sessionArea{box: fakeSessionBox{full: true}, sharedDir: "/share", outputDir: "out",
+		roots:   []rootInfo{{Path: "/photos", Access: "read"}, {Path: "/work", Access: "readwrite"}},
+		running: "at most 2", people: func() []string { return []string{"ann"} },
+		record: func(ctx context.Context, who, op, target, detail string) error {
+			recorded = append(recorded, who+" "+op)
+			return nil
+		},
+		loginURL: func() (string, time.Time) {
+			return "http://127.0.0.1:1/login?t=x", time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+		},
+	}
+	table := map[string]method{}
+	x.methods(func(name string, m method) { table[name] = m })
+	got, err := table["session.info"].fn(t.Context(), &call{caller: sandbox.Caller{Client: "bot", User: "ann"}, params: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := got.(sessionInfo)
+	if agent.Role != "client" || agent.Scope != "ann" || agent.Scopes != nil || agent.Housekeeping != nil {
+		t.Errorf("an agent was told %+v", agent)
+	}
+	if agent.AuditProblem != "The disk is full." || agent.Exec.Running != "at most 2" || !slices.Equal(agent.Exec.Writable, []string{"$HOME (your folder)", "$HOME/playground", "/share", "/work"}) {
+		t.Errorf("exec and audit: %+v, problem %q", agent.Exec, agent.AuditProblem)
+	}
+	if w := wireOf(t, agent.Roots); w != `[{"path":"/photos","access":"read"},{"path":"/work","access":"readwrite"}]` {
+		t.Errorf("roots: %s", w)
+	}
+	got, err = table["session.info"].fn(t.Context(), ownerCall(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := got.(sessionInfo); owner.Role != "owner" || !slices.Equal(owner.Scopes, []string{"ann", sandbox.ScopeCompanion, sandbox.ScopeDefault}) || len(owner.Operations) == 0 {
+		t.Errorf("the owner was told role %q, scopes %v, %d operations", owner.Role, owner.Scopes, len(owner.Operations))
+	}
+	if !table["session.login"].owner {
+		t.Error("session.login is open to agents")
+	}
+	got, err = table["session.login"].fn(t.Context(), ownerCall(`{}`))
+	if w := wireOf(t, got); err != nil || w != `{"expiresAt":"2026-11-25T10:00:00Z","url":"http://127.0.0.1:1/login?t=x"}` || !slices.Equal(recorded, []string{"owner session.login"}) {
+		t.Errorf("session.login: %s, %v, recorded %v", w, err, recorded)
 	}
 }

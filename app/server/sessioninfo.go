@@ -1,0 +1,201 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"corral/app/wire"
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/execbox"
+	"corral/core/netgate"
+	"corral/core/policy"
+	"corral/core/sandbox"
+	"corral/core/versions"
+)
+
+// sessionBox is what session.info reads of the sandbox: the caller's
+// scope and how the sandbox's parts stand now.
+type sessionBox interface {
+	ScopeFor(c sandbox.Caller, ctx *sandbox.Context) (string, error)
+	Policy() *policy.Policy
+	Writable() error
+	ExecInfo() (available bool, sandbox, why string)
+	NetworkInfo() (bool, string)
+	MemoryInfo() string
+	Versions() *versions.Store
+	CommandVersions(ctx context.Context) (bool, string)
+}
+
+// sessionArea answers session.info and session.login.
+type sessionArea struct {
+	box                  sessionBox
+	sharedDir, outputDir string
+	roots                []rootInfo // the configured roots, as session.info lists them
+	running              string     // how many commands may run at once, in words
+	people               func() []string
+	record               recordFunc
+	loginURL             func() (string, time.Time) // a one-time dashboard login (Server.LoginURL)
+}
+
+// sessionArea is the session methods over this server's sandbox, its
+// settings as they were read at start (a change to them needs a restart)
+// and its directory of people.
+func (s *Server) sessionArea() sessionArea {
+	x := sessionArea{box: s.box, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
+		running: fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D()),
+		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL}
+	for _, r := range s.cfg.Sandbox.Roots {
+		x.roots = append(x.roots, rootInfo{Path: r.Path, Access: r.Access})
+	}
+	return x
+}
+
+func (x sessionArea) methods(add func(name string, m method)) {
+	add("session.info", method{fn: x.info})
+	add("session.login", method{owner: true, fn: x.login})
+}
+
+type rootInfo struct {
+	Path   string `json:"path"`
+	Access string `json:"access"`
+}
+
+type execInfo struct {
+	Available bool     `json:"available"`
+	Sandbox   string   `json:"sandbox"`
+	Why       string   `json:"why,omitempty"`      // when unavailable: what the owner should do
+	Writable  []string `json:"writable,omitempty"` // where commands may write; everything else is read-only
+	Network   string   `json:"network,omitempty"`
+	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
+	Running   string   `json:"running,omitempty"` // how many commands may run at once
+	// PackageManagers are the bundles command.run's package_managers names.
+	PackageManagers []wire.Bundle `json:"package_managers,omitempty"`
+	// Versions says what the owner can undo of what commands change.
+	Versions string `json:"versions,omitempty"`
+}
+
+type sessionInfo struct {
+	Role      string     `json:"role"`
+	Client    string     `json:"client"`
+	Scope     string     `json:"scope"`
+	User      string     `json:"user"`
+	SharedDir string     `json:"shared_dir"`
+	OutputDir string     `json:"output_dir"`
+	Roots     []rootInfo `json:"roots"`
+	Exec      execInfo   `json:"exec"`
+	Paused    bool       `json:"paused"`
+	// AuditProblem, when set, says why every agent operation is refused
+	// now: Corral cannot write its audit log (the disk is full).
+	AuditProblem string   `json:"audit_problem,omitempty"`
+	Scopes       []string `json:"scopes,omitempty"` // owner only: every scope it may browse
+	// ActFor are the other scopes a client may name in a context ("*":
+	// any); `corral mcp` offers the context parameter only then.
+	ActFor []string `json:"act_for,omitempty"`
+	// Housekeeping (owner only) is what audit.query's hide_own leaves out,
+	// so the dashboard's live tail leaves out the same.
+	Housekeeping *housekeeping `json:"housekeeping,omitempty"`
+	// Operations and Decisions (owner only) are the words and groups of
+	// the audit log's vocabulary (audit.Operations), so the dashboard
+	// keeps no copy of its own.
+	Operations []operationInfo `json:"operations,omitempty"`
+	Decisions  []decisionInfo  `json:"decisions,omitempty"`
+	// Choices (owner only) are every answer to a question in policy's
+	// words, so an event's answer (audit.Event.Answer) reads as the
+	// owner gave it.
+	Choices []wire.Choice `json:"choices,omitempty"`
+}
+
+type operationInfo struct {
+	Op     string   `json:"op"`
+	Label  string   `json:"label"`
+	Groups []string `json:"groups"`
+}
+
+type decisionInfo struct {
+	Decision string `json:"decision"`
+	Label    string `json:"label"`
+}
+
+// vocabulary is audit's table of operations and decisions on the wire.
+func vocabulary() ([]operationInfo, []decisionInfo) {
+	ops := make([]operationInfo, 0, len(audit.Operations))
+	for _, o := range audit.Operations {
+		ops = append(ops, operationInfo{o.Name, o.Label, append([]string{}, o.Groups...)})
+	}
+	ds := make([]decisionInfo, 0, len(audit.DecisionLabels))
+	for _, d := range audit.DecisionLabels {
+		ds = append(ds, decisionInfo{string(d.Decision), d.Label})
+	}
+	return ops, ds
+}
+
+type housekeeping struct {
+	OwnerClients []string `json:"owner_clients"`
+	DevicePrefix string   `json:"device_prefix"`
+	Ops          []string `json:"ops"`
+}
+
+func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
+	a, err := wire.Decode[wire.InfoArgs](c.params)
+	if err != nil {
+		return nil, err
+	}
+	scope, err := x.box.ScopeFor(c.caller, wire.To[*sandbox.Context](a.Context))
+	if err != nil {
+		return nil, err
+	}
+	info := sessionInfo{
+		Role: "client", Client: c.caller.Client, Scope: scope, User: c.caller.User,
+		SharedDir: x.sharedDir, OutputDir: x.outputDir,
+		Roots: []rootInfo{}, ActFor: c.caller.ActFor,
+	}
+	if c.caller.Owner {
+		info.Role, info.User = "owner", sandbox.ScopeDefault
+		info.Scopes = append(x.people(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
+		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
+		info.Operations, info.Decisions = vocabulary()
+		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
+	}
+	if p := x.box.Policy(); p != nil {
+		info.Paused = p.Paused()
+	}
+	if err := x.box.Writable(); err != nil {
+		info.AuditProblem = errs.As(err).Msg
+	}
+	info.Exec.Available, info.Exec.Sandbox, info.Exec.Why = x.box.ExecInfo()
+	if x.box.Versions() != nil {
+		info.Exec.Versions = "Files changed by the file methods (write, edit, delete, move, apply_patch) are kept as versions the owner can restore."
+		if ok, why := x.box.CommandVersions(ctx); ok {
+			info.Exec.Versions += " So are files a command creates, changes or deletes in its writable folders: command.run lists them in changes, and the owner can undo the command."
+		} else {
+			info.Exec.Versions += " Files a command changes are not recorded and cannot be undone: " + why
+		}
+	}
+	if info.Exec.Available {
+		info.Exec.Writable = []string{"$HOME (your folder)", "$HOME/playground", "/share"}
+		for _, r := range x.roots {
+			if r.Access == "readwrite" {
+				info.Exec.Writable = append(info.Exec.Writable, r.Path)
+			}
+		}
+		info.Exec.Network = "off unless asked for. allowed_domains and package_managers give the command those domains only, each asked of the owner (or answered by a rule) when first used; network=true gives any public domain and is asked every time. Programs reach the network only through Corral's proxy at " + execbox.ProxyAddr + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); this computer and the home network are never reachable."
+		if ok, why := x.box.NetworkInfo(); !ok {
+			info.Exec.Network = why
+		}
+		info.Exec.PackageManagers = wire.To[[]wire.Bundle](netgate.Bundles())
+		info.Exec.Memory = x.box.MemoryInfo()
+		info.Exec.Running = x.running
+	}
+	info.Roots = append(info.Roots, x.roots...)
+	return info, nil
+}
+
+func (x sessionArea) login(ctx context.Context, c *call) (any, error) {
+	if err := x.record(ctx, c.caller.Client, "session.login", "dashboard", "a one-time dashboard login was issued"); err != nil {
+		return nil, err
+	}
+	u, exp := x.loginURL()
+	return loginResult{URL: u, ExpiresAt: exp.UTC().Format(time.RFC3339)}, nil
+}
