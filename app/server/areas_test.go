@@ -3,7 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -507,5 +511,40 @@ func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
 	got, err = table["session.login"].fn(t.Context(), ownerCall(`{}`))
 	if w := wireOf(t, got); err != nil || w != `{"expiresAt":"2026-11-25T10:00:00Z","url":"http://127.0.0.1:1/login?t=x"}` || !slices.Equal(recorded, []string{"owner session.login"}) {
 		t.Errorf("session.login: %s, %v, recorded %v", w, err, recorded)
+	}
+}
+
+// fakeOpener is a linkOpener over a map of link errors by token.
+type fakeOpener map[string]error
+
+func (o fakeOpener) OpenLink(ctx context.Context, token, p string, v sandbox.Visitor) (sandbox.Served, error) {
+	if err, ok := o[token]; ok {
+		return sandbox.Served{}, err
+	}
+	return sandbox.Served{}, sandbox.ErrBadLink
+}
+
+func TestFilesOutHandlerAnswersEachRefusal(t *testing.T) {
+	h := filesOutHandler{box: fakeOpener{
+		"gone": sandbox.ErrRevokedLink,
+		"lost": errs.New(errs.NotFound, "", "No such file."),
+		"odd":  errors.New("disk on fire"),
+	}, log: slog.New(slog.DiscardHandler)}
+	for _, tc := range []struct {
+		query string
+		code  int
+	}{
+		{"path=a&token=gone", http.StatusGone},
+		{"path=a&token=lost", http.StatusNotFound},
+		{"path=a&token=odd", http.StatusInternalServerError},
+		{"path=a&token=forged", http.StatusForbidden},
+		{"path=a&token=gone&token=gone", http.StatusForbidden},
+		{"path=a", http.StatusForbidden},
+	} {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/files/out?"+tc.query, nil))
+		if w.Code != tc.code || w.Header().Get("Content-Security-Policy") != filesOutCSP {
+			t.Errorf("%s: %d with CSP %q, want %d", tc.query, w.Code, w.Header().Get("Content-Security-Policy"), tc.code)
+		}
 	}
 }

@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
@@ -40,9 +42,20 @@ const maxRenderedMarkdown = 4 << 20
 const filesOutCSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; " +
 	"style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
-// filesOut serves GET /files/out?path=P&token=T (PROTOCOL.md section 8).
-// Every answer carries filesOutCSP.
-func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
+// linkOpener is what /files/out uses of the sandbox: opening the file or
+// folder a signed link names, for whoever holds the link.
+type linkOpener interface {
+	OpenLink(ctx context.Context, token, p string, v sandbox.Visitor) (sandbox.Served, error)
+}
+
+// filesOutHandler serves GET /files/out?path=P&token=T (PROTOCOL.md
+// section 8). Every answer carries filesOutCSP.
+type filesOutHandler struct {
+	box linkOpener
+	log *slog.Logger
+}
+
+func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header() // guard has set nosniff and no-referrer
 	h.Set("Content-Security-Policy", filesOutCSP)
 	h.Set("X-DNS-Prefetch-Control", "off")
@@ -65,7 +78,7 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 		forbidden()
 		return
 	}
-	sv, err := s.box.OpenLink(r.Context(), token, p, sandbox.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+	sv, err := f.box.OpenLink(r.Context(), token, p, sandbox.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
 	switch {
 	case errors.Is(err, sandbox.ErrBadLink):
 		forbidden()
@@ -80,12 +93,12 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 		forbidden()
 		return
 	case err != nil:
-		s.log.Error("files.out", "path", p, "err", err)
+		f.log.Error("files.out", "path", p, "err", err)
 		plain(w, http.StatusInternalServerError, "Corral could not open this file.")
 		return
 	}
 	if sv.File == nil {
-		s.listing(w, r, p, sv)
+		listing(w, p, sv)
 		return
 	}
 	defer sv.File.Close()
@@ -93,7 +106,7 @@ func (s *Server) filesOut(w http.ResponseWriter, r *http.Request) {
 		h.Set("Vary", "Accept")
 		if view := q.Get("view") == "1"; view || showRendered(r, q) {
 			raw := url.Values{"path": {p}, "token": {token}, "raw": {"1"}}
-			if s.renderMarkdown(w, p, sv, "?"+raw.Encode(), view) {
+			if renderMarkdown(w, p, sv, "?"+raw.Encode(), view) {
 				return
 			}
 		}
@@ -181,7 +194,7 @@ func showRendered(r *http.Request, q url.Values) bool {
 // renderMarkdown answers a Markdown file as a page with a link to rawURL.
 // It reports false, having written nothing and rewound the file, when the
 // file is too large to render and the page was not asked for explicitly.
-func (s *Server) renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL string, explicit bool) bool {
+func renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL string, explicit bool) bool {
 	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
@@ -214,7 +227,7 @@ type listingEntry struct {
 
 type crumb struct{ Name, URL string }
 
-func (s *Server) listing(w http.ResponseWriter, r *http.Request, p string, sv sandbox.Served) {
+func listing(w http.ResponseWriter, p string, sv sandbox.Served) {
 	page := struct {
 		Title   string
 		Crumbs  []crumb

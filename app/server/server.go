@@ -166,7 +166,7 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /ws", s.serveWS)
 	mux.HandleFunc("GET /login", s.login)
-	mux.HandleFunc("GET /files/out", s.filesOut)
+	mux.Handle("GET /files/out", filesOutHandler{box: s.box, log: s.log})
 	mux.Handle("/mcp", s.mcpHandler())
 	mux.HandleFunc("GET /pair", s.pairPage)
 	mux.HandleFunc("GET /pair.js", s.pairScript)
