@@ -319,8 +319,10 @@ func TestDashboardDomainQuestion(t *testing.T) {
 		alice.CallInto(ctx, "command.run", m("command", "curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/", "package_managers", []string{"pip"}, "reason", "install requests"), &r)
 		done <- r
 	}()
-	b.wait(`document.querySelectorAll('.approval.network').length === 1`)
-	head := js[string](b, `document.querySelector('.approval .headline').textContent`)
+	// The card may be drawn again (the list reloads on reconnect): wait
+	// for it whole, not for its first appearance.
+	b.wait(`document.querySelectorAll('.approval.network').length === 1 && !!document.querySelector('.approval.network .headline code')`)
+	head := js[string](b, `document.querySelector('.approval .headline')?.textContent || ''`)
 	if head != "alice-agent wants to connect to pypi.org for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
 		t.Errorf("headline %q", head)
 	}
