@@ -302,11 +302,7 @@ user = "alice"
 // pause is audited with how many were withdrawn.
 func TestAgentPauseWithdrawsItsQuestions(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.pdf")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideFile(t)
 	own := h.owner(t)
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 

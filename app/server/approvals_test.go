@@ -61,14 +61,20 @@ func async(c *client.Client, method string, params any) chan error {
 	return ch
 }
 
-func TestApprovalFlow(t *testing.T) {
-	t.Parallel()
+// startWithOutsideFile starts Corral in a fresh home that holds
+// outside/tax.pdf, a file beyond every agent's folder: reading it asks.
+func startWithOutsideFile(t *testing.T) (*harness, string) {
+	t.Helper()
 	dir := t.TempDir()
 	outside := filepath.Join(dir, "outside", "tax.pdf")
 	os.MkdirAll(filepath.Dir(outside), 0o755)
 	os.WriteFile(outside, []byte("tax data"), 0o644)
+	return startIn(t, dir, ""), outside
+}
 
-	h := startIn(t, dir, "")
+func TestApprovalFlow(t *testing.T) {
+	t.Parallel()
+	h, outside := startWithOutsideFile(t)
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 
@@ -114,7 +120,7 @@ func TestApprovalFlow(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.stop()
-	h = startIn(t, dir, "")
+	h = startIn(t, h.dir, "")
 	alice = h.dial(aliceKey)
 	r := rpcCall[map[string]any](t, alice, "file.read", m("path", filepath.Join(filepath.Dir(outside), "tax.pdf")))
 	if r["content"] != "tax data" {

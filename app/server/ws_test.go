@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -14,11 +12,7 @@ import (
 // app/wsrpc's TestCancelReachesACallInFlight.
 func TestCancelWithdrawsTheQuestion(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.pdf")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideFile(t)
 	alice := h.dial(aliceKey)
 	own := h.owner(t)
 
