@@ -39,7 +39,7 @@ const maxLinksPage = 200
 
 // linksList answers links.list {all?, cursor?, limit?}: the links handed
 // out (recorded since the ledger exists), active ones only unless all.
-func (s *Server) linksList(ctx context.Context, c *call) (any, error) {
+func (x linkArea) list(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		All    bool   `json:"all"`
 		Cursor string `json:"cursor"`
@@ -62,7 +62,7 @@ func (s *Server) linksList(ctx context.Context, c *call) (any, error) {
 		}
 		f.After = &after
 	}
-	recs, err := s.box.SharedLinks(ctx, f)
+	recs, err := x.ledger.SharedLinks(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -71,14 +71,14 @@ func (s *Server) linksList(ctx context.Context, c *call) (any, error) {
 		recs = recs[:a.Limit]
 		out.NextCursor = linkCursor(recs[len(recs)-1].LinkRecord)
 	}
-	now := s.now()
+	now := x.now()
 	for _, r := range recs {
-		out.Links = append(out.Links, s.sharedLink(r, now))
+		out.Links = append(out.Links, x.row(r, now))
 	}
 	return out, nil
 }
 
-func (s *Server) sharedLink(r sandbox.SharedLink, now time.Time) sharedLink {
+func (x linkArea) row(r sandbox.SharedLink, now time.Time) sharedLink {
 	row := sharedLink{
 		ID: r.ID, Scope: r.Scope, Path: r.Path, Folder: r.Folder, MadeBy: r.MadeBy,
 		CreatedAt: r.Created.Format(time.RFC3339), ExpiresAt: r.Expires.Format(time.RFC3339), State: "active",
@@ -91,26 +91,26 @@ func (s *Server) sharedLink(r sandbox.SharedLink, now time.Time) sharedLink {
 	case r.Rotated:
 		row.State = "rotated"
 	case r.Link != nil:
-		row.URL = s.URL(*r.Link)
-		row.LANURL = s.linkReach(*r.Link).LanURL
+		row.URL = x.url(*r.Link)
+		row.LANURL = x.reach(*r.Link).LanURL
 	}
 	return row
 }
 
 // linkRevoke answers link.revoke {id}: the link stops opening at once, and
 // so do the entry links its folder page handed out.
-func (s *Server) linkRevoke(ctx context.Context, c *call) (any, error) {
+func (x linkArea) revoke(ctx context.Context, c *call) (any, error) {
 	var a struct {
 		ID string `json:"id" rpc:"required"`
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
-	r, err := s.box.RevokeLink(ctx, c.caller, a.ID)
+	r, err := x.ledger.RevokeLink(ctx, c.caller, a.ID)
 	if err != nil {
 		return nil, err
 	}
-	return s.sharedLink(sandbox.SharedLink{LinkRecord: r}, s.now()), nil
+	return x.row(sandbox.SharedLink{LinkRecord: r}, x.now()), nil
 }
 
 // linkCursor is the keyset cursor after r: "<created ns>.<id>".

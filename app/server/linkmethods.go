@@ -22,9 +22,18 @@ type linkMaker interface {
 	SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error)
 }
 
-// linkArea answers link.create, result.save and links.rotate.
+// linkLedger is what the owner's list of links uses of the sandbox.
+type linkLedger interface {
+	SharedLinks(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.SharedLink, error)
+	RevokeLink(ctx context.Context, c sandbox.Caller, id string) (sandbox.LinkRecord, error)
+}
+
+// linkArea answers link.create, result.save, links.rotate, and the owner's
+// links.list and link.revoke (linkledger.go).
 type linkArea struct {
 	box    linkMaker
+	ledger linkLedger
+	now    func() time.Time
 	url    func(sandbox.Link) string                  // the link on this server (Server.URL)
 	reach  func(sandbox.Link) *ownerReach             // where the owner can open it (Server.linkReach)
 	rotate func(ctx context.Context, by string) error // nil when links cannot be rotated
@@ -34,6 +43,8 @@ func (x linkArea) methods(add func(name string, m method)) {
 	add("link.create", method{fn: x.create})
 	add("result.save", method{fn: x.save})
 	add("links.rotate", method{owner: true, fn: x.rotateAll})
+	add("links.list", method{owner: true, fn: x.list})
+	add("link.revoke", method{owner: true, fn: x.revoke})
 }
 
 func (x linkArea) create(ctx context.Context, c *call) (any, error) {

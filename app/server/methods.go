@@ -80,8 +80,6 @@ func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) fun
 
 func (s *Server) methodTable() map[string]method {
 	t := map[string]method{
-		"links.list":  {owner: true, fn: s.linksList}, // linkledger.go
-		"link.revoke": {owner: true, fn: s.linkRevoke},
 
 		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
 
@@ -110,7 +108,7 @@ func (s *Server) methodTable() map[string]method {
 	fileArea{box: s.box}.methods(add)
 	s.sessionArea().methods(add)
 	commandArea{box: s.box, record: s.record}.methods(add)
-	linkArea{box: s.box, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
+	linkArea{box: s.box, ledger: s.box, now: s.now, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
 	return t
 }
 
