@@ -25,6 +25,9 @@ const (
 	GroupOwner = "owner"
 	// GroupCommand run a command; a finished one's detail says "exit N".
 	GroupCommand = "command"
+	// GroupLinks make or withdraw shared links: the Shared links list
+	// follows them.
+	GroupLinks = "links"
 )
 
 // Operations lists every operation, in the order the owner is offered them.
@@ -44,11 +47,11 @@ var Operations = []Operation{
 	{"command.run", "Ran a command", []string{GroupCommand}},
 	{"command.cancel", "Stopped a command", nil},
 	{"network.connect", "Used the network", nil},
-	{"result.save", "Saved a report", []string{GroupPath}},
-	{"link.create", "Made a link", []string{GroupPath}},
+	{"result.save", "Saved a report", []string{GroupPath, GroupLinks}},
+	{"link.create", "Made a link", []string{GroupPath, GroupLinks}},
 	{"files.out", "Link opened", []string{GroupPath}},
-	{"links.rotate", "Reset all links", []string{GroupCorral, GroupOwner}},
-	{"link.revoke", "Withdrew a link", []string{GroupPath, GroupOwner}},
+	{"links.rotate", "Reset all links", []string{GroupCorral, GroupOwner, GroupLinks}},
+	{"link.revoke", "Withdrew a link", []string{GroupPath, GroupOwner, GroupLinks}},
 	{"undo.apply", "Undid an event", nil},
 	{"version.restore", "Restored a file", nil},
 	{"rule.create", "Rule added", []string{GroupOwner}},

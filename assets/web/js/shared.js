@@ -3,10 +3,8 @@
 // (link.revoke) that withdraws that one link, not every link. The list
 // follows the live audit stream: a link made, saved or withdrawn anywhere
 // shows here at once.
-import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL } from './dom.js';
+import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL, opIn } from './dom.js';
 import { copyLink } from './links.js';
-
-const LINK_OPS = new Set(['link.create', 'result.save', 'link.revoke', 'links.rotate']);
 
 export class SharedLinks {
   constructor(app) {
@@ -24,7 +22,7 @@ export class SharedLinks {
     this.more.addEventListener('click', () => this.load(this.cursor));
     this.rpc.addEventListener('open', () => { if (this.visible) this.load(); });
     this.rpc.on('audit.event', ({ event }) => {
-      if (this.visible && LINK_OPS.has(event?.op)) this.load();
+      if (this.visible && opIn('links', event?.op)) this.load();
     });
   }
 
