@@ -15,10 +15,12 @@
 //   - At most maxInFlight calls run at once; the reader waits for a
 //     worker beyond that, so a peer cannot start unbounded goroutines.
 //   - Pushes (Push, Notify) never wait: a full send queue (SendQueue
-//     frames) drops the connection, so no peer slows whoever pushes.
+//     frames or QueueBytes bytes) drops the connection, so no peer slows
+//     whoever pushes.
 //   - Answers wait for room in the queue, but never longer than the
 //     connection lives; a healthy peer loses no answer. Each answer is
-//     one whole frame.
+//     one whole frame. A peer that reads nothing has at most QueueBytes
+//     queued for it, besides the answers of its maxInFlight calls.
 //   - $/cancelRequest {id} is handled by the reader, never behind the
 //     calls it cancels: the context of this connection's calls with that
 //     id is cancelled. The calls still answer.
@@ -54,6 +56,12 @@ const (
 	// SendQueue is how many frames wait for the writer. A push that finds
 	// it full drops the connection: the peer is not reading.
 	SendQueue = 1024
+	// QueueBytes bounds the bytes of the frames waiting for the writer,
+	// however few frames they are: a frame larger than QueueBytes waits
+	// for an empty queue and goes alone. SendQueue alone would let a peer
+	// that does not read have a thousand image reads (13 MiB each) kept
+	// for it until writeWait drops it.
+	QueueBytes = 32 << 20
 )
 
 // Dispatcher runs the calls a Peer reads. Dispatch runs on a worker
@@ -84,6 +92,8 @@ type Peer struct {
 	stop  context.CancelFunc
 
 	send      chan frame    // frames for writeLoop, the only writer
+	queued    atomic.Int64  // bytes of the frames in send (reserve)
+	room      chan struct{} // the writer wrote a frame: answers waiting for room look again
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
 	work      chan job // unbuffered: taken only by an idle worker
@@ -105,6 +115,7 @@ func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Opt
 		done: make(chan struct{}),
 		work: make(chan job),
 		send: make(chan frame, SendQueue),
+		room: make(chan struct{}, 1),
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -320,12 +331,41 @@ func (p *Peer) enqueue(f frame) bool {
 		return false
 	default:
 	}
+	if !p.reserve(len(f.b), true) {
+		f.release()
+		return false
+	}
 	select {
 	case p.send <- f:
 		return true
 	case <-p.done:
 		f.release()
 		return false
+	}
+}
+
+// reserve counts n more bytes in the send queue if they fit in
+// QueueBytes, or if the queue is empty (a larger frame goes alone).
+// Otherwise it waits for the writer to make room when wait is set (an
+// answer), or reports false at once (a push). It reports false once the
+// connection is finished.
+func (p *Peer) reserve(n int, wait bool) bool {
+	for {
+		q := p.queued.Load()
+		if q == 0 || q+int64(n) <= QueueBytes {
+			if p.queued.CompareAndSwap(q, q+int64(n)) {
+				return true
+			}
+			continue
+		}
+		if !wait {
+			return false
+		}
+		select {
+		case <-p.room:
+		case <-p.done:
+			return false
+		}
 	}
 }
 
@@ -338,14 +378,17 @@ func (p *Peer) Push(b []byte) bool {
 		return false
 	default:
 	}
-	select {
-	case p.send <- frame{b: b}:
-		return true
-	default:
-		p.log.Warn("dropping a connection that does not read what it is sent")
-		p.Close()
-		return false
+	if p.reserve(len(b), false) {
+		select {
+		case p.send <- frame{b: b}:
+			return true
+		default:
+			p.queued.Add(-int64(len(b)))
+		}
 	}
+	p.log.Warn("dropping a connection that does not read what it is sent")
+	p.Close()
+	return false
 }
 
 // Notify pushes the notification method(params) without waiting (see
@@ -402,6 +445,11 @@ func (p *Peer) writeLoop() {
 func (p *Peer) write(f frame, dl time.Time) bool {
 	p.ws.SetWriteDeadline(dl)
 	err := p.ws.WriteMessage(websocket.TextMessage, f.b)
+	p.queued.Add(-int64(len(f.b)))
+	select {
+	case p.room <- struct{}{}:
+	default: // already signalled
+	}
 	f.release()
 	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {

@@ -3,6 +3,7 @@ package wsrpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -29,6 +30,7 @@ import (
 type fake struct {
 	waiting chan struct{} // wait says it has started here, if set
 	stopped chan struct{} // and that its context ended here, if set
+	built   chan struct{} // size says it has built its answer here, if set
 }
 
 func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, error) {
@@ -42,6 +44,9 @@ func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, err
 		}
 		if a.N < 0 || a.N > 1<<20 {
 			return nil, errs.New(errs.InvalidParams, "", "n must be between 0 and 1 MiB.")
+		}
+		if f.built != nil {
+			f.built <- struct{}{}
 		}
 		return strings.Repeat("x", a.N), nil
 	case "wait":
@@ -391,6 +396,38 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 	fast.Close()
 	if n := <-got; n != sent {
 		t.Fatalf("the reading client got %d pushes, want %d", n, sent)
+	}
+}
+
+// A peer that sends calls and never reads their answers gets at most
+// QueueBytes of them queued, however few frames that is: the calls wait
+// for room, the reader for a call to end, and the writer drops the peer
+// after writeWait. Counted in frames alone, the queue would hold a
+// thousand image reads (13 MiB each) for a peer that reads nothing.
+func TestUnreadAnswersAreBoundedInBytes(t *testing.T) {
+	t.Parallel()
+	const size, calls = 256 << 10, 400
+	built := make(chan struct{}, calls)
+	url, peers := serve(t, fake{built: built}, Options{})
+	ws := dial(t, url) // never read
+	p := <-peers
+	go func() {
+		for i := range calls {
+			if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"size","params":{"n":%d}}`, i, size)) != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-p.Done(): // the writer gave up on the peer
+	case <-time.After(writeWait + 20*time.Second):
+		t.Fatal("the peer that reads nothing was not dropped")
+	}
+	// What the queue holds, what the calls waiting for room hold, and
+	// what the socket buffers took before the writer stalled (16 MiB).
+	most := QueueBytes/size + maxInFlight + (16<<20)/size
+	if n := len(built); n > most {
+		t.Fatalf("%d answers of %d KiB were built for a peer that reads none (%d MiB); want at most %d", n, size>>10, n*size>>20, most)
 	}
 }
 
