@@ -303,10 +303,16 @@ func (a *liveAgent) info() agentInfo {
 
 var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$`)
 
-// unmanaged is the answer to a change of agents or people in a Corral
-// without a database for them.
-func unmanaged() error {
-	return errs.New(errs.Unavailable, "", "Agents cannot be managed here: Corral has no database for them.")
+// changeParams decodes the params of a change to agents or people, which
+// needs the database they are kept in (managed).
+func changeParams(c *call, p any, managed bool) error {
+	if err := rpc.DecodeParams(c.params, p); err != nil {
+		return err
+	}
+	if !managed {
+		return errs.New(errs.Unavailable, "", "Agents cannot be managed here: Corral has no database for them.")
+	}
+	return nil
 }
 
 // agentKeeper is what the agent methods write to the store: the agents
@@ -443,11 +449,8 @@ type agentKeyResult struct {
 
 func (x agentArea) add(ctx context.Context, c *call) (any, error) {
 	var p agentParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
-	}
-	if x.keep == nil {
-		return nil, unmanaged()
 	}
 	p.Name = strings.TrimSpace(p.Name)
 	if !agentNameRe.MatchString(p.Name) || strings.EqualFold(p.Name, "owner") || strings.EqualFold(p.Name, "browser") || strings.HasPrefix(p.Name, "device:") {
@@ -511,11 +514,8 @@ func (x agentArea) runtimeAgent(name string) (*liveAgent, error) {
 
 func (x agentArea) update(ctx context.Context, c *call) (any, error) {
 	var p agentParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
-	}
-	if x.keep == nil {
-		return nil, unmanaged()
 	}
 	x.dir.mu.Lock()
 	la, err := x.runtimeAgent(p.Name)
@@ -548,11 +548,8 @@ type nameParams struct {
 
 func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 	var p nameParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
-	}
-	if x.keep == nil {
-		return nil, unmanaged()
 	}
 	key, hash := newAgentKey()
 	x.dir.mu.Lock()
@@ -582,11 +579,8 @@ func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
 		var p nameParams
-		if err := rpc.DecodeParams(c.params, &p); err != nil {
+		if err := changeParams(c, &p, x.keep != nil); err != nil {
 			return nil, err
-		}
-		if x.keep == nil {
-			return nil, unmanaged()
 		}
 		x.dir.mu.Lock()
 		la, ok := x.dir.agents[p.Name]
@@ -636,11 +630,8 @@ func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, err
 
 func (x agentArea) remove(ctx context.Context, c *call) (any, error) {
 	var p nameParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
-	}
-	if x.keep == nil {
-		return nil, unmanaged()
 	}
 	x.dir.mu.Lock()
 	_, err := x.runtimeAgent(p.Name)

@@ -118,23 +118,22 @@ func personIDFrom(name string) string {
 	return id
 }
 
-func checkPersonName(name string) error {
-	if strings.TrimSpace(name) == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.In(r, unicode.Cf) }) {
-		return errs.New(errs.InvalidParams, "", "A person's name is 1 to 100 characters, without control or invisible characters.")
+// personName is a person's name as given, trimmed, if it is one.
+func personName(given string) (string, error) {
+	name := strings.TrimSpace(given)
+	if name == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.In(r, unicode.Cf) }) {
+		return "", errs.New(errs.InvalidParams, "", "A person's name is 1 to 100 characters, without control or invisible characters.")
 	}
-	return nil
+	return name, nil
 }
 
 func (x personArea) add(ctx context.Context, c *call) (any, error) {
 	var p personParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
-	if x.keep == nil {
-		return nil, unmanaged()
-	}
-	p.Name = strings.TrimSpace(p.Name)
-	if err := checkPersonName(p.Name); err != nil {
+	var err error
+	if p.Name, err = personName(p.Name); err != nil {
 		return nil, err
 	}
 	if p.ID == "" {
@@ -176,14 +175,11 @@ func (x personArea) rename(ctx context.Context, c *call) (any, error) {
 		ID   string `json:"id"`
 		Name string `json:"name"`
 	}
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
-	if x.keep == nil {
-		return nil, unmanaged()
-	}
-	p.Name = strings.TrimSpace(p.Name)
-	if err := checkPersonName(p.Name); err != nil {
+	var err error
+	if p.Name, err = personName(p.Name); err != nil {
 		return nil, err
 	}
 	x.dir.mu.Lock()
@@ -222,11 +218,8 @@ func (x personArea) remove(ctx context.Context, c *call) (any, error) {
 	var p struct {
 		ID string `json:"id"`
 	}
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
-	}
-	if x.keep == nil {
-		return nil, unmanaged()
 	}
 	x.dir.mu.Lock()
 	_, err := x.runtimePerson(p.ID)
