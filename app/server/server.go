@@ -361,8 +361,8 @@ func (s *Server) releaseConnLocked(client string) {
 	}
 }
 
-// finishConns ends the open connections that match.
-func (s *Server) finishConns(match func(*conn) bool) {
+// finishConns ends the open connections that match and says how many.
+func (s *Server) finishConns(match func(*conn) bool) int {
 	s.mu.Lock()
 	var victims []*conn
 	for c := range s.conns {
@@ -374,6 +374,7 @@ func (s *Server) finishConns(match func(*conn) bool) {
 	for _, c := range victims {
 		c.finish()
 	}
+	return len(victims)
 }
 
 // Connections reports how many WebSocket connections are open.
