@@ -314,18 +314,7 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 // full and drops the connection rather than wait.
 func TestQueueBound(t *testing.T) {
 	t.Parallel()
-	// The writer never runs: a Peer that is not served.
-	upgraded := make(chan *websocket.Conn, 1)
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
-		if err == nil {
-			upgraded <- ws
-		}
-	}))
-	defer ts.Close()
-	_ = dial(t, ts.URL)
-	p := New(context.Background(), <-upgraded, fake{}, nil, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	defer p.ws.Close()
+	p := unserved(t)
 	for i := range SendQueue {
 		if !p.Notify("test.push", i) {
 			t.Fatalf("push %d of %d refused", i+1, SendQueue)
@@ -339,6 +328,44 @@ func TestQueueBound(t *testing.T) {
 	default:
 		t.Fatal("the connection whose queue overflowed is not finished")
 	}
+}
+
+// The send queue holds QueueBytes however few frames that is: the push
+// that does not fit drops the connection, as one past SendQueue does.
+func TestQueueBoundInBytes(t *testing.T) {
+	t.Parallel()
+	p := unserved(t)
+	mib := make([]byte, 1<<20)
+	for i := range QueueBytes >> 20 {
+		if !p.Push(mib) {
+			t.Fatalf("push of 1 MiB %d of %d refused", i+1, QueueBytes>>20)
+		}
+	}
+	if p.Push([]byte("x")) {
+		t.Fatal("a push past the queue's bound in bytes was taken")
+	}
+	select {
+	case <-p.Done():
+	default:
+		t.Fatal("the connection whose queue overflowed is not finished")
+	}
+}
+
+// unserved is a Peer whose writer never runs: nothing leaves its queue.
+func unserved(t *testing.T) *Peer {
+	t.Helper()
+	upgraded := make(chan *websocket.Conn, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
+		if err == nil {
+			upgraded <- ws
+		}
+	}))
+	t.Cleanup(ts.Close)
+	_ = dial(t, ts.URL)
+	p := New(context.Background(), <-upgraded, fake{}, nil, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	t.Cleanup(func() { p.ws.Close() })
+	return p
 }
 
 // A client that stops reading is dropped once its queue is full, while a
