@@ -14,6 +14,9 @@
 //     call with its result or error. No frame panics the reader.
 //   - At most maxInFlight calls run at once; the reader waits for a
 //     worker beyond that, so a peer cannot start unbounded goroutines.
+//     Peers that share Options.Calls run at most its capacity at once
+//     between them; a call waits for a place, and one cancelled then
+//     answers so (kind unavailable).
 //   - Pushes (Push, Notify) never wait: a full send queue (SendQueue
 //     frames or QueueBytes bytes) drops the connection, so no peer slows
 //     whoever pushes.
@@ -46,6 +49,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/rpc"
+	"corral/core/errs"
 )
 
 const (
@@ -79,6 +83,10 @@ type Options struct {
 	// OnClose, if set, is called once when the connection is finished,
 	// from whichever goroutine finished it.
 	OnClose func()
+	// Calls, if set, is shared by Peers whose calls running at once it
+	// bounds together, to its capacity (one agent's connections, say): a
+	// call holds a place from before Dispatch until its answer is queued.
+	Calls chan struct{}
 }
 
 // Peer is one WebSocket connection served by a Dispatcher.
@@ -278,8 +286,20 @@ func (p *Peer) worker(j job) {
 	}
 }
 
-// handle runs one call under ctx and queues its answer.
+// handle runs one call under ctx and queues its answer, holding a place
+// in Options.Calls (if set) until the answer is queued.
 func (p *Peer) handle(ctx context.Context, req *rpc.Request) {
+	if p.opt.Calls != nil {
+		select {
+		case p.opt.Calls <- struct{}{}:
+			defer func() { <-p.opt.Calls }()
+		case <-ctx.Done():
+			if !req.IsNotification() {
+				p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))))
+			}
+			return
+		}
+	}
 	result, err := p.d.Dispatch(ctx, p, req)
 	if req.IsNotification() {
 		return

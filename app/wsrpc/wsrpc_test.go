@@ -310,6 +310,37 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 	}
 }
 
+// Peers given the same Options.Calls share its places: while one peer's
+// calls hold them all, another's call waits (and answers that it was
+// cancelled if it is cancelled then), and runs once a place is given back.
+// One agent key's connections share them, so its 128 connections cannot
+// run 128 × maxInFlight calls at once.
+func TestPeersShareCalls(t *testing.T) {
+	t.Parallel()
+	const places = 4
+	f := fake{waiting: make(chan struct{}, places), stopped: make(chan struct{}, places)}
+	url, _ := serve(t, f, Options{Calls: make(chan struct{}, places)})
+	a, b := dial(t, url), dial(t, url)
+	for i := range places {
+		a.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":"a%d","method":"wait"}`, i))
+	}
+	for range places {
+		<-f.waiting
+	}
+	b.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"b1","method":"echo","params":{"x":1}}`))
+	v := roundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}`)
+	if e, _ := v["error"].(map[string]any); v["id"] != "b1" || e == nil || e["data"].(map[string]any)["kind"] != "unavailable" {
+		t.Fatalf("a call made while another peer's calls held every place answered %v, want that it was cancelled while it waited", v)
+	}
+
+	// A place given back lets the other peer's call run.
+	a.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a0"}}`))
+	v = roundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","id":"b2","method":"echo","params":{"x":2}}`)
+	if r, _ := v["result"].(map[string]any); v["id"] != "b2" || r["x"] != 2.0 {
+		t.Fatalf("once a place was given back, the call answered %v", v)
+	}
+}
+
 // The send queue holds SendQueue frames: the push after that finds it
 // full and drops the connection rather than wait.
 func TestQueueBound(t *testing.T) {
