@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,15 +55,7 @@ func TestAgentCallsAreBoundedOverItsConnections(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.base, "alice", "big.png"), img.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dial := func(key string) *websocket.Conn {
-		c, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", http.Header{"Authorization": {"Bearer " + key}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c
-	}
-	hog := dial(aliceKey) // never read
+	hog := h.raw(aliceKey) // never read
 	go func() {
 		for i := range 400 {
 			if hog.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"file.read","params":{"path":"big.png"}}`, i)) != nil {
@@ -75,7 +66,7 @@ func TestAgentCallsAreBoundedOverItsConnections(t *testing.T) {
 
 	// Alice's other connection: once the hog holds every place, a call
 	// waits for one, and cancelled says so.
-	other := dial(aliceKey)
+	other := h.raw(aliceKey)
 	deadline := time.Now().Add(20 * time.Second)
 	for i := 0; ; i++ {
 		if time.Now().After(deadline) {
