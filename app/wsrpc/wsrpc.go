@@ -12,8 +12,12 @@
 //     with 1009. Every other frame is answered: a malformed one with its
 //     JSON-RPC error (parse error, invalid request, invalid params), a
 //     call with its result or error. No frame panics the reader.
-//   - At most maxInFlight calls run at once; the reader waits for a
-//     worker beyond that, so a peer cannot start unbounded goroutines.
+//   - At most maxInFlight calls run at once. Beyond that a call waits in
+//     a backlog (maxBacklog calls, maxBacklogBytes of their frames) and
+//     the reader goes on reading, so a $/cancelRequest still arrives;
+//     with the backlog full too the reader waits for a worker, so a peer
+//     cannot start unbounded goroutines or make Corral hold unbounded
+//     requests.
 //     Peers that share Options.Calls run at most its capacity at once
 //     between them; a call waits for a place, and one cancelled then
 //     answers so (kind unavailable).
@@ -25,8 +29,9 @@
 //     one whole frame. A peer that reads nothing has at most QueueBytes
 //     queued for it, besides the answers of its maxInFlight calls.
 //   - $/cancelRequest {id} is handled by the reader, never behind the
-//     calls it cancels: the context of this connection's calls with that
-//     id is cancelled. The calls still answer.
+//     calls it cancels (unless the peer has filled the backlog too): the
+//     context of this connection's calls with that id is cancelled,
+//     running or waiting. The calls still answer.
 //   - Shutdown stops reading, lets the calls in flight answer (cancelling
 //     them halfway to its deadline), writes their answers, then closes
 //     with 1001.
@@ -57,6 +62,10 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	maxInFlight = 64 // concurrent calls per connection; more wait
+	// maxBacklog and maxBacklogBytes bound the calls read while every
+	// worker is busy; past either the reader waits for a worker.
+	maxBacklog      = 4096
+	maxBacklogBytes = 8 << 20
 	// SendQueue is how many frames wait for the writer. A push that finds
 	// it full drops the connection: the peer is not reading.
 	SendQueue = 1024
@@ -104,8 +113,10 @@ type Peer struct {
 	room      chan struct{} // the writer wrote a frame: answers waiting for room look again
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
-	work      chan job // unbuffered: taken only by an idle worker
-	workers   int      // workers started; only readLoop touches it
+	work      chan job     // unbuffered: taken only by an idle worker
+	backlog   chan job     // calls read while every worker was busy
+	waiting   atomic.Int64 // bytes of the frames of the calls in backlog
+	workers   int          // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	flightMu  sync.Mutex
 	inflight  map[string][]context.CancelFunc // by request id: cancelled by $/cancelRequest
@@ -120,10 +131,11 @@ type Peer struct {
 func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Options) *Peer {
 	p := &Peer{
 		ws: ws, d: d, ident: ident, opt: o, log: o.Logger,
-		done: make(chan struct{}),
-		work: make(chan job),
-		send: make(chan frame, SendQueue),
-		room: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		work:    make(chan job),
+		backlog: make(chan job, maxBacklog),
+		send:    make(chan frame, SendQueue),
+		room:    make(chan struct{}, 1),
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -185,23 +197,61 @@ func (p *Peer) readLoop() {
 			p.cancelRequest(req)
 			continue
 		}
-		j := p.start(req)
+		j := p.start(req, len(data))
 		p.calls.Add(1)
+		if !p.hand(j) {
+			return
+		}
+	}
+}
+
+// hand gives j to an idle worker, a new one, or the backlog; with the
+// backlog full it waits for a worker. It reports false, having ended j,
+// when the connection finished meanwhile.
+func (p *Peer) hand(j job) bool {
+	select {
+	case p.work <- j:
+		return true
+	default:
+	}
+	if p.workers < maxInFlight {
+		p.workers++
+		go p.worker(j)
+		return true
+	}
+	if p.waiting.Add(int64(j.size)) <= maxBacklogBytes {
 		select {
-		case p.work <- j: // an idle worker took it
-			continue
+		case p.backlog <- j:
+			select {
+			case <-p.done: // the workers may have left before it arrived
+				p.dropBacklog()
+			default:
+			}
+			return true
 		default:
 		}
-		if p.workers < maxInFlight {
-			p.workers++
-			go p.worker(j)
-			continue
-		}
+	}
+	p.waiting.Add(-int64(j.size))
+	select {
+	case p.work <- j:
+		return true
+	case <-p.done:
+		j.end()
+		p.calls.Done()
+		return false
+	}
+}
+
+// dropBacklog forgets the calls waiting in the backlog of a finished
+// connection: nobody is there to answer.
+func (p *Peer) dropBacklog() {
+	for {
 		select {
-		case p.work <- j:
-		case <-p.done:
+		case j := <-p.backlog:
+			p.waiting.Add(-int64(j.size))
 			j.end()
 			p.calls.Done()
+		default:
 			return
 		}
 	}
@@ -210,16 +260,17 @@ func (p *Peer) readLoop() {
 // job is one request with the context it runs under: the connection's,
 // or for a request with an id its own, which $/cancelRequest cancels.
 type job struct {
-	req *rpc.Request
-	ctx context.Context
-	end func() // forgets the request and releases its context
+	req  *rpc.Request
+	ctx  context.Context
+	end  func() // forgets the request and releases its context
+	size int    // bytes of the frame it came in
 }
 
 // start makes req's job; a request with an id can be cancelled from the
 // moment it is read, also while it waits for a worker.
-func (p *Peer) start(req *rpc.Request) job {
+func (p *Peer) start(req *rpc.Request, size int) job {
 	if req.IsNotification() {
-		return job{req: req, ctx: p.ctx, end: func() {}}
+		return job{req: req, ctx: p.ctx, end: func() {}, size: size}
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	key, _ := rpc.IDText(req.ID)
@@ -229,7 +280,7 @@ func (p *Peer) start(req *rpc.Request) job {
 	}
 	p.inflight[key] = append(p.inflight[key], cancel)
 	p.flightMu.Unlock()
-	return job{req: req, ctx: ctx, end: func() {
+	return job{req: req, ctx: ctx, size: size, end: func() {
 		cancel()
 		p.flightMu.Lock()
 		defer p.flightMu.Unlock()
@@ -271,16 +322,25 @@ func (p *Peer) cancelRequest(req *rpc.Request) {
 	}
 }
 
-// worker handles j, then whatever the reader hands it, until the
-// connection is finished.
+// worker handles j, then the backlog's calls in the order read, then
+// whatever the reader hands it, until the connection is finished.
 func (p *Peer) worker(j job) {
 	for {
 		p.handle(j.ctx, j.req)
 		j.end()
 		p.calls.Done()
 		select {
+		case j = <-p.backlog:
+			p.waiting.Add(-int64(j.size))
+			continue
+		default:
+		}
+		select {
 		case j = <-p.work:
+		case j = <-p.backlog:
+			p.waiting.Add(-int64(j.size))
 		case <-p.done:
+			p.dropBacklog()
 			return
 		}
 	}

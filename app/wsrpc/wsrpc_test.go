@@ -310,6 +310,58 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 	}
 }
 
+// With every worker busy, calls the peer sends on wait in the backlog and
+// the reader goes on reading: a $/cancelRequest sent after them still
+// reaches the call it names, and the waiting calls run once a worker is
+// free, in the order sent.
+func TestCancelReachesACallBehindWaitingCalls(t *testing.T) {
+	t.Parallel()
+	f := fake{waiting: make(chan struct{}, maxInFlight+2), stopped: make(chan struct{}, maxInFlight+2)}
+	url, _ := serve(t, f, Options{})
+	ws := dial(t, url)
+	send := func(frame string) {
+		t.Helper()
+		if err := ws.WriteMessage(websocket.TextMessage, []byte(frame)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range maxInFlight {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"wait"}`, i))
+	}
+	for range maxInFlight {
+		<-f.waiting
+	}
+	send(`{"jsonrpc":"2.0","id":"later","method":"wait"}`)
+	send(`{"jsonrpc":"2.0","id":"last","method":"echo","params":{"n":1}}`)
+	send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":7}}`)
+	ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, msg, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("no answer after cancelling call 7 behind two waiting calls: %v", err)
+	}
+	var v struct {
+		ID     any
+		Result map[string]string
+	}
+	json.Unmarshal(msg, &v)
+	if v.ID != float64(7) || v.Result["stopped"] != context.Canceled.Error() {
+		t.Fatalf("the first answer: %s; want call 7's, cancelled", msg)
+	}
+	// Call 7's worker takes the first waiting call.
+	select {
+	case <-f.waiting:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call waiting in the backlog did not start when a worker was free")
+	}
+	send(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"later"}}`)
+	for _, want := range []string{`"later"`, `"last"`} {
+		_, msg, err := ws.ReadMessage()
+		if err != nil || !strings.Contains(string(msg), `"id":`+want) {
+			t.Fatalf("answer %s: %s %v", want, msg, err)
+		}
+	}
+}
+
 // Peers given the same Options.Calls share its places: while one peer's
 // calls hold them all, another's call waits (and answers that it was
 // cancelled if it is cancelled then), and runs once a place is given back.
