@@ -330,6 +330,12 @@ func (p *Peer) worker(j job) {
 		j.end()
 		p.calls.Done()
 		select {
+		case <-p.done: // first: a finished connection's backlog is dropped
+			p.dropBacklog()
+			return
+		default:
+		}
+		select {
 		case j = <-p.backlog:
 			p.waiting.Add(-int64(j.size))
 			continue

@@ -463,7 +463,7 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 	fast := <-peers
 
 	payload := strings.Repeat("x", 16<<10)
-	const max = 100_000 // far more than the socket buffers and the queue hold
+	const most = 100_000 // far more than the socket buffers and the queue hold
 	got := make(chan int)
 	go func() {
 		n := 0
@@ -476,19 +476,27 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 			n++
 		}
 	}()
-	start := time.Now()
+	// Each push is timed alone: the loop as a whole may take long on a
+	// busy machine, but no push may wait for the slow client.
+	var longest time.Duration
+	push := func(p *Peer) bool {
+		start := time.Now()
+		ok := p.Notify("test.push", payload)
+		longest = max(longest, time.Since(start))
+		return ok
+	}
 	sent := 0
-	for sent < max && slow.Notify("test.push", payload) {
-		if !fast.Notify("test.push", payload) {
+	for sent < most && push(slow) {
+		if !push(fast) {
 			t.Fatal("the reading client was dropped")
 		}
 		sent++
 	}
-	if sent == max {
+	if sent == most {
 		t.Fatalf("the client that does not read was never dropped after %d pushes", sent)
 	}
-	if d := time.Since(start); d >= writeWait {
-		t.Errorf("pushing took %v: a push waited for the slow client's write deadline (%v)", d, writeWait)
+	if longest >= writeWait/2 {
+		t.Errorf("the longest push took %v: a push waited for the slow client's write deadline (%v)", longest, writeWait)
 	}
 	select {
 	case <-slow.Done():
@@ -553,7 +561,9 @@ func TestShutdownAnswersCallsInFlight(t *testing.T) {
 	p := <-peers
 	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":1,"method":"wait"}`))
 	<-f.waiting
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	// Halfway (1 s) the call is cancelled; the rest leaves a busy machine
+	// time to write its answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	p.Shutdown(ctx)
 	<-closed
