@@ -387,7 +387,8 @@ func TestLoginHandlerRefusesStaleAndForgedLinks(t *testing.T) {
 	rig := newLoginRig()
 	stale, _ := rig.logins.newCode()
 	other, _ := rig.logins.newCode()
-	rig.clock.t = rig.clock.t.Add(loginCodeTTL)
+	rig.clock.t = rig.clock.t.Add(loginCodeTTL) // two minutes on, both are over
+	wantRefusal(t, answer(rig.h, httptest.NewRequest("GET", "/login?code="+stale, nil)), http.StatusForbidden, linkGone)
 	fresh, _ := rig.logins.newCode()
 	flipped := fresh[:len(fresh)-1] + "A"
 	if strings.HasSuffix(fresh, "A") {
