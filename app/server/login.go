@@ -95,6 +95,9 @@ func (l loginHandler) logout(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
 		return
 	}
+	// The Sign out form carries one secret. Unbounded, its parse would
+	// read 10 MB for anyone who got the cookie (another server here).
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	creds := credentials{sessions: l.sessions, paired: l.devices, secretSigner: l.secrets}
 	if d, ok := creds.signedDevice(r); ok {
 		l.signOutDevice(w, r, d)

@@ -505,3 +505,48 @@ func TestLogoutHandlerSignsAPhoneOut(t *testing.T) {
 		t.Errorf("audit %v, want %q", *rig.audit, want)
 	}
 }
+
+// endless is a body that never ends, counting what was read of it.
+type endless struct {
+	head string
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	for ; n < len(p); n++ {
+		if e.read < len(e.head) {
+			p[n] = e.head[e.read]
+		} else {
+			p[n] = 'a'
+		}
+		e.read++
+	}
+	return n, nil
+}
+
+// A local process that got the session cookie (another server on this
+// host) could make logout read a 10 MB form, many at once: it read what
+// ParseForm allows before the secret was found missing (seen from
+// outside: 20 such posts took the daemon from 36 MB to 364 MB).
+func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
+	rig := newLoginRig()
+	sid := rig.signIn(t)
+	body := &endless{head: "pad="}
+	req := logoutRequest("", &http.Cookie{Name: cookieName, Value: sid})
+	req.Body = io.NopCloser(body)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
+	if body.read > 64<<10 || !rig.logins.valid(sid) {
+		t.Errorf("logout read %d bytes of an endless form (signed out: %v)", body.read, !rig.logins.valid(sid))
+	}
+
+	// The dashboard's own Sign out form still works.
+	req = httptest.NewRequest("POST", "http://127.0.0.1:7777/logout", strings.NewReader("secret="+testKey.secretFor("session", sid)))
+	req.RemoteAddr, req.Header["Origin"] = "127.0.0.1:40000", []string{"http://127.0.0.1:7777"}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: sid})
+	if res := answer(rig.h, req); res.StatusCode != http.StatusSeeOther || rig.logins.valid(sid) {
+		t.Errorf("the Sign out form: %d, still signed in %v", res.StatusCode, rig.logins.valid(sid))
+	}
+}
