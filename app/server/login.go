@@ -64,6 +64,13 @@ func (l loginHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (l loginHandler) login(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodHead {
+		// No body, so never the secret: a link checker's HEAD must not
+		// spend the owner's one-time link.
+		w.Header().Set("Allow", http.MethodGet)
+		http.Error(w, "Open this link in a browser.", http.StatusMethodNotAllowed)
+		return
+	}
 	sid, ok := l.sessions.redeem(r.URL.Query().Get("code"))
 	if !ok {
 		w.Header().Set("Cache-Control", "no-store")

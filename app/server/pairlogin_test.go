@@ -550,3 +550,19 @@ func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
 		t.Errorf("the Sign out form: %d, still signed in %v", res.StatusCode, rig.logins.valid(sid))
 	}
 }
+
+// A HEAD request (a link checker, a preview) gets no body, so never the
+// session's secret: it must not spend the owner's one-time link. Seen
+// from outside: HEAD /login answered 200 with a session cookie, and the
+// owner's GET then said the link was used.
+func TestLoginHandlerLeavesTheLinkToAHeadRequest(t *testing.T) {
+	rig := newLoginRig()
+	code, _ := rig.logins.newCode()
+	res := answer(rig.h, httptest.NewRequest("HEAD", "/login?code="+code, nil))
+	if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" || len(res.Cookies()) != 0 {
+		t.Errorf("HEAD /login: %d, Allow %q, cookies %v", res.StatusCode, res.Header.Get("Allow"), res.Cookies())
+	}
+	if res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil)); res.StatusCode != 200 {
+		t.Errorf("after a HEAD the owner's GET got %d", res.StatusCode)
+	}
+}
