@@ -13,11 +13,12 @@
 //     JSON-RPC error (parse error, invalid request, invalid params), a
 //     call with its result or error. No frame panics the reader.
 //   - At most maxInFlight calls run at once. Beyond that a call waits in
-//     a backlog (maxBacklog calls, maxBacklogBytes of their frames) and
-//     the reader goes on reading, so a $/cancelRequest still arrives;
-//     with the backlog full too the reader waits for a worker, so a peer
-//     cannot start unbounded goroutines or make Corral hold unbounded
-//     requests.
+//     a backlog (maxBacklog calls) and the reader goes on reading, so a
+//     $/cancelRequest still arrives; once the calls waiting (in the
+//     backlog, or on a worker for a place in Options.Calls) hold
+//     maxBacklogBytes of frames, or the backlog is full, the reader waits
+//     for a worker, so a peer cannot start unbounded goroutines or make
+//     Corral hold unbounded requests.
 //     Peers that share Options.Calls run at most its capacity at once
 //     between them; a call waits for a place, and one cancelled then
 //     answers so (kind unavailable).
@@ -115,7 +116,7 @@ type Peer struct {
 	doneOnce  sync.Once
 	work      chan job     // unbuffered: taken only by an idle worker
 	backlog   chan job     // calls read while every worker was busy
-	waiting   atomic.Int64 // bytes of the frames of the calls in backlog
+	waiting   atomic.Int64 // bytes of the frames of the calls read and not yet running
 	workers   int          // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	flightMu  sync.Mutex
@@ -205,21 +206,24 @@ func (p *Peer) readLoop() {
 	}
 }
 
-// hand gives j to an idle worker, a new one, or the backlog; with the
-// backlog full it waits for a worker. It reports false, having ended j,
-// when the connection finished meanwhile.
+// hand gives j to an idle worker, a new one, or the backlog, while the
+// calls of this connection that wait (in the backlog, or on a worker for
+// a place in Options.Calls) fit in maxBacklogBytes; otherwise it waits
+// for a worker. It reports false, having ended j, when the connection
+// finished meanwhile.
 func (p *Peer) hand(j job) bool {
-	select {
-	case p.work <- j:
-		return true
-	default:
-	}
-	if p.workers < maxInFlight {
-		p.workers++
-		go p.worker(j)
-		return true
-	}
-	if p.waiting.Add(int64(j.size)) <= maxBacklogBytes {
+	n := int64(j.size)
+	if w := p.waiting.Add(n); w <= maxBacklogBytes || w == n {
+		select {
+		case p.work <- j:
+			return true
+		default:
+		}
+		if p.workers < maxInFlight {
+			p.workers++
+			go p.worker(j)
+			return true
+		}
 		select {
 		case p.backlog <- j:
 			select {
@@ -231,11 +235,13 @@ func (p *Peer) hand(j job) bool {
 		default:
 		}
 	}
-	p.waiting.Add(-int64(j.size))
+	// Whatever waits is this connection's: a worker comes free once it
+	// has a place and has answered.
 	select {
 	case p.work <- j:
 		return true
 	case <-p.done:
+		p.waiting.Add(-n)
 		j.end()
 		p.calls.Done()
 		return false
@@ -263,7 +269,7 @@ type job struct {
 	req  *rpc.Request
 	ctx  context.Context
 	end  func() // forgets the request and releases its context
-	size int    // bytes of the frame it came in
+	size int    // bytes of the frame it came in; counted in waiting until it runs
 }
 
 // start makes req's job; a request with an id can be cancelled from the
@@ -326,7 +332,7 @@ func (p *Peer) cancelRequest(req *rpc.Request) {
 // whatever the reader hands it, until the connection is finished.
 func (p *Peer) worker(j job) {
 	for {
-		p.handle(j.ctx, j.req)
+		p.handle(j)
 		j.end()
 		p.calls.Done()
 		select {
@@ -337,14 +343,12 @@ func (p *Peer) worker(j job) {
 		}
 		select {
 		case j = <-p.backlog:
-			p.waiting.Add(-int64(j.size))
 			continue
 		default:
 		}
 		select {
 		case j = <-p.work:
 		case j = <-p.backlog:
-			p.waiting.Add(-int64(j.size))
 		case <-p.done:
 			p.dropBacklog()
 			return
@@ -352,20 +356,24 @@ func (p *Peer) worker(j job) {
 	}
 }
 
-// handle runs one call under ctx and queues its answer, holding a place
-// in Options.Calls (if set) until the answer is queued.
-func (p *Peer) handle(ctx context.Context, req *rpc.Request) {
+// handle runs j's call and queues its answer, holding a place in
+// Options.Calls (if set) until the answer is queued. Until it has the
+// place the call counts as waiting: a worker holds its frame then too.
+func (p *Peer) handle(j job) {
+	ctx, req := j.ctx, j.req
 	if p.opt.Calls != nil {
 		select {
 		case p.opt.Calls <- struct{}{}:
 			defer func() { <-p.opt.Calls }()
 		case <-ctx.Done():
+			p.waiting.Add(-int64(j.size))
 			if !req.IsNotification() {
 				p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))))
 			}
 			return
 		}
 	}
+	p.waiting.Add(-int64(j.size))
 	result, err := p.d.Dispatch(ctx, p, req)
 	if req.IsNotification() {
 		return
