@@ -124,7 +124,7 @@ type Server struct {
 	conns map[*conn]struct{}
 	// agentConns counts each agent's /ws connections, open or opening.
 	agentConns map[string]int
-	agentCalls map[string]chan struct{} // each agent's places for calls at once over its /ws connections (callsOf)
+	agentCalls map[string]agentShare // what each agent's /ws connections share (shareOf)
 	closed     bool
 	addr       string // the address actually listened on
 }

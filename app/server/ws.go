@@ -68,6 +68,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // the upgrader has answered
 	}
+	share := s.shareOf(caller)
 	c := &conn{
 		s:        s,
 		caller:   caller,
@@ -82,7 +83,8 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		MaxMessageBytes: s.cfg.Server.MaxMessageBytes,
 		Logger:          s.log.With("client", caller.Client),
 		OnClose:         func() { s.untrack(c) },
-		Calls:           s.callsOf(caller),
+		Calls:           share.calls,
+		Waiting:         share.waiting,
 	})
 	c.done = c.Done()
 	if s.track(c) {
@@ -99,22 +101,32 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	c.Serve()
 }
 
-// callsOf is the places an agent's calls share over its /ws connections
-// (wsrpc.Options.Calls); nil, no bound but each connection's, for the
-// owner.
-func (s *Server) callsOf(caller sandbox.Caller) chan struct{} {
+// agentShare is what an agent's /ws connections share: places for its
+// calls at once (wsrpc.Options.Calls) and the room its calls waiting to
+// run take (wsrpc.Options.Waiting; 127 connections of tiny calls each
+// in its own backlog held 565 MB).
+type agentShare struct {
+	calls   chan struct{}
+	waiting *wsrpc.Waiting
+}
+
+// shareOf is what caller's connections share; for the owner nothing, no
+// bound but each connection's.
+func (s *Server) shareOf(caller sandbox.Caller) agentShare {
 	if caller.Owner {
-		return nil
+		return agentShare{}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.agentCalls[caller.Client] == nil {
+	sh, ok := s.agentCalls[caller.Client]
+	if !ok {
 		if s.agentCalls == nil {
-			s.agentCalls = map[string]chan struct{}{}
+			s.agentCalls = map[string]agentShare{}
 		}
-		s.agentCalls[caller.Client] = make(chan struct{}, maxCallsPerClient)
+		sh = agentShare{calls: make(chan struct{}, maxCallsPerClient), waiting: new(wsrpc.Waiting)}
+		s.agentCalls[caller.Client] = sh
 	}
-	return s.agentCalls[caller.Client]
+	return sh
 }
 
 // authenticate accepts a bearer key (client or owner, from this machine

@@ -13,12 +13,13 @@
 //     JSON-RPC error (parse error, invalid request, invalid params), a
 //     call with its result or error. No frame panics the reader.
 //   - At most maxInFlight calls run at once. Beyond that a call waits in
-//     a backlog (maxBacklog calls) and the reader goes on reading, so a
-//     $/cancelRequest still arrives; once the calls waiting (in the
-//     backlog, or on a worker for a place in Options.Calls) hold
-//     maxBacklogBytes of frames, or the backlog is full, the reader waits
-//     for a worker, so a peer cannot start unbounded goroutines or make
-//     Corral hold unbounded requests.
+//     a backlog and the reader goes on reading, so a $/cancelRequest
+//     still arrives. Once the calls waiting (in the backlog, or on a
+//     worker for a place in Options.Calls) are maxBacklog calls or
+//     maxBacklogBytes of frames — of this peer, or of all the peers that
+//     share Options.Waiting — the reader of a peer with a call waiting
+//     waits for a worker, so peers cannot start unbounded goroutines or
+//     make Corral hold unbounded requests.
 //     Peers that share Options.Calls run at most its capacity at once
 //     between them; a call waits for a place, and one cancelled then
 //     answers so (kind unavailable).
@@ -97,7 +98,15 @@ type Options struct {
 	// bounds together, to its capacity (one agent's connections, say): a
 	// call holds a place from before Dispatch until its answer is queued.
 	Calls chan struct{}
+	// Waiting, if set, is shared by Peers whose calls waiting to run it
+	// bounds together, to maxBacklog calls and maxBacklogBytes (one
+	// agent's connections); nil: each Peer's own.
+	Waiting *Waiting
 }
+
+// Waiting counts the calls read and not yet running of the Peers that
+// share it (Options.Waiting).
+type Waiting struct{ calls, bytes atomic.Int64 }
 
 // Peer is one WebSocket connection served by a Dispatcher.
 type Peer struct {
@@ -116,7 +125,8 @@ type Peer struct {
 	doneOnce  sync.Once
 	work      chan job     // unbuffered: taken only by an idle worker
 	backlog   chan job     // calls read while every worker was busy
-	waiting   atomic.Int64 // bytes of the frames of the calls read and not yet running
+	waiting   *Waiting     // the calls read and not yet running: Options.Waiting, or its own
+	mine      atomic.Int64 // this peer's calls among them
 	workers   int          // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	flightMu  sync.Mutex
@@ -140,6 +150,9 @@ func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Opt
 	}
 	if p.log == nil {
 		p.log = slog.Default()
+	}
+	if p.waiting = o.Waiting; p.waiting == nil {
+		p.waiting = new(Waiting)
 	}
 	p.ctx, p.stop = context.WithCancel(ctx)
 	return p
@@ -207,13 +220,14 @@ func (p *Peer) readLoop() {
 }
 
 // hand gives j to an idle worker, a new one, or the backlog, while the
-// calls of this connection that wait (in the backlog, or on a worker for
-// a place in Options.Calls) fit in maxBacklogBytes; otherwise it waits
-// for a worker. It reports false, having ended j, when the connection
-// finished meanwhile.
+// calls that wait (in a backlog, or on a worker for a place in
+// Options.Calls) fit in maxBacklog and maxBacklogBytes, or none of this
+// peer's waits; otherwise it waits for a worker. It reports false, having
+// ended j, when the connection finished meanwhile.
 func (p *Peer) hand(j job) bool {
-	n := int64(j.size)
-	if w := p.waiting.Add(n); w <= maxBacklogBytes || w == n {
+	alone := p.mine.Add(1) == 1
+	calls, bytes := p.waiting.calls.Add(1), p.waiting.bytes.Add(int64(j.size))
+	if alone || calls <= maxBacklog && bytes <= maxBacklogBytes {
 		select {
 		case p.work <- j:
 			return true
@@ -235,13 +249,13 @@ func (p *Peer) hand(j job) bool {
 		default:
 		}
 	}
-	// Whatever waits is this connection's: a worker comes free once it
-	// has a place and has answered.
+	// A call of this peer waits too: a worker comes free once it has
+	// had a place and answered.
 	select {
 	case p.work <- j:
 		return true
 	case <-p.done:
-		p.waiting.Add(-n)
+		p.ran(j)
 		j.end()
 		p.calls.Done()
 		return false
@@ -254,13 +268,20 @@ func (p *Peer) dropBacklog() {
 	for {
 		select {
 		case j := <-p.backlog:
-			p.waiting.Add(-int64(j.size))
+			p.ran(j)
 			j.end()
 			p.calls.Done()
 		default:
 			return
 		}
 	}
+}
+
+// ran ends j's wait: it runs, or never will.
+func (p *Peer) ran(j job) {
+	p.mine.Add(-1)
+	p.waiting.calls.Add(-1)
+	p.waiting.bytes.Add(-int64(j.size))
 }
 
 // job is one request with the context it runs under: the connection's,
@@ -366,14 +387,14 @@ func (p *Peer) handle(j job) {
 		case p.opt.Calls <- struct{}{}:
 			defer func() { <-p.opt.Calls }()
 		case <-ctx.Done():
-			p.waiting.Add(-int64(j.size))
+			p.ran(j)
 			if !req.IsNotification() {
 				p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))))
 			}
 			return
 		}
 	}
-	p.waiting.Add(-int64(j.size))
+	p.ran(j)
 	result, err := p.d.Dispatch(ctx, p, req)
 	if req.IsNotification() {
 		return

@@ -394,54 +394,67 @@ func TestPeersShareCalls(t *testing.T) {
 }
 
 // A call that waits for a place in Options.Calls waits on a worker with
-// its frame, and counts in the backlog's bytes: a connection whose calls
-// cannot start holds maxBacklogBytes of them (and the one its reader has
-// in hand), not maxInFlight frames of any size besides. Against a daemon,
-// six connections of one agent key, each with 72 file.write calls of
-// 1 MiB behind the key's 64 places held by sleeping commands, took it from
-// 36 MB to 640 MB; 128 connections of 16 MiB frames would have held 128 GB.
-func TestCallsWaitingForAPlaceAreBoundedInBytes(t *testing.T) {
+// its frame: it counts in the backlog's bytes, shared between the peers
+// that share Options.Waiting (one agent key's connections). While none of
+// their calls can start, they hold maxBacklogBytes of frames between them
+// (each also one waiting call beyond, and the one its reader has in
+// hand), not maxInFlight frames of any size each besides a backlog each.
+// Against a daemon, six connections of one agent key, each with 72
+// file.write calls of 1 MiB behind the key's 64 places held by sleeping
+// commands, took it from 36 MB to 640 MB; 127 connections of a full
+// backlog of tiny calls, to 565 MB.
+func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 	t.Parallel()
 	calls := make(chan struct{}, 1)
 	calls <- struct{}{} // another peer's call holds the only place
-	url, peers := serve(t, fake{}, Options{Calls: calls})
-	ws := dial(t, url)
-	p := <-peers
-	const frameSize, sent = 1 << 20, 24
+	url, peers := serve(t, fake{}, Options{Calls: calls, Waiting: new(Waiting)})
+	const frameSize, sent = 1 << 20, 16
 	pad := strings.Repeat("x", frameSize-64)
-	go func() {
-		for i := range sent {
-			if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"pad":%q}}`, i, pad)) != nil {
-				return
+	var ps []*Peer
+	var wss []*websocket.Conn
+	for range 2 {
+		ws := dial(t, url)
+		wss, ps = append(wss, ws), append(ps, <-peers)
+		go func() {
+			for i := range sent {
+				if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"pad":%q}}`, i, pad)) != nil {
+					return
+				}
 			}
-		}
-	}()
+		}()
+	}
 	held := func() (n int) {
-		p.flightMu.Lock()
-		defer p.flightMu.Unlock()
-		for _, l := range p.inflight {
-			n += len(l)
+		for _, p := range ps {
+			p.flightMu.Lock()
+			for _, l := range p.inflight {
+				n += len(l)
+			}
+			p.flightMu.Unlock()
 		}
 		return n
 	}
-	most := maxBacklogBytes/frameSize + 1 // and the one in the reader's hand
-	for deadline := time.Now().Add(10 * time.Second); held() < most; time.Sleep(time.Millisecond) {
+	least := maxBacklogBytes/frameSize + 2 // and the one in each reader's hand
+	most := least + 2                      // and one waiting call each beyond
+	for deadline := time.Now().Add(10 * time.Second); held() < least; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the reader read %d calls, want %d", held(), most)
+			t.Fatalf("the readers read %d calls, want %d", held(), least)
 		}
 	}
-	// It has read all it may; a moment later it still has read no more.
+	// They have read all they may; a moment later they still have read
+	// no more.
 	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if n := held(); n > most {
-			t.Fatalf("%d calls of 1 MiB read while none could start, want at most %d (maxBacklogBytes)", n, most)
+			t.Fatalf("two peers read %d calls of 1 MiB while none could start, want at most %d (maxBacklogBytes between them)", n, most)
 		}
 	}
 	<-calls // the place comes free: every call answers, in turn
-	ws.SetReadDeadline(time.Now().Add(20 * time.Second))
-	for range sent {
-		_, msg, err := ws.ReadMessage()
-		if err != nil || !strings.Contains(string(msg), `"result":{"pad"`) {
-			t.Fatalf("answer: %.80s %v", msg, err)
+	for _, ws := range wss {
+		ws.SetReadDeadline(time.Now().Add(20 * time.Second))
+		for range sent {
+			_, msg, err := ws.ReadMessage()
+			if err != nil || !strings.Contains(string(msg), `"result":{"pad"`) {
+				t.Fatalf("answer: %.80s %v", msg, err)
+			}
 		}
 	}
 }
