@@ -398,6 +398,9 @@ func TestAgentAreaWithoutDatabase(t *testing.T) {
 type fakeFolders struct {
 	made   map[string]bool // folders made, by person
 	broken bool            // AddUser fails
+	// forgetting, if set, is called as RemoveUser begins: another call
+	// of the owner's that comes in then.
+	forgetting func(id string)
 }
 
 func (fakeFolders) Layout() paths.Layout {
@@ -412,7 +415,13 @@ func (f *fakeFolders) AddUser(id string) (string, error) {
 	return "/srv/corral/" + id, nil
 }
 
-func (f *fakeFolders) RemoveUser(id string) string { return "/srv/corral/" + id }
+func (f *fakeFolders) RemoveUser(id string) string {
+	if f.forgetting != nil {
+		f.forgetting(id)
+	}
+	delete(f.made, id)
+	return "/srv/corral/" + id
+}
 
 func newPersonArea(t *testing.T) (personArea, *fakeKeeper, *fakeFolders, *auditDetails) {
 	f := newAgentsFixture(t)
@@ -494,6 +503,37 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 	wantKind(t, err, errs.Forbidden) // written in config.toml
 	_, err = x.rename(t.Context(), ownerCall(`{"id":"ann","name":"Anne"}`))
 	wantKind(t, err, errs.Forbidden)
+}
+
+// A person added again while person.remove forgets them keeps their
+// folder: the people cannot change between the directory's entry going
+// and the sandbox forgetting the folder. (Forgotten after the directory's
+// lock, a person.add in between left a person listed whose agents' every
+// call was refused until Corral restarted.)
+func TestPersonAreaRemoveRacesNoAdd(t *testing.T) {
+	x, _, folders, _ := newPersonArea(t)
+	if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil {
+		t.Fatal(err)
+	}
+	folders.forgetting = func(id string) {
+		folders.forgetting = nil
+		if !x.dir.mu.TryLock() {
+			return // the people are locked: no call gets in
+		}
+		x.dir.mu.Unlock()
+		if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := x.remove(t.Context(), ownerCall(`{"id":"carol"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil && errs.KindOf(err) != errs.Exists {
+		t.Fatal(err)
+	}
+	if _, listed := x.dir.people["carol"]; !listed || !folders.made["carol"] {
+		t.Errorf("carol listed %v, her folder known to the sandbox %v", listed, folders.made["carol"])
+	}
 }
 
 // connectHome is an owner's home with Cursor's config file holding one

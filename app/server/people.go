@@ -235,18 +235,21 @@ func (x personArea) remove(ctx context.Context, c *call) (any, error) {
 			err = errs.New(errs.Conflict, "", "%s still works for %s: remove or move %s first.", strings.Join(users, ", "), p.ID, plural(len(users), "that agent", "those agents"))
 		}
 	}
+	var folder string
 	if err == nil {
 		if _, err = x.keep.RemovePerson(ctx, p.ID); err != nil {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not remove the person.")
 		} else {
+			// Under the lock: a person.add of the same id after it would
+			// otherwise lose its folder here.
 			delete(x.dir.people, p.ID)
+			folder = x.folders.RemoveUser(p.ID)
 		}
 	}
 	x.dir.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	folder := x.folders.RemoveUser(p.ID)
 	msg := fmt.Sprintf("%s is no longer a person in Corral. Their folder was kept, with everything in it: %s. Delete it yourself when you no longer need it; adding %s again gives them the same folder.", p.ID, folder, p.ID)
 	if err := x.record(ctx, c.caller.Client, "person.remove", p.ID, "folder kept at "+folder); err != nil {
 		return nil, err
