@@ -49,6 +49,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,9 +131,9 @@ type Peer struct {
 	workers   int          // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	flightMu  sync.Mutex
-	inflight  map[string][]context.CancelFunc // by request id: cancelled by $/cancelRequest
-	draining  atomic.Bool                     // shutting down: let in-flight calls answer
-	goingAway atomic.Bool                     // close with 1001 instead of 1000
+	inflight  map[string][]*context.CancelFunc // by request id: cancelled by $/cancelRequest
+	draining  atomic.Bool                      // shutting down: let in-flight calls answer
+	goingAway atomic.Bool                      // close with 1001 instead of 1000
 }
 
 // New makes the Peer for ws; ident is what Ident returns to the
@@ -303,18 +304,19 @@ func (p *Peer) start(req *rpc.Request, size int) job {
 	key, _ := rpc.IDText(req.ID)
 	p.flightMu.Lock()
 	if p.inflight == nil {
-		p.inflight = map[string][]context.CancelFunc{}
+		p.inflight = map[string][]*context.CancelFunc{}
 	}
-	p.inflight[key] = append(p.inflight[key], cancel)
+	mine := &cancel
+	p.inflight[key] = append(p.inflight[key], mine)
 	p.flightMu.Unlock()
 	return job{req: req, ctx: ctx, size: size, end: func() {
 		cancel()
 		p.flightMu.Lock()
 		defer p.flightMu.Unlock()
-		// Ids may repeat: forget the oldest with this id (this one, or one
-		// that will find its own entry gone, which does no harm).
-		if l := p.inflight[key]; len(l) > 1 {
-			p.inflight[key] = l[1:]
+		// Ids may repeat: forget this call only, so that $/cancelRequest
+		// still reaches another with its id.
+		if l := slices.DeleteFunc(p.inflight[key], func(c *context.CancelFunc) bool { return c == mine }); len(l) > 0 {
+			p.inflight[key] = l
 		} else {
 			delete(p.inflight, key)
 		}
@@ -339,7 +341,7 @@ func (p *Peer) cancelRequest(req *rpc.Request) {
 	key, _ := rpc.IDText(a.ID)
 	l := p.inflight[key]
 	for _, cancel := range l {
-		cancel()
+		(*cancel)()
 	}
 	p.flightMu.Unlock()
 	if !req.IsNotification() {

@@ -362,6 +362,26 @@ func TestCancelReachesACallBehindWaitingCalls(t *testing.T) {
 	}
 }
 
+// Ids may repeat: a call that answers forgets only itself, so a
+// $/cancelRequest still reaches the running call that has the same id.
+// (Each answer forgot the oldest call with its id, so a quick call sent
+// with a long call's id made the long one uncancellable.)
+func TestCancelReachesACallWhoseIdWasReused(t *testing.T) {
+	t.Parallel()
+	f := fake{waiting: make(chan struct{}, 1)}
+	url, _ := serve(t, f, Options{})
+	ws := dial(t, url)
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":5,"method":"wait"}`))
+	<-f.waiting
+	if v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":1}}`); v["result"] == nil {
+		t.Fatalf("the second call with id 5 answered %v", v)
+	}
+	v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}`)
+	if r, _ := v["result"].(map[string]any); r["stopped"] != context.Canceled.Error() {
+		t.Fatalf("after $/cancelRequest for the running call 5: %v", v)
+	}
+}
+
 // Peers given the same Options.Calls share its places: while one peer's
 // calls hold them all, another's call waits (and answers that it was
 // cancelled if it is cancelled then), and runs once a place is given back.
