@@ -33,7 +33,8 @@
 //   - $/cancelRequest {id} is handled by the reader, never behind the
 //     calls it cancels (unless the peer has filled the backlog too): the
 //     context of this connection's calls with that id is cancelled,
-//     running or waiting. The calls still answer.
+//     running or waiting. The calls still answer; one cancelled while it
+//     waited never starts.
 //   - Shutdown stops reading, lets the calls in flight answer (cancelling
 //     them halfway to its deadline), writes their answers, then closes
 //     with 1001.
@@ -381,22 +382,27 @@ func (p *Peer) worker(j job) {
 
 // handle runs j's call and queues its answer, holding a place in
 // Options.Calls (if set) until the answer is queued. Until it has the
-// place the call counts as waiting: a worker holds its frame then too.
+// place the call counts as waiting: a worker holds its frame then too. A
+// call cancelled before it starts (or whose connection finished) never
+// starts: it answers that it was cancelled.
 func (p *Peer) handle(j job) {
 	ctx, req := j.ctx, j.req
+	why := "The call was cancelled before it started, while it waited for this connection's other calls."
 	if p.opt.Calls != nil {
 		select {
 		case p.opt.Calls <- struct{}{}:
 			defer func() { <-p.opt.Calls }()
 		case <-ctx.Done():
-			p.ran(j)
-			if !req.IsNotification() {
-				p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))))
-			}
-			return
+			why = "The call was cancelled while it waited for this agent's other calls to finish."
 		}
 	}
 	p.ran(j)
+	if ctx.Err() != nil {
+		if !req.IsNotification() {
+			p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "%s", why))))
+		}
+		return
+	}
 	result, err := p.d.Dispatch(ctx, p, req)
 	if req.IsNotification() {
 		return
