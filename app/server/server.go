@@ -1,6 +1,16 @@
 // Package server is Corral's HTTP side: /healthz, the WebSocket JSON-RPC
-// endpoint /ws, the login route, and the method table that maps JSON-RPC
-// calls onto core's sandbox facade.
+// endpoint /ws, /mcp, /files/out, pairing, login and logout, the
+// dashboard, and the method table that maps JSON-RPC calls onto core's
+// sandbox facade.
+//
+// The methods come in areas (files, commands, approvals, audit, links,
+// devices, session, agents, people, connect, config) and the routes in
+// small handlers (filesOutHandler, pairHandler, loginHandler), each
+// depending only on a narrow interface of what it uses, so each can be
+// tested against a fake (areas_test.go, pairlogin_test.go); the
+// transport is app/wsrpc's. The method table checks, for every
+// transport, that the method exists, that the caller may call it (owner
+// only, a paired device's short list) and the agent's current settings.
 //
 // Every route checks the Host header against an allowlist; /ws also checks
 // that a present Origin is the server's own, and authenticates with a
