@@ -158,6 +158,16 @@ func DecodeParams(params json.RawMessage, v any) error {
 	if LoneSurrogate(params) {
 		return errs.New(errs.InvalidParams, "", "%s", LoneSurrogateMessage)
 	}
+	if decodeFast(params, v) {
+		return nil
+	}
+	return decodeCareful(params, v)
+}
+
+// decodeCareful is DecodeParams the long way: a decoder that refuses
+// unknown names at any depth, then a second look at params for the
+// required ones. It finds and words every error.
+func decodeCareful(params json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
