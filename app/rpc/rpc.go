@@ -326,6 +326,11 @@ func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
 	if result == nil {
 		result = struct{}{}
 	}
+	if a, ok := result.(Appender); ok {
+		if b, ok := appendResponse(dst, id, a); ok {
+			return b, nil
+		}
+	}
 	buf := bytes.NewBuffer(dst)
 	if err := encode(buf, response{JSONRPC: "2.0", ID: id, Result: result}); err != nil {
 		return dst, err

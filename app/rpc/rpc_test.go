@@ -330,3 +330,47 @@ func TestDecodeFastTakesUsualCalls(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendString: AppendString writes what Marshal writes for every
+// string, escapes, invalid UTF-8 and U+2028 included, wherever they fall
+// in the eight-byte steps.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{
+		"", "plain text that is longer than eight bytes\n", "a\"b\\c\x00\x1f\x7f<>&", "\xff\xfe caf\xc3\xa9 \xe2\x80\xa8\xe2\x80\xa9",
+		"12345678\"", "1234567\\", "1234567\xe2\x80\xa8", "\t\r\n\b\f", strings.Repeat("0123456789abcde\n", 64),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %s, Marshal %s", s, got[1:], want)
+		}
+	})
+}
+
+// selfWriting is a result that writes itself through AppendString.
+type selfWriting struct {
+	S string `json:"s"`
+}
+
+func (r selfWriting) AppendJSON(b []byte) []byte {
+	return append(AppendString(append(b, `{"s":`...), r.S), '}')
+}
+
+type notSelfWriting selfWriting
+
+// TestAppendResultSelfWriting: an Appender's answer is the frame encoding
+// would write, whatever the id; an id it cannot copy goes the long way.
+func TestAppendResultSelfWriting(t *testing.T) {
+	for _, id := range []string{`1`, `-2.5e3`, `"abc"`, `"a b"`, `"\u0041"`, `null`, `{}`, `x`, ``, `"é"`} {
+		got, gerr := AppendResult([]byte("pre"), json.RawMessage(id), selfWriting{"a\"<&>\u2028\xff"})
+		want, werr := AppendResult([]byte("pre"), json.RawMessage(id), notSelfWriting{"a\"<&>\u2028\xff"})
+		if string(got) != string(want) || (gerr == nil) != (werr == nil) {
+			t.Errorf("id %s: %s (%v), want %s (%v)", id, got, gerr, want, werr)
+		}
+	}
+}

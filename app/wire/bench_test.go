@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"corral/app/rpc"
@@ -38,5 +40,26 @@ func BenchmarkDecodeReadArgsPlain(b *testing.B) {
 		if _, err := Decode[sandbox.ReadArgs](readParamsPlain); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkReadAnswer is the frame of a 4 KiB file.read answer written by
+// TextShape.AppendJSON beside encoding/json (the way before), in one run.
+func BenchmarkReadAnswer(b *testing.B) {
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64)
+	s := TextShape{Type: "text", Path: "f.txt", Content: content, Bytes: 4096, TotalLines: 64, OutputLines: 64}
+	for _, way := range []struct {
+		name   string
+		result any
+	}{{"encoding_json", textShapeOnly(s)}, {"AppendJSON", s}} {
+		b.Run(way.name, func(b *testing.B) {
+			buf := make([]byte, 0, 8<<10)
+			for b.Loop() {
+				var err error
+				if buf, err = rpc.AppendResult(buf[:0], json.RawMessage(`12`), way.result); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
