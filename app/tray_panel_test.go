@@ -82,7 +82,8 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	wait("the idle menu with Quit", func(items []trayEntry) bool {
 		return len(items) > 0 && strings.HasSuffix(items[0].Label, "· running") && hasLabel(items, "Quit")
 	})
-	if menus := s.openTrayMenu("tray-xfce-menu", 1); len(menus) != 1 || menus[0].H < 200 {
+	whole := func(menus []rect) bool { return len(menus) == 1 && menus[0].H >= 200 }
+	if menus := s.openTrayMenu("tray-xfce-menu", whole); !whole(menus) {
 		t.Errorf("the panel's menu, idle: %+v (want one menu, all its nine lines)", menus)
 	}
 
@@ -111,7 +112,8 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	// submenu; Right opens it.
 	// One line of a GTK menu is about 25 pixels high (two lines wait);
 	// an empty submenu is a sliver of a few.
-	if menus := s.openTrayMenu("tray-xfce-pending", 2, "Down", "Right"); len(menus) != 2 || menus[1].H < 40 {
+	withSubmenu := func(menus []rect) bool { return len(menus) == 2 && menus[1].H >= 40 }
+	if menus := s.openTrayMenu("tray-xfce-pending", withSubmenu, "Down", "Right"); !withSubmenu(menus) {
 		t.Errorf("the panel's menu with its pending submenu open: %+v (want the menu and a submenu with a line)", menus)
 	}
 	select {
@@ -208,10 +210,10 @@ func waitName(t *testing.T, conn *dbus.Conn, name string) {
 }
 
 // openTrayMenu clicks the tray icon, the panel's only one, presses keys
-// in the menu it opens, waits for want menus (the menu and any submenu
-// open), photographs them, and returns the menus on screen, leftmost
-// first, before closing them.
-func (s *traySession) openTrayMenu(name string, want int, keys ...string) []rect {
+// in the menu it opens, waits until the menus on screen are as want says
+// (the menu and any submenu open, whole), photographs them, and returns
+// the menus on screen, leftmost first, before closing them.
+func (s *traySession) openTrayMenu(name string, want func([]rect) bool, keys ...string) []rect {
 	s.t.Helper()
 	panel := s.windows("xfce4-panel")
 	if len(panel) == 0 {
@@ -224,7 +226,7 @@ func (s *traySession) openTrayMenu(name string, want int, keys ...string) []rect
 	// The menu is mapped, then animates open; each key then changes it.
 	// Only the menus are watched: an approval's window beside them counts
 	// down.
-	s.waitMenus(1)
+	s.waitMenus(func(m []rect) bool { return len(m) == 1 })
 	area := func() image.Rectangle {
 		var r image.Rectangle
 		for _, m := range s.menusShown() {
@@ -243,14 +245,15 @@ func (s *traySession) openTrayMenu(name string, want int, keys ...string) []rect
 	return menus
 }
 
-// waitMenus polls, up to 10 s, until n menus are on screen (see
-// menusShown), and returns the last ones seen: the caller says what is
-// wrong if they are not n.
-func (s *traySession) waitMenus(n int) []rect {
+// waitMenus polls, up to 10 s, until the menus on screen (see
+// menusShown) are as wanted, and returns the last ones seen: the caller
+// says what is wrong if they are not. A menu's window can be mapped
+// before it has its full height, so the height is polled too.
+func (s *traySession) waitMenus(want func([]rect) bool) []rect {
 	s.t.Helper()
 	var menus []rect
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if menus = s.menusShown(); len(menus) == n {
+		if menus = s.menusShown(); want(menus) {
 			return menus
 		}
 	}

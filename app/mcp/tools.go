@@ -452,8 +452,10 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	return s
 }
 
-// checkArguments answers a tools/call that lacks a required argument or
-// names one the tool does not have with an isError result in a sentence
+// checkArguments answers a tools/call that lacks a required argument,
+// names one the tool does not have, gives its arguments as something
+// other than an object or a value the SDK cannot decode (1e999) with an
+// isError result in a sentence
 // ("file_read needs a value for path (the file to read, …)."), before the
 // SDK's own validation, whose wording is a validator's, sees it; every
 // other call goes on to that validation unchanged, except that optional
@@ -472,8 +474,9 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			}
 			args := map[string]json.RawMessage{}
 			if raw := r.Params.Arguments; len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
-				return next(ctx, method, req) // not an object: the SDK says so
+				return refuse(fmt.Sprintf("%s's arguments must be a JSON object of named arguments.", name)), nil
 			}
+
 			// null for an optional argument means leaving it out (a null
 			// context meant no context when the schema allowed null); a
 			// required one that is null is named as missing below.
@@ -502,14 +505,19 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				}
 			}
 			msg := argumentProblems(name, schema, args)
+			for _, k := range schema.PropertyOrder {
+				// What the SDK would fail to decode, in Go's words.
+				var v any
+				if raw, ok := args[k]; ok && msg == "" && json.Unmarshal(raw, &v) != nil {
+					msg = fmt.Sprintf("%s's argument %s is not a value Corral can read (a number too large, say).", name, k)
+				}
+			}
 			if _, edits := args["edits"]; msg == "" && name == "file_edit" && !edits && (args["old_text"] == nil || args["new_text"] == nil) {
 				// old_text and new_text are required unless edits are given.
 				msg = "file_edit needs values for old_text (the exact text to replace) and new_text (the replacement text), or a list of edits."
 			}
 			if msg != "" {
-				res := &sdk.CallToolResult{}
-				res.SetError(errors.New(msg))
-				return res, nil
+				return refuse(msg), nil
 			}
 			res, err := next(ctx, method, req)
 			if tr, ok := res.(*sdk.CallToolResult); ok && tr.IsError && len(tr.Content) == 1 {
@@ -520,6 +528,13 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			return res, err
 		}
 	}
+}
+
+// refuse is the isError result saying msg.
+func refuse(msg string) *sdk.CallToolResult {
+	res := &sdk.CallToolResult{}
+	res.SetError(errors.New(msg))
+	return res
 }
 
 // schemaMismatch rewrites the SDK's report of arguments that fail the

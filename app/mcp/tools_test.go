@@ -333,6 +333,31 @@ func TestArgumentProblems(t *testing.T) {
 	}
 }
 
+// TestArgumentsThatAreNotValues: arguments that are not an object, or an
+// argument the SDK cannot decode (a number beyond float64), are refused
+// in a sentence naming the tool (and the argument), never in Go's words
+// ("json: cannot unmarshal … into Go value of type map[string]interface {}").
+func TestArgumentsThatAreNotValues(t *testing.T) {
+	b := &fakeBackend{}
+	cs, _ := connectFake(t, b, Options{}, nil)
+	for _, c := range []struct {
+		args any
+		want string
+	}{
+		{[]any{1}, "file_read's arguments must be a JSON object of named arguments."},
+		{"notes.txt", "file_read's arguments must be a JSON object of named arguments."},
+		{map[string]any{"path": "a.txt", "offset": json.RawMessage("1e999")}, "file_read's argument offset is not a value Corral can read (a number too large, say)."},
+	} {
+		res := callTool(t, cs, "file_read", c.args)
+		if got := resultText(t, res); !res.IsError || got != c.want {
+			t.Errorf("file_read %v: isError=%v %q, want %q", c.args, res.IsError, got, c.want)
+		}
+	}
+	if calls := b.recorded(); len(calls) > 0 {
+		t.Errorf("the backend was called for arguments refused before it: %v", calls)
+	}
+}
+
 // TestArgumentsNormalised: null for an optional argument means leaving it
 // out (a null context too), and generate_link's expires_in given as a
 // number of seconds reaches link.create as a duration.

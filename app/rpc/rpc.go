@@ -32,6 +32,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"corral/core/errs"
@@ -183,8 +184,31 @@ func decodeCareful(params json.RawMessage, v any) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		return errs.New(errs.InvalidParams, "", "Unknown parameter %s.", strings.TrimPrefix(err.Error(), "json: unknown field "))
 	default:
-		return errs.New(errs.InvalidParams, "", "The parameters could not be read: %s.", err)
+		// A type's own decoder refused its value (time.Time's, say), or
+		// the params are not one object: either way in Go's words, which
+		// are not the caller's.
+		if name, t, ok := refused(params, v); ok {
+			return errs.New(errs.InvalidParams, "", "Parameter %q must be %s.", name, describe(t))
+		}
+		return errs.New(errs.InvalidParams, "", "The parameters could not be read: send them as one JSON object.")
 	}
+}
+
+// refused names the top-level field of *v whose value in params does not
+// decode on its own, with the field's type.
+func refused(params json.RawMessage, v any) (name string, t reflect.Type, ok bool) {
+	var given map[string]json.RawMessage
+	if json.Unmarshal(params, &given) != nil {
+		return "", nil, false
+	}
+	for name, f := range fieldsOf(reflect.TypeOf(v)) {
+		for k, raw := range given {
+			if strings.EqualFold(k, name) && json.Unmarshal(raw, reflect.New(f.Type).Interface()) != nil {
+				return name, f.Type, true
+			}
+		}
+	}
+	return "", nil, false
 }
 
 // missing names the first required field of *v absent from params.
@@ -265,6 +289,9 @@ func fieldsOf(t reflect.Type) iter.Seq2[string, reflect.StructField] {
 func describe(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "a time such as 2026-01-02T15:04:05Z"
 	}
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,

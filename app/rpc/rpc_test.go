@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"corral/core/errs"
@@ -84,6 +85,7 @@ func TestDecodeParamsSays(t *testing.T) {
 		Env     map[string]string `json:"env"`
 		Ratio   float64           `json:"ratio"`
 		Any     map[string]any    `json:"any"`
+		Since   time.Time         `json:"since"`
 	}
 	for _, c := range []struct{ params, want string }{
 		{`{"path":"a","content":""}`, ""},
@@ -96,6 +98,12 @@ func TestDecodeParamsSays(t *testing.T) {
 		{`{"path":1,"content":"x"}`, `Parameter "path" must be a string.`},
 		{`{"Path":"a","CONTENT":"x"}`, ""}, // as encoding/json matches names
 		{`{"path":"a","content":"x","any":[1]}`, `Parameter "any" must be an object.`},
+		// A type's own decoder (time.Time's) refuses in Go's words; the
+		// sentence names the parameter instead.
+		{`{"path":"a","content":"x","since":"2026-01-02T15:04:05Z"}`, ""},
+		{`{"path":"a","content":"x","since":"yesterday"}`, `Parameter "since" must be a time such as 2026-01-02T15:04:05Z.`},
+		{`{"path":"a","content":"x","SINCE":12}`, `Parameter "since" must be a time such as 2026-01-02T15:04:05Z.`},
+		{`{"path":"a","content":"x"} {"path":"b"}`, `The parameters could not be read: send them as one JSON object.`},
 	} {
 		var a args
 		err := DecodeParams(json.RawMessage(c.params), &a)
@@ -177,6 +185,8 @@ func FuzzDecodeParams(f *testing.F) {
 	f.Add([]byte(`{"path":"a","content":"x","env":{"A":1},"offset":1.5}`))
 	f.Add([]byte(`{"path":"caf\udcff.txt","content":"x"}`))
 	f.Add([]byte(`{"path":"\ud83d\ude00","content":"\ud83d","env":{"\udc00":"x"}}`))
+	f.Add([]byte(`{"path":"a","content":"x","since":"yesterday"}`))
+	f.Add([]byte(`{"path":"a","content":"x"`))
 	f.Fuzz(func(t *testing.T, params []byte) {
 		var a struct {
 			Path    string            `json:"path" rpc:"required"`
@@ -184,8 +194,16 @@ func FuzzDecodeParams(f *testing.F) {
 			Offset  int               `json:"offset"`
 			Env     map[string]string `json:"env"`
 			Any     map[string]any    `json:"any"`
+			Since   time.Time         `json:"since"`
 		}
-		if DecodeParams(json.RawMessage(params), &a) != nil {
+		if err := DecodeParams(json.RawMessage(params), &a); err != nil {
+			// A polite sentence, never the decoder's own words.
+			msg := errs.As(err).Msg
+			for _, goWords := range []string{"json:", "UnmarshalJSON", "parsing time", "invalid character", "unexpected end"} {
+				if strings.Contains(msg, goWords) {
+					t.Fatalf("%q: the answer says %q", params, msg)
+				}
+			}
 			return
 		}
 		if LoneSurrogate(params) {

@@ -12,12 +12,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"corral/app/config"
 	"corral/app/rpc"
 	"corral/core/errs"
-	"corral/core/paths"
 	"corral/core/sandbox"
 	"corral/store"
 )
@@ -31,19 +29,15 @@ import (
 // closed.
 
 // AgentStore is what live agents and people need of the store.
+// Loading and last use are the server's; the changes the owner makes are
+// the agent and person methods' (agentKeeper, personKeeper).
 type AgentStore interface {
-	AddAgent(ctx context.Context, a store.Agent) error
-	UpdateAgent(ctx context.Context, a store.Agent) (bool, error)
-	SetAgentKey(ctx context.Context, name string, hash [32]byte) (bool, error)
-	RemoveAgent(ctx context.Context, name string) (bool, error)
+	agentKeeper
+	personKeeper
 	Agents(ctx context.Context) ([]store.Agent, error)
-	TouchAgent(ctx context.Context, name string, t time.Time) error
-	SetConfigAgentPaused(ctx context.Context, name string, paused bool) error
-	AgentStates(ctx context.Context) ([]store.AgentState, error)
-	AddPerson(ctx context.Context, p store.Person) error
-	RenamePerson(ctx context.Context, id, name string) (bool, error)
-	RemovePerson(ctx context.Context, id string) (bool, error)
 	People(ctx context.Context) ([]store.Person, error)
+	AgentStates(ctx context.Context) ([]store.AgentState, error)
+	TouchAgent(ctx context.Context, name string, t time.Time) error
 }
 
 // liveAgent is one entry of the directory.
@@ -178,7 +172,18 @@ func (d *directory) current(name string) (sandbox.Caller, bool) {
 	return a.caller(), true
 }
 
-// scopes lists the people's ids, sorted.
+// keyOf returns the hash of the agent's key now.
+func (d *directory) keyOf(name string) ([32]byte, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	a, ok := d.agents[name]
+	if !ok {
+		return [32]byte{}, false
+	}
+	return a.KeySHA256, true
+}
+
+// personIDs lists the people's ids, sorted.
 func (d *directory) personIDs() []string {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -296,34 +301,99 @@ func (a *liveAgent) info() agentInfo {
 	return i
 }
 
-type personInfo struct {
-	ID         string   `json:"id"`
-	Name       string   `json:"name"`
-	FromConfig bool     `json:"from_config"`
-	Folder     string   `json:"folder"` // the host folder (the owner's view)
-	Agents     []string `json:"agents"` // agents working in this folder
-}
-
 var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$`)
 
-func (s *Server) needAgents() error {
-	if s.agents == nil {
+// changeParams decodes the params of a change to agents or people, which
+// needs the database they are kept in (managed).
+func changeParams(c *call, p any, managed bool) error {
+	if err := rpc.DecodeParams(c.params, p); err != nil {
+		return err
+	}
+	if !managed {
 		return errs.New(errs.Unavailable, "", "Agents cannot be managed here: Corral has no database for them.")
 	}
 	return nil
 }
 
-func (s *Server) agentList(ctx context.Context, c *call) (any, error) {
+// agentKeeper is what the agent methods write to the store: the agents
+// added in the dashboard, and the pause of those written in config.toml.
+// Narrow so their logic is tested against a map-backed fake; the live
+// directory itself is this package's own, in memory.
+type agentKeeper interface {
+	AddAgent(ctx context.Context, a store.Agent) error
+	UpdateAgent(ctx context.Context, a store.Agent) (bool, error)
+	SetAgentKey(ctx context.Context, name string, hash [32]byte) (bool, error)
+	RemoveAgent(ctx context.Context, name string) (bool, error)
+	SetConfigAgentPaused(ctx context.Context, name string, paused bool) error
+}
+
+// agentRuns is what pausing or removing an agent ends of the work it has
+// under way: its running commands, and its questions waiting for the
+// owner.
+type agentRuns interface {
+	StopCommandsOf(client string) int
+	// HoldQuestions withdraws (paused) the agent's waiting questions and
+	// denies new ones, or lets it ask again; it says how many it withdrew.
+	HoldQuestions(client string, paused bool) int
+}
+
+// boxRuns is the sandbox as agentRuns; without approvals there are no
+// questions to hold.
+type boxRuns struct{ *sandbox.Sandbox }
+
+func (b boxRuns) HoldQuestions(client string, paused bool) int {
+	if pol := b.Policy(); pol != nil {
+		return pol.SetClientPaused(client, paused)
+	}
+	return 0
+}
+
+// agentArea answers agent.list, add, update, rotate_key, pause, resume
+// and remove, and client.list (webmethods.go). A change is written to the
+// store first and to the live directory after, under the directory's
+// lock, so a refused or failed change leaves both as they were.
+type agentArea struct {
+	dir     *directory             // the live table bearer keys are looked up in
+	keep    agentKeeper            // nil without a database: nothing can change
+	runs    agentRuns              // the agents' commands and questions
+	hangUp  func(agent string) int // ends the agent's connections; says how many
+	cfgFile string                 // config.toml, named when a change belongs there
+	now     func() time.Time
+	record  recordFunc
+}
+
+func (s *Server) agentArea() agentArea {
+	return agentArea{dir: s.dir, keep: s.agents, runs: boxRuns{s.box}, hangUp: s.hangUpAgent,
+		cfgFile: s.cfg.Path, now: s.now, record: s.record}
+}
+
+func (x agentArea) methods(add func(name string, m method)) {
+	add("client.list", method{owner: true, fn: x.clientList})
+	add("agent.list", method{owner: true, fn: x.list})
+	add("agent.add", method{owner: true, fn: x.add})
+	add("agent.update", method{owner: true, fn: x.update})
+	add("agent.rotate_key", method{owner: true, fn: x.rotateKey})
+	add("agent.pause", method{owner: true, fn: x.setPaused(true)})
+	add("agent.resume", method{owner: true, fn: x.setPaused(false)})
+	add("agent.remove", method{owner: true, fn: x.remove})
+}
+
+// hangUpAgent ends the agent's open connections and says how many.
+func (s *Server) hangUpAgent(name string) int {
+	return s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == name })
+}
+
+func (x agentArea) list(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	s.dir.mu.RLock()
-	out := make([]agentInfo, 0, len(s.dir.agents))
-	for _, a := range s.dir.ordered() {
+	x.dir.mu.RLock()
+	out := make([]agentInfo, 0, len(x.dir.agents))
+	for _, a := range x.dir.ordered() {
 		out = append(out, a.info())
 	}
-	s.dir.mu.RUnlock()
-	return agentsResult{Agents: out, Managed: s.agents != nil}, nil
+	x.dir.mu.RUnlock()
+	return agentsResult{Agents: out, Managed: x.keep != nil}, nil
 }
 
 // agentParams are agent.add's and agent.update's settings.
@@ -335,10 +405,10 @@ type agentParams struct {
 	Network     *string   `json:"network,omitempty"`
 }
 
-// apply validates p onto a (under the directory's lock).
-func (s *Server) applyAgentParams(a *store.Agent, p agentParams) error {
+// apply validates p onto a; the directory's lock must be held.
+func (x agentArea) apply(a *store.Agent, p agentParams) error {
 	known := func(scope string) bool {
-		_, ok := s.dir.people[scope]
+		_, ok := x.dir.people[scope]
 		return ok || scope == sandbox.ScopeCompanion || scope == sandbox.ScopeDefault
 	}
 	if p.User != nil {
@@ -377,12 +447,9 @@ type agentKeyResult struct {
 	Key   string    `json:"key"` // shown once; Corral keeps only its SHA-256
 }
 
-func (s *Server) agentAdd(ctx context.Context, c *call) (any, error) {
+func (x agentArea) add(ctx context.Context, c *call) (any, error) {
 	var p agentParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
-		return nil, err
-	}
-	if err := s.needAgents(); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
 	p.Name = strings.TrimSpace(p.Name)
@@ -390,31 +457,31 @@ func (s *Server) agentAdd(ctx context.Context, c *call) (any, error) {
 		return nil, errs.New(errs.InvalidParams, "", "An agent's name is 1 to 64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit, and not \"owner\" or \"browser\".")
 	}
 	key, hash := newAgentKey()
-	a := store.Agent{Name: p.Name, Network: "ask", KeySHA256: hash, Created: s.now().UTC()}
+	a := store.Agent{Name: p.Name, Network: "ask", KeySHA256: hash, Created: x.now().UTC()}
 	if p.User == nil {
 		return nil, errs.New(errs.InvalidParams, "", "Missing parameter \"user\": the person whose folder the agent works in.")
 	}
-	s.dir.mu.Lock()
-	if _, ok := s.dir.agents[p.Name]; ok {
-		s.dir.mu.Unlock()
+	x.dir.mu.Lock()
+	if _, ok := x.dir.agents[p.Name]; ok {
+		x.dir.mu.Unlock()
 		return nil, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
 	}
-	if err := s.applyAgentParams(&a, p); err != nil {
-		s.dir.mu.Unlock()
+	if err := x.apply(&a, p); err != nil {
+		x.dir.mu.Unlock()
 		return nil, err
 	}
-	if err := s.agents.AddAgent(ctx, a); err != nil {
-		s.dir.mu.Unlock()
+	if err := x.keep.AddAgent(ctx, a); err != nil {
+		x.dir.mu.Unlock()
 		if errors.Is(err, store.ErrExists) {
 			return nil, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
 		}
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not save the new agent.")
 	}
 	la := &liveAgent{Agent: a}
-	s.dir.agents[a.Name] = la
+	x.dir.agents[a.Name] = la
 	info := la.info()
-	s.dir.mu.Unlock()
-	if err := s.record(ctx, c.caller.Client, "agent.add", a.Name, describeAgent(a)); err != nil {
+	x.dir.mu.Unlock()
+	if err := x.record(ctx, c.caller.Client, "agent.add", a.Name, describeAgent(a)); err != nil {
 		return nil, err
 	}
 	return agentKeyResult{Agent: info, Key: key}, nil
@@ -434,45 +501,42 @@ func describeAgent(a store.Agent) string {
 
 // runtimeAgent returns the named agent for a change, refusing agents
 // written in config.toml. The directory's lock must be held.
-func (s *Server) runtimeAgent(name string) (*liveAgent, error) {
-	a, ok := s.dir.agents[name]
+func (x agentArea) runtimeAgent(name string) (*liveAgent, error) {
+	a, ok := x.dir.agents[name]
 	if !ok {
 		return nil, errs.New(errs.NotFound, "", "There is no agent called %q.", name)
 	}
 	if a.fromConfig {
-		return nil, errs.New(errs.Forbidden, "", "%s is written in %s; change it there (Corral picks the change up by itself).", name, s.cfg.Path)
+		return nil, errs.New(errs.Forbidden, "", "%s is written in %s; change it there (Corral picks the change up by itself).", name, x.cfgFile)
 	}
 	return a, nil
 }
 
-func (s *Server) agentUpdate(ctx context.Context, c *call) (any, error) {
+func (x agentArea) update(ctx context.Context, c *call) (any, error) {
 	var p agentParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
-	if err := s.needAgents(); err != nil {
-		return nil, err
-	}
-	s.dir.mu.Lock()
-	la, err := s.runtimeAgent(p.Name)
+	x.dir.mu.Lock()
+	la, err := x.runtimeAgent(p.Name)
 	if err != nil {
-		s.dir.mu.Unlock()
+		x.dir.mu.Unlock()
 		return nil, err
 	}
 	a := la.Agent
 	a.ActFor = slices.Clone(a.ActFor)
-	if err := s.applyAgentParams(&a, p); err != nil {
-		s.dir.mu.Unlock()
+	if err := x.apply(&a, p); err != nil {
+		x.dir.mu.Unlock()
 		return nil, err
 	}
-	if _, err := s.agents.UpdateAgent(ctx, a); err != nil {
-		s.dir.mu.Unlock()
+	if _, err := x.keep.UpdateAgent(ctx, a); err != nil {
+		x.dir.mu.Unlock()
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not save the agent.")
 	}
 	la.Agent = a
 	info := la.info()
-	s.dir.mu.Unlock()
-	if err := s.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
+	x.dir.mu.Unlock()
+	if err := x.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
 		return nil, err
 	}
 	return agentResult{Agent: info}, nil
@@ -482,19 +546,16 @@ type nameParams struct {
 	Name string `json:"name"`
 }
 
-func (s *Server) agentRotateKey(ctx context.Context, c *call) (any, error) {
+func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 	var p nameParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
-		return nil, err
-	}
-	if err := s.needAgents(); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
 	key, hash := newAgentKey()
-	s.dir.mu.Lock()
-	la, err := s.runtimeAgent(p.Name)
+	x.dir.mu.Lock()
+	la, err := x.runtimeAgent(p.Name)
 	if err == nil {
-		if _, err = s.agents.SetAgentKey(ctx, p.Name, hash); err != nil {
+		if _, err = x.keep.SetAgentKey(ctx, p.Name, hash); err != nil {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not save the new key.")
 		} else {
 			la.KeySHA256 = hash
@@ -504,39 +565,35 @@ func (s *Server) agentRotateKey(ctx context.Context, c *call) (any, error) {
 	if la != nil {
 		info = la.info()
 	}
-	s.dir.mu.Unlock()
+	x.dir.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	// Connections opened with the old key end now.
-	s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == p.Name })
-	if err := s.record(ctx, c.caller.Client, "agent.rotate_key", p.Name, "the old key stopped working"); err != nil {
+	x.hangUp(p.Name) // connections opened with the old key end now
+	if err := x.record(ctx, c.caller.Client, "agent.rotate_key", p.Name, "the old key stopped working"); err != nil {
 		return nil, err
 	}
 	return agentKeyResult{Agent: info, Key: key}, nil
 }
 
-func (s *Server) agentPause(paused bool) func(context.Context, *call) (any, error) {
+func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
 		var p nameParams
-		if err := rpc.DecodeParams(c.params, &p); err != nil {
+		if err := changeParams(c, &p, x.keep != nil); err != nil {
 			return nil, err
 		}
-		if err := s.needAgents(); err != nil {
-			return nil, err
-		}
-		s.dir.mu.Lock()
-		la, ok := s.dir.agents[p.Name]
+		x.dir.mu.Lock()
+		la, ok := x.dir.agents[p.Name]
 		var err error
 		switch {
 		case !ok:
 			err = errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
 		case la.fromConfig:
-			err = s.agents.SetConfigAgentPaused(ctx, p.Name, paused)
+			err = x.keep.SetConfigAgentPaused(ctx, p.Name, paused)
 		default:
 			a := la.Agent
 			a.Paused = paused
-			_, err = s.agents.UpdateAgent(ctx, a)
+			_, err = x.keep.UpdateAgent(ctx, a)
 		}
 		if err != nil && ok {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not save that.")
@@ -546,285 +603,60 @@ func (s *Server) agentPause(paused bool) func(context.Context, *call) (any, erro
 			la.Paused = paused
 			info = la.info()
 		}
-		s.dir.mu.Unlock()
+		x.dir.mu.Unlock()
 		if err != nil {
 			return nil, err
 		}
 		// Its questions already waiting for the owner are withdrawn (denied,
 		// resolved by "paused" on every surface), and new ones are denied
 		// even from a call that began before the pause.
-		withdrawn := 0
-		if pol := s.box.Policy(); pol != nil {
-			withdrawn = pol.SetClientPaused(p.Name, paused)
-		}
+		withdrawn := x.runs.HoldQuestions(p.Name, paused)
 		op, detail := "agent.resume", "resumed"
 		if paused {
 			op, detail = "agent.pause", "paused"
-			if n := s.box.StopCommandsOf(p.Name); n > 0 {
+			if n := x.runs.StopCommandsOf(p.Name); n > 0 {
 				detail += fmt.Sprintf("; %d running command(s) stopped", n)
 			}
 			if withdrawn > 0 {
 				detail += fmt.Sprintf("; %d waiting question(s) withdrawn", withdrawn)
 			}
 		}
-		if err := s.record(ctx, c.caller.Client, op, p.Name, detail); err != nil {
+		if err := x.record(ctx, c.caller.Client, op, p.Name, detail); err != nil {
 			return nil, err
 		}
 		return agentResult{Agent: info}, nil
 	}
 }
 
-func (s *Server) agentRemove(ctx context.Context, c *call) (any, error) {
+func (x agentArea) remove(ctx context.Context, c *call) (any, error) {
 	var p nameParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
 		return nil, err
 	}
-	if err := s.needAgents(); err != nil {
-		return nil, err
-	}
-	s.dir.mu.Lock()
-	_, err := s.runtimeAgent(p.Name)
+	x.dir.mu.Lock()
+	_, err := x.runtimeAgent(p.Name)
 	if err == nil {
-		if _, err = s.agents.RemoveAgent(ctx, p.Name); err != nil {
+		if _, err = x.keep.RemoveAgent(ctx, p.Name); err != nil {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not remove the agent.")
 		} else {
-			delete(s.dir.agents, p.Name)
+			delete(x.dir.agents, p.Name)
 		}
 	}
-	s.dir.mu.Unlock()
+	x.dir.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if pol := s.box.Policy(); pol != nil {
-		pol.SetClientPaused(p.Name, false) // a later agent of that name starts afresh
-	}
-	stopped := s.box.StopCommandsOf(p.Name)
-	closed := s.countConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == p.Name })
-	s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == p.Name })
+	x.runs.HoldQuestions(p.Name, false) // a later agent of that name starts afresh
+	stopped := x.runs.StopCommandsOf(p.Name)
+	closed := x.hangUp(p.Name)
 	detail := fmt.Sprintf("its key stopped working; %d connection(s) closed", closed)
 	if stopped > 0 {
 		detail += fmt.Sprintf(", %d running command(s) stopped", stopped)
 	}
-	if err := s.record(ctx, c.caller.Client, "agent.remove", p.Name, detail); err != nil {
+	if err := x.record(ctx, c.caller.Client, "agent.remove", p.Name, detail); err != nil {
 		return nil, err
 	}
 	return agentRemovedResult{Name: p.Name, Removed: true, ConnectionsClosed: closed}, nil
-}
-
-// countConns counts the open connections that match.
-func (s *Server) countConns(match func(*conn) bool) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for c := range s.conns {
-		if match(c) {
-			n++
-		}
-	}
-	return n
-}
-
-// People.
-
-func (s *Server) folderOf(id string) string {
-	l := s.box.Layout()
-	if t, err := l.Resolve(id, "."); err == nil {
-		return t.Dir
-	}
-	return ""
-}
-
-func (s *Server) personList(ctx context.Context, c *call) (any, error) {
-	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	s.dir.mu.RLock()
-	out := make([]personInfo, 0, len(s.dir.people))
-	for _, p := range s.dir.people {
-		pi := personInfo{ID: p.ID, Name: p.Name, FromConfig: p.fromConfig, Folder: s.folderOf(p.ID), Agents: []string{}}
-		for _, a := range s.dir.agents {
-			if a.User == p.ID {
-				pi.Agents = append(pi.Agents, a.Name)
-			}
-		}
-		sort.Strings(pi.Agents)
-		out = append(out, pi)
-	}
-	s.dir.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return peopleResult{People: out, Managed: s.agents != nil}, nil
-}
-
-type personParams struct {
-	ID   string `json:"id,omitempty"`
-	Name string `json:"name"`
-}
-
-// personIDFrom makes a folder name of a person's name: "Ana María" → "ana-mar-a".
-func personIDFrom(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
-		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r)) || r == '_' || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	id := strings.Trim(b.String(), "-")
-	if len(id) > 64 {
-		id = id[:64]
-	}
-	return id
-}
-
-func checkPersonName(name string) error {
-	if strings.TrimSpace(name) == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.In(r, unicode.Cf) }) {
-		return errs.New(errs.InvalidParams, "", "A person's name is 1 to 100 characters, without control or invisible characters.")
-	}
-	return nil
-}
-
-func (s *Server) personAdd(ctx context.Context, c *call) (any, error) {
-	var p personParams
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
-		return nil, err
-	}
-	if err := s.needAgents(); err != nil {
-		return nil, err
-	}
-	p.Name = strings.TrimSpace(p.Name)
-	if err := checkPersonName(p.Name); err != nil {
-		return nil, err
-	}
-	if p.ID == "" {
-		p.ID = personIDFrom(p.Name)
-	}
-	l := s.box.Layout()
-	if !paths.SafeSegment(p.ID) || paths.ASCIIEqualFold(p.ID, l.SharedDir) || p.ID == sandbox.ScopeCompanion || p.ID == sandbox.ScopeDefault {
-		return nil, errs.New(errs.InvalidParams, "", "%q cannot be a folder name for a person: use 1 to 64 letters, digits, '_' or '-', other than %q, \"companion\" and \"default\".", p.ID, l.SharedDir)
-	}
-	s.dir.mu.Lock()
-	if _, ok := s.dir.people[p.ID]; ok {
-		s.dir.mu.Unlock()
-		return nil, errs.New(errs.Exists, "", "There is already a person with the folder name %q.", p.ID)
-	}
-	person := store.Person{ID: p.ID, Name: p.Name, Created: s.now().UTC()}
-	if err := s.agents.AddPerson(ctx, person); err != nil {
-		s.dir.mu.Unlock()
-		if errors.Is(err, store.ErrExists) {
-			return nil, errs.New(errs.Exists, "", "There is already a person with the folder name %q.", p.ID)
-		}
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not save the new person.")
-	}
-	folder, err := s.box.AddUser(p.ID)
-	if err != nil {
-		s.agents.RemovePerson(context.WithoutCancel(ctx), p.ID)
-		s.dir.mu.Unlock()
-		return nil, err
-	}
-	s.dir.people[p.ID] = &livePerson{Person: person}
-	s.dir.mu.Unlock()
-	if err := s.record(ctx, c.caller.Client, "person.add", p.ID, p.Name+"; folder "+folder); err != nil {
-		return nil, err
-	}
-	return personResult{Person: personInfo{ID: p.ID, Name: p.Name, Folder: folder, Agents: []string{}}}, nil
-}
-
-func (s *Server) personRename(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	}
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
-		return nil, err
-	}
-	if err := s.needAgents(); err != nil {
-		return nil, err
-	}
-	p.Name = strings.TrimSpace(p.Name)
-	if err := checkPersonName(p.Name); err != nil {
-		return nil, err
-	}
-	s.dir.mu.Lock()
-	lp, err := s.runtimePerson(p.ID)
-	if err == nil {
-		if _, err = s.agents.RenamePerson(ctx, p.ID, p.Name); err != nil {
-			err = errs.Wrap(err, errs.IO, "", "Corral could not save the name.")
-		} else {
-			lp.Name = p.Name
-		}
-	}
-	s.dir.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	if err := s.record(ctx, c.caller.Client, "person.rename", p.ID, "now called "+p.Name); err != nil {
-		return nil, err
-	}
-	return personResult{Person: personInfo{ID: p.ID, Name: p.Name, Folder: s.folderOf(p.ID), Agents: []string{}}}, nil
-}
-
-// runtimePerson returns a person added at runtime; the directory's lock
-// must be held.
-func (s *Server) runtimePerson(id string) (*livePerson, error) {
-	p, ok := s.dir.people[id]
-	if !ok {
-		return nil, errs.New(errs.NotFound, "", "There is no person %q.", id)
-	}
-	if p.fromConfig {
-		return nil, errs.New(errs.Forbidden, "", "%s is written in %s; change them there.", id, s.cfg.Path)
-	}
-	return p, nil
-}
-
-func (s *Server) personRemove(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		ID string `json:"id"`
-	}
-	if err := rpc.DecodeParams(c.params, &p); err != nil {
-		return nil, err
-	}
-	if err := s.needAgents(); err != nil {
-		return nil, err
-	}
-	s.dir.mu.Lock()
-	_, err := s.runtimePerson(p.ID)
-	if err == nil {
-		var users []string
-		for _, a := range s.dir.agents {
-			if a.User == p.ID || slices.Contains(a.ActFor, p.ID) {
-				users = append(users, a.Name)
-			}
-		}
-		if len(users) > 0 {
-			sort.Strings(users)
-			err = errs.New(errs.Conflict, "", "%s still works for %s: remove or move %s first.", strings.Join(users, ", "), p.ID, plural(len(users), "that agent", "those agents"))
-		}
-	}
-	if err == nil {
-		if _, err = s.agents.RemovePerson(ctx, p.ID); err != nil {
-			err = errs.Wrap(err, errs.IO, "", "Corral could not remove the person.")
-		} else {
-			delete(s.dir.people, p.ID)
-		}
-	}
-	s.dir.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	folder := s.box.RemoveUser(p.ID)
-	msg := fmt.Sprintf("%s is no longer a person in Corral. Their folder was kept, with everything in it: %s. Delete it yourself when you no longer need it; adding %s again gives them the same folder.", p.ID, folder, p.ID)
-	if err := s.record(ctx, c.caller.Client, "person.remove", p.ID, "folder kept at "+folder); err != nil {
-		return nil, err
-	}
-	return personRemovedResult{ID: p.ID, Folder: folder, Kept: true, Message: msg}, nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // FirstRun reports whether no agent has worked here yet: the tray's first

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -226,10 +227,20 @@ const (
 	wsProtocol     = "corral"
 )
 
+// secretKey derives each credential's second secret; it is derived from
+// the owner token, which is not in the database.
+type secretKey [32]byte
+
+// secretSigner makes a credential's second secret (secretKey): login and
+// pairing hand it to the page once, and every check compares with it.
+type secretSigner interface {
+	secretFor(kind, credential string) string
+}
+
 // secretFor is the second secret of a credential of the given kind
 // ("session" or "device").
-func (s *Server) secretFor(kind, credential string) string {
-	m := hmac.New(sha256.New, s.secretKey[:])
+func (k secretKey) secretFor(kind, credential string) string {
+	m := hmac.New(sha256.New, k[:])
 	m.Write([]byte(kind + "\x00" + credential))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
@@ -278,14 +289,34 @@ func cookieValues(r *http.Request, name string) []string {
 	return out
 }
 
+// sessionChecker is what a credential check needs of the owner's
+// browser sessions (logins): whether a session id is one, still valid.
+type sessionChecker interface {
+	valid(sid string) bool
+}
+
+// deviceFinder is what a credential check needs of the paired devices
+// (pairedDevices): the one a device cookie's token names.
+type deviceFinder interface {
+	byToken(ctx context.Context, token string) (store.Device, bool)
+}
+
+// credentials checks what a browser presents: the owner's session cookie
+// or a paired device's, alone or with its second secret.
+type credentials struct {
+	sessions sessionChecker
+	paired   deviceFinder
+	secretSigner
+}
+
 // signedSession is the owner's session r carries with its second secret,
 // or "".
-func (s *Server) signedSession(r *http.Request) string {
+func (c credentials) signedSession(r *http.Request) string {
 	if fromLAN(r) {
 		return ""
 	}
 	for _, v := range cookieValues(r, cookieName) {
-		if s.logins.valid(v) && hasSecret(r, s.secretFor("session", v)) {
+		if c.sessions.valid(v) && hasSecret(r, c.secretFor("session", v)) {
 			return v
 		}
 	}
@@ -293,9 +324,21 @@ func (s *Server) signedSession(r *http.Request) string {
 }
 
 // signedDevice is the paired device r names with its second secret.
-func (s *Server) signedDevice(r *http.Request) (store.Device, bool) {
+func (c credentials) signedDevice(r *http.Request) (store.Device, bool) {
 	for _, v := range cookieValues(r, deviceCookie) {
-		if d, ok := s.deviceByToken(r.Context(), v); ok && hasSecret(r, s.secretFor("device", v)) {
+		if d, ok := c.paired.byToken(r.Context(), v); ok && hasSecret(r, c.secretFor("device", v)) {
+			return d, true
+		}
+	}
+	return store.Device{}, false
+}
+
+// device returns the paired device one of a request's device cookies
+// names (cookieValues: a cookie set by another server on this host may
+// come first).
+func (c credentials) device(r *http.Request) (store.Device, bool) {
+	for _, v := range cookieValues(r, deviceCookie) {
+		if d, ok := c.paired.byToken(r.Context(), v); ok {
 			return d, true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"corral/app/config"
 	"corral/app/connect"
@@ -42,16 +43,32 @@ type connectApp struct {
 // keyPlaceholder stands for the key when the dashboard no longer has it.
 const keyPlaceholder = "<the agent's key: rotate it to see a new one>"
 
-// connectEntry checks p names an agent and, when a key is given, that it
-// is that agent's key.
-func (s *Server) connectEntry(p connectParams) (connect.Entry, error) {
-	s.dir.mu.RLock()
-	a, ok := s.dir.agents[p.Name]
-	var hash [32]byte
-	if ok {
-		hash = a.KeySHA256
-	}
-	s.dir.mu.RUnlock()
+// connectArea answers agent.connect, agent.connect_preview and
+// agent.connect_write. It reads and writes the owner's own files under
+// home; of the agents it needs only their keys' hashes.
+type connectArea struct {
+	keyOf   func(agent string) ([32]byte, bool) // the agent's key hash now (directory.keyOf)
+	home    string                              // the owner's home folder; "": show, never write
+	command string                              // the corral program apps start; "": this executable
+	url     func() string                       // where apps reach Corral (Server.LocalURL)
+	now     func() time.Time                    // names the backups
+	record  recordFunc
+}
+
+func (s *Server) connectArea() connectArea {
+	return connectArea{keyOf: s.dir.keyOf, home: s.ownerHome, command: s.corralCommand, url: s.LocalURL, now: s.now, record: s.record}
+}
+
+func (x connectArea) methods(add func(name string, m method)) {
+	add("agent.connect", method{owner: true, fn: x.show})
+	add("agent.connect_preview", method{owner: true, fn: x.preview})
+	add("agent.connect_write", method{owner: true, fn: x.write})
+}
+
+// entry checks p names an agent and, when a key is given, that it is
+// that agent's key.
+func (x connectArea) entry(p connectParams) (connect.Entry, error) {
+	hash, ok := x.keyOf(p.Name)
 	if !ok {
 		return connect.Entry{}, errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
 	}
@@ -63,32 +80,32 @@ func (s *Server) connectEntry(p connectParams) (connect.Entry, error) {
 		}
 		key = p.Key
 	}
-	cmd := s.corralCommand
+	cmd := x.command
 	if cmd == "" {
 		cmd, _ = os.Executable()
 	}
-	return connect.Entry{Command: cmd, URL: s.LocalURL(), Key: key}, nil
+	return connect.Entry{Command: cmd, URL: x.url(), Key: key}, nil
 }
 
-func (s *Server) appPath(app connect.App) string {
-	if app.File == "" || s.ownerHome == "" {
+func (x connectArea) appPath(app connect.App) string {
+	if app.File == "" || x.home == "" {
 		return ""
 	}
-	return filepath.Join(s.ownerHome, filepath.FromSlash(app.File))
+	return filepath.Join(x.home, filepath.FromSlash(app.File))
 }
 
-func (s *Server) agentConnect(ctx context.Context, c *call) (any, error) {
+func (x connectArea) show(ctx context.Context, c *call) (any, error) {
 	var p connectParams
 	if err := rpc.DecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
-	e, err := s.connectEntry(p)
+	e, err := x.entry(p)
 	if err != nil {
 		return nil, err
 	}
 	var out []connectApp
 	for _, app := range connect.Apps() {
-		ca := connectApp{App: app, Path: s.appPath(app), Snippet: app.Snippet(e)}
+		ca := connectApp{App: app, Path: x.appPath(app), Snippet: app.Snippet(e)}
 		if ca.Path != "" {
 			if fi, err := os.Stat(ca.Path); err == nil && fi.Mode().IsRegular() {
 				ca.Exists = true
@@ -112,7 +129,7 @@ type connectPlan struct {
 }
 
 // plan reads the app's file and merges Corral into it.
-func (s *Server) plan(p connectParams) (connectPlan, []byte, os.FileMode, error) {
+func (x connectArea) plan(p connectParams) (connectPlan, []byte, os.FileMode, error) {
 	app, ok := connect.Find(p.App)
 	if !ok {
 		return connectPlan{}, nil, 0, errs.New(errs.InvalidParams, "", "Corral does not know the app %q.", p.App)
@@ -120,11 +137,11 @@ func (s *Server) plan(p connectParams) (connectPlan, []byte, os.FileMode, error)
 	if p.Key == "" {
 		return connectPlan{}, nil, 0, errs.New(errs.InvalidParams, "", "Writing needs the agent's key: rotate the key to get one.")
 	}
-	e, err := s.connectEntry(p)
+	e, err := x.entry(p)
 	if err != nil {
 		return connectPlan{}, nil, 0, err
 	}
-	path := s.appPath(app)
+	path := x.appPath(app)
 	if path == "" || !app.Writable() {
 		return connectPlan{}, nil, 0, errs.New(errs.Unavailable, "", "Corral does not write %s's configuration; copy the snippet instead.", app.Title)
 	}
@@ -146,21 +163,21 @@ func (s *Server) plan(p connectParams) (connectPlan, []byte, os.FileMode, error)
 	return plan, merged, fi.Mode().Perm(), nil
 }
 
-func (s *Server) agentConnectPreview(ctx context.Context, c *call) (any, error) {
+func (x connectArea) preview(ctx context.Context, c *call) (any, error) {
 	var p connectParams
 	if err := rpc.DecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
-	plan, _, _, err := s.plan(p)
+	plan, _, _, err := x.plan(p)
 	return plan, err
 }
 
-func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
+func (x connectArea) write(ctx context.Context, c *call) (any, error) {
 	var p connectParams
 	if err := rpc.DecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
-	plan, merged, mode, err := s.plan(p)
+	plan, merged, mode, err := x.plan(p)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +191,7 @@ func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", plan.Path)
 	}
-	backup := plan.Path + ".corral-backup-" + s.now().Format("20060102-150405.000")
+	backup := plan.Path + ".corral-backup-" + x.now().Format("20060102-150405.000")
 	if err := config.WriteAtomic(backup, old, mode, false); err != nil {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not keep a backup of %s, so it did not change it.", plan.Path)
 	}
@@ -182,7 +199,7 @@ func (s *Server) agentConnectWrite(ctx context.Context, c *call) (any, error) {
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; the backup is %s.", plan.Path, backup)
 	}
 	plan.Backup, plan.Written = backup, true
-	if err := s.record(ctx, c.caller.Client, "agent.connect", p.Name, fmt.Sprintf("wrote %s into %s (backup %s)", p.Name, plan.Path, backup)); err != nil {
+	if err := x.record(ctx, c.caller.Client, "agent.connect", p.Name, fmt.Sprintf("wrote %s into %s (backup %s)", p.Name, plan.Path, backup)); err != nil {
 		return nil, err
 	}
 	return plan, nil

@@ -503,7 +503,9 @@ func TestDashboardScrollLoadsMore(t *testing.T) {
 	ids := js[[]int](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => +tr.dataset.id)`)
 	for i := 1; i < len(ids); i++ {
 		if ids[i] >= ids[i-1] {
-			t.Fatalf("rows not newest first without repeats at %d: %v", i, ids[i-1:i+1])
+			// The rows' times too, to tell a misplaced row from a repeat.
+			rows := js[[]string](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => tr.dataset.id + '@' + tr.querySelector('.t-time').title + (tr.classList.contains('fresh') ? ' (fresh)' : ''))`)
+			t.Fatalf("rows not newest first without repeats at %d of %d: %q", i, len(ids), rows[max(0, i-3):min(len(rows), i+3)])
 		}
 	}
 	b.noPageErrors()
@@ -627,7 +629,9 @@ func TestDashboardActivityComesBackCurrent(t *testing.T) {
 	ids := js[[]int](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => +tr.dataset.id)`)
 	for i := 1; i < len(ids); i++ {
 		if ids[i] >= ids[i-1] {
-			t.Fatalf("rows not newest first without repeats at %d: %v", i, ids[i-1:i+1])
+			// The rows' times too, to tell a misplaced row from a repeat.
+			rows := js[[]string](b, `[...document.querySelectorAll('#audit-table tbody tr')].map(tr => tr.dataset.id + '@' + tr.querySelector('.t-time').title + (tr.classList.contains('fresh') ? ' (fresh)' : ''))`)
+			t.Fatalf("rows not newest first without repeats at %d of %d: %q", i, len(ids), rows[max(0, i-3):min(len(rows), i+3)])
 		}
 	}
 	b.noPageErrors()

@@ -79,28 +79,8 @@ func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) fun
 }
 
 func (s *Server) methodTable() map[string]method {
-	t := map[string]method{
-
-		"client.list": {owner: true, fn: s.clientList}, // webmethods.go: for the dashboard
-
-		// Agents and people managed at runtime (agents.go, connect.go).
-		"agent.list":            {owner: true, fn: s.agentList},
-		"agent.add":             {owner: true, fn: s.agentAdd},
-		"agent.update":          {owner: true, fn: s.agentUpdate},
-		"agent.rotate_key":      {owner: true, fn: s.agentRotateKey},
-		"agent.pause":           {owner: true, fn: s.agentPause(true)},
-		"agent.resume":          {owner: true, fn: s.agentPause(false)},
-		"agent.remove":          {owner: true, fn: s.agentRemove},
-		"agent.connect":         {owner: true, fn: s.agentConnect},
-		"agent.connect_preview": {owner: true, fn: s.agentConnectPreview},
-		"agent.connect_write":   {owner: true, fn: s.agentConnectWrite},
-		"person.list":           {owner: true, fn: s.personList},
-		"person.add":            {owner: true, fn: s.personAdd},
-		"person.rename":         {owner: true, fn: s.personRename},
-		"person.remove":         {owner: true, fn: s.personRemove},
-		"config.status":         {owner: true, fn: s.configStatus},
-	}
-	// The areas that depend only on what they use (a narrow interface each).
+	t := map[string]method{}
+	// Each area depends only on what it uses (a narrow interface each).
 	add := func(name string, m method) { t[name] = m }
 	s.approvalArea().methods(add)
 	s.deviceArea().methods(add)
@@ -109,6 +89,10 @@ func (s *Server) methodTable() map[string]method {
 	s.sessionArea().methods(add)
 	commandArea{box: s.box, record: s.record}.methods(add)
 	linkArea{box: s.box, ledger: s.box, now: s.now, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
+	s.agentArea().methods(add)
+	s.personArea().methods(add)
+	s.connectArea().methods(add)
+	configArea{status: s.ConfigStatus}.methods(add)
 	return t
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -58,11 +59,10 @@ type pairing struct {
 	codes    expiries
 	attempts map[string][]time.Time // by remote IP
 	all      []time.Time
-	seen     map[string]time.Time // device id → last TouchDevice written
 }
 
 func newPairing() *pairing {
-	return &pairing{codes: expiries{}, attempts: map[string][]time.Time{}, seen: map[string]time.Time{}}
+	return &pairing{codes: expiries{}, attempts: map[string][]time.Time{}}
 }
 
 // allow records an attempt from ip and reports whether it is within limits.
@@ -204,37 +204,36 @@ func lanRoute(r *http.Request) (open, deviceOnly bool) {
 	return false, false // /login, /mcp, …: loopback only
 }
 
-// device returns the paired device one of a request's device cookies
-// names (cookieValues: a cookie set by another server on this host may
-// come first).
-func (s *Server) device(r *http.Request) (store.Device, bool) {
-	for _, v := range cookieValues(r, deviceCookie) {
-		if d, ok := s.deviceByToken(r.Context(), v); ok {
-			return d, true
-		}
-	}
-	return store.Device{}, false
+// pairedDevices are the store's paired devices as requests meet them:
+// by the token of a device cookie. Each one seen is noted in the store
+// at most once a minute.
+type pairedDevices struct {
+	Devices // nil: pairing unavailable, and no token names a device
+	now     func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]time.Time // device id → last TouchDevice written
 }
 
-// deviceByToken returns the paired device a device token names, and
-// notes (at most once a minute) that it was seen.
-func (s *Server) deviceByToken(ctx context.Context, token string) (store.Device, bool) {
-	if s.devices == nil || token == "" || len(token) > 128 {
+// byToken returns the paired device a device token names, and notes (at
+// most once a minute) that it was seen.
+func (p *pairedDevices) byToken(ctx context.Context, token string) (store.Device, bool) {
+	if p.Devices == nil || token == "" || len(token) > 128 {
 		return store.Device{}, false
 	}
-	d, ok, err := s.devices.DeviceByToken(ctx, token)
+	d, ok, err := p.DeviceByToken(ctx, token)
 	if err != nil || !ok {
 		return store.Device{}, false
 	}
-	now := s.now()
-	s.pair.mu.Lock()
-	stale := now.Sub(s.pair.seen[d.ID]) > time.Minute
+	now := p.now()
+	p.mu.Lock()
+	stale := now.Sub(p.seen[d.ID]) > time.Minute
 	if stale {
-		s.pair.seen[d.ID] = now
+		p.seen[d.ID] = now
 	}
-	s.pair.mu.Unlock()
+	p.mu.Unlock()
 	if stale {
-		s.devices.TouchDevice(context.WithoutCancel(ctx), d.ID, now)
+		p.TouchDevice(context.WithoutCancel(ctx), d.ID, now)
 	}
 	return d, true
 }
@@ -345,49 +344,104 @@ func (d deviceArea) revoke(ctx context.Context, c *call) (any, error) {
 	return idResult{ID: a.ID}, nil
 }
 
-// pairPage serves GET /pair?code=C: a page where the phone names itself,
-// or, when the code was already used or has expired, a page that says so
+// pairCodes is what pairing needs of the one-time codes (pairing): the
+// computer shows a code (StartPairing), the phone spends it here once,
+// and attempts are limited so that codes cannot be guessed.
+type pairCodes interface {
+	usable(code string, now time.Time) bool
+	allow(ip string, now time.Time) bool
+	spend(code string, now time.Time) bool
+}
+
+// deviceAdder is what pairing needs of the store (Devices): keeping the
+// new phone, and taking it back when its pairing could not be audited.
+type deviceAdder interface {
+	AddDevice(ctx context.Context, d store.Device, token string) error
+	RemoveDevice(ctx context.Context, id string) (bool, error)
+}
+
+// pairHandler serves the pairing page a phone opens from the QR code
+// (GET /pair?code=C, its /pair.js and /pair.css) and POST /pair, which
+// spends the code and makes the phone a paired device.
+type pairHandler struct {
+	codes   pairCodes
+	devices deviceAdder  // nil without a database: every code is refused
+	secrets secretSigner // the new device's second secret, answered once
+	record  recordFunc   // every pairing is in the audit log, or undone
+	// fingerprint is the LAN certificate's, once ListenLAN has made it:
+	// the page asks the owner to compare it with the computer's.
+	fingerprint func() string
+	publicURL   string // an Origin of public_url is the server's own too
+	now         func() time.Time
+	log         *slog.Logger
+}
+
+func (s *Server) pairHandler() pairHandler {
+	return pairHandler{
+		codes: s.pair, devices: s.devices, secrets: s.secretKey, record: s.record,
+		fingerprint: func() string {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			return s.lanFP
+		},
+		publicURL: s.cfg.Server.PublicURL, now: s.now, log: s.log,
+	}
+}
+
+// ServeHTTP serves the routes the server registers for pairing: GET and
+// POST /pair, GET /pair.js and /pair.css.
+func (p pairHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/pair.js":
+		static(w, "text/javascript; charset=utf-8", "no-store", pairJS)
+	case "/pair.css":
+		static(w, "text/css; charset=utf-8", "no-cache", pairCSS)
+	case "/pair":
+		if r.Method == http.MethodPost {
+			p.post(w, r)
+		} else {
+			p.page(w, r)
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// static answers a fixed text of the given type.
+func static(w http.ResponseWriter, contentType, cacheControl, text string) {
+	w.Header().Set("Content-Type", contentType)
+	w.Header().Set("Cache-Control", cacheControl)
+	w.Write([]byte(text))
+}
+
+// page serves GET /pair?code=C: a page where the phone names itself, or,
+// when the code was already used or has expired, a page that says so
 // before the owner types anything.
-func (s *Server) pairPage(w http.ResponseWriter, r *http.Request) {
+func (p pairHandler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	// With no-referrer, Chromium sends "Origin: null" on the page's own
 	// POST, which /pair rightly refuses.
 	w.Header().Set("Referrer-Policy", "same-origin")
-	s.mu.Lock()
-	fp := s.lanFP
-	s.mu.Unlock()
 	code := r.URL.Query().Get("code")
-	usable := s.devices != nil && s.pair.usable(code, s.now())
+	usable := p.devices != nil && p.codes.usable(code, p.now())
 	pairTmpl.Execute(w, struct {
 		Code, Fingerprint string
 		Usable            bool
-	}{code, fp, usable})
+	}{code, p.fingerprint(), usable})
 }
 
-func (s *Server) pairScript(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+// post serves POST /pair {code, name}: it spends the code and answers the
+// device token once (also set as an HttpOnly cookie).
+func (p pairHandler) post(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	w.Write([]byte(pairJS))
-}
-
-func (s *Server) pairStyle(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.Write([]byte(pairCSS))
-}
-
-// pairPost serves POST /pair {code, name}: it spends the code and answers
-// the device token once (also set as an HttpOnly cookie).
-func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
-	if !sameOrigin(r, s.cfg.Server.PublicURL) {
+	if !sameOrigin(r, p.publicURL) {
 		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
 		return
 	}
 	ip, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if !s.pair.allow(ip, s.now()) {
+	if !p.codes.allow(ip, p.now()) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(pairWindow.Seconds())))
 		http.Error(w, "Too many pairing attempts; wait a minute and try again.", http.StatusTooManyRequests)
 		return
@@ -405,21 +459,21 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Give the device a name of 1 to 40 characters.", http.StatusBadRequest)
 		return
 	}
-	if s.devices == nil || !s.pair.spend(in.Code, s.now()) {
+	if p.devices == nil || !p.codes.spend(in.Code, p.now()) {
 		http.Error(w, "This pairing code was already used or has expired. Start pairing again on the computer.", http.StatusForbidden)
 		return
 	}
 	token := randomString(32)
-	now := s.now().UTC()
+	now := p.now().UTC()
 	d := store.Device{ID: "dv_" + randomString(9), Name: name, Paired: now, LastSeen: now}
-	if err := s.devices.AddDevice(r.Context(), d, token); err != nil {
-		s.log.Error("pair", "err", err)
+	if err := p.devices.AddDevice(r.Context(), d, token); err != nil {
+		p.log.Error("pair", "err", err)
 		http.Error(w, "Corral could not save the device.", http.StatusInternalServerError)
 		return
 	}
-	s.log.Info("device paired", "device", d.Name, "id", d.ID, "remote", r.RemoteAddr)
-	if err := s.record(r.Context(), "device:"+d.Name, "device.pair", d.ID, "from "+r.RemoteAddr+"; "+r.UserAgent()); err != nil {
-		s.devices.RemoveDevice(context.WithoutCancel(r.Context()), d.ID) // unaudited devices do not stay
+	p.log.Info("device paired", "device", d.Name, "id", d.ID, "remote", r.RemoteAddr)
+	if err := p.record(r.Context(), "device:"+d.Name, "device.pair", d.ID, "from "+r.RemoteAddr+"; "+r.UserAgent()); err != nil {
+		p.devices.RemoveDevice(context.WithoutCancel(r.Context()), d.ID) // unaudited devices do not stay
 		http.Error(w, "Corral could not write its audit log; the device was not paired.", http.StatusInternalServerError)
 		return
 	}
@@ -428,7 +482,7 @@ func (s *Server) pairPost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	// The secret goes with the cookie on /ws (auth.go); pair.js keeps it
 	// in this origin's localStorage.
-	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": s.secretFor("device", token)})
+	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": p.secrets.secretFor("device", token)})
 }
 
 var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>

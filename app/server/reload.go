@@ -31,11 +31,21 @@ type configStatusResult struct {
 	ReloadedAt    *time.Time `json:"reloaded_at,omitempty"`
 }
 
-func (s *Server) configStatus(ctx context.Context, c *call) (any, error) {
+// configArea answers config.status from what the server says of
+// config.toml (Server.ConfigStatus).
+type configArea struct {
+	status func() configStatusResult
+}
+
+func (x configArea) methods(add func(name string, m method)) {
+	add("config.status", method{owner: true, fn: x.statusNow})
+}
+
+func (x configArea) statusNow(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return s.ConfigStatus(), nil
+	return x.status(), nil
 }
 
 // ConfigStatus says whether config.toml as it is now is in effect.
@@ -110,9 +120,9 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 		s.box.RemoveUser(id) // the folder stays
 	}
 	for name, h := range oldKeys {
-		if _, ok := s.dir.current(name); !ok || s.keyOf(name) != h {
+		if now, ok := s.dir.keyOf(name); !ok || now != h {
 			s.box.StopCommandsOf(name)
-			s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == name })
+			s.hangUpAgent(name)
 		}
 	}
 	msg := "config.toml reloaded: people and agents are in effect"
@@ -121,14 +131,4 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 	}
 	s.record(context.WithoutCancel(ctx), "owner", "config.reload", s.cfg.Path, msg)
 	return msg
-}
-
-// keyOf is the key hash the directory has for name now (zero if none).
-func (s *Server) keyOf(name string) [32]byte {
-	s.dir.mu.RLock()
-	defer s.dir.mu.RUnlock()
-	if a, ok := s.dir.agents[name]; ok {
-		return a.KeySHA256
-	}
-	return [32]byte{}
 }

@@ -1,6 +1,16 @@
 // Package server is Corral's HTTP side: /healthz, the WebSocket JSON-RPC
-// endpoint /ws, the login route, and the method table that maps JSON-RPC
-// calls onto core's sandbox facade.
+// endpoint /ws, /mcp, /files/out, pairing, login and logout, the
+// dashboard, and the method table that maps JSON-RPC calls onto core's
+// sandbox facade.
+//
+// The methods come in areas (files, commands, approvals, audit, links,
+// devices, session, agents, people, connect, config) and the routes in
+// small handlers (filesOutHandler, pairHandler, loginHandler), each
+// depending only on a narrow interface of what it uses, so each can be
+// tested against a fake (areas_test.go, pairlogin_test.go); the
+// transport is app/wsrpc's. The method table checks, for every
+// transport, that the method exists, that the caller may call it (owner
+// only, a paired device's short list) and the agent's current settings.
 //
 // Every route checks the Host header against an allowlist; /ws also checks
 // that a present Origin is the server's own, and authenticates with a
@@ -94,7 +104,7 @@ type Server struct {
 	now   func() time.Time
 	id    identity
 	// secretKey derives each browser credential's second secret (auth.go).
-	secretKey [32]byte
+	secretKey secretKey
 	hosts     atomic.Pointer[hosts] // replaced whole, never written in place (allowHost)
 	logins    *logins
 	methods   map[string]method
@@ -117,10 +127,14 @@ type Server struct {
 	corralCommand string
 	reload        reloadState // config.toml picked up while running (reload.go)
 
+	credentials // checks a browser's cookies and their second secrets (auth.go)
+	paired      *pairedDevices
+
 	mu    sync.Mutex
 	conns map[*conn]struct{}
 	// agentConns counts each agent's /ws connections, open or opening.
 	agentConns map[string]int
+	agentCalls map[string]chan struct{} // each agent's places for calls at once over its /ws connections (callsOf)
 	closed     bool
 	addr       string // the address actually listened on
 }
@@ -155,6 +169,8 @@ func New(o Options) *Server {
 	}
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
 	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
+	s.paired = &pairedDevices{Devices: o.Devices, now: s.now, seen: map[string]time.Time{}}
+	s.credentials = credentials{sessions: s.logins, paired: s.paired, secretSigner: s.secretKey}
 	s.dir = newDirectory()
 	s.dir.setConfig(o.Config, nil) // a fresh directory: no conflicts possible
 	s.id.dir = s.dir
@@ -165,18 +181,19 @@ func New(o Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /ws", s.serveWS)
-	mux.HandleFunc("GET /login", s.login)
+	login, pair := s.loginHandler(), s.pairHandler()
+	mux.Handle("GET /login", login)
 	mux.Handle("GET /files/out", filesOutHandler{box: s.box, log: s.log})
 	mux.Handle("/mcp", s.mcpHandler())
-	mux.HandleFunc("GET /pair", s.pairPage)
-	mux.HandleFunc("GET /pair.js", s.pairScript)
-	mux.HandleFunc("GET /pair.css", s.pairStyle)
+	mux.Handle("GET /pair", pair)
+	mux.Handle("GET /pair.js", pair)
+	mux.Handle("GET /pair.css", pair)
 	for p := range webAppFiles {
 		mux.HandleFunc("GET "+p, s.webAppFile)
 	}
 	mux.HandleFunc("GET /app-icon.png", s.appIcon)
-	mux.HandleFunc("POST /pair", s.pairPost)
-	mux.HandleFunc("POST /logout", s.logout)
+	mux.Handle("POST /pair", pair)
+	mux.Handle("POST /logout", login)
 	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)
 	s.http = &http.Server{
 		Handler:           s.guard(mux),
@@ -361,8 +378,8 @@ func (s *Server) releaseConnLocked(client string) {
 	}
 }
 
-// finishConns ends the open connections that match.
-func (s *Server) finishConns(match func(*conn) bool) {
+// finishConns ends the open connections that match and says how many.
+func (s *Server) finishConns(match func(*conn) bool) int {
 	s.mu.Lock()
 	var victims []*conn
 	for c := range s.conns {
@@ -374,6 +391,7 @@ func (s *Server) finishConns(match func(*conn) bool) {
 	for _, c := range victims {
 		c.finish()
 	}
+	return len(victims)
 }
 
 // Connections reports how many WebSocket connections are open.
@@ -401,55 +419,6 @@ func (s *Server) AgentsConnected() int {
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"status":"ok"}` + "\n"))
-}
-
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	sid, ok := s.logins.redeem(r.URL.Query().Get("code"))
-	if !ok {
-		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusForbidden)
-		pageTmpl.Execute(w, page{Title: "Login link used or expired", Body: "This login link was already used or has expired. Run “corral open” or choose Open dashboard in the tray for a fresh one."})
-		return
-	}
-	http.SetCookie(w, &http.Cookie{
-		Name: cookieName, Value: sid, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(sessionTTL.Seconds()),
-	})
-	// Not a redirect: the page hands the session's second secret to the
-	// dashboard's own origin (login.js keeps it in sessionStorage), then
-	// goes on to /, keeping a fragment such as #event=ID.
-	uiHeaders(w)
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	loginTmpl.Execute(w, s.secretFor("session", sid))
-}
-
-var loginTmpl = template.Must(template.New("login").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="corral-secret" content="{{.}}">
-<title>Corral</title><script type="module" src="/ui/js/login.js"></script></head>
-<body><noscript>The Corral dashboard needs JavaScript.</noscript></body></html>
-`))
-
-func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r, s.cfg.Server.PublicURL) {
-		http.Error(w, "Cross-site request refused.", http.StatusForbidden)
-		return
-	}
-	if s.signOutDevice(w, r) {
-		return
-	}
-	if sid := s.signedSession(r); sid != "" {
-		s.logins.end(sid)
-		// Other tabs signed in with this session lose their connections.
-		s.finishConns(func(cn *conn) bool { return cn.session == sid })
-	} else if slices.ContainsFunc(cookieValues(r, cookieName), s.logins.valid) {
-		// The cookie alone (another local site's server got it) does
-		// not sign the owner out.
-		http.Error(w, "Sign out from the dashboard itself.", http.StatusForbidden)
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // session reports whether the request carries a valid owner session or

@@ -18,19 +18,19 @@ type clientInfo struct {
 
 // clientList answers client.list (owner): the configured clients, so the
 // dashboard can offer their names as filters before any of them has acted.
-func (s *Server) clientList(ctx context.Context, c *call) (any, error) {
+func (x agentArea) clientList(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
 		return nil, err
 	}
-	s.dir.mu.RLock()
-	out := make([]clientInfo, 0, len(s.dir.agents))
-	for _, a := range s.dir.ordered() {
+	x.dir.mu.RLock()
+	out := make([]clientInfo, 0, len(x.dir.agents))
+	for _, a := range x.dir.ordered() {
 		act := a.ActFor
 		if act == nil {
 			act = []string{}
 		}
 		out = append(out, clientInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(act)})
 	}
-	s.dir.mu.RUnlock()
+	x.dir.mu.RUnlock()
 	return clientsResult{Clients: out}, nil
 }

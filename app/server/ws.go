@@ -23,6 +23,12 @@ const (
 	// Corral's descriptors and shut out the owner. The owner (token,
 	// dashboard, paired devices) is not counted.
 	maxConnsPerClient = 128
+	// maxCallsPerClient bounds the calls one agent key runs at once over
+	// all its /ws connections (each also has the transport's own bound of
+	// 64). Without it, maxConnsPerClient connections of 64 calls each
+	// could hold eight thousand image reads (up to 13 MiB an answer) at
+	// once and exhaust Corral's memory.
+	maxCallsPerClient = 64
 )
 
 func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
@@ -76,6 +82,7 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		MaxMessageBytes: s.cfg.Server.MaxMessageBytes,
 		Logger:          s.log.With("client", caller.Client),
 		OnClose:         func() { s.untrack(c) },
+		Calls:           s.callsOf(caller),
 	})
 	c.done = c.Done()
 	if s.track(c) {
@@ -90,6 +97,24 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 		c.Shutdown(r.Context()) // Corral is shutting down: say "going away"
 	}
 	c.Serve()
+}
+
+// callsOf is the places an agent's calls share over its /ws connections
+// (wsrpc.Options.Calls); nil, no bound but each connection's, for the
+// owner.
+func (s *Server) callsOf(caller sandbox.Caller) chan struct{} {
+	if caller.Owner {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.agentCalls[caller.Client] == nil {
+		if s.agentCalls == nil {
+			s.agentCalls = map[string]chan struct{}{}
+		}
+		s.agentCalls[caller.Client] = make(chan struct{}, maxCallsPerClient)
+	}
+	return s.agentCalls[caller.Client]
 }
 
 // authenticate accepts a bearer key (client or owner, from this machine

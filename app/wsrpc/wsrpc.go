@@ -12,16 +12,26 @@
 //     with 1009. Every other frame is answered: a malformed one with its
 //     JSON-RPC error (parse error, invalid request, invalid params), a
 //     call with its result or error. No frame panics the reader.
-//   - At most maxInFlight calls run at once; the reader waits for a
-//     worker beyond that, so a peer cannot start unbounded goroutines.
+//   - At most maxInFlight calls run at once. Beyond that a call waits in
+//     a backlog (maxBacklog calls, maxBacklogBytes of their frames) and
+//     the reader goes on reading, so a $/cancelRequest still arrives;
+//     with the backlog full too the reader waits for a worker, so a peer
+//     cannot start unbounded goroutines or make Corral hold unbounded
+//     requests.
+//     Peers that share Options.Calls run at most its capacity at once
+//     between them; a call waits for a place, and one cancelled then
+//     answers so (kind unavailable).
 //   - Pushes (Push, Notify) never wait: a full send queue (SendQueue
-//     frames) drops the connection, so no peer slows whoever pushes.
+//     frames or QueueBytes bytes) drops the connection, so no peer slows
+//     whoever pushes.
 //   - Answers wait for room in the queue, but never longer than the
 //     connection lives; a healthy peer loses no answer. Each answer is
-//     one whole frame.
+//     one whole frame. A peer that reads nothing has at most QueueBytes
+//     queued for it, besides the answers of its maxInFlight calls.
 //   - $/cancelRequest {id} is handled by the reader, never behind the
-//     calls it cancels: the context of this connection's calls with that
-//     id is cancelled. The calls still answer.
+//     calls it cancels (unless the peer has filled the backlog too): the
+//     context of this connection's calls with that id is cancelled,
+//     running or waiting. The calls still answer.
 //   - Shutdown stops reading, lets the calls in flight answer (cancelling
 //     them halfway to its deadline), writes their answers, then closes
 //     with 1001.
@@ -44,6 +54,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/rpc"
+	"corral/core/errs"
 )
 
 const (
@@ -51,9 +62,19 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	maxInFlight = 64 // concurrent calls per connection; more wait
+	// maxBacklog and maxBacklogBytes bound the calls read while every
+	// worker is busy; past either the reader waits for a worker.
+	maxBacklog      = 4096
+	maxBacklogBytes = 8 << 20
 	// SendQueue is how many frames wait for the writer. A push that finds
 	// it full drops the connection: the peer is not reading.
 	SendQueue = 1024
+	// QueueBytes bounds the bytes of the frames waiting for the writer,
+	// however few frames they are: a frame larger than QueueBytes waits
+	// for an empty queue and goes alone. SendQueue alone would let a peer
+	// that does not read have a thousand image reads (13 MiB each) kept
+	// for it until writeWait drops it.
+	QueueBytes = 32 << 20
 )
 
 // Dispatcher runs the calls a Peer reads. Dispatch runs on a worker
@@ -71,6 +92,10 @@ type Options struct {
 	// OnClose, if set, is called once when the connection is finished,
 	// from whichever goroutine finished it.
 	OnClose func()
+	// Calls, if set, is shared by Peers whose calls running at once it
+	// bounds together, to its capacity (one agent's connections, say): a
+	// call holds a place from before Dispatch until its answer is queued.
+	Calls chan struct{}
 }
 
 // Peer is one WebSocket connection served by a Dispatcher.
@@ -84,10 +109,14 @@ type Peer struct {
 	stop  context.CancelFunc
 
 	send      chan frame    // frames for writeLoop, the only writer
+	queued    atomic.Int64  // bytes of the frames in send (reserve)
+	room      chan struct{} // the writer wrote a frame: answers waiting for room look again
 	done      chan struct{} // closed when the connection is finished
 	doneOnce  sync.Once
-	work      chan job // unbuffered: taken only by an idle worker
-	workers   int      // workers started; only readLoop touches it
+	work      chan job     // unbuffered: taken only by an idle worker
+	backlog   chan job     // calls read while every worker was busy
+	waiting   atomic.Int64 // bytes of the frames of the calls in backlog
+	workers   int          // workers started; only readLoop touches it
 	calls     sync.WaitGroup
 	flightMu  sync.Mutex
 	inflight  map[string][]context.CancelFunc // by request id: cancelled by $/cancelRequest
@@ -102,9 +131,11 @@ type Peer struct {
 func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Options) *Peer {
 	p := &Peer{
 		ws: ws, d: d, ident: ident, opt: o, log: o.Logger,
-		done: make(chan struct{}),
-		work: make(chan job),
-		send: make(chan frame, SendQueue),
+		done:    make(chan struct{}),
+		work:    make(chan job),
+		backlog: make(chan job, maxBacklog),
+		send:    make(chan frame, SendQueue),
+		room:    make(chan struct{}, 1),
 	}
 	if p.log == nil {
 		p.log = slog.Default()
@@ -166,23 +197,61 @@ func (p *Peer) readLoop() {
 			p.cancelRequest(req)
 			continue
 		}
-		j := p.start(req)
+		j := p.start(req, len(data))
 		p.calls.Add(1)
+		if !p.hand(j) {
+			return
+		}
+	}
+}
+
+// hand gives j to an idle worker, a new one, or the backlog; with the
+// backlog full it waits for a worker. It reports false, having ended j,
+// when the connection finished meanwhile.
+func (p *Peer) hand(j job) bool {
+	select {
+	case p.work <- j:
+		return true
+	default:
+	}
+	if p.workers < maxInFlight {
+		p.workers++
+		go p.worker(j)
+		return true
+	}
+	if p.waiting.Add(int64(j.size)) <= maxBacklogBytes {
 		select {
-		case p.work <- j: // an idle worker took it
-			continue
+		case p.backlog <- j:
+			select {
+			case <-p.done: // the workers may have left before it arrived
+				p.dropBacklog()
+			default:
+			}
+			return true
 		default:
 		}
-		if p.workers < maxInFlight {
-			p.workers++
-			go p.worker(j)
-			continue
-		}
+	}
+	p.waiting.Add(-int64(j.size))
+	select {
+	case p.work <- j:
+		return true
+	case <-p.done:
+		j.end()
+		p.calls.Done()
+		return false
+	}
+}
+
+// dropBacklog forgets the calls waiting in the backlog of a finished
+// connection: nobody is there to answer.
+func (p *Peer) dropBacklog() {
+	for {
 		select {
-		case p.work <- j:
-		case <-p.done:
+		case j := <-p.backlog:
+			p.waiting.Add(-int64(j.size))
 			j.end()
 			p.calls.Done()
+		default:
 			return
 		}
 	}
@@ -191,16 +260,17 @@ func (p *Peer) readLoop() {
 // job is one request with the context it runs under: the connection's,
 // or for a request with an id its own, which $/cancelRequest cancels.
 type job struct {
-	req *rpc.Request
-	ctx context.Context
-	end func() // forgets the request and releases its context
+	req  *rpc.Request
+	ctx  context.Context
+	end  func() // forgets the request and releases its context
+	size int    // bytes of the frame it came in
 }
 
 // start makes req's job; a request with an id can be cancelled from the
 // moment it is read, also while it waits for a worker.
-func (p *Peer) start(req *rpc.Request) job {
+func (p *Peer) start(req *rpc.Request, size int) job {
 	if req.IsNotification() {
-		return job{req: req, ctx: p.ctx, end: func() {}}
+		return job{req: req, ctx: p.ctx, end: func() {}, size: size}
 	}
 	ctx, cancel := context.WithCancel(p.ctx)
 	key, _ := rpc.IDText(req.ID)
@@ -210,7 +280,7 @@ func (p *Peer) start(req *rpc.Request) job {
 	}
 	p.inflight[key] = append(p.inflight[key], cancel)
 	p.flightMu.Unlock()
-	return job{req: req, ctx: ctx, end: func() {
+	return job{req: req, ctx: ctx, size: size, end: func() {
 		cancel()
 		p.flightMu.Lock()
 		defer p.flightMu.Unlock()
@@ -252,23 +322,50 @@ func (p *Peer) cancelRequest(req *rpc.Request) {
 	}
 }
 
-// worker handles j, then whatever the reader hands it, until the
-// connection is finished.
+// worker handles j, then the backlog's calls in the order read, then
+// whatever the reader hands it, until the connection is finished.
 func (p *Peer) worker(j job) {
 	for {
 		p.handle(j.ctx, j.req)
 		j.end()
 		p.calls.Done()
 		select {
+		case <-p.done: // first: a finished connection's backlog is dropped
+			p.dropBacklog()
+			return
+		default:
+		}
+		select {
+		case j = <-p.backlog:
+			p.waiting.Add(-int64(j.size))
+			continue
+		default:
+		}
+		select {
 		case j = <-p.work:
+		case j = <-p.backlog:
+			p.waiting.Add(-int64(j.size))
 		case <-p.done:
+			p.dropBacklog()
 			return
 		}
 	}
 }
 
-// handle runs one call under ctx and queues its answer.
+// handle runs one call under ctx and queues its answer, holding a place
+// in Options.Calls (if set) until the answer is queued.
 func (p *Peer) handle(ctx context.Context, req *rpc.Request) {
+	if p.opt.Calls != nil {
+		select {
+		case p.opt.Calls <- struct{}{}:
+			defer func() { <-p.opt.Calls }()
+		case <-ctx.Done():
+			if !req.IsNotification() {
+				p.queue(rpc.Fail(req.ID, rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))))
+			}
+			return
+		}
+	}
 	result, err := p.d.Dispatch(ctx, p, req)
 	if req.IsNotification() {
 		return
@@ -320,12 +417,41 @@ func (p *Peer) enqueue(f frame) bool {
 		return false
 	default:
 	}
+	if !p.reserve(len(f.b), true) {
+		f.release()
+		return false
+	}
 	select {
 	case p.send <- f:
 		return true
 	case <-p.done:
 		f.release()
 		return false
+	}
+}
+
+// reserve counts n more bytes in the send queue if they fit in
+// QueueBytes, or if the queue is empty (a larger frame goes alone).
+// Otherwise it waits for the writer to make room when wait is set (an
+// answer), or reports false at once (a push). It reports false once the
+// connection is finished.
+func (p *Peer) reserve(n int, wait bool) bool {
+	for {
+		q := p.queued.Load()
+		if q == 0 || q+int64(n) <= QueueBytes {
+			if p.queued.CompareAndSwap(q, q+int64(n)) {
+				return true
+			}
+			continue
+		}
+		if !wait {
+			return false
+		}
+		select {
+		case <-p.room:
+		case <-p.done:
+			return false
+		}
 	}
 }
 
@@ -338,14 +464,17 @@ func (p *Peer) Push(b []byte) bool {
 		return false
 	default:
 	}
-	select {
-	case p.send <- frame{b: b}:
-		return true
-	default:
-		p.log.Warn("dropping a connection that does not read what it is sent")
-		p.Close()
-		return false
+	if p.reserve(len(b), false) {
+		select {
+		case p.send <- frame{b: b}:
+			return true
+		default:
+			p.queued.Add(-int64(len(b)))
+		}
 	}
+	p.log.Warn("dropping a connection that does not read what it is sent")
+	p.Close()
+	return false
 }
 
 // Notify pushes the notification method(params) without waiting (see
@@ -402,6 +531,11 @@ func (p *Peer) writeLoop() {
 func (p *Peer) write(f frame, dl time.Time) bool {
 	p.ws.SetWriteDeadline(dl)
 	err := p.ws.WriteMessage(websocket.TextMessage, f.b)
+	p.queued.Add(-int64(len(f.b)))
+	select {
+	case p.room <- struct{}{}:
+	default: // already signalled
+	}
 	f.release()
 	if err != nil {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {

@@ -1,0 +1,568 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"corral/store"
+)
+
+// The pairing and login handlers against map-backed fakes: the one-time
+// codes and sessions are the real in-memory ones on a clock the test
+// turns; the device store is a map. No database, no sockets. The
+// end-to-end tests (pairing_test.go, login_state_test.go, secret_test.go)
+// run the same handlers inside the real server.
+
+// fakeDevices are paired devices over a map by token: what pairing adds,
+// and what logout finds and forgets.
+type fakeDevices map[string]store.Device
+
+func (f fakeDevices) AddDevice(ctx context.Context, d store.Device, token string) error {
+	f[token] = d
+	return nil
+}
+
+func (f fakeDevices) RemoveDevice(ctx context.Context, id string) (bool, error) {
+	for tok, d := range f {
+		if d.ID == id {
+			delete(f, tok)
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func (f fakeDevices) byToken(ctx context.Context, token string) (store.Device, bool) {
+	d, ok := f[token]
+	return d, ok
+}
+
+// turnableClock is a clock that moves only when the test says.
+type turnableClock struct{ t time.Time }
+
+func (c *turnableClock) now() time.Time { return c.t }
+
+var testKey = secretKey{1, 2, 3}
+
+// answer is what a browser would see of one request to h.
+func answer(h http.Handler, r *http.Request) *http.Response {
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Result()
+}
+
+func bodyOf(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// wantRefusal checks a refusal's status and its sentence.
+func wantRefusal(t *testing.T, res *http.Response, code int, sentence string) {
+	t.Helper()
+	if body := bodyOf(t, res); res.StatusCode != code || !strings.Contains(body, sentence) {
+		t.Errorf("got %d %q, want %d saying %q", res.StatusCode, body, code, sentence)
+	}
+}
+
+// cookieSet is the cookie named name a response sets.
+func cookieSet(t *testing.T, res *http.Response, name string) *http.Cookie {
+	t.Helper()
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s cookie set; Set-Cookie: %q", name, res.Header.Values("Set-Cookie"))
+	return nil
+}
+
+// pairRig is a pairing handler over fakes, with what it wrote down.
+type pairRig struct {
+	h       pairHandler
+	codes   *pairing
+	devices fakeDevices
+	clock   *turnableClock
+	audit   *auditLines
+}
+
+func newPairRig() pairRig {
+	r := pairRig{codes: newPairing(), devices: fakeDevices{}, clock: &turnableClock{time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}, audit: &auditLines{}}
+	r.h = pairHandler{codes: r.codes, devices: r.devices, secrets: testKey, record: r.audit.record,
+		fingerprint: func() string { return "AB:CD" }, publicURL: "https://corral.example", now: r.clock.now, log: slog.New(slog.DiscardHandler)}
+	return r
+}
+
+// code is a fresh code, as the computer would show it.
+func (r pairRig) code() string {
+	c, _ := r.codes.newCode(r.clock.now())
+	return c
+}
+
+// pairRequest is the pairing page's POST from a phone at 192.0.2.7.
+func pairRequest(body string) *http.Request {
+	req := httptest.NewRequest("POST", "https://192.0.2.1:8443/pair", strings.NewReader(body))
+	req.RemoteAddr = "192.0.2.7:50000"
+	req.Header.Set("Origin", "https://192.0.2.1:8443")
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+func pairBody(code, name string) string {
+	b, _ := json.Marshal(map[string]string{"code": code, "name": name})
+	return string(b)
+}
+
+const codeGone = "This pairing code was already used or has expired. Start pairing again on the computer."
+
+func TestPairHandlerPairsAPhoneOnce(t *testing.T) {
+	rig := newPairRig()
+	code := rig.code()
+
+	page := answer(rig.h, httptest.NewRequest("GET", "https://192.0.2.1:8443/pair?code="+code, nil))
+	if body := bodyOf(t, page); page.StatusCode != 200 || !strings.Contains(body, "Pair this phone with Corral") || !strings.Contains(body, "AB:CD") {
+		t.Errorf("the page for a fresh code: %d %s", page.StatusCode, body)
+	}
+	if h := page.Header; h.Get("Content-Security-Policy") != "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'" ||
+		h.Get("Cache-Control") != "no-store" || h.Get("Referrer-Policy") != "same-origin" {
+		t.Errorf("the page's headers: %v", h)
+	}
+
+	res := answer(rig.h, pairRequest(pairBody(code, "  Kitchen phone ")))
+	var got struct{ ID, Name, Token, Secret string }
+	if err := json.NewDecoder(res.Body).Decode(&got); err != nil || res.StatusCode != 200 {
+		t.Fatalf("pairing: %d, %v", res.StatusCode, err)
+	}
+	if d, ok := rig.devices[got.Token]; !ok || d.ID != got.ID || d.Name != "Kitchen phone" || !d.Paired.Equal(rig.clock.t) {
+		t.Errorf("the store holds %v, want %s named Kitchen phone paired now", rig.devices, got.ID)
+	}
+	if got.Secret != testKey.secretFor("device", got.Token) {
+		t.Error("the answer's secret is not the device token's second secret")
+	}
+	c := cookieSet(t, res, deviceCookie)
+	if c.Value != got.Token || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.MaxAge != 365*24*3600 {
+		t.Errorf("device cookie %+v", c)
+	}
+	if res.Header.Get("Cache-Control") != "no-store" {
+		t.Error("the token's answer may be cached")
+	}
+	if want := "device:Kitchen phone device.pair " + got.ID; len(*rig.audit) != 1 || (*rig.audit)[0] != want {
+		t.Errorf("audit %v, want %q", *rig.audit, want)
+	}
+
+	// The same code, again: refused, and nothing more is paired.
+	wantRefusal(t, answer(rig.h, pairRequest(pairBody(code, "Thief"))), http.StatusForbidden, codeGone)
+	if len(rig.devices) != 1 || len(*rig.audit) != 1 {
+		t.Errorf("a used code paired again: %v, audit %v", rig.devices, *rig.audit)
+	}
+	page = answer(rig.h, httptest.NewRequest("GET", "/pair?code="+code, nil))
+	if body := bodyOf(t, page); !strings.Contains(body, "This pairing code no longer works") {
+		t.Errorf("the page for a used code does not say so: %s", body)
+	}
+}
+
+func TestPairHandlerRefusesWrongAndExpiredCodes(t *testing.T) {
+	rig := newPairRig()
+	code := rig.code()
+	for _, wrong := range []string{"", "nonsense", code + "x", strings.ToUpper(code), code[:len(code)-1]} {
+		wantRefusal(t, answer(rig.h, pairRequest(pairBody(wrong, "phone"))), http.StatusForbidden, codeGone)
+	}
+	rig.clock.t = rig.clock.t.Add(pairCodeTTL) // five minutes on, the code is over
+	page := answer(rig.h, httptest.NewRequest("GET", "/pair?code="+code, nil))
+	if body := bodyOf(t, page); !strings.Contains(body, "This pairing code no longer works") {
+		t.Errorf("the page for an expired code: %s", body)
+	}
+	wantRefusal(t, answer(rig.h, pairRequest(pairBody(code, "phone"))), http.StatusForbidden, codeGone)
+	if len(rig.devices) != 0 || len(*rig.audit) != 0 {
+		t.Errorf("wrong or expired codes paired %v, audit %v", rig.devices, *rig.audit)
+	}
+}
+
+func TestPairHandlerLimitsTries(t *testing.T) {
+	rig := newPairRig()
+	code := rig.code()
+	for range pairPerIP {
+		wantRefusal(t, answer(rig.h, pairRequest(pairBody("guess", "phone"))), http.StatusForbidden, codeGone)
+	}
+	// The sixth try in a minute is not even looked at: the right code
+	// is not spent by it.
+	res := answer(rig.h, pairRequest(pairBody(code, "phone")))
+	wantRefusal(t, res, http.StatusTooManyRequests, "Too many pairing attempts; wait a minute and try again.")
+	if res.Header.Get("Retry-After") != "60" || len(rig.devices) != 0 {
+		t.Errorf("Retry-After %q, devices %v", res.Header.Get("Retry-After"), rig.devices)
+	}
+	// Another address has tries of its own, up to the overall limit.
+	other := pairRequest(pairBody("guess", "phone"))
+	other.RemoteAddr = "192.0.2.8:50000"
+	wantRefusal(t, answer(rig.h, other), http.StatusForbidden, codeGone)
+
+	rig.clock.t = rig.clock.t.Add(pairWindow)
+	if res := answer(rig.h, pairRequest(pairBody(code, "phone"))); res.StatusCode != 200 {
+		t.Errorf("a minute later the right code got %d", res.StatusCode)
+	}
+
+	// Guesses from many addresses stop at pairGlobal a minute.
+	rig.clock.t = rig.clock.t.Add(pairWindow)
+	refused := 0
+	for i := range 2 * pairGlobal {
+		req := pairRequest(pairBody("guess", "phone"))
+		req.RemoteAddr = fmt.Sprintf("198.51.100.%d:1", i)
+		if answer(rig.h, req).StatusCode == http.StatusTooManyRequests {
+			refused++
+		}
+	}
+	if refused != pairGlobal {
+		t.Errorf("%d of %d guesses from many addresses were limited, want %d", refused, 2*pairGlobal, pairGlobal)
+	}
+}
+
+func TestPairHandlerRefusesCrossSitePosts(t *testing.T) {
+	rig := newPairRig()
+	code := rig.code()
+	for _, origin := range []string{"https://evil.example", "null", "https://192.0.2.1:8444", "https://192.0.2.1", "https://corral.example.evil"} {
+		req := pairRequest(pairBody(code, "phone"))
+		req.Header.Set("Origin", origin)
+		wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Cross-site request refused.")
+	}
+	// A refused request spends no code and no try: the page's own POST
+	// (or one from public_url) still pairs.
+	req := pairRequest(pairBody(code, "phone"))
+	req.Header.Set("Origin", "https://corral.example")
+	if res := answer(rig.h, req); res.StatusCode != 200 || len(rig.devices) != 1 {
+		t.Errorf("the public URL's own POST got %d, devices %v", res.StatusCode, rig.devices)
+	}
+}
+
+func TestPairHandlerRefusesOddBodiesWithoutSpendingTheCode(t *testing.T) {
+	rig := newPairRig()
+	code := rig.code()
+	for _, tc := range []struct{ body, sentence string }{
+		{"not json", `Send {"code": …, "name": …} as JSON.`},
+		{`{"code":"` + code + `","name":"` + strings.Repeat("x", 5000) + `"}`, `Send {"code": …, "name": …} as JSON.`}, // over 4 KiB
+		{pairBody(code, ""), "Give the device a name of 1 to 40 characters."},
+		{pairBody(code, strings.Repeat("é", 41)), "Give the device a name of 1 to 40 characters."},
+		{pairBody(code, "evil\x1b[2Jphone"), "Give the device a name of 1 to 40 characters."},
+	} {
+		wantRefusal(t, answer(rig.h, pairRequest(tc.body)), http.StatusBadRequest, tc.sentence)
+	}
+	rig.clock.t = rig.clock.t.Add(pairWindow) // odd bodies are tries too
+	if res := answer(rig.h, pairRequest(pairBody(code, strings.Repeat("é", 40)))); res.StatusCode != 200 {
+		t.Errorf("after odd bodies the code got %d", res.StatusCode)
+	}
+}
+
+func TestPairHandlerWithoutDatabase(t *testing.T) {
+	rig := newPairRig()
+	rig.h.devices = nil
+	code := rig.code()
+	page := answer(rig.h, httptest.NewRequest("GET", "/pair?code="+code, nil))
+	if body := bodyOf(t, page); strings.Contains(body, "<form") {
+		t.Errorf("without a database the page still offers pairing: %s", body)
+	}
+	wantRefusal(t, answer(rig.h, pairRequest(pairBody(code, "phone"))), http.StatusForbidden, codeGone)
+}
+
+func TestPairHandlerUndoesAnUnauditedPairing(t *testing.T) {
+	rig := newPairRig()
+	rig.h.record = func(ctx context.Context, who, op, target, detail string) error { return errors.New("disk full") }
+	res := answer(rig.h, pairRequest(pairBody(rig.code(), "phone")))
+	wantRefusal(t, res, http.StatusInternalServerError, "Corral could not write its audit log; the device was not paired.")
+	if len(rig.devices) != 0 || len(res.Cookies()) != 0 {
+		t.Errorf("an unaudited pairing left devices %v, cookies %v", rig.devices, res.Cookies())
+	}
+}
+
+func TestPairHandlerServesItsScriptAndStyle(t *testing.T) {
+	rig := newPairRig()
+	for path, want := range map[string][2]string{
+		"/pair.js":  {"text/javascript; charset=utf-8", "no-store"},
+		"/pair.css": {"text/css; charset=utf-8", "no-cache"},
+	} {
+		res := answer(rig.h, httptest.NewRequest("GET", path, nil))
+		if res.StatusCode != 200 || res.Header.Get("Content-Type") != want[0] || res.Header.Get("Cache-Control") != want[1] || bodyOf(t, res) == "" {
+			t.Errorf("%s: %d %v", path, res.StatusCode, res.Header)
+		}
+	}
+}
+
+// loginRig is a login handler over the real in-memory sessions and a map
+// of paired devices, with what it ended and wrote down.
+type loginRig struct {
+	h       loginHandler
+	logins  *logins
+	devices fakeDevices
+	clock   *turnableClock
+	audit   *auditLines
+	hungUp  []*conn // connections the handler's matches picked, of the rig's open ones
+	open    []*conn
+}
+
+func newLoginRig() *loginRig {
+	r := &loginRig{devices: fakeDevices{}, clock: &turnableClock{time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}, audit: &auditLines{}}
+	r.logins = newLogins(r.clock.now)
+	r.h = loginHandler{sessions: r.logins, devices: r.devices, secrets: testKey, record: r.audit.record,
+		publicURL: "https://corral.example", log: slog.New(slog.DiscardHandler),
+		hangUp: func(match func(*conn) bool) int {
+			n := 0
+			for _, c := range r.open {
+				if match(c) {
+					r.hungUp = append(r.hungUp, c)
+					n++
+				}
+			}
+			return n
+		}}
+	return r
+}
+
+// signIn follows a fresh login link and returns the session id.
+func (r *loginRig) signIn(t *testing.T) string {
+	t.Helper()
+	code, _ := r.logins.newCode()
+	res := answer(r.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	if res.StatusCode != 200 {
+		t.Fatalf("login: %d", res.StatusCode)
+	}
+	return cookieSet(t, res, cookieName).Value
+}
+
+// logoutRequest is the dashboard's Sign out from this computer, with the
+// given cookies and secret.
+func logoutRequest(secret string, cookies ...*http.Cookie) *http.Request {
+	req := httptest.NewRequest("POST", "http://127.0.0.1:7777/logout", nil)
+	req.RemoteAddr = "127.0.0.1:40000"
+	req.Header.Set("Origin", "http://127.0.0.1:7777")
+	if secret != "" {
+		req.Header.Set(secretHeader, secret)
+	}
+	for _, c := range cookies {
+		req.AddCookie(c)
+	}
+	return req
+}
+
+const linkGone = "This login link was already used or has expired."
+
+func TestLoginHandlerOpensOneSessionPerLink(t *testing.T) {
+	rig := newLoginRig()
+	code, _ := rig.logins.newCode()
+	res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	body := bodyOf(t, res)
+	c := cookieSet(t, res, cookieName)
+	if res.StatusCode != 200 || !rig.logins.valid(c.Value) {
+		t.Fatalf("login: %d, session valid %v", res.StatusCode, rig.logins.valid(c.Value))
+	}
+	if !c.HttpOnly || c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.MaxAge != 12*3600 {
+		t.Errorf("session cookie over plain HTTP %+v", c)
+	}
+	if !strings.Contains(body, `<meta name="corral-secret" content="`+testKey.secretFor("session", c.Value)+`">`) {
+		t.Errorf("the page does not hand over the session's second secret: %s", body)
+	}
+	if h := res.Header; h.Get("Content-Security-Policy") != uiCSP || h.Get("Cache-Control") != "no-store" || h.Get("Referrer-Policy") != "same-origin" {
+		t.Errorf("login page headers %v", h)
+	}
+
+	// The same link again (from history, a shared screenshot): refused,
+	// and no second session is opened.
+	res = answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	wantRefusal(t, res, http.StatusForbidden, linkGone)
+	if len(res.Cookies()) != 0 || res.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("a used link set %v, Cache-Control %q", res.Cookies(), res.Header.Get("Cache-Control"))
+	}
+}
+
+func TestLoginHandlerRefusesStaleAndForgedLinks(t *testing.T) {
+	rig := newLoginRig()
+	stale, _ := rig.logins.newCode()
+	other, _ := rig.logins.newCode()
+	rig.clock.t = rig.clock.t.Add(loginCodeTTL) // two minutes on, both are over
+	wantRefusal(t, answer(rig.h, httptest.NewRequest("GET", "/login?code="+stale, nil)), http.StatusForbidden, linkGone)
+	fresh, _ := rig.logins.newCode()
+	flipped := fresh[:len(fresh)-1] + "A"
+	if strings.HasSuffix(fresh, "A") {
+		flipped = fresh[:len(fresh)-1] + "B"
+	}
+	for _, q := range []string{"code=" + stale, "code=" + other, "code=" + flipped, "code=" + fresh[:10], "code=", "", "code=" + strings.Repeat("A", 32)} {
+		res := answer(rig.h, httptest.NewRequest("GET", "/login?"+q, nil))
+		wantRefusal(t, res, http.StatusForbidden, linkGone)
+		if len(res.Cookies()) != 0 {
+			t.Errorf("%q set %v", q, res.Cookies())
+		}
+	}
+	// The fresh link still works once: the forged ones spent nothing.
+	if res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+fresh, nil)); res.StatusCode != 200 {
+		t.Errorf("the fresh link after forgeries: %d", res.StatusCode)
+	}
+}
+
+func TestLogoutHandlerEndsTheSessionAndClearsTheCookie(t *testing.T) {
+	rig := newLoginRig()
+	sid, other := rig.signIn(t), rig.signIn(t)
+	rig.open = []*conn{{session: sid}, {session: other}, {session: sid}}
+	res := answer(rig.h, logoutRequest(testKey.secretFor("session", sid), &http.Cookie{Name: cookieName, Value: sid}))
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
+		t.Fatalf("logout: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	c := cookieSet(t, res, cookieName)
+	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+		t.Errorf("the cleared cookie %+v", c)
+	}
+	if rig.logins.valid(sid) || !rig.logins.valid(other) {
+		t.Errorf("after logout: signed-out session valid %v, the other tab's %v", rig.logins.valid(sid), rig.logins.valid(other))
+	}
+	if len(rig.hungUp) != 2 || rig.hungUp[0] != rig.open[0] || rig.hungUp[1] != rig.open[2] {
+		t.Errorf("ended connections %v, want the signed-out session's two", rig.hungUp)
+	}
+}
+
+func TestLogoutHandlerWantsTheSecretWithTheCookie(t *testing.T) {
+	rig := newLoginRig()
+	sid := rig.signIn(t)
+	cookie := &http.Cookie{Name: cookieName, Value: sid}
+	for name, req := range map[string]*http.Request{
+		// Another local site's server received the cookie, not the secret.
+		"the cookie alone":     logoutRequest("", cookie),
+		"another's secret":     logoutRequest(testKey.secretFor("session", "other"), cookie),
+		"the device's secret":  logoutRequest(testKey.secretFor("device", sid), cookie),
+		"another key's secret": logoutRequest(secretKey{9}.secretFor("session", sid), cookie),
+	} {
+		wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
+		if !rig.logins.valid(sid) {
+			t.Fatalf("%s signed the owner out", name)
+		}
+	}
+	// From the LAN the owner's session counts for nothing, secret or not.
+	lan := logoutRequest(testKey.secretFor("session", sid), cookie)
+	lan.RemoteAddr = "192.0.2.7:50000"
+	wantRefusal(t, answer(rig.h, lan), http.StatusForbidden, "Sign out from the dashboard itself.")
+	if !rig.logins.valid(sid) || len(rig.hungUp) != 0 {
+		t.Error("a LAN request signed the owner out")
+	}
+}
+
+func TestLogoutHandlerRefusesCrossSitePosts(t *testing.T) {
+	rig := newLoginRig()
+	sid := rig.signIn(t)
+	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1:7778", "https://127.0.0.1:7777"} {
+		req := logoutRequest(testKey.secretFor("session", sid), &http.Cookie{Name: cookieName, Value: sid})
+		req.Header.Set("Origin", origin)
+		res := answer(rig.h, req)
+		wantRefusal(t, res, http.StatusForbidden, "Cross-site request refused.")
+		if !rig.logins.valid(sid) || len(res.Cookies()) != 0 {
+			t.Errorf("Origin %s signed the owner out", origin)
+		}
+	}
+}
+
+func TestLogoutHandlerSignsAPhoneOut(t *testing.T) {
+	rig := newLoginRig()
+	rig.devices["tok"] = store.Device{ID: "dv_1", Name: "phone"}
+	rig.devices["tok2"] = store.Device{ID: "dv_2", Name: "tablet"}
+	rig.open = []*conn{{deviceID: "dv_2"}, {deviceID: "dv_1"}}
+	phone := func(secret string) *http.Request {
+		req := httptest.NewRequest("POST", "https://192.0.2.1:8443/logout", nil)
+		req.Header.Set("Origin", "https://192.0.2.1:8443")
+		req.Header.Set(secretHeader, secret)
+		req.AddCookie(&http.Cookie{Name: deviceCookie, Value: "tok"})
+		return req
+	}
+
+	// The cookie alone (or with a wrong secret) revokes nothing.
+	for _, secret := range []string{"", testKey.secretFor("device", "tok2"), testKey.secretFor("session", "tok")} {
+		answer(rig.h, phone(secret))
+		if _, ok := rig.devices["tok"]; !ok || len(rig.hungUp) != 0 || len(*rig.audit) != 0 {
+			t.Fatalf("secret %q signed the phone out", secret)
+		}
+	}
+
+	res := answer(rig.h, phone(testKey.secretFor("device", "tok")))
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/pair" {
+		t.Fatalf("phone sign out: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	c := cookieSet(t, res, deviceCookie)
+	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+		t.Errorf("the cleared device cookie %+v", c)
+	}
+	if _, ok := rig.devices["tok"]; ok || len(rig.devices) != 1 {
+		t.Errorf("devices after sign out %v", rig.devices)
+	}
+	if len(rig.hungUp) != 1 || rig.hungUp[0] != rig.open[1] {
+		t.Errorf("ended connections %v, want the phone's", rig.hungUp)
+	}
+	if want := "device:phone device.revoke dv_1"; len(*rig.audit) != 1 || (*rig.audit)[0] != want {
+		t.Errorf("audit %v, want %q", *rig.audit, want)
+	}
+}
+
+// endless is a body that never ends, counting what was read of it.
+type endless struct {
+	head string
+	read int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	n := 0
+	for ; n < len(p); n++ {
+		if e.read < len(e.head) {
+			p[n] = e.head[e.read]
+		} else {
+			p[n] = 'a'
+		}
+		e.read++
+	}
+	return n, nil
+}
+
+// A local process that got the session cookie (another server on this
+// host) could make logout read a 10 MB form, many at once: it read what
+// ParseForm allows before the secret was found missing (seen from
+// outside: 20 such posts took the daemon from 36 MB to 364 MB).
+func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
+	rig := newLoginRig()
+	sid := rig.signIn(t)
+	body := &endless{head: "pad="}
+	req := logoutRequest("", &http.Cookie{Name: cookieName, Value: sid})
+	req.Body = io.NopCloser(body)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
+	if body.read > 64<<10 || !rig.logins.valid(sid) {
+		t.Errorf("logout read %d bytes of an endless form (signed out: %v)", body.read, !rig.logins.valid(sid))
+	}
+
+	// The dashboard's own Sign out form still works.
+	req = httptest.NewRequest("POST", "http://127.0.0.1:7777/logout", strings.NewReader("secret="+testKey.secretFor("session", sid)))
+	req.RemoteAddr, req.Header["Origin"] = "127.0.0.1:40000", []string{"http://127.0.0.1:7777"}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(&http.Cookie{Name: cookieName, Value: sid})
+	if res := answer(rig.h, req); res.StatusCode != http.StatusSeeOther || rig.logins.valid(sid) {
+		t.Errorf("the Sign out form: %d, still signed in %v", res.StatusCode, rig.logins.valid(sid))
+	}
+}
+
+// A HEAD request (a link checker, a preview) gets no body, so never the
+// session's secret: it must not spend the owner's one-time link. Seen
+// from outside: HEAD /login answered 200 with a session cookie, and the
+// owner's GET then said the link was used.
+func TestLoginHandlerLeavesTheLinkToAHeadRequest(t *testing.T) {
+	rig := newLoginRig()
+	code, _ := rig.logins.newCode()
+	res := answer(rig.h, httptest.NewRequest("HEAD", "/login?code="+code, nil))
+	if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" || len(res.Cookies()) != 0 {
+		t.Errorf("HEAD /login: %d, Allow %q, cookies %v", res.StatusCode, res.Header.Get("Allow"), res.Cookies())
+	}
+	if res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil)); res.StatusCode != 200 {
+		t.Errorf("after a HEAD the owner's GET got %d", res.StatusCode)
+	}
+}
