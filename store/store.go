@@ -133,10 +133,14 @@ type Store struct {
 	opts Options
 	wdb  *sql.DB // one connection: the writer goroutine's, lent to other writes between batches
 	rdb  *sql.DB // query_only connections for reads
-	// Used only by the writer goroutine: INSERTs of one and of insertRows
-	// events, and their argument buffer.
-	insOne, insMany *sql.Stmt
-	args            []any
+	// Used only by the writer goroutine: the INSERT of n events at
+	// ins[n-1] (insertStmt), buffers for a batch's inserts and their
+	// arguments, and how many rows the next statement stores of those
+	// left (rowsPerStatement; a benchmark sets the old way beside it).
+	ins     [insertRows]*sql.Stmt
+	inserts []*recordReq
+	args    []any
+	rows    func(left int) int
 
 	queue   chan *recordReq
 	prunes  chan *pruneReq
@@ -174,6 +178,7 @@ func Open(path string, opts Options) (*Store, error) {
 		ckptKick: make(chan struct{}, 1),
 		ckptDone: make(chan struct{}),
 		subs:     make(map[*subscriber]struct{}),
+		rows:     rowsPerStatement,
 	}
 	if err := s.open(abs); err != nil {
 		s.closeDBs()
@@ -187,7 +192,6 @@ func Open(path string, opts Options) (*Store, error) {
 
 func (s *Store) open(path string) error {
 	busy := strconv.FormatInt(s.opts.BusyTimeout.Milliseconds(), 10)
-	var err error
 	s.wdb = openDB(path, url.Values{
 		"_journal_mode": {"WAL"},
 		"_synchronous":  {"NORMAL"},
@@ -207,11 +211,10 @@ func (s *Store) open(path string) error {
 	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
 		return fmt.Errorf("optimize: %w", err)
 	}
-	if s.insOne, err = s.wdb.Prepare(insertSQL); err != nil {
-		return fmt.Errorf("prepare insert: %w", err)
-	}
-	if s.insMany, err = s.wdb.Prepare(insertSQL + strings.Repeat(insertValues, insertRows-1)); err != nil {
-		return fmt.Errorf("prepare insert: %w", err)
+	// The one-event INSERT now: a statement that cannot be prepared
+	// fails Open rather than the first Record.
+	if _, err := s.insertStmt(1); err != nil {
+		return err
 	}
 
 	s.rdb = openDB(path, url.Values{
@@ -278,7 +281,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errList []error
-	for _, st := range []*sql.Stmt{s.insOne, s.insMany} {
+	for _, st := range s.ins {
 		if st != nil {
 			errList = append(errList, st.Close())
 		}

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"time"
 
 	"corral/core/audit"
@@ -17,8 +19,8 @@ const (
 	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, changes = ?, answer = ?, answered_by = ?, rule = ? WHERE id = ?`
 
-	// insertRows is how many events one multi-row INSERT stores; a batch
-	// is written insertRows at a time, then one by one.
+	// insertRows is the most events one multi-row INSERT stores; a batch
+	// is written insertRows at a time, the rest in one statement.
 	insertRows = 32
 )
 
@@ -220,6 +222,23 @@ func (s *Store) commit(batch []*recordReq) {
 }
 
 func (s *Store) insert(batch []*recordReq) (err error) {
+	inserts := s.inserts[:0]
+	for _, r := range batch {
+		if !r.update {
+			inserts = append(inserts, r)
+		}
+	}
+	s.inserts = inserts
+	defer clear(inserts) // the buffer outlives the batch: hold none of it
+	// The statements this batch needs, before the transaction takes the
+	// writer's only connection (preparing one needs it too).
+	for left := len(inserts); left > 0; {
+		n := s.rows(left)
+		if _, err := s.insertStmt(n); err != nil {
+			return err
+		}
+		left -= n
+	}
 	tx, err := s.wdb.Begin()
 	if err != nil {
 		return err
@@ -234,23 +253,16 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 			}
 		}
 	}()
-	var inserts []*recordReq
 	for _, r := range batch {
 		if r.update {
 			e := &r.ev
 			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule, e.ID); err != nil {
 				return err
 			}
-			continue
 		}
-		inserts = append(inserts, r)
 	}
-	many, one := tx.Stmt(s.insMany), tx.Stmt(s.insOne)
 	for rest := inserts; len(rest) > 0; {
-		n, stmt := insertRows, many
-		if len(rest) < insertRows {
-			n, stmt = 1, one
-		}
+		n := s.rows(len(rest))
 		args := s.args[:0]
 		for _, r := range rest[:n] {
 			e := &r.ev
@@ -258,7 +270,8 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule)
 		}
 		s.args = args
-		res, err := stmt.Exec(args...)
+		res, err := tx.Stmt(s.ins[n-1]).Exec(args...)
+		clear(args) // as inserts
 		if err != nil {
 			return err
 		}
@@ -275,6 +288,26 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		rest = rest[n:]
 	}
 	return tx.Commit()
+}
+
+// rowsPerStatement is how many of left events to insert with the next
+// statement: all of them, up to insertRows. A transaction's cost grows
+// with its statements far more than with its rows.
+func rowsPerStatement(left int) int { return min(left, insertRows) }
+
+// insertStmt returns the INSERT of n rows (1 ≤ n ≤ insertRows), prepared
+// on the writer's connection the first time it is needed: never inside a
+// transaction, which holds that connection. Writer only.
+func (s *Store) insertStmt(n int) (*sql.Stmt, error) {
+	if st := s.ins[n-1]; st != nil {
+		return st, nil
+	}
+	st, err := s.wdb.Prepare(insertSQL + strings.Repeat(insertValues, n-1))
+	if err != nil {
+		return nil, fmt.Errorf("prepare insert: %w", err)
+	}
+	s.ins[n-1] = st
+	return st, nil
 }
 
 func (s *Store) deleteChunk(before int64) result {

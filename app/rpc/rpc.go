@@ -159,6 +159,16 @@ func DecodeParams(params json.RawMessage, v any) error {
 	if LoneSurrogate(params) {
 		return errs.New(errs.InvalidParams, "", "%s", LoneSurrogateMessage)
 	}
+	if decodeFast(params, v) {
+		return nil
+	}
+	return decodeCareful(params, v)
+}
+
+// decodeCareful is DecodeParams the long way: a decoder that refuses
+// unknown names at any depth, then a second look at params for the
+// required ones. It finds and words every error.
+func decodeCareful(params json.RawMessage, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(params))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
@@ -342,6 +352,11 @@ type response struct {
 func AppendResult(dst []byte, id json.RawMessage, result any) ([]byte, error) {
 	if result == nil {
 		result = struct{}{}
+	}
+	if a, ok := result.(Appender); ok {
+		if b, ok := appendResponse(dst, id, a); ok {
+			return b, nil
+		}
 	}
 	buf := bytes.NewBuffer(dst)
 	if err := encode(buf, response{JSONRPC: "2.0", ID: id, Result: result}); err != nil {

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -224,4 +225,170 @@ func FuzzDecodeParams(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeParams is file.read's params through DecodeParams beside
+// decodeCareful, the way every call went before decodeFast, in one run.
+func BenchmarkDecodeParams(b *testing.B) {
+	type context struct {
+		UserID string `json:"user_id"`
+	}
+	type args struct {
+		Context  *context `json:"context"`
+		Reason   string   `json:"reason"`
+		Path     string   `json:"path" rpc:"required"`
+		Offset   int      `json:"offset"`
+		Limit    int      `json:"limit"`
+		Encoding string   `json:"encoding"`
+	}
+	for _, c := range []struct{ name, params string }{
+		{"path", `{"path":"notes/todo.txt"}`},
+		{"path+reason+context", `{"path":"notes/todo.txt","reason":"to see what is left","context":{"user_id":"alice"}}`},
+	} {
+		for _, way := range []struct {
+			name   string
+			decode func(json.RawMessage, any) error
+		}{{"careful", decodeCareful}, {"DecodeParams", DecodeParams}} {
+			b.Run(c.name+"/"+way.name, func(b *testing.B) {
+				for b.Loop() {
+					var a args
+					if err := way.decode(json.RawMessage(c.params), &a); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// fuzzArgs has a parameter of every sort decodeFast meets: required,
+// numbers, a map, a list, anything, and a struct that may hide an unknown
+// name one level down.
+type fuzzArgs struct {
+	Path    string            `json:"path" rpc:"required"`
+	Content *string           `json:"content" rpc:"required"`
+	Offset  int               `json:"offset"`
+	Ratio   float64           `json:"ratio"`
+	Env     map[string]string `json:"env"`
+	Args    []string          `json:"args"`
+	Any     any               `json:"any"`
+	Context *fuzzContext      `json:"context"`
+	Inline  fuzzContext       `json:"inline"`
+	Skipped string            `json:"-"`
+	hidden  string
+}
+
+type fuzzContext struct {
+	UserID string `json:"user_id" rpc:"required"` // ignored below the top level
+	Depth  *fuzzContext
+}
+
+// FuzzDecodeFastAgrees: whatever decodeFast accepts, decodeCareful (the
+// careful path, which words every error) accepts with the same value;
+// whatever it refuses it leaves as it was, defaults included.
+func FuzzDecodeFastAgrees(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"a","content":""}`, `{"path":"a"}`, `{"path":"a","content":null}`, `{}`, ``, `null`, `[]`,
+		`{"Path":"a","CONTENT":"x"}`, `{"path":"a","content":"x","path":null}`, `{"path":"a","content":"x","PATH":"b"}`,
+		`{"p\u0061th":"a","content":"x"}`, `{"path":"a","content":"x","offset":1.5}`, `{"path":"a","content":"x","offset":"1"}`,
+		`{"path":"a","content":"x","env":{"A":"1"},"args":["x","y"],"any":{"k":[1,{"z":null}]}}`,
+		`{"path":"a","content":"x","context":{"user_id":"u","depth":{"user_id":"v","x":1}}}`,
+		`{"path":"a","content":"x","context":{"user_id":"u","x":1}}`, `{"path":"a","content":"x","context":null}`,
+		`{"path":"a","content":"x","inline":{"USER_ID":"u"}}`, `{"path":"a","content":"x","context":5}`,
+		`{"path":"a","content":"x","-":"y"}`, `{"path":"a","content":"x","skipped":"y"}`, `{"path":"a","content":"x","hidden":"y"}`,
+		`{"path":"a","content":"x"} {"x":1}`, `{"path":"a","content":"x"}x`, ` {"path" : "a" , "content" : "x" } `,
+		"{\"path\":\"a\",\"content\":\"x\",\"ratio\":1e3}", `{"path":"a\"b\\","content":"}{,"}`, `{"path":"\u212aa","content":"x"}`,
+		`{"pat\u212a":"a","content":"x"}`, `{"path":"a","content":"x",}`, `{"path":"a","content":"x"`, `{"path":"a" "content":"x"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		def := "default"
+		before := fuzzArgs{Offset: 7, Content: &def, Env: map[string]string{"KEEP": "1"}}
+		fast := before
+		fast.Env = map[string]string{"KEEP": "1"}
+		if !decodeFast(params, &fast) {
+			if !reflect.DeepEqual(fast, before) {
+				t.Fatalf("%q: refused but changed the value to %+v", params, fast)
+			}
+			return
+		}
+		careful := before
+		careful.Env = map[string]string{"KEEP": "1"}
+		if err := decodeCareful(params, &careful); err != nil {
+			t.Fatalf("%q: decodeFast accepted what decodeCareful refuses: %v", params, err)
+		}
+		if !reflect.DeepEqual(fast, careful) {
+			t.Fatalf("%q: decodeFast gave %+v, decodeCareful %+v", params, fast, careful)
+		}
+	})
+}
+
+// TestDecodeFastTakesUsualCalls: the usual params take the one-pass path
+// (else FuzzDecodeFastAgrees would pass with no fast path at all), and
+// what it leaves to the careful path is what that path words.
+func TestDecodeFastTakesUsualCalls(t *testing.T) {
+	for _, p := range []string{
+		`{"path":"a","content":""}`,
+		` {"Path" : "a" , "content":"x", "offset": 3, "env": {"A": "1"}, "args": [], "any": null} `,
+		`{"path":"a","content":"x","context":{"user_id":"u","depth":{"user_id":"v"}},"inline":{}}`,
+	} {
+		var a fuzzArgs
+		if !decodeFast([]byte(p), &a) {
+			t.Errorf("%s: left to the careful path", p)
+		}
+	}
+	for _, p := range []string{
+		`{"path":"a"}`, `{"path":"a","content":null}`, `{"path":"a","content":"x","context":{"x":1}}`,
+		`{"p\u0061th":"a","content":"x"}`, `{"path":"a","content":"x","offset":"1"}`, `{"path":"a","content":"x"}x`,
+	} {
+		var a fuzzArgs
+		if decodeFast([]byte(p), &a) {
+			t.Errorf("%s: taken by the fast path", p)
+		}
+	}
+}
+
+// FuzzAppendString: AppendString writes what Marshal writes for every
+// string, escapes, invalid UTF-8 and U+2028 included, wherever they fall
+// in the eight-byte steps.
+func FuzzAppendString(f *testing.F) {
+	for _, s := range []string{
+		"", "plain text that is longer than eight bytes\n", "a\"b\\c\x00\x1f\x7f<>&", "\xff\xfe caf\xc3\xa9 \xe2\x80\xa8\xe2\x80\xa9",
+		"12345678\"", "1234567\\", "1234567\xe2\x80\xa8", "\t\r\n\b\f", strings.Repeat("0123456789abcde\n", 64),
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := AppendString([]byte("x"), s); string(got) != "x"+string(want) {
+			t.Fatalf("AppendString(%q) = %s, Marshal %s", s, got[1:], want)
+		}
+	})
+}
+
+// selfWriting is a result that writes itself through AppendString.
+type selfWriting struct {
+	S string `json:"s"`
+}
+
+func (r selfWriting) AppendJSON(b []byte) []byte {
+	return append(AppendString(append(b, `{"s":`...), r.S), '}')
+}
+
+type notSelfWriting selfWriting
+
+// TestAppendResultSelfWriting: an Appender's answer is the frame encoding
+// would write, whatever the id; an id it cannot copy goes the long way.
+func TestAppendResultSelfWriting(t *testing.T) {
+	for _, id := range []string{`1`, `-2.5e3`, `"abc"`, `"a b"`, `"\u0041"`, `null`, `{}`, `x`, ``, `"é"`} {
+		got, gerr := AppendResult([]byte("pre"), json.RawMessage(id), selfWriting{"a\"<&>\u2028\xff"})
+		want, werr := AppendResult([]byte("pre"), json.RawMessage(id), notSelfWriting{"a\"<&>\u2028\xff"})
+		if string(got) != string(want) || (gerr == nil) != (werr == nil) {
+			t.Errorf("id %s: %s (%v), want %s (%v)", id, got, gerr, want, werr)
+		}
+	}
 }
