@@ -116,9 +116,15 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 		}
 		delete(oldPeople, u.ID)
 	}
+	// Under the directory's lock, as person.remove does: a person.add of
+	// the same id since setConfig keeps its folder.
+	s.dir.mu.Lock()
 	for id := range oldPeople {
-		s.box.RemoveUser(id) // the folder stays
+		if _, back := s.dir.people[id]; !back {
+			s.box.RemoveUser(id) // the folder stays
+		}
 	}
+	s.dir.mu.Unlock()
 	for name, h := range oldKeys {
 		if now, ok := s.dir.keyOf(name); !ok || now != h {
 			s.box.StopCommandsOf(name)
