@@ -137,6 +137,7 @@ func (c *chrome) shot(name string) {
 // the person's folder, the dialog's Test connection sees the call, and
 // after Remove the agent's next call is refused with 401.
 func TestConnectAgentInBrowser(t *testing.T) {
+	t.Parallel()
 	b := newChrome(t)
 	bin := corralBinary(t)
 	corralHome, home := t.TempDir(), t.TempDir()

@@ -16,6 +16,7 @@ import (
 // policy's one table, allow row then deny row, and answers it by a
 // button's words.
 func TestCLIApprove(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	owner, err := client.Dial(t.Context(), r.url, r.ownerKey)
 	if err != nil {

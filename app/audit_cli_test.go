@@ -20,6 +20,7 @@ var hostilePath = "notes/\x1b[2J\x1b[31m\u202eevil" + strings.Repeat("x", 100) +
 // ANSI sequences or bidi overrides to the terminal; piped, audit prints
 // values whole, and --json prints one exact JSON object per line.
 func TestCLIShowsAgentTextSafely(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	c := exec.Command(r.bin, "call", "file.read", mustJSON(t, map[string]string{"path": hostilePath}))
 	c.Env = r.agentEnv()
@@ -82,6 +83,7 @@ func mustJSON(t *testing.T, v any) string {
 
 // On a terminal a long value is cut to fit its column, and says so.
 func TestAuditRowOnATerminal(t *testing.T) {
+	t.Parallel()
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
 	auditOut{w: &sb}.row(tw, wire.Event{ID: 1, Time: time.Now(), Client: "a", Op: "file.read", Target: hostilePath})

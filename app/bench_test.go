@@ -110,6 +110,7 @@ func clientRun(b *testing.B, url, key string, n int) float64 {
 // BenchmarkFileReadOutOfProcess: it prints its URL and serves until
 // killed. Run on its own, it does nothing.
 func TestHelperBareServer(t *testing.T) {
+	t.Parallel()
 	file := os.Getenv("CORRAL_BENCH_FILE")
 	if file == "" {
 		t.Skip("a helper process of BenchmarkFileReadOutOfProcess")
@@ -126,6 +127,7 @@ func TestHelperBareServer(t *testing.T) {
 // BenchmarkFileReadOutOfProcess: it makes CORRAL_BENCH_N file.read calls
 // and prints "ops/s N". Run on its own, it does nothing.
 func TestHelperFileReadClient(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv("CORRAL_BENCH_URL")
 	if url == "" {
 		t.Skip("a helper process of BenchmarkFileReadOutOfProcess")

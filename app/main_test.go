@@ -112,6 +112,7 @@ func (r *running) envWith(key string) []string {
 // TestServeHeadlessEndToEnd starts `corral serve --headless` in a fresh
 // CORRAL_HOME, as a new user would, and drives it with `corral call`.
 func TestServeHeadlessEndToEnd(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	bin, home, env, url, cmd, stderr := r.bin, r.home, r.env, r.url, r.cmd, r.stderr
 	if !regexp.MustCompile(`^corral: dashboard http://127\.0\.0\.1:\d+/login\?code=[A-Za-z0-9_-]{20,}$`).MatchString(r.lines[1]) {
@@ -244,6 +245,7 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 }
 
 func TestBadConfigStopsStartup(t *testing.T) {
+	t.Parallel()
 	bin := startServe(t).bin
 	home := t.TempDir()
 	os.WriteFile(filepath.Join(home, "config.toml"), []byte("[[users]]\nid = \"a b\"\n"), 0o600)

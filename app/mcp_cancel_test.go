@@ -78,6 +78,7 @@ func lastEvent(t *testing.T, c *client.Client, op, target string) (auditEvent, b
 // killed in the daemon with its process tree, over both transports, and
 // the audit event says cancelled.
 func TestMCPCancelCommand(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	owner := ownerClient(t, r)
 	for i, name := range []string{"stdio", "http"} {
@@ -114,6 +115,7 @@ func TestMCPCancelCommand(t *testing.T) {
 // client gives up on withdraws the question from the owner's surfaces; a
 // late Allow does nothing and nothing is written.
 func TestMCPCancelApproval(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	owner := ownerClient(t, r)
 	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {

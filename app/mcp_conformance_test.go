@@ -54,6 +54,7 @@ var conformanceSkipped = map[string]string{
 // reverse proxy that adds the agent key and leaves Host and Origin as the
 // suite sent them (dns-rebinding-protection depends on that).
 func TestMCPConformance(t *testing.T) {
+	t.Parallel()
 	dir := npmInstall(t, "mcp-conformance", "conformance")
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")

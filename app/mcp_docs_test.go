@@ -14,6 +14,7 @@ import (
 // A zip bomb and a damaged file answer with a sentence, and the daemon
 // goes on serving.
 func TestMCPDocumentRead(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "http")
 	put := func(p string, data []byte) {

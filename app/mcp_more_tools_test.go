@@ -8,6 +8,7 @@ import (
 // TestMCPReadToolsMore: head and tail of file_read, read_multiple_files
 // (one missing file does not fail the others) and file_stat.
 func TestMCPReadToolsMore(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "stdio")
 	var lines []string

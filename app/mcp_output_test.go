@@ -18,6 +18,7 @@ import (
 // validates against it, and the text content is still there for clients
 // that ignore structured content.
 func TestMCPStructuredContent(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {

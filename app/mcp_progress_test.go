@@ -45,6 +45,7 @@ func progressClient(t *testing.T, r *running, transport string) (*sdk.ClientSess
 // with run_command's output lines as they come, and "waiting for the
 // owner's answer" while a question is pending, over both transports.
 func TestMCPProgress(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	owner := ownerClient(t, r)
 	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {

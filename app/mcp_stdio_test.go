@@ -37,6 +37,7 @@ func restartServe(t *testing.T, r *running) {
 // TestMCPStdioSurvivesRestart: `corral mcp` keeps serving after the daemon
 // restarts; the call after the restart works.
 func TestMCPStdioSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "stdio")
 	if res := callMCP(t, cs, "file_write", map[string]any{"path": "before.txt", "content": "1"}); res.IsError {
@@ -53,6 +54,7 @@ func TestMCPStdioSurvivesRestart(t *testing.T) {
 // reaches the file whole; escaped as \u003c the frame to the daemon would
 // have been 24 MiB, past its 16 MiB limit.
 func TestMCPStdioBigHTMLText(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "stdio")
 	content := strings.Repeat("<", 4<<20)
@@ -75,6 +77,7 @@ func TestMCPStdioBigHTMLText(t *testing.T) {
 // TestMCPStdioSIGTERM: `corral mcp` exits promptly on SIGTERM, and the
 // command it was forwarding is killed in the daemon.
 func TestMCPStdioSIGTERM(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cmd := exec.Command(r.bin, "mcp")
 	cmd.Env = r.agentEnv()
@@ -125,6 +128,7 @@ func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, st
 // an unknown method in it with JSON-RPC -32601, and refuses the session
 // to another client's key.
 func TestMCPHTTPSessionAndUnknownMethod(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	sid := resp.Header.Get("Mcp-Session-Id")

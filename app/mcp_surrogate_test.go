@@ -32,6 +32,7 @@ func checkSurrogateAnswer(t *testing.T, transport string, answer []byte) {
 // MCP over HTTP and `corral mcp` over stdio refuse a path with a lone
 // surrogate, as /ws does, instead of writing "caf\ufffd.txt".
 func TestMCPRefusesLoneSurrogates(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 
 	// HTTP: a session first, then the call; the answer comes as an SSE
@@ -100,6 +101,7 @@ wait:
 // encoding/json would decode the byte 0xff in "caf\xff.txt" to U+FFFD and
 // write "caf\ufffd.txt", another file than the one sent.
 func TestMCPHTTPRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	sid := resp.Header.Get("Mcp-Session-Id")

@@ -33,6 +33,7 @@ func textOf(t *testing.T, res *sdk.CallToolResult) string {
 // TestMCPBothTransports drives `corral mcp` over stdio and POST /mcp over
 // HTTP with the official Go SDK client, as an agent app would.
 func TestMCPBothTransports(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	for _, name := range []string{"stdio", "http"} {
 		t.Run(name, func(t *testing.T) {

@@ -97,6 +97,7 @@ func schemaProp(t *testing.T, schemas map[string]map[string]any, tool, prop stri
 // file_read returns: the hint must not offer a line that is not there, and
 // the run_command it suggests must really give the rest of the line.
 func TestMCPFileReadLongLineHint(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -167,6 +168,7 @@ func TestMCPFileReadLongLineHint(t *testing.T) {
 // TestMCPRunCommandReason: run_command takes the optional reason that
 // command.run shows the owner.
 func TestMCPRunCommandReason(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "http")
 	schemas := toolSchemas(t, cs)
@@ -183,6 +185,7 @@ func TestMCPRunCommandReason(t *testing.T) {
 // and a hunk that does not match comes back as an isError result naming
 // the file, with nothing written.
 func TestMCPApplyPatch(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "http")
 	if d, _ := schemaProp(t, toolSchemas(t, cs), "apply_patch", "patch")["description"].(string); !strings.Contains(d, "*** Begin Patch") {
@@ -205,6 +208,7 @@ func TestMCPApplyPatch(t *testing.T) {
 // TestMCPGenerateLinkExpiresIn: expires_in is a number of seconds or a
 // duration string, as in PROTOCOL.md section 10.
 func TestMCPGenerateLinkExpiresIn(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "http")
 	prop := schemaProp(t, toolSchemas(t, cs), "generate_link", "expires_in")
@@ -245,6 +249,7 @@ func TestMCPGenerateLinkExpiresIn(t *testing.T) {
 // TestMCPSchemasForLLMs: every reason is described, closed choices are
 // enums, and context is a plain described object that still accepts null.
 func TestMCPSchemasForLLMs(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	cs := mcpClient(t, r, "stdio")
 	schemas := toolSchemas(t, cs)
@@ -293,6 +298,7 @@ func TestMCPSchemasForLLMs(t *testing.T) {
 // TestMCPMissingArguments: a missing required argument or a misnamed one
 // comes back as an isError result with a sentence, not validator jargon.
 func TestMCPMissingArguments(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {
@@ -335,6 +341,7 @@ func TestMCPMissingArguments(t *testing.T) {
 // no input schema has a type union; and the list without context is much
 // smaller.
 func TestMCPToolListPerClient(t *testing.T) {
+	t.Parallel()
 	r := startServe(t)
 	for _, transport := range []string{"stdio", "http"} {
 		t.Run(transport, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // session, keeps a command longer than its timeout alive with
 // resetTimeoutOnProgress, and round-trips 4 MiB of "<".
 func TestMCPTypeScriptClientLife(t *testing.T) {
+	t.Parallel()
 	node := nodeModules(t)
 	script, err := os.ReadFile(filepath.Join("testdata", "mcp-node", "life.mjs"))
 	if err != nil {

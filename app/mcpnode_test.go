@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,11 +23,15 @@ func nodeModules(tb testing.TB) string {
 	return npmInstall(tb, "mcp-node", "mcp-inspector", "bench.mjs")
 }
 
+var npmMu sync.Mutex
+
 // npmInstall installs app/testdata/<name>'s package.json (and files, copied
 // beside it) once into ~/.cache/corral-tests/<name>-<hash of package.json>
 // and returns that folder; node_modules/.bin/<marker> says it is complete.
 func npmInstall(tb testing.TB, name, marker string, files ...string) string {
 	tb.Helper()
+	npmMu.Lock() // the tests run in parallel; two installs of one name would share its .tmp
+	defer npmMu.Unlock()
 	if testing.Short() {
 		tb.Skip("-short: skipping the tests that drive Node MCP clients (they install npm packages)")
 	}
@@ -69,6 +75,7 @@ func npmInstall(tb testing.TB, name, marker string, files ...string) string {
 // TestMCPInspectorCLI: a real third-party MCP client (the MCP Inspector's
 // CLI) lists Corral's tools and calls file_read through `corral mcp`.
 func TestMCPInspectorCLI(t *testing.T) {
+	t.Parallel()
 	node := nodeModules(t)
 	r := startServe(t)
 	inspector := filepath.Join(node, "node_modules", ".bin", "mcp-inspector")
@@ -180,6 +187,15 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		os.Exit(0)
+	}
+	// The tests here mostly wait on other processes (the daemon, Xvfb,
+	// Node clients), so four run at once even on two cores, unless
+	// -test.parallel says otherwise.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", "4")
 	}
 	os.Exit(m.Run())
 }

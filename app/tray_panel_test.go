@@ -48,6 +48,7 @@ const panelConfig = `<?xml version="1.0" encoding="UTF-8"?>
 // the request when an agent asks. Screenshots of the menu the panel
 // opens on a click go to shotsDir (tray-xfce-*.png).
 func TestTrayMenuUnderXfcePanel(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus daemon, xfce4-panel and the real binary; skipped under -short")
 	}

@@ -17,6 +17,7 @@ import (
 // stderr still has the line with the file and the line number. The
 // screenshot goes to shotsDir (tray-config-error.png).
 func TestTrayConfigErrorWindow(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Xvfb and the real binary; skipped under -short")
 	}

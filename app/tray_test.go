@@ -39,6 +39,7 @@ const shotsDir = "/tmp/corral-shots"
 // owner would: the dialog a request opens is photographed and clicked,
 // the tray menu is read and used over D-Bus, and SIGTERM ends it cleanly.
 func TestTrayUnderXvfb(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus daemon and the real binary (tools from packaging/deps.sh); skipped under -short")
 	}
@@ -48,8 +49,9 @@ func TestTrayUnderXvfb(t *testing.T) {
 		}
 	}
 	bin := corralBinary(t)
-	display := startXvfb(t)
+	// The parts run at once, each on a display of its own.
 	t.Run("without a display", func(t *testing.T) {
+		t.Parallel()
 		s := startTray(t, bin, "", "")
 		if len(s.lines) != 5 || !strings.Contains(s.lines[4], "no display") || !strings.Contains(s.lines[4], "running headless") {
 			t.Errorf("start-up lines without a display: %q", s.lines)
@@ -57,7 +59,8 @@ func TestTrayUnderXvfb(t *testing.T) {
 		s.stop()
 	})
 	t.Run("without D-Bus", func(t *testing.T) {
-		s := startTray(t, bin, display, "")
+		t.Parallel()
+		s := startTray(t, bin, startXvfb(t), "")
 		if !slices.ContainsFunc(s.lines, func(l string) bool { return strings.Contains(l, "no D-Bus session bus") }) {
 			t.Errorf("no line about the missing bus: %q", s.lines)
 		}
@@ -72,9 +75,10 @@ func TestTrayUnderXvfb(t *testing.T) {
 		}
 	})
 	t.Run("with D-Bus and a tray host", func(t *testing.T) {
+		t.Parallel()
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
-		s := startTray(t, bin, display, bus)
+		s := startTray(t, bin, startXvfb(t), bus)
 		// This bus has no notification service: one line says so at
 		// start, and no approval adds an error line about it.
 		if len(s.lines) != 5 || !strings.Contains(s.lines[4], "no notification service") {
@@ -95,9 +99,10 @@ func TestTrayUnderXvfb(t *testing.T) {
 		}
 	})
 	t.Run("Quit from the tray menu", func(t *testing.T) {
+		t.Parallel()
 		bus := startBus(t)
 		w := newFakeWatcher(t, bus)
-		s := startTray(t, bin, display, bus)
+		s := startTray(t, bin, startXvfb(t), bus)
 		menu := menuObject(t, w.conn, w.item(t))
 		var quit trayEntry
 		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -111,6 +116,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 		s.wait("Quit")
 	})
 	t.Run("serve --headless", func(t *testing.T) {
+		t.Parallel()
 		headlessRSS(t, bin)
 	})
 }
@@ -891,9 +897,13 @@ func dbusDaemons() map[int]bool {
 	return out
 }
 
+// newAutolaunchedBus says whether a D-Bus daemon started since s began
+// was launched from Corral's environment (other tests, running in
+// parallel, start their own buses).
 func (s *traySession) newAutolaunchedBus() bool {
 	for pid := range dbusDaemons() {
-		if !s.buses[pid] {
+		env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+		if !s.buses[pid] && slices.Contains(strings.Split(string(env), "\x00"), "CORRAL_HOME="+s.home) {
 			return true
 		}
 	}

@@ -15,6 +15,7 @@ import (
 // store, sandbox): it names the agent's newest change, and undoing it
 // puts the file back byte for byte and leaves the other agent's alone.
 func TestTrayUndoLastChange(t *testing.T) {
+	t.Parallel()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".local/share/corral")
 	files := config.Files{
