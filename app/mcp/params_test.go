@@ -44,6 +44,7 @@ var (
 // params in app/wire have the same names, the same required ones and
 // the same JSON types, but for the differences listed above.
 func TestParamsAgree(t *testing.T) {
+	t.Parallel()
 	tools := listTools(t)
 	if len(tools) != len(toolMethods) {
 		t.Errorf("%d tools listed, %d in toolMethods", len(tools), len(toolMethods))

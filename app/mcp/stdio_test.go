@@ -75,6 +75,7 @@ func errorCode(m map[string]any) float64 {
 // TestLineTransportSurvivesBadLines: each bad line is answered with a
 // JSON-RPC error and the session goes on to answer the next request.
 func TestLineTransportSurvivesBadLines(t *testing.T) {
+	t.Parallel()
 	send, next := lineSession(t, 1024)
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
 	if m := next(); m["result"] == nil {
@@ -112,6 +113,7 @@ func TestLineTransportSurvivesBadLines(t *testing.T) {
 // TestLineTransportKeepsHTMLCharacters: "<", ">" and "&" reach the client
 // as themselves, not as \u003c and friends.
 func TestLineTransportKeepsHTMLCharacters(t *testing.T) {
+	t.Parallel()
 	if got := string(unescapeHTML([]byte(`{"a":"\u003c\u003e\u0026 \\u003c \\\u0026 \u2028"}`))); got != `{"a":"<>& \\u003c \\& \u2028"}` {
 		t.Fatalf("unescapeHTML: %s", got)
 	}
@@ -169,11 +171,14 @@ func (rpcEchoBackend) Call(_ context.Context, _ string, params any) (json.RawMes
 	return rpc.Marshal(params)
 }
 
-// TestLineTransportBigHTMLText: an answer carrying 1 MiB of "<", ">" and
-// "&" twice (text and structuredContent) is one line of about 2 MiB, not
-// the 12 MiB that \u003c escapes would make of it (a 4 MiB text would
-// pass the 16 MiB line limit so), and comes back whole.
+// TestLineTransportBigHTMLText: an answer carrying 256 KiB of "<", ">"
+// and "&" twice (text and structuredContent) is one line of about 512 KiB,
+// not the 3 MiB that \u003c escapes would make of it (a 4 MiB text would
+// pass the 16 MiB line limit so), and comes back whole. 256 KiB is four
+// times the reader's 64 KiB buffer, so the call's line is read in
+// pieces; 1 MiB told no more and took 5 s under -race.
 func TestLineTransportBigHTMLText(t *testing.T) {
+	t.Parallel()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,7 +189,7 @@ func TestLineTransportBigHTMLText(t *testing.T) {
 	}()
 	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-done })
 	lines := bufio.NewReaderSize(outR, 64<<10)
-	content := strings.Repeat("<&>", 1<<20/3)
+	content := strings.Repeat("<&>", 256<<10/3)
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"file_write","arguments":{"path":"a","content":"` + content + `"}}}`
 	go func() {
 		io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")

@@ -205,6 +205,7 @@ var toolCases = []toolCase{
 // parameter, one type per property and an output schema; context is
 // offered only with ActsForOthers.
 func TestToolList(t *testing.T) {
+	t.Parallel()
 	for _, others := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ActsForOthers=%v", others), func(t *testing.T) {
 			cs, _ := connectFake(t, &fakeBackend{}, Options{ActsForOthers: others}, nil)
@@ -267,6 +268,7 @@ func TestToolList(t *testing.T) {
 // arguments as the client gave them, and answers the method's result as
 // both text and structuredContent.
 func TestToolMethods(t *testing.T) {
+	t.Parallel()
 	b := &fakeBackend{answer: answerWith(map[string]any{"type": "text", "path": "a.txt", "content": "hello", "totalLines": 1, "outputLines": 1})}
 	cs, _ := connectFake(t, b, Options{}, nil)
 	for _, c := range toolCases {
@@ -296,6 +298,7 @@ func TestToolMethods(t *testing.T) {
 // a sentence naming the tool and the argument, and the backend is not
 // called.
 func TestArgumentProblems(t *testing.T) {
+	t.Parallel()
 	b := &fakeBackend{}
 	cs, _ := connectFake(t, b, Options{}, nil)
 	for _, c := range []struct {
@@ -338,6 +341,7 @@ func TestArgumentProblems(t *testing.T) {
 // in a sentence naming the tool (and the argument), never in Go's words
 // ("json: cannot unmarshal … into Go value of type map[string]interface {}").
 func TestArgumentsThatAreNotValues(t *testing.T) {
+	t.Parallel()
 	b := &fakeBackend{}
 	cs, _ := connectFake(t, b, Options{}, nil)
 	for _, c := range []struct {
@@ -362,6 +366,7 @@ func TestArgumentsThatAreNotValues(t *testing.T) {
 // out (a null context too), and generate_link's expires_in given as a
 // number of seconds reaches link.create as a duration.
 func TestArgumentsNormalised(t *testing.T) {
+	t.Parallel()
 	b := &fakeBackend{}
 	cs, _ := connectFake(t, b, Options{ActsForOthers: true}, nil)
 	for _, c := range []struct {
@@ -397,6 +402,7 @@ func TestArgumentsNormalised(t *testing.T) {
 // read_multiple_files one file's error is that file's text, and the
 // others are read.
 func TestBackendErrors(t *testing.T) {
+	t.Parallel()
 	b := &fakeBackend{answer: func(_ context.Context, _ string, params json.RawMessage) (json.RawMessage, error) {
 		var p struct{ Path string }
 		json.Unmarshal(params, &p)
@@ -440,6 +446,7 @@ func TestBackendErrors(t *testing.T) {
 // notifications/cancelled, and the backend's context for that call ends;
 // the session goes on serving.
 func TestCancelReachesBackend(t *testing.T) {
+	t.Parallel()
 	started, ended, stop := make(chan struct{}), make(chan error, 1), make(chan struct{})
 	b := &fakeBackend{answer: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		if method != "command.run" {
@@ -483,6 +490,7 @@ func TestCancelReachesBackend(t *testing.T) {
 // count; without one, there is no Progress and no
 // stream.
 func TestProgress(t *testing.T) {
+	t.Parallel()
 	type note struct {
 		token    any
 		msg      string
@@ -548,6 +556,7 @@ func fileLines(first, n int) string {
 // (head and tail turn into one window of lines; read_multiple_files takes
 // at most 20 paths), and a result file.read cut short says how to read on.
 func TestReadBounds(t *testing.T) {
+	t.Parallel()
 	const total = 5000
 	b := &fakeBackend{answer: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		var p struct {
@@ -620,6 +629,7 @@ func TestReadBounds(t *testing.T) {
 // encoding note) is set apart on lines of its own, and the path it puts
 // in a shell command is quoted so that the command reads that file.
 func TestAgentTextUnchanged(t *testing.T) {
+	t.Parallel()
 	const content = "[Showing lines 1–1 of 1.]\n<script>alert('&')</script>\n\x1b[31mred\x1b[0m \u202e\u200b\n{\"isError\":true}\n"
 	answer := map[string]any{"type": "text", "path": "a.txt", "content": content, "totalLines": 4, "outputLines": 4}
 	cs, _ := connectFake(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)
@@ -662,6 +672,7 @@ func TestAgentTextUnchanged(t *testing.T) {
 // TestShellQuote: a quoted path is one shell word that means the path
 // itself and cannot be read as an option, whatever characters it holds.
 func TestShellQuote(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")
 	}
@@ -680,6 +691,7 @@ func TestShellQuote(t *testing.T) {
 // TestReadImage: an image comes back as MCP image content with its bytes
 // and type, and its structuredContent leaves the base64 data out.
 func TestReadImage(t *testing.T) {
+	t.Parallel()
 	png := []byte("\x89PNG\r\n\x1a\nnot really")
 	answer := map[string]any{"type": "image", "path": "p.png", "bytes": len(png), "mimeType": "image/png", "data": png} // []byte marshals as base64
 	cs, _ := connectFake(t, &fakeBackend{answer: answerWith(answer)}, Options{}, nil)

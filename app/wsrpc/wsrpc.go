@@ -7,7 +7,7 @@
 // Guarantees, per connection:
 //   - Nothing but the writer writes to the socket; it pings the peer
 //     every pingPeriod and drops a peer that does not take a frame within
-//     writeWait, or sends nothing (not even a pong) for pongWait.
+//     Options.WriteWait, or sends nothing (not even a pong) for pongWait.
 //   - A frame larger than Options.MaxMessageBytes closes the connection
 //     with 1009. Every other frame is answered: a malformed one with its
 //     JSON-RPC error (parse error, invalid request, invalid params), a
@@ -16,7 +16,7 @@
 //     a backlog and the reader goes on reading, so a $/cancelRequest
 //     still arrives. Once the calls waiting (in the backlog, or on a
 //     worker for a place in Options.Calls) are maxBacklog calls or
-//     maxBacklogBytes of frames — of this peer, or of all the peers that
+//     Options.BacklogBytes of frames — of this peer, or of all the peers that
 //     share Options.Waiting — the reader of a peer with a call waiting
 //     waits for a worker, so peers cannot start unbounded goroutines or
 //     make Corral hold unbounded requests.
@@ -66,8 +66,9 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	maxInFlight = 64 // concurrent calls per connection; more wait
-	// maxBacklog and maxBacklogBytes bound the calls read while every
-	// worker is busy; past either the reader waits for a worker.
+	// maxBacklog and maxBacklogBytes (Options.BacklogBytes' default)
+	// bound the calls read while every worker is busy; past either the
+	// reader waits for a worker.
 	maxBacklog      = 4096
 	maxBacklogBytes = 8 << 20
 	// SendQueue is how many frames wait for the writer. A push that finds
@@ -101,9 +102,18 @@ type Options struct {
 	// call holds a place from before Dispatch until its answer is queued.
 	Calls chan struct{}
 	// Waiting, if set, is shared by Peers whose calls waiting to run it
-	// bounds together, to maxBacklog calls and maxBacklogBytes (one
+	// bounds together, to maxBacklog calls and BacklogBytes (one
 	// agent's connections); nil: each Peer's own.
 	Waiting *Waiting
+	// BacklogBytes bounds the bytes of the frames of the calls waiting
+	// to run (this Peer's, or all those of its Waiting: give the Peers
+	// that share one the same value); 0: maxBacklogBytes (8 MiB). Tests
+	// set a smaller one, to fill it with less.
+	BacklogBytes int64
+	// WriteWait is how long the writer waits for the peer to take one
+	// frame before it drops the peer; 0: writeWait (10 s). Tests set a
+	// shorter one, not to wait out the default.
+	WriteWait time.Duration
 }
 
 // Waiting counts the calls read and not yet running of the Peers that
@@ -152,6 +162,12 @@ func New(ctx context.Context, ws *websocket.Conn, d Dispatcher, ident any, o Opt
 	}
 	if p.log == nil {
 		p.log = slog.Default()
+	}
+	if p.opt.BacklogBytes <= 0 {
+		p.opt.BacklogBytes = maxBacklogBytes
+	}
+	if p.opt.WriteWait <= 0 {
+		p.opt.WriteWait = writeWait
 	}
 	if p.waiting = o.Waiting; p.waiting == nil {
 		p.waiting = new(Waiting)
@@ -223,13 +239,13 @@ func (p *Peer) readLoop() {
 
 // hand gives j to an idle worker, a new one, or the backlog, while the
 // calls that wait (in a backlog, or on a worker for a place in
-// Options.Calls) fit in maxBacklog and maxBacklogBytes, or none of this
+// Options.Calls) fit in maxBacklog and Options.BacklogBytes, or none of this
 // peer's waits; otherwise it waits for a worker. It reports false, having
 // ended j, when the connection finished meanwhile.
 func (p *Peer) hand(j job) bool {
 	alone := p.mine.Add(1) == 1
 	calls, bytes := p.waiting.calls.Add(1), p.waiting.bytes.Add(int64(j.size))
-	if alone || calls <= maxBacklog && bytes <= maxBacklogBytes {
+	if alone || calls <= maxBacklog && bytes <= p.opt.BacklogBytes {
 		select {
 		case p.work <- j:
 			return true
@@ -526,7 +542,7 @@ func (p *Peer) Notify(method string, params any) bool {
 
 // writeLoop is the connection's only writer: it writes queued frames,
 // pings the peer, and once the connection is finished says goodbye and
-// closes it. A peer that does not take a frame within writeWait is
+// closes it. A peer that does not take a frame within Options.WriteWait is
 // dropped rather than waited on.
 func (p *Peer) writeLoop() {
 	ping := time.NewTicker(pingPeriod)
@@ -540,11 +556,11 @@ func (p *Peer) writeLoop() {
 			// No yield here: with bare and corral measured in turns,
 			// a runtime.Gosched after each frame changed neither the
 			// rate nor the CPU per call (README, What the benchmarks compare).
-			if !p.write(f, time.Now().Add(writeWait)) {
+			if !p.write(f, time.Now().Add(p.opt.WriteWait)) {
 				return
 			}
 		case <-ping.C:
-			if err := p.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(writeWait)); err != nil {
+			if err := p.ws.WriteControl(websocket.PingMessage, nil, time.Now().Add(p.opt.WriteWait)); err != nil {
 				p.Close()
 				return
 			}

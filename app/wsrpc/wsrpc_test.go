@@ -48,7 +48,7 @@ func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, err
 		if f.built != nil {
 			f.built <- struct{}{}
 		}
-		return strings.Repeat("x", a.N), nil
+		return xs(strings.Repeat("x", a.N)), nil
 	case "wait":
 		if f.waiting != nil {
 			f.waiting <- struct{}{}
@@ -64,6 +64,17 @@ func (f fake) Dispatch(ctx context.Context, p *Peer, req *rpc.Request) (any, err
 		return nil, errs.New(errs.NotFound, "", "There is no such thing.")
 	}
 	return nil, rpc.MethodNotFound(req.Method)
+}
+
+// xs is size's answer, a string of x's that writes its own JSON, as
+// file.read's text does (rpc.Appender): building a big answer costs a
+// copy, not encoding/json's escaping, so a test that counts the answers
+// built is not held back by building them.
+type xs string
+
+func (s xs) AppendJSON(b []byte) []byte {
+	b = append(b, '"')
+	return append(append(b, s...), '"')
 }
 
 // serve serves /ws with d over a real WebSocket on loopback; each Peer
@@ -459,19 +470,23 @@ func TestPeersShareCalls(t *testing.T) {
 // A call that waits for a place in Options.Calls waits on a worker with
 // its frame: it counts in the backlog's bytes, shared between the peers
 // that share Options.Waiting (one agent key's connections). While none of
-// their calls can start, they hold maxBacklogBytes of frames between them
+// their calls can start, they hold BacklogBytes of frames between them
 // (each also one waiting call beyond, and the one its reader has in
 // hand), not maxInFlight frames of any size each besides a backlog each.
 // Against a daemon, six connections of one agent key, each with 72
 // file.write calls of 1 MiB behind the key's 64 places held by sleeping
 // commands, took it from 36 MB to 640 MB; 127 connections of a full
 // backlog of tiny calls, to 565 MB.
+// The test sets BacklogBytes to 256 KiB, not the default 8 MiB, and sends
+// frames of 32 KiB: as many frames fill it, and under -race the echo of
+// 32 MiB of JSON took ten seconds.
 func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 	t.Parallel()
 	calls := make(chan struct{}, 1)
 	calls <- struct{}{} // another peer's call holds the only place
-	url, peers := serve(t, fake{}, Options{Calls: calls, Waiting: new(Waiting)})
-	const frameSize, sent = 1 << 20, 16
+	const backlogBytes = 256 << 10
+	url, peers := serve(t, fake{}, Options{Calls: calls, Waiting: new(Waiting), BacklogBytes: backlogBytes})
+	const frameSize, sent = 32 << 10, 16
 	pad := strings.Repeat("x", frameSize-64)
 	var ps []*Peer
 	var wss []*websocket.Conn
@@ -496,8 +511,8 @@ func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 		}
 		return n
 	}
-	least := maxBacklogBytes/frameSize + 2 // and the one in each reader's hand
-	most := least + 2                      // and one waiting call each beyond
+	least := backlogBytes/frameSize + 2 // and the one in each reader's hand
+	most := least + 2                   // and one waiting call each beyond
 	for deadline := time.Now().Add(10 * time.Second); held() < least; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the readers read %d calls, want %d", held(), least)
@@ -507,7 +522,7 @@ func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 	// no more.
 	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
 		if n := held(); n > most {
-			t.Fatalf("two peers read %d calls of 1 MiB while none could start, want at most %d (maxBacklogBytes between them)", n, most)
+			t.Fatalf("two peers read %d calls of %d KiB while none could start, want at most %d (BacklogBytes between them)", n, frameSize>>10, most)
 		}
 	}
 	<-calls // the place comes free: every call answers, in turn
@@ -566,6 +581,14 @@ func TestQueueBoundInBytes(t *testing.T) {
 // unserved is a Peer whose writer never runs: nothing leaves its queue.
 func unserved(t *testing.T) *Peer {
 	t.Helper()
+	p, _ := unwritten(t, nil)
+	return p
+}
+
+// unwritten is a Peer whose writer never runs, with the test's end of its
+// socket; if d is set, its reader reads calls for d.
+func unwritten(t *testing.T, d Dispatcher) (*Peer, *websocket.Conn) {
+	t.Helper()
 	upgraded := make(chan *websocket.Conn, 1)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := (&websocket.Upgrader{}).Upgrade(w, r, nil)
@@ -574,10 +597,18 @@ func unserved(t *testing.T) *Peer {
 		}
 	}))
 	t.Cleanup(ts.Close)
-	_ = dial(t, ts.URL)
-	p := New(context.Background(), <-upgraded, fake{}, nil, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ws := dial(t, ts.URL)
+	read := d != nil
+	if !read {
+		d = fake{}
+	}
+	p := New(context.Background(), <-upgraded, d, nil, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	t.Cleanup(func() { p.ws.Close() })
-	return p
+	if read {
+		go p.readLoop()
+		t.Cleanup(p.Close)
+	}
+	return p, ws
 }
 
 // A client that stops reading is dropped once its queue is full, while a
@@ -648,14 +679,48 @@ func TestSlowClientIsDroppedOthersKeepTheirPushes(t *testing.T) {
 
 // A peer that sends calls and never reads their answers gets at most
 // QueueBytes of them queued, however few frames that is: the calls wait
-// for room, the reader for a call to end, and the writer drops the peer
-// after writeWait. Counted in frames alone, the queue would hold a
-// thousand image reads (13 MiB each) for a peer that reads nothing.
+// for room, and the reader for a call to end. Counted in frames alone, the
+// queue would hold a thousand image reads (13 MiB each) for a peer that
+// reads nothing. The writer does not run here, so nothing leaves the
+// queue and no socket buffer takes any: the answers built stop at what
+// the queue holds and one waiting for room on each worker, and stay
+// there, while the other calls wait in the backlog. (That the writer
+// drops such a peer is TestUnreadPeerIsDropped.)
 func TestUnreadAnswersAreBoundedInBytes(t *testing.T) {
 	t.Parallel()
 	const size, calls = 256 << 10, 400
 	built := make(chan struct{}, calls)
-	url, peers := serve(t, fake{built: built}, Options{})
+	p, ws := unwritten(t, fake{built: built})
+	go func() {
+		for i := range calls {
+			if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"size","params":{"n":%d}}`, i, size)) != nil {
+				return
+			}
+		}
+	}()
+	most := QueueBytes/size + maxInFlight // the queue, and one on each worker
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		n := len(built)
+		if n > most {
+			t.Fatalf("%d answers of %d KiB were built for a peer that reads none (%d MiB); want at most %d", n, size>>10, n*size>>20, most)
+		}
+		if n == len(p.send)+maxInFlight && p.mine.Load() == int64(calls-n) {
+			break // every call read; every worker waits for room that never comes
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answers built, %d queued, %d calls waiting; want every call read, and every worker waiting with an answer", n, len(p.send), p.mine.Load())
+		}
+	}
+}
+
+// A peer that reads nothing is dropped once the writer has waited
+// Options.WriteWait for it to take a frame: 1 s here, not the default
+// 10 s. Its calls' answers are far more than the socket buffers take.
+func TestUnreadPeerIsDropped(t *testing.T) {
+	t.Parallel()
+	const size, calls = 256 << 10, 400
+	o := Options{WriteWait: time.Second}
+	url, peers := serve(t, fake{}, o)
 	ws := dial(t, url) // never read
 	p := <-peers
 	go func() {
@@ -667,14 +732,8 @@ func TestUnreadAnswersAreBoundedInBytes(t *testing.T) {
 	}()
 	select {
 	case <-p.Done(): // the writer gave up on the peer
-	case <-time.After(writeWait + 20*time.Second):
+	case <-time.After(o.WriteWait + 20*time.Second):
 		t.Fatal("the peer that reads nothing was not dropped")
-	}
-	// What the queue holds, what the calls waiting for room hold, and
-	// what the socket buffers took before the writer stalled (16 MiB).
-	most := QueueBytes/size + maxInFlight + (16<<20)/size
-	if n := len(built); n > most {
-		t.Fatalf("%d answers of %d KiB were built for a peer that reads none (%d MiB); want at most %d", n, size>>10, n*size>>20, most)
 	}
 }
 

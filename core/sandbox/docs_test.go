@@ -55,7 +55,11 @@ func docWorld(t testing.TB, dc DocConfig) *world {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1"}
+			// Built with -race, the helper would sleep a second at exit
+			// (GORACE atexit_sleep_ms, default 1000) for goroutines to
+			// report races: a second per document read, in a helper that
+			// has no other goroutines. It still reports any race it sees.
+			dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1", "GORACE": "atexit_sleep_ms=0"}
 		}
 		cfg.Docs = dc
 	})
@@ -94,6 +98,7 @@ func samplePDF(t testing.TB, pages, lines int) []byte {
 
 // Every format comes out as text with its markers, in document order.
 func TestDocumentReadFormats(t *testing.T) {
+	t.Parallel() // its own world: folders, sink, runner
 	w := docWorld(t, DocConfig{})
 	docs := []struct {
 		name   string
@@ -146,6 +151,7 @@ func TestDocumentReadFormats(t *testing.T) {
 
 // offset and limit page through the text like file.read pages a file.
 func TestDocumentReadPaging(t *testing.T) {
+	t.Parallel() // its own world: folders, sink, runner
 	w := docWorld(t, DocConfig{})
 	w.put(t, "long.pdf", samplePDF(t, 3, 40))
 	ctx := context.Background()
@@ -191,6 +197,7 @@ func TestPageLinesByteCap(t *testing.T) {
 // Hostile and broken documents answer with the right kind, within their
 // limits, and the daemon goes on reading good ones.
 func TestDocumentReadHostile(t *testing.T) {
+	t.Parallel() // its own world: folders, sink, runner
 	w := docWorld(t, DocConfig{})
 	ctx := context.Background()
 	good := samplePDF(t, 1, 3)
@@ -233,6 +240,7 @@ func TestDocumentReadHostile(t *testing.T) {
 
 // Paths resolve as for file.read; files too large are not read at all.
 func TestDocumentReadPaths(t *testing.T) {
+	t.Parallel() // its own world: folders, sink, runner
 	w := docWorld(t, DocConfig{})
 	ctx := context.Background()
 	w.put(t, "small.pdf", []byte("%PDF-1.4"))
