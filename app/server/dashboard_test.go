@@ -36,16 +36,17 @@ import (
 	"corral/store"
 )
 
-// The dashboard tests drive a real headless Chromium (one at a time: a
-// browser each in parallel is slower on a small machine, not faster) against a real server
+// The dashboard tests drive a real headless Chromium (one process shared
+// by the tests, a tab each, one test at a time) against a real server
 // (the harness) with a real store. They skip only under -short; without
 // -short a missing Chromium fails them (packaging/deps.sh installs it).
 // Screenshots go to the test's temp dir, and also to $CORRAL_SHOTS when set.
 
-// browser is one headless Chromium with one tab.
+// browser is one tab, alone in its BrowserContext of the shared Chromium.
 type browser struct {
 	t     testing.TB
-	ctx   context.Context // the tab
+	ctx   context.Context      // the tab
+	id    cdp.BrowserContextID // for browser-wide commands (downloads, permissions) to apply to this tab only
 	shots string
 
 	mu   sync.Mutex
@@ -72,17 +73,34 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// browsers lets one Chromium run at a time. The tests run in parallel;
-// on a small machine two Chromiums beside a -race server starve each
-// other's deadlines, while the tests without one fill the gaps.
-var browsers = make(chan struct{}, 1)
+// chromium is the one headless Chromium that the browser tests of this
+// binary share: starting one costs most of a second and much CPU, a tab
+// in a BrowserContext of its own costs little. Each test's tab has its
+// own cookies, storage, cache, permissions and downloads, which go when
+// its BrowserContext does. The process starts with the first test that
+// needs it, again after a crash, and stops in TestMain.
+var chromium struct {
+	mu   sync.Mutex
+	ctx  context.Context // the browser's first tab; nil before the first start
+	stop func()
+}
 
-func newBrowser(t testing.TB) *browser {
+// sharedChromium returns the running shared Chromium, starting it if
+// there is none yet or the last one died.
+func sharedChromium(t testing.TB, execPath string) context.Context {
 	t.Helper()
-	browsers <- struct{}{}
-	t.Cleanup(func() { <-browsers }) // after the browser's own cleanup below
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.ctx != nil && chromium.ctx.Err() == nil {
+		return chromium.ctx
+	}
+	if chromium.stop != nil {
+		t.Log("the shared Chromium has stopped; starting another")
+		chromium.stop()
+		chromium.ctx, chromium.stop = nil, nil
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(execPath),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true),
@@ -90,16 +108,64 @@ func newBrowser(t testing.TB) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 800),
-	)
+	) // no UserDataDir: the allocator makes a temporary one and removes it
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+	// The first Run binds the browser's life to ctx, which only stop ends.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
 		t.Fatalf("start Chromium: %v", err)
 	}
+	chromium.ctx, chromium.stop = ctx, func() { cancel(); cancelAlloc() }
+	return ctx
+}
+
+// stopChromium stops the shared Chromium, if one runs.
+func stopChromium() {
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.stop != nil {
+		chromium.stop()
+		chromium.ctx, chromium.stop = nil, nil
+	}
+}
+
+func TestMain(m *testing.M) {
+	m.Run()
+	stopChromium()
+}
+
+// browsers lets one browser test run at a time. The tests run in
+// parallel; on a small machine two tabs beside a -race server starve
+// each other's deadlines, while the tests without one fill the gaps.
+var browsers = make(chan struct{}, 1)
+
+// newBrowser opens a tab for t in a new BrowserContext of the shared
+// Chromium, at a desktop viewport; t's cleanup closes both.
+func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	execPath := chromiumPath(t)
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers }) // after the tab's own cleanup below
+	var ctx context.Context
+	for try := 1; ; try++ {
+		shared := sharedChromium(t, execPath)
+		tab, cancel := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
+		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
+		if err == nil {
+			ctx = tab
+			t.Cleanup(cancel) // closes the tab and disposes of its BrowserContext
+			break
+		}
+		cancel()
+		if shared.Err() == nil || try == 2 {
+			t.Fatalf("open a tab in Chromium: %v", err)
+		}
+		// The shared Chromium died (a crash in another test): start another.
+	}
+	b := &browser{t: t, ctx: ctx, id: chromedp.FromContext(ctx).BrowserContextID, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
@@ -430,7 +496,7 @@ func TestDashboardAuditLog(t *testing.T) {
 	// Export the filtered view: CSV and JSON Lines, downloaded as files.
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: b.id,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +809,7 @@ func waitDownload(t *testing.T, dir, ext string) string {
 	return ""
 }
 
-// waitTarget waits until some tab shows url (a link opened with noopener
+// waitTarget waits until some tab of b's BrowserContext shows url (a link opened with noopener
 // has no opener to wait on).
 func waitTarget(t *testing.T, b *browser, prefix string) {
 	t.Helper()
@@ -754,7 +820,7 @@ func waitTarget(t *testing.T, b *browser, prefix string) {
 			t.Fatal(err)
 		}
 		for _, x := range ts {
-			if x.Type == "page" && strings.HasPrefix(x.URL, prefix) {
+			if x.Type == "page" && x.BrowserContextID == b.id && strings.HasPrefix(x.URL, prefix) {
 				return
 			}
 		}

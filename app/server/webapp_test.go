@@ -40,7 +40,7 @@ func TestWebAppNotifiesNewApproval(t *testing.T) {
 	b.wait(`!document.querySelector('#notify-on').hidden`)
 	b.shot("phone-notify-offer")
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: h.url,
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: h.url, BrowserContextID: b.id,
 	}); err != nil {
 		t.Fatalf("grant notifications: %v", err)
 	}
