@@ -26,6 +26,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
@@ -42,11 +43,11 @@ import (
 // -short a missing Chromium fails them (packaging/deps.sh installs it).
 // Screenshots go to the test's temp dir, and also to $CORRAL_SHOTS when set.
 
-// browser is one tab, alone in its BrowserContext of the shared Chromium.
+// browser is one tab of the shared Chromium.
 type browser struct {
 	t     testing.TB
 	ctx   context.Context      // the tab
-	id    cdp.BrowserContextID // for browser-wide commands (downloads, permissions) to apply to this tab only
+	id    cdp.BrowserContextID // the tab's, for browser-wide commands (downloads, permissions)
 	shots string
 
 	mu   sync.Mutex
@@ -143,20 +144,41 @@ func TestMain(m *testing.M) {
 var browsers = make(chan struct{}, 1)
 
 // newBrowser opens a tab for t in a new BrowserContext of the shared
-// Chromium, at a desktop viewport; t's cleanup closes both.
+// Chromium, at a desktop viewport; t's cleanup closes both. The
+// BrowserContext is off the record, as a guest window is: nothing of it
+// outlives the test, and no other test sees it.
 func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	return openTab(t, true)
+}
+
+// newProfileBrowser opens a tab for t in the shared Chromium's own
+// profile, which is not off the record, for what Chromium does only in
+// such a profile: it preconnects for <link rel=preconnect> only there.
+// The profile's tabs share cookies, cache and storage with each other,
+// so a test using it must not depend on them.
+func newProfileBrowser(t testing.TB) *browser {
+	t.Helper()
+	return openTab(t, false)
+}
+
+func openTab(t testing.TB, isolated bool) *browser {
 	t.Helper()
 	execPath := chromiumPath(t)
 	browsers <- struct{}{}
 	t.Cleanup(func() { <-browsers }) // after the tab's own cleanup below
+	var opts []chromedp.ContextOption
+	if isolated {
+		opts = append(opts, chromedp.WithNewBrowserContext())
+	}
 	var ctx context.Context
 	for try := 1; ; try++ {
 		shared := sharedChromium(t, execPath)
-		tab, cancel := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
+		tab, cancel := chromedp.NewContext(shared, opts...)
 		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
 		if err == nil {
 			ctx = tab
-			t.Cleanup(cancel) // closes the tab and disposes of its BrowserContext
+			t.Cleanup(cancel) // closes the tab and disposes of a BrowserContext it made
 			break
 		}
 		cancel()
@@ -165,7 +187,11 @@ func newBrowser(t testing.TB) *browser {
 		}
 		// The shared Chromium died (a crash in another test): start another.
 	}
-	b := &browser{t: t, ctx: ctx, id: chromedp.FromContext(ctx).BrowserContextID, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
+	info, err := chromedp.CallBrowser(ctx, target.GetTargetInfo, target.GetTargetInfoParams{TargetID: chromedp.FromContext(ctx).Target.TargetID})
+	if err != nil {
+		t.Fatalf("the new tab: %v", err)
+	}
+	b := &browser{t: t, ctx: ctx, id: info.TargetInfo.BrowserContextID, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
