@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path"
@@ -1799,4 +1800,34 @@ func TestDashboardRiskyApprovals(t *testing.T) {
 	b.click(`.approval button[data-decision="deny_once"]`)
 	<-write
 	b.noPageErrors()
+}
+
+// TestBrowserTabsIsolated: the tests share one Chromium, and a test's
+// tab must not see what an earlier test's tab left: its cookies and
+// storage go with its BrowserContext.
+func TestBrowserTabsIsolated(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t) // skip early under -short
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!DOCTYPE html><title>page</title>")
+	}))
+	defer page.Close()
+	const left = `[document.cookie, localStorage.getItem('left') || '', sessionStorage.getItem('left') || '']`
+	t.Run("earlier", func(t *testing.T) {
+		b := newBrowser(t)
+		b.do(chromedp.Navigate(page.URL))
+		js[chromedp.Void](b, `document.cookie = 'left=1; max-age=3600', localStorage.setItem('left', '1'), sessionStorage.setItem('left', '1')`)
+		b.do(chromedp.Reload())
+		if got := js[[]string](b, left); !slices.Equal(got, []string{"left=1", "1", "1"}) {
+			t.Fatalf("the tab kept %q of what it stored: the later test cannot tell", got)
+		}
+	})
+	t.Run("later", func(t *testing.T) {
+		b := newBrowser(t)
+		b.do(chromedp.Navigate(page.URL))
+		if got := js[[]string](b, left); !slices.Equal(got, []string{"", "", ""}) {
+			t.Errorf("a new tab found %q that an earlier test's tab stored", got)
+		}
+	})
 }
