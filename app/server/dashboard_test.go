@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path"
@@ -26,6 +27,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
 
@@ -36,16 +38,17 @@ import (
 	"corral/store"
 )
 
-// The dashboard tests drive a real headless Chromium (one at a time: a
-// browser each in parallel is slower on a small machine, not faster) against a real server
+// The dashboard tests drive a real headless Chromium (one process shared
+// by the tests, a tab each, one test at a time) against a real server
 // (the harness) with a real store. They skip only under -short; without
 // -short a missing Chromium fails them (packaging/deps.sh installs it).
 // Screenshots go to the test's temp dir, and also to $CORRAL_SHOTS when set.
 
-// browser is one headless Chromium with one tab.
+// browser is one tab of the shared Chromium.
 type browser struct {
 	t     testing.TB
-	ctx   context.Context // the tab
+	ctx   context.Context      // the tab
+	id    cdp.BrowserContextID // the tab's, for browser-wide commands (downloads, permissions)
 	shots string
 
 	mu   sync.Mutex
@@ -72,17 +75,34 @@ func chromiumPath(t testing.TB) string {
 	return ""
 }
 
-// browsers lets one Chromium run at a time. The tests run in parallel;
-// on a small machine two Chromiums beside a -race server starve each
-// other's deadlines, while the tests without one fill the gaps.
-var browsers = make(chan struct{}, 1)
+// chromium is the one headless Chromium that the browser tests of this
+// binary share: starting one costs most of a second and much CPU, a tab
+// in a BrowserContext of its own costs little. Each test's tab has its
+// own cookies, storage, cache, permissions and downloads, which go when
+// its BrowserContext does. The process starts with the first test that
+// needs it, again after a crash, and stops in TestMain.
+var chromium struct {
+	mu   sync.Mutex
+	ctx  context.Context // the browser's first tab; nil before the first start
+	stop func()
+}
 
-func newBrowser(t testing.TB) *browser {
+// sharedChromium returns the running shared Chromium, starting it if
+// there is none yet or the last one died.
+func sharedChromium(t testing.TB, execPath string) context.Context {
 	t.Helper()
-	browsers <- struct{}{}
-	t.Cleanup(func() { <-browsers }) // after the browser's own cleanup below
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.ctx != nil && chromium.ctx.Err() == nil {
+		return chromium.ctx
+	}
+	if chromium.stop != nil {
+		t.Log("the shared Chromium has stopped; starting another")
+		chromium.stop()
+		chromium.ctx, chromium.stop = nil, nil
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(execPath),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true),
@@ -90,16 +110,94 @@ func newBrowser(t testing.TB) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(1280, 800),
-	)
+	) // no UserDataDir: the allocator makes a temporary one and removes it
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+	// The first Run binds the browser's life to ctx, which only stop ends.
+	if err := chromedp.Do(ctx); err != nil {
+		cancel()
+		cancelAlloc()
 		t.Fatalf("start Chromium: %v", err)
 	}
+	chromium.ctx, chromium.stop = ctx, func() { cancel(); cancelAlloc() }
+	return ctx
+}
+
+// stopChromium stops the shared Chromium, if one runs.
+func stopChromium() {
+	chromium.mu.Lock()
+	defer chromium.mu.Unlock()
+	if chromium.stop != nil {
+		chromium.stop()
+		chromium.ctx, chromium.stop = nil, nil
+	}
+}
+
+func TestMain(m *testing.M) {
+	m.Run()
+	stopChromium()
+}
+
+// browsers lets one browser test run at a time. The tests run in
+// parallel; two tabs at once were no faster on two cores (package 1:41
+// against 1:44-1:55) and one of them failed a click on an element not
+// laid out ("invalid dimensions"), while the tests without a browser
+// fill the gaps.
+var browsers = make(chan struct{}, 1)
+
+// newBrowser opens a tab for t in a new BrowserContext of the shared
+// Chromium, at a desktop viewport; t's cleanup closes both. The
+// BrowserContext is off the record, as a guest window is: nothing of it
+// outlives the test, and no other test sees it.
+func newBrowser(t testing.TB) *browser {
+	t.Helper()
+	return openTab(t, true)
+}
+
+// newProfileBrowser opens a tab for t in the shared Chromium's own
+// profile, which is not off the record, for what Chromium does
+// differently off the record: it preconnects for <link rel=preconnect>
+// only in a profile, and a service worker's notifications did not show
+// there in 2 of 6 runs (0 of 6 in a profile). The profile's tabs share
+// cookies, cache and storage with each other (cookies do not tell ports
+// apart), so a test using it must not depend on what it did not store
+// itself.
+func newProfileBrowser(t testing.TB) *browser {
+	t.Helper()
+	return openTab(t, false)
+}
+
+func openTab(t testing.TB, isolated bool) *browser {
+	t.Helper()
+	execPath := chromiumPath(t)
+	browsers <- struct{}{}
+	t.Cleanup(func() { <-browsers }) // after the tab's own cleanup below
+	var opts []chromedp.ContextOption
+	if isolated {
+		opts = append(opts, chromedp.WithNewBrowserContext())
+	}
+	var ctx context.Context
+	for try := 1; ; try++ {
+		shared := sharedChromium(t, execPath)
+		tab, cancel := chromedp.NewContext(shared, opts...)
+		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
+		if err == nil {
+			ctx = tab
+			t.Cleanup(cancel) // closes the tab and disposes of a BrowserContext it made
+			break
+		}
+		cancel()
+		if shared.Err() == nil || try == 2 {
+			t.Fatalf("open a tab in Chromium: %v", err)
+		}
+		// The shared Chromium died (a crash in another test): start another.
+	}
+	info, err := chromedp.CallBrowser(ctx, target.GetTargetInfo, target.GetTargetInfoParams{TargetID: chromedp.FromContext(ctx).Target.TargetID})
+	if err != nil {
+		t.Fatalf("the new tab: %v", err)
+	}
+	b := &browser{t: t, ctx: ctx, id: info.TargetInfo.BrowserContextID, shots: filepath.Join(t.TempDir(), "shots"), marks: make(chan string, 1)}
 	go func() {
 		for m, err := range chromedp.Console(ctx) {
 			if err != nil {
@@ -430,7 +528,7 @@ func TestDashboardAuditLog(t *testing.T) {
 	// Export the filtered view: CSV and JSON Lines, downloaded as files.
 	downloads := t.TempDir()
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{
-		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads,
+		Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads, BrowserContextID: b.id,
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -743,7 +841,7 @@ func waitDownload(t *testing.T, dir, ext string) string {
 	return ""
 }
 
-// waitTarget waits until some tab shows url (a link opened with noopener
+// waitTarget waits until some tab of b's BrowserContext shows url (a link opened with noopener
 // has no opener to wait on).
 func waitTarget(t *testing.T, b *browser, prefix string) {
 	t.Helper()
@@ -754,7 +852,7 @@ func waitTarget(t *testing.T, b *browser, prefix string) {
 			t.Fatal(err)
 		}
 		for _, x := range ts {
-			if x.Type == "page" && strings.HasPrefix(x.URL, prefix) {
+			if x.Type == "page" && x.BrowserContextID == b.id && strings.HasPrefix(x.URL, prefix) {
 				return
 			}
 		}
@@ -1707,4 +1805,34 @@ func TestDashboardRiskyApprovals(t *testing.T) {
 	b.click(`.approval button[data-decision="deny_once"]`)
 	<-write
 	b.noPageErrors()
+}
+
+// TestBrowserTabsIsolated: the tests share one Chromium, and a test's
+// tab must not see what an earlier test's tab left: its cookies and
+// storage go with its BrowserContext.
+func TestBrowserTabsIsolated(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t) // skip early under -short
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!DOCTYPE html><title>page</title>")
+	}))
+	defer page.Close()
+	const left = `[document.cookie, localStorage.getItem('left') || '', sessionStorage.getItem('left') || '']`
+	t.Run("earlier", func(t *testing.T) {
+		b := newBrowser(t)
+		b.do(chromedp.Navigate(page.URL))
+		js[chromedp.Void](b, `document.cookie = 'left=1; max-age=3600', localStorage.setItem('left', '1'), sessionStorage.setItem('left', '1')`)
+		b.do(chromedp.Reload())
+		if got := js[[]string](b, left); !slices.Equal(got, []string{"left=1", "1", "1"}) {
+			t.Fatalf("the tab kept %q of what it stored: the later test cannot tell", got)
+		}
+	})
+	t.Run("later", func(t *testing.T) {
+		b := newBrowser(t)
+		b.do(chromedp.Navigate(page.URL))
+		if got := js[[]string](b, left); !slices.Equal(got, []string{"", "", ""}) {
+			t.Errorf("a new tab found %q that an earlier test's tab stored", got)
+		}
+	})
 }

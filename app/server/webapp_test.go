@@ -25,7 +25,7 @@ func TestWebAppNotifiesNewApproval(t *testing.T) {
 	os.WriteFile(outside, []byte("tax data"), 0o644)
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
-	b := newBrowser(t)
+	b := newProfileBrowser(t) // off the record, the worker's notifications were flaky
 	b.phone()
 	b.login(h)
 	b.wait(`document.body.dataset.swReady === '1' || document.body.dataset.swError`)
@@ -40,7 +40,7 @@ func TestWebAppNotifiesNewApproval(t *testing.T) {
 	b.wait(`!document.querySelector('#notify-on').hidden`)
 	b.shot("phone-notify-offer")
 	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetPermission, cdpbrowser.SetPermissionParams{
-		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: h.url,
+		Permission: &cdpbrowser.PermissionDescriptor{Name: "notifications"}, Setting: cdpbrowser.PermissionSettingGranted, Origin: h.url, BrowserContextID: b.id,
 	}); err != nil {
 		t.Fatalf("grant notifications: %v", err)
 	}
