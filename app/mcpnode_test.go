@@ -197,5 +197,9 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin)) // corralBinary's folder
+	}
+	os.Exit(code)
 }
