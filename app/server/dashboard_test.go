@@ -101,6 +101,18 @@ func sharedChromium(t testing.TB, execPath string) context.Context {
 		chromium.stop()
 		chromium.ctx, chromium.stop = nil, nil
 	}
+	ctx, stop, err := startChromium(execPath)
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	chromium.ctx, chromium.stop = ctx, stop
+	return ctx
+}
+
+// startChromium starts a headless Chromium in a fresh profile (the
+// allocator makes a temporary one and removes it); ctx is its first
+// tab, and the browser lives until stop.
+func startChromium(execPath string) (ctx context.Context, stop func(), err error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(execPath),
 		chromedp.NoSandbox,
@@ -111,17 +123,16 @@ func sharedChromium(t testing.TB, execPath string) context.Context {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.Flag("mute-audio", true),
 		chromedp.WindowSize(1280, 800),
-	) // no UserDataDir: the allocator makes a temporary one and removes it
+	)
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
+	stop = func() { cancel(); cancelAlloc() }
 	// The first Run binds the browser's life to ctx, which only stop ends.
 	if err := chromedp.Do(ctx); err != nil {
-		cancel()
-		cancelAlloc()
-		t.Fatalf("start Chromium: %v", err)
+		stop()
+		return nil, nil, err
 	}
-	chromium.ctx, chromium.stop = ctx, func() { cancel(); cancelAlloc() }
-	return ctx
+	return ctx, stop, nil
 }
 
 // stopChromium stops the shared Chromium, if one runs.
@@ -155,14 +166,11 @@ func newBrowser(t testing.TB) *browser {
 	return openTab(t, true)
 }
 
-// newProfileBrowser opens a tab for t in the shared Chromium's own
-// profile, which is not off the record, for what Chromium does
-// differently off the record: it preconnects for <link rel=preconnect>
-// only in a profile, and a service worker's notifications did not show
-// there in 2 of 6 runs (0 of 6 in a profile). The profile's tabs share
-// cookies, cache and storage with each other (cookies do not tell ports
-// apart), so a test using it must not depend on what it did not store
-// itself.
+// newProfileBrowser opens a tab for t in a Chromium of its own, in its
+// fresh profile, for what Chromium does differently off the record: it
+// preconnects for <link rel=preconnect> only in a profile, and a service
+// worker's notifications did not show off the record in 2 of 6 runs, nor
+// in the shared Chromium's profile in 1 of 2 runs of the whole suite.
 func newProfileBrowser(t testing.TB) *browser {
 	t.Helper()
 	return openTab(t, false)
@@ -178,7 +186,18 @@ func openTab(t testing.TB, isolated bool) *browser {
 		opts = append(opts, chromedp.WithNewBrowserContext())
 	}
 	var ctx context.Context
-	for try := 1; ; try++ {
+	if !isolated {
+		own, stop, err := startChromium(execPath)
+		if err != nil {
+			t.Fatalf("start Chromium: %v", err)
+		}
+		t.Cleanup(stop)
+		ctx = own
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+			t.Fatalf("open a tab in Chromium: %v", err)
+		}
+	}
+	for try := 1; ctx == nil; try++ {
 		shared := sharedChromium(t, execPath)
 		tab, cancel := chromedp.NewContext(shared, opts...)
 		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
