@@ -287,7 +287,13 @@ func (b *browser) wait(cond string) {
 	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
 	defer cancel()
 	body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('main')?.innerText.slice(0, 1500) || document.body.innerText.slice(0, 1500)`))
-	b.t.Fatalf("waiting for %s: %v\npage text:\n%s", cond, err, body)
+	// What the page loaded, and when: a page stuck before its first
+	// connection (seen under whole-suite load) shows whether a script
+	// never arrived or the WebSocket never opened.
+	loaded, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({ready: document.readyState, conn: document.querySelector('#conn')?.dataset.state,
+		marks: performance.getEntriesByType('mark').map(m => m.name + '@' + Math.round(m.startTime)),
+		loaded: performance.getEntriesByType('resource').map(r => r.name.replace(location.origin, '') + ' ' + Math.round(r.startTime) + '+' + Math.round(r.duration) + 'ms ' + (r.responseStatus || ''))})`))
+	b.t.Fatalf("waiting for %s: %v\npage text:\n%s\npage load: %s", cond, err, body, loaded)
 }
 
 // hash moves the page to another view (a same-document navigation).
