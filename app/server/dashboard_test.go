@@ -32,6 +32,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/client"
+	"corral/app/testhost"
 	"corral/assets"
 	"corral/core/audit"
 	"corral/core/policy"
@@ -181,6 +182,7 @@ func openTab(t testing.TB, isolated bool) *browser {
 	execPath := chromiumPath(t)
 	browsers <- struct{}{}
 	t.Cleanup(func() { <-browsers }) // after the tab's own cleanup below
+	testhost.Quiet(t)                // no test host's pair comes or goes while pages load
 	var opts []chromedp.ContextOption
 	if isolated {
 		opts = append(opts, chromedp.WithNewBrowserContext())

@@ -92,31 +92,14 @@ func Start(t testing.TB, o Options) *Host {
 			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	_ = exec.Command("ip", "netns", "del", name).Run()
-	_ = exec.Command("ip", "link", "del", outer).Run()
-	ip("netns", "add", name)
-	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", name).Run() })
-	ip("link", "add", outer, "type", "veth", "peer", "name", inner)
-	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", outer).Run() })
-	ip("link", "set", inner, "netns", name)
-	if o.Neighbour {
-		// One /30 for both ends: the host is on this machine's network.
-		ip("addr", "add", gw.String()+"/30", "dev", outer)
-		ip("link", "set", outer, "up")
-		ip("-n", name, "addr", "add", addr.String()+"/30", "dev", inner)
-		ip("-n", name, "link", "set", inner, "up")
-	} else {
-		// Each end has its address alone (/32) and a route to the other:
-		// the host is reached through the pair, not on this machine's
-		// network, as an internet host is.
-		ip("addr", "add", gw.String()+"/32", "dev", outer)
-		ip("link", "set", outer, "up")
-		ip("route", "add", addr.String()+"/32", "dev", outer)
-		ip("-n", name, "addr", "add", addr.String()+"/32", "dev", inner)
-		ip("-n", name, "link", "set", inner, "up")
-		ip("-n", name, "route", "add", gw.String()+"/32", "dev", inner)
-	}
-	ip("-n", name, "link", "set", "lo", "up")
+	// The pair comes and goes while no browser test runs (Quiet).
+	t.Cleanup(func() {
+		changing(t, func() {
+			_ = exec.Command("ip", "link", "del", outer).Run()
+			_ = exec.Command("ip", "netns", "del", name).Run()
+		})
+	})
+	changing(t, func() { makePair(t, ip, o.Neighbour, name, outer, inner, gw, addr) })
 
 	h := &Host{Addr: addr, Gateway: gw}
 	size := o.BigBytes
@@ -156,6 +139,38 @@ func Start(t testing.TB, o Options) *Host {
 		wg.Wait()
 	})
 	return h
+}
+
+// makePair makes the namespace name and the pair outer–inner, inner in
+// the namespace with addr and outer here with gw.
+func makePair(t testing.TB, ip func(...string), neighbour bool, name, outer, inner string, gw, addr netip.Addr) {
+	t.Helper()
+	_ = exec.Command("ip", "netns", "del", name).Run()
+	_ = exec.Command("ip", "link", "del", outer).Run()
+	ip("netns", "add", name)
+	ip("link", "add", outer, "type", "veth", "peer", "name", inner)
+	// No IPv6 link-local address on this side: the kernel would add it
+	// a moment after "up", outside the change Quiet waits for.
+	ip("link", "set", outer, "addrgenmode", "none")
+	ip("link", "set", inner, "netns", name)
+	if neighbour {
+		// One /30 for both ends: the host is on this machine's network.
+		ip("addr", "add", gw.String()+"/30", "dev", outer)
+		ip("link", "set", outer, "up")
+		ip("-n", name, "addr", "add", addr.String()+"/30", "dev", inner)
+		ip("-n", name, "link", "set", inner, "up")
+	} else {
+		// Each end has its address alone (/32) and a route to the other:
+		// the host is reached through the pair, not on this machine's
+		// network, as an internet host is.
+		ip("addr", "add", gw.String()+"/32", "dev", outer)
+		ip("link", "set", outer, "up")
+		ip("route", "add", addr.String()+"/32", "dev", outer)
+		ip("-n", name, "addr", "add", addr.String()+"/32", "dev", inner)
+		ip("-n", name, "link", "set", inner, "up")
+		ip("-n", name, "route", "add", gw.String()+"/32", "dev", inner)
+	}
+	ip("-n", name, "link", "set", "lo", "up")
 }
 
 // claimSlot picks one of 60 host slots (a slot is a link name and two

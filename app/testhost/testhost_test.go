@@ -75,15 +75,37 @@ func TestStartLeavesOtherHostsAlone(t *testing.T) {
 		t.Skipf("slot %d is in use by another test process: %v", n, err)
 	}
 	outer := fmt.Sprintf("cth%da", n)
-	if out, err := exec.Command("ip", "link", "add", outer, "type", "veth", "peer", "name", fmt.Sprintf("cth%db", n)).CombinedOutput(); err != nil {
-		t.Fatalf("ip link add: %v: %s", err, out)
-	}
-	defer exec.Command("ip", "link", "del", outer).Run()
+	changing(t, func() {
+		if out, err := exec.Command("ip", "link", "add", outer, "type", "veth", "peer", "name", fmt.Sprintf("cth%db", n)).CombinedOutput(); err != nil {
+			t.Fatalf("ip link add: %v: %s", err, out)
+		}
+	})
+	defer changing(t, func() { exec.Command("ip", "link", "del", outer).Run() })
 	h := Start(t, Options{BigBytes: 1})
 	if h.Addr == netip.AddrFrom4([4]byte{203, 0, 113, byte(n*4 + 2)}) {
 		t.Errorf("the host took the other process's slot %d (address %s)", n, h.Addr)
 	}
 	if err := exec.Command("ip", "link", "show", outer).Run(); err != nil {
 		t.Errorf("the other process's link %s was removed", outer)
+	}
+}
+
+// A change to the interfaces waits while a test holds Quiet (Chromium
+// drops a page's loads when one happens), and runs once it ends.
+func TestChangesWaitForQuiet(t *testing.T) {
+	changed := make(chan struct{})
+	t.Run("quiet", func(q *testing.T) {
+		Quiet(q)
+		go changing(t, func() { close(changed) })
+		select {
+		case <-changed:
+			q.Fatal("the interfaces changed while a test held Quiet")
+		case <-time.After(300 * time.Millisecond): // a window for the change to (wrongly) run in
+		}
+	})
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change did not run once Quiet ended")
 	}
 }
