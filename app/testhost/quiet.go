@@ -1,6 +1,7 @@
 package testhost
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -72,17 +73,25 @@ func Quiet(t testing.TB) {
 // changing runs change while no test holds Quiet.
 func changing(t testing.TB, change func()) {
 	t.Helper()
+	if err := whileQuiet(change); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// whileQuiet runs change while no test holds Quiet, or says why it could not.
+func whileQuiet(change func()) error {
 	intentPath, netPath := lockFiles()
 	deadline := time.Now().Add(lockWait)
 	intent, err := flock(intentPath, unix.LOCK_EX, deadline)
 	if err != nil {
-		t.Fatalf("testhost: waited %v to change the interfaces: %v", lockWait, err)
+		return fmt.Errorf("testhost: waited %v to change the interfaces: %v", lockWait, err)
 	}
 	net, err := flock(netPath, unix.LOCK_EX, deadline)
 	intent.Close()
 	if err != nil {
-		t.Fatalf("testhost: tests holding Quiet kept the interfaces from changing for %v (does this test hold Quiet itself?): %v", lockWait, err)
+		return fmt.Errorf("testhost: tests holding Quiet kept the interfaces from changing for %v (does this test hold Quiet itself?): %v", lockWait, err)
 	}
 	defer net.Close()
 	change()
+	return nil
 }

@@ -93,10 +93,10 @@ func TestStartLeavesOtherHostsAlone(t *testing.T) {
 // A change to the interfaces waits while a test holds Quiet (Chromium
 // drops a page's loads when one happens), and runs once it ends.
 func TestChangesWaitForQuiet(t *testing.T) {
-	changed := make(chan struct{})
+	changed, failed := make(chan struct{}), make(chan error, 1)
 	t.Run("quiet", func(q *testing.T) {
 		Quiet(q)
-		go changing(t, func() { close(changed) })
+		go func() { failed <- whileQuiet(func() { close(changed) }) }()
 		select {
 		case <-changed:
 			q.Fatal("the interfaces changed while a test held Quiet")
@@ -105,6 +105,8 @@ func TestChangesWaitForQuiet(t *testing.T) {
 	})
 	select {
 	case <-changed:
+	case err := <-failed:
+		t.Fatal(err)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the change did not run once Quiet ended")
 	}
