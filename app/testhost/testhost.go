@@ -6,7 +6,10 @@
 // other interface and no route beyond the pair.
 //
 // Guarantees: the host's traffic stays on this machine; Start removes the
-// namespace, the pair and the servers when the test ends (t.Cleanup).
+// namespace, the pair and the servers when the test ends (t.Cleanup); the
+// pair is added and removed only while no test, in any test process,
+// holds Quiet (browser tests do: Chromium drops its loads in flight when
+// an address comes or goes).
 //
 // Not guaranteed: it is for tests only: the certificate is self-signed
 // and the services answer anyone who reaches them. Creating namespaces
