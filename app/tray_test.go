@@ -227,7 +227,6 @@ type traySession struct {
 	display string
 	lines   []string
 	out     *lockedBuffer
-	buses   map[int]bool // dbus-daemon processes before the start
 }
 
 type lockedBuffer struct {
@@ -278,7 +277,7 @@ func startTray(t testing.TB, bin, display, bus string) *traySession {
 	if bus != "" {
 		env = append(env, "DBUS_SESSION_BUS_ADDRESS="+bus)
 	}
-	s := &traySession{t: t, bin: bin, env: env, home: ch, key: smokeKey, display: display, out: &lockedBuffer{}, buses: dbusDaemons()}
+	s := &traySession{t: t, bin: bin, env: env, home: ch, key: smokeKey, display: display, out: &lockedBuffer{}}
 	s.cmd = exec.Command(bin)
 	s.cmd.Env = env
 	stdout, _ := s.cmd.StdoutPipe()
@@ -897,13 +896,13 @@ func dbusDaemons() map[int]bool {
 	return out
 }
 
-// newAutolaunchedBus says whether a D-Bus daemon started since s began
-// was launched from Corral's environment (other tests, running in
-// parallel, start their own buses).
+// newAutolaunchedBus says whether an autolaunched D-Bus daemon was
+// started from this session's Corral: its environment names s's
+// CORRAL_HOME (other tests, running in parallel, start their own buses).
 func (s *traySession) newAutolaunchedBus() bool {
 	for pid := range dbusDaemons() {
 		env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-		if !s.buses[pid] && slices.Contains(strings.Split(string(env), "\x00"), "CORRAL_HOME="+s.home) {
+		if slices.Contains(strings.Split(string(env), "\x00"), "CORRAL_HOME="+s.home) {
 			return true
 		}
 	}

@@ -164,55 +164,30 @@ var browsers = make(chan struct{}, 1)
 // outlives the test, and no other test sees it.
 func newBrowser(t testing.TB) *browser {
 	t.Helper()
-	return openTab(t, true)
+	return openTab(t, false)
 }
 
-// newProfileBrowser opens a tab for t in a Chromium of its own, in its
+// newOwnBrowser opens a tab for t in a Chromium of its own, in its
 // fresh profile, for what Chromium does differently off the record: it
 // preconnects for <link rel=preconnect> only in a profile, and a service
 // worker's notifications did not show off the record in 2 of 6 runs, nor
 // in the shared Chromium's profile in 1 of 2 runs of the whole suite.
-func newProfileBrowser(t testing.TB) *browser {
+func newOwnBrowser(t testing.TB) *browser {
 	t.Helper()
-	return openTab(t, false)
+	return openTab(t, true)
 }
 
-func openTab(t testing.TB, isolated bool) *browser {
+func openTab(t testing.TB, own bool) *browser {
 	t.Helper()
 	execPath := chromiumPath(t)
 	browsers <- struct{}{}
 	t.Cleanup(func() { <-browsers }) // after the tab's own cleanup below
 	testhost.Quiet(t)                // no test host's pair comes or goes while pages load
-	var opts []chromedp.ContextOption
-	if isolated {
-		opts = append(opts, chromedp.WithNewBrowserContext())
-	}
 	var ctx context.Context
-	if !isolated {
-		own, stop, err := startChromium(execPath)
-		if err != nil {
-			t.Fatalf("start Chromium: %v", err)
-		}
-		t.Cleanup(stop)
-		ctx = own
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
-			t.Fatalf("open a tab in Chromium: %v", err)
-		}
-	}
-	for try := 1; ctx == nil; try++ {
-		shared := sharedChromium(t, execPath)
-		tab, cancel := chromedp.NewContext(shared, opts...)
-		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
-		if err == nil {
-			ctx = tab
-			t.Cleanup(cancel) // closes the tab and disposes of a BrowserContext it made
-			break
-		}
-		cancel()
-		if shared.Err() == nil || try == 2 {
-			t.Fatalf("open a tab in Chromium: %v", err)
-		}
-		// The shared Chromium died (a crash in another test): start another.
+	if own {
+		ctx = ownChromium(t, execPath)
+	} else {
+		ctx = sharedTab(t, execPath)
 	}
 	info, err := chromedp.CallBrowser(ctx, target.GetTargetInfo, target.GetTargetInfoParams{TargetID: chromedp.FromContext(ctx).Target.TargetID})
 	if err != nil {
@@ -240,6 +215,41 @@ func openTab(t testing.TB, isolated bool) *browser {
 		}
 	}()
 	return b
+}
+
+// ownChromium starts a Chromium for t alone, stopped when t ends, and
+// returns its first tab at a desktop viewport.
+func ownChromium(t testing.TB, execPath string) context.Context {
+	t.Helper()
+	ctx, stop, err := startChromium(execPath)
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	t.Cleanup(stop)
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800)); err != nil {
+		t.Fatalf("open a tab in Chromium: %v", err)
+	}
+	return ctx
+}
+
+// sharedTab opens a tab of the shared Chromium in a new BrowserContext,
+// at a desktop viewport; t's cleanup closes both. A shared Chromium that
+// died (a crash in another test) is started again once.
+func sharedTab(t testing.TB, execPath string) context.Context {
+	t.Helper()
+	for try := 1; ; try++ {
+		shared := sharedChromium(t, execPath)
+		tab, cancel := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
+		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
+		if err == nil {
+			t.Cleanup(cancel) // closes the tab and disposes of its BrowserContext
+			return tab
+		}
+		cancel()
+		if shared.Err() == nil || try == 2 {
+			t.Fatalf("open a tab in Chromium: %v", err)
+		}
+	}
 }
 
 // do runs actions with a deadline, failing the test on error.

@@ -79,7 +79,7 @@ func TestFilesOutReportsCannotPreconnect(t *testing.T) {
 			rpcCall[map[string]any](t, alice, "file.write", m("path", "output/"+tc.name, "content", strings.ReplaceAll(tc.body, "TARGET", target)))
 			link := rpcCall[map[string]any](t, alice, "link.create", m("path", "output/"+tc.name))
 
-			b := newProfileBrowser(t) // an off-the-record tab would not preconnect, even from the control
+			b := newOwnBrowser(t) // an off-the-record tab would not preconnect, even from the control
 			b.do(chromedp.Navigate(link["url"].(string)))
 			b.wait(`document.readyState === 'complete'`)
 			b.do(chromedp.Navigate(control.URL))

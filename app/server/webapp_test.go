@@ -25,7 +25,7 @@ func TestWebAppNotifiesNewApproval(t *testing.T) {
 	os.WriteFile(outside, []byte("tax data"), 0o644)
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
-	b := newProfileBrowser(t) // off the record, the worker's notifications were flaky
+	b := newOwnBrowser(t) // off the record, the worker's notifications were flaky
 	b.phone()
 	b.login(h)
 	b.wait(`document.body.dataset.swReady === '1' || document.body.dataset.swError`)

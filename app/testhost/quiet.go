@@ -56,16 +56,9 @@ const lockWait = 3 * time.Minute
 // hold it; a test that holds it must not call Start.
 func Quiet(t testing.TB) {
 	t.Helper()
-	intentPath, netPath := lockFiles()
-	deadline := time.Now().Add(lockWait)
-	intent, err := flock(intentPath, unix.LOCK_EX, deadline)
+	net, err := lockNet(unix.LOCK_SH)
 	if err != nil {
-		t.Fatalf("testhost: a change to the test hosts' interfaces took more than %v: %v", lockWait, err)
-	}
-	defer intent.Close()
-	net, err := flock(netPath, unix.LOCK_SH, deadline)
-	if err != nil {
-		t.Fatalf("testhost: a change to the test hosts' interfaces took more than %v: %v", lockWait, err)
+		t.Fatal(err)
 	}
 	t.Cleanup(func() { net.Close() })
 }
@@ -80,18 +73,29 @@ func changing(t testing.TB, change func()) {
 
 // whileQuiet runs change while no test holds Quiet, or says why it could not.
 func whileQuiet(change func()) error {
-	intentPath, netPath := lockFiles()
-	deadline := time.Now().Add(lockWait)
-	intent, err := flock(intentPath, unix.LOCK_EX, deadline)
+	net, err := lockNet(unix.LOCK_EX)
 	if err != nil {
-		return fmt.Errorf("testhost: waited %v to change the interfaces: %v", lockWait, err)
-	}
-	net, err := flock(netPath, unix.LOCK_EX, deadline)
-	intent.Close()
-	if err != nil {
-		return fmt.Errorf("testhost: tests holding Quiet kept the interfaces from changing for %v (does this test hold Quiet itself?): %v", lockWait, err)
+		return err
 	}
 	defer net.Close()
 	change()
 	return nil
+}
+
+// lockNet takes the net lock, shared (Quiet) or exclusive (a change),
+// through the intent lock: while a change waits for the Quiet tests to
+// end, no new one starts.
+func lockNet(how int) (*os.File, error) {
+	intentPath, netPath := lockFiles()
+	deadline := time.Now().Add(lockWait)
+	intent, err := flock(intentPath, unix.LOCK_EX, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("testhost: waited %v for the interfaces' lock: %v", lockWait, err)
+	}
+	defer intent.Close()
+	net, err := flock(netPath, how, deadline)
+	if err != nil {
+		return nil, fmt.Errorf("testhost: waited %v for the interfaces' lock (does a test that holds Quiet start a host?): %v", lockWait, err)
+	}
+	return net, nil
 }
