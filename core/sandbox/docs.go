@@ -7,6 +7,7 @@ import (
 	"maps"
 	"path"
 	"regexp"
+	"runtime"
 	"strings"
 	"time"
 
@@ -21,6 +22,16 @@ const MaxDocumentBytes = docread.MaxInput
 
 // DocConfig configures file.document_read: the parser runs as Binary with
 // Args (and the file's extension appended) inside execbox.RunHelper.
+//
+// Fair shares: at most MaxHelpers helpers run at once for all agents
+// together and MaxPerClient for one client; a read that finds no free
+// slot waits for one, under its call's context, up to QueueWait, and is
+// then refused with a sentence (unavailable). The file is read into
+// memory only once the read holds its slot, so the daemon holds at most
+// MaxHelpers documents (each at most MaxDocumentBytes) at any moment.
+// With the default limits one agent's helpers use at most
+// 2 × (docMemory + the input) ≈ 1.7 GiB however many reads it starts,
+// and all agents' together 4 × that.
 type DocConfig struct {
 	Runner  *execbox.Runner   // nil: documents unavailable
 	Binary  string            // Corral's own executable
@@ -28,6 +39,10 @@ type DocConfig struct {
 	Env     map[string]string // added to the helper's environment
 	Timeout time.Duration     // wall time per document; 0 = 30 s
 	Limits  execbox.HelperLimits
+
+	MaxHelpers   int           // helpers at once, all agents; 0: NumCPU, at least 2 and at most 4
+	MaxPerClient int           // helpers at once for one client; 0: 2
+	QueueWait    time.Duration // how long a read waits for a free slot; 0: 60 s
 }
 
 // DocumentReadArgs are file.document_read's parameters.
@@ -62,7 +77,33 @@ const (
 	docAS      = 3 << 30
 	// docOutput is what the helper may print: the text cap plus the header.
 	docOutput = 32<<20 + 64<<10
+
+	docPerClient = 2
+	docQueueWait = 60 * time.Second
 )
+
+var docWords = slotWords{
+	cancelled: "The document read was cancelled while it waited for a free document reader.",
+	mine:      "%s already reads %d documents at once, its limit; this one waited %s for one of them to finish and was not read. Try again when one has finished.",
+	full:      "Corral already reads %d documents at once, its limit for all agents together; this one waited %s and was not read. Try again shortly.",
+}
+
+// newDocSlots bounds the document helpers as dc says (with its defaults).
+func newDocSlots(dc DocConfig) *slots {
+	total := dc.MaxHelpers
+	if total <= 0 {
+		total = min(max(runtime.NumCPU(), 2), 4)
+	}
+	per := dc.MaxPerClient
+	if per <= 0 {
+		per = docPerClient
+	}
+	wait := dc.QueueWait
+	if wait <= 0 {
+		wait = docQueueWait
+	}
+	return makeSlots(total, per, wait, docWords)
+}
 
 var extRe = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
 
@@ -82,12 +123,20 @@ func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs
 	if err != nil {
 		return DocumentResult{}, o.end(ctx, err)
 	}
+	// The slot first: the file is held in memory only while its helper
+	// may run.
+	release, err := s.docSlots.acquire(ctx, o.ev.Client)
+	if err != nil {
+		return DocumentResult{}, o.end(ctx, err)
+	}
 	data, err := d.ReadAll(t.RelSlash(), MaxDocumentBytes)
 	if err != nil {
+		release()
 		return DocumentResult{}, o.end(ctx, err)
 	}
 	o.ev.Bytes = int64(len(data))
 	doc, err := s.parseDocument(ctx, t.Visible, data)
+	release()
 	if err != nil {
 		return DocumentResult{}, o.end(ctx, err)
 	}

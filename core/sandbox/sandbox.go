@@ -84,9 +84,10 @@ type Sandbox struct {
 	quota   int64
 	usage   usage
 
-	exec  ExecConfig
-	slots *slots // bounds commands running at once (ExecConfig)
-	docs  DocConfig
+	exec     ExecConfig
+	slots    *slots // bounds commands running at once (ExecConfig)
+	docs     DocConfig
+	docSlots *slots // bounds document helpers running at once (DocConfig)
 
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
@@ -128,6 +129,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		slots:   newSlots(cfg.Exec),
 		docs:    cfg.Docs,
 	}
+	s.docSlots = newDocSlots(cfg.Docs)
 	if cfg.Links.Secret != nil {
 		if err := s.setLinks(cfg.Links); err != nil {
 			return nil, err

@@ -8,12 +8,14 @@ import (
 	"corral/core/errs"
 )
 
-// slots bounds how many commands run at once, for all agents together and
-// for each agent alone. A command that finds no free slot waits for one,
-// in no particular order, up to wait; then it is refused with a sentence.
+// slots bounds how many commands (or document readers) run at once, for
+// all agents together and for each agent alone. A call that finds no free
+// slot waits for one, in no particular order, up to wait or the end of its
+// context; then it is refused with a sentence.
 type slots struct {
 	total, perClient int
 	wait             time.Duration
+	words            slotWords
 
 	mu      sync.Mutex
 	running int
@@ -21,13 +23,29 @@ type slots struct {
 	freed   chan struct{} // closed (and replaced) whenever a slot is freed
 }
 
+// slotWords are the sentences of a refusal: cancelled as it is; mine
+// with the client, the per-client limit and the wait; full with the
+// total limit and the wait.
+type slotWords struct{ cancelled, mine, full string }
+
+var commandWords = slotWords{
+	cancelled: "The command was cancelled while it waited for a free slot.",
+	mine:      "%s already runs %d commands at once, its limit; this one waited %s for one of them to finish and did not start. Try again when one has finished.",
+	full:      "Corral already runs %d commands at once, its limit for all agents together; this one waited %s and did not start. Try again shortly.",
+}
+
 // newSlots bounds commands as ec says.
 func newSlots(ec ExecConfig) *slots {
-	wait := ec.QueueWait
+	return makeSlots(ec.MaxRunning, ec.MaxPerClient, ec.QueueWait, commandWords)
+}
+
+// makeSlots bounds calls to total at once (0: no bound) and perClient per
+// client (0: no bound); a call waits up to wait (0: 30 s) for a slot.
+func makeSlots(total, perClient int, wait time.Duration, words slotWords) *slots {
 	if wait <= 0 {
 		wait = 30 * time.Second
 	}
-	return &slots{total: ec.MaxRunning, perClient: ec.MaxPerClient, wait: wait, per: map[string]int{}, freed: make(chan struct{})}
+	return &slots{total: total, perClient: perClient, wait: wait, words: words, per: map[string]int{}, freed: make(chan struct{})}
 }
 
 // acquire takes a slot for client, waiting as long as s.wait allows; the
@@ -51,12 +69,12 @@ func (s *slots) acquire(ctx context.Context, client string) (release func(), err
 		select {
 		case <-freed:
 		case <-ctx.Done():
-			return nil, errs.New(errs.Unavailable, "", "The command was cancelled while it waited for a free slot.")
+			return nil, errs.New(errs.Unavailable, "", "%s", s.words.cancelled)
 		case <-timer.C:
 			if mine {
-				return nil, errs.New(errs.Unavailable, "", "%s already runs %d commands at once, its limit; this one waited %s for one of them to finish and did not start. Try again when one has finished.", client, s.perClient, s.wait)
+				return nil, errs.New(errs.Unavailable, "", s.words.mine, client, s.perClient, s.wait)
 			}
-			return nil, errs.New(errs.Unavailable, "", "Corral already runs %d commands at once, its limit for all agents together; this one waited %s and did not start. Try again shortly.", s.total, s.wait)
+			return nil, errs.New(errs.Unavailable, "", s.words.full, s.total, s.wait)
 		}
 	}
 }
