@@ -1,6 +1,8 @@
 package patch
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -43,6 +45,7 @@ const (
 	NoAnchor                     // the @@ anchor Expected is nowhere after Line
 	LeftOver                     // a deletion leaves Found at Line
 	NotAtEnd                     // an "End of File" hunk does not match at the end
+	TooCostly                    // the search for the hunk, after Line, passed its bound
 )
 
 func (c *Conflict) Error() string { return c.Describe("the file") }
@@ -58,6 +61,8 @@ func (c *Conflict) Describe(name string) string {
 		return fmt.Sprintf("Hunk %d of %s does not match: its @@ line %q is not in the file after line %d.", c.Hunk, name, c.Expected, c.Line)
 	case LeftOver:
 		return fmt.Sprintf("The patch deletes %s, but its hunks do not remove every line: line %d, %q, would remain.", name, c.Line, c.Found)
+	case TooCostly:
+		return fmt.Sprintf("Hunk %d of %s could not be placed: its lines repeat so often in the file after line %d that Corral stopped searching. Give the hunk more distinctive context lines, or use a unified diff with line numbers.", c.Hunk, name, c.Line)
 	case NotAtEnd:
 		return fmt.Sprintf("Hunk %d of %s does not match at the end of the file, as its \"*** End of File\" line requires; line %d should be %q but is %q.", c.Hunk, name, c.Line, c.Expected, c.Found)
 	}
@@ -111,8 +116,9 @@ func (h *Hunk) old() []string {
 // Apply applies f's hunks to content, the file's current bytes (empty for
 // a file that does not exist yet), and returns the new content. For a
 // Delete the new content is empty; a unified deletion (Strict) must
-// remove every line.
-func (f *File) Apply(content []byte) (Result, error) {
+// remove every line. When ctx ends, the search stops and Apply returns
+// ctx's error.
+func (f *File) Apply(ctx context.Context, content []byte) (Result, error) {
 	lines, crlf := splitFile(string(content))
 	if len(lines) == 0 {
 		crlf = f.CRLF
@@ -124,13 +130,20 @@ func (f *File) Apply(content []byte) (Result, error) {
 	res := Result{Offsets: make([]int, len(f.Hunks))}
 	out := make([]fline, 0, len(lines)+8)
 	pos, carry, firstKept := 0, 0, -1
+	s := newSearcher(ctx, lines, f.Hunks)
 	for i := range f.Hunks {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
 		h := &f.Hunks[i]
 		old := h.old()
-		start, off, c := locate(h, old, lines, pos, carry)
-		if c != nil {
-			c.Hunk = i + 1
-			return Result{}, c
+		start, off, err := s.locate(h, old, pos, carry)
+		if err != nil {
+			var c *Conflict
+			if errors.As(err, &c) {
+				c.Hunk = i + 1
+			}
+			return Result{}, err
 		}
 		if h.Numbered {
 			res.Offsets[i], carry = off, off
@@ -213,10 +226,13 @@ func prefix(old []string, lines []fline, s int) int {
 	return n
 }
 
-// locate finds where hunk h, expecting old, applies in lines at or after
-// pos. It returns the index and, for a numbered hunk, its offset from the
-// stated position; carry is the previous hunk's offset, tried first.
-func locate(h *Hunk, old []string, lines []fline, pos, carry int) (int, int, *Conflict) {
+// locate finds where hunk h, expecting old, applies in the file's lines
+// at or after pos. It returns the index and, for a numbered hunk, its
+// offset from the stated position; carry is the previous hunk's offset,
+// tried first. A hunk that does not apply answers a *Conflict; a search
+// cut short by the context, the context's error.
+func (sr *searcher) locate(h *Hunk, old []string, pos, carry int) (int, int, error) {
+	lines := sr.lines
 	if h.Numbered {
 		stated := h.OldStart - 1
 		if len(old) == 0 {
@@ -253,16 +269,8 @@ func locate(h *Hunk, old []string, lines []fline, pos, carry int) (int, int, *Co
 
 	p := pos
 	for _, a := range h.Anchors {
-		j := p
-		for j < len(lines) && lines[j].text != a {
-			j++
-		}
-		if j == len(lines) {
-			ta := strings.TrimSpace(a)
-			for j = p; j < len(lines) && strings.TrimSpace(lines[j].text) != ta; j++ {
-			}
-		}
-		if j == len(lines) {
+		j := sr.anchor(a, p)
+		if j < 0 {
 			return 0, 0, &Conflict{Why: NoAnchor, Line: p, Expected: a}
 		}
 		p = j + 1
@@ -282,18 +290,19 @@ func locate(h *Hunk, old []string, lines []fline, pos, carry int) (int, int, *Co
 		c := differs(old, lines, s, prefix(old, lines, s), NotAtEnd)
 		return 0, 0, c
 	}
-	for _, eq := range []func(a, b string) bool{nil, looseEq} {
-		for s := p; s+len(old) <= len(lines); s++ {
-			if matchAt(old, lines, s, eq) {
-				return s, 0, nil
-			}
+	// Exactly first, anywhere after p; then ignoring trailing blanks.
+	for _, loose := range []bool{false, true} {
+		s, err := sr.first(old, p, loose)
+		if err == errTooCostly {
+			return 0, 0, &Conflict{Why: TooCostly, Line: p, Expected: old[0]}
+		}
+		if err != nil || s >= 0 {
+			return s, 0, err
 		}
 	}
-	best, bestN := -1, 0
-	for s := p; s < len(lines); s++ {
-		if n := prefix(old, lines, s); n > bestN {
-			best, bestN = s, n
-		}
+	best, bestN, err := sr.longest(old, p)
+	if err != nil {
+		return 0, 0, err
 	}
 	if best < 0 {
 		return 0, 0, &Conflict{Why: NotFound, Line: p, Expected: old[0]}

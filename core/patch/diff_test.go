@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -32,7 +33,7 @@ func TestDiffRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v\n%s", i, err, d)
 		}
-		r, err := p.Files[0].Apply([]byte(c.old))
+		r, err := p.Files[0].Apply(context.Background(), []byte(c.old))
 		if err != nil {
 			t.Fatalf("case %d: apply: %v\n%s", i, err, d)
 		}

@@ -27,8 +27,14 @@
 // Guarantees:
 //
 //   - [Parse] and [File.Apply] never panic and do work bounded by the
-//     size of their input: Parse is linear in the patch, Apply at most
-//     (file lines × hunk lines) per hunk.
+//     size of their input: Parse is linear in the patch. Apply places a
+//     numbered hunk by trying at most 2×MaxOffset+2 positions; it finds a
+//     hunk without numbers through an index of the file's lines (the
+//     hunk's rarest line gives the candidates, a rolling hash checks each
+//     in constant time) and spends at most a fixed amount plus a constant
+//     per line of the file and its hunks: past that the hunk answers a
+//     [*Conflict] (TooCostly) instead of searching on. Apply stops when
+//     its context ends and returns the context's error.
 //   - Apply either returns the whole new content or an error; a hunk
 //     that does not match answers a [*Conflict] naming the hunk, the file
 //     line where the text first differs, the expected and the found text.

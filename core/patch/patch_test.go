@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"context"
 	"errors"
 	"maps"
 	"slices"
@@ -26,7 +27,7 @@ func applyTree(tree map[string]string, text string) (map[string]string, map[stri
 		case f.Action != Add && !ok:
 			return nil, nil, errors.New("not found: " + f.Path)
 		}
-		r, err := f.Apply([]byte(cur))
+		r, err := f.Apply(context.Background(), []byte(cur))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -431,7 +432,7 @@ func FuzzParse(f *testing.F) {
 			if fp.Path == "" {
 				t.Fatalf("empty path in %+v", fp)
 			}
-			r, err := fp.Apply([]byte(content))
+			r, err := fp.Apply(context.Background(), []byte(content))
 			if err != nil {
 				var c *Conflict
 				if !errors.As(err, &c) || c.Hunk < 0 || c.Error() == "" {

@@ -239,11 +239,14 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 			}
 			ch.dst, ch.dstRel = d, ch.srcRel
 		}
-		r, err := f.Apply(ch.old)
+		r, err := f.Apply(o.ctx, ch.old)
 		if err != nil {
 			var c *patch.Conflict
 			if errors.As(err, &c) {
 				return plan, errs.New(errs.Conflict, t.Visible, "%s Nothing was changed.", c.Describe(t.Visible))
+			}
+			if o.ctx.Err() != nil {
+				return plan, errs.Wrap(err, errs.Timeout, t.Visible, "The call was cancelled while the patch was being placed in %s; nothing was changed.", t.Visible)
 			}
 			return plan, err
 		}

@@ -145,7 +145,7 @@ func BenchmarkPatchInMemory(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, f := range p.Files {
-			if _, err := f.Apply(pb.files[f.Path]); err != nil {
+			if _, err := f.Apply(context.Background(), pb.files[f.Path]); err != nil {
 				b.Fatal(err)
 			}
 		}
