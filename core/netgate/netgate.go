@@ -25,8 +25,9 @@
 //     those matching Command.Domains (its allowed_domains and package
 //     bundles, "*.example.com" matching names below example.com), each
 //     decided by the owner's rules or, failing a rule, asked per (client,
-//     domain) while the connection waits. A deny rule refuses in both modes.
-//     An "allow once"/"deny once" answer holds for the rest of this run.
+//     domain, run) while the connection waits, with this run's command. A
+//     deny rule refuses in both modes. An "allow once"/"deny once" answer
+//     holds for the rest of this run and for no other run.
 //   - Every connection attempt is one audit event (op "network.connect",
 //     target "host:port"): a refusal before the proxy answers the program,
 //     an allowed connection when it ends, with bytes up and down and its
@@ -46,6 +47,7 @@ package netgate
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -207,6 +209,7 @@ type Summary struct {
 // Run decides the connections of one command; it implements Dialer.
 type Run struct {
 	g      *Gate
+	id     string // unique to the run: its questions are its own
 	cmd    Command
 	budget atomic.Int64
 
@@ -221,7 +224,7 @@ var _ Dialer = (*Run)(nil)
 // Open starts the gate for one command. Its Domains must have passed
 // CheckDomains.
 func (g *Gate) Open(c Command) *Run {
-	r := &Run{g: g, cmd: c, once: map[string]onceAnswer{}}
+	r := &Run{g: g, id: "run-" + rand.Text(), cmd: c, once: map[string]onceAnswer{}}
 	r.budget.Store(g.cfg.MaxUpload)
 	return r
 }
@@ -344,7 +347,7 @@ func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) 
 	}
 	out, err := pol.Check(ctx, policy.Request{
 		Client: r.cmd.Client, Scope: r.cmd.Scope, Access: policy.Network, Target: host,
-		Command: r.cmd.Command, Reason: r.cmd.Reason,
+		Command: r.cmd.Command, Reason: r.cmd.Reason, Run: r.id,
 	})
 	if err != nil {
 		by := out.By

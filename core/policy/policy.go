@@ -5,7 +5,11 @@
 //
 // Guarantees: the first answer to an approval wins and later answers get
 // an error; identical pending requests (client, scope, access, target)
-// share one approval; no answer by the timeout denies, recorded as
+// share one approval, except that a domain question is shared only within
+// its run (Request.Run): an allow_once or deny_once answer reaches only
+// the run whose command the owner was shown, and a rule an answer creates
+// also answers the same question pending for other runs; no answer by
+// the timeout denies, recorded as
 // "timeout", and never creates a rule; with Strict and no surface
 // subscribed a question is denied at once; while paused (all agents, or
 // one client) every question is denied at once and pausing withdraws
@@ -101,6 +105,11 @@ type Request struct {
 	// Command, on a network request that is not one-time-only, is the
 	// command wanting to reach the domain in Target (shown to the owner).
 	Command string
+	// Run names the run of Command (unique to it, such as netgate's run
+	// id): domain questions of different runs are asked apart, so a
+	// one-time answer covers only the run whose command the owner saw.
+	// Questions of one run (two connections to the domain) share.
+	Run string
 	// Sensitive, Asked and Preview are shown with the question (see
 	// Approval).
 	Sensitive, Asked, Preview string
@@ -153,6 +162,7 @@ type key struct {
 	client, scope string
 	access        Access
 	target        string
+	run           string // set for domain questions: shared within a run only
 	nonce         string // set for one-time-only questions, which are never shared
 }
 
@@ -347,6 +357,10 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		// one-time requests are asked one by one, never shared.
 		k.nonce = newID("")
 	}
+	if r.domainQuestion() {
+		// The owner sees one run's command: the answer is that run's.
+		k.run = r.Run
+	}
 	pd, shared := p.pending[k]
 	if !shared && p.pendingOf(r.Client) >= MaxPendingPerClient {
 		p.mu.Unlock()
@@ -519,7 +533,30 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 		}
 	}
 	p.complete(pd, out, ans.Decision, ans.By)
+	if out.Rule != nil {
+		p.answerByRule(pd, *out.Rule, ans.Decision)
+	}
 	return err
+}
+
+// answerByRule answers, with rule (made by the answer d to pd), the
+// questions still pending that ask what pd asked for another run (domain
+// questions are asked per run): the owner's rule decides them as it
+// decides the next one.
+func (p *Policy) answerByRule(pd *pending, rule Rule, d Decision) {
+	a := pd.a
+	p.mu.Lock()
+	var same []*pending
+	for k, v := range p.pending {
+		if v != pd && k.nonce == "" && k.client == a.Client && k.scope == a.User && k.access == a.Access && k.target == a.Target {
+			same = append(same, v)
+		}
+	}
+	p.mu.Unlock()
+	out := Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}
+	for _, v := range same {
+		p.finish(v, out, d, "rule")
+	}
 }
 
 // addRule stores (always) or keeps (session) a rule and audits it.
