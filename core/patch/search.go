@@ -40,36 +40,60 @@ func mulmod(a, b uint64) uint64 {
 	return r
 }
 
+func powmod(b uint64, e int) uint64 {
+	r := uint64(1)
+	for ; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			r = mulmod(r, b)
+		}
+		b = mulmod(b, b)
+	}
+	return r
+}
+
 // lineIndex numbers the distinct lines of a file under one comparison.
+// It costs about 16 bytes per line, and the map of distinct lines.
 type lineIndex struct {
-	ids  map[string]int32
-	seq  []int32   // per file line, its number
-	at   [][]int32 // per number, the file lines that have it, ascending
-	pre  []uint64  // pre[i]: hash of seq[:i]
-	pow  []uint64  // pow[i]: base^i
-	base uint64
+	ids   map[string]int32
+	seq   []int32  // per file line, its number
+	pos   []int32  // the file's lines grouped by number, ascending in each group
+	start []int32  // number id's lines are pos[start[id]:start[id+1]]
+	pre   []uint64 // pre[i]: hash of seq[:i]
+	base  uint64
 }
 
 func newLineIndex(lines []fline, key func(string) string) *lineIndex {
 	ix := &lineIndex{ids: map[string]int32{}, seq: make([]int32, len(lines)),
-		pre: make([]uint64, len(lines)+1), pow: make([]uint64, len(lines)+1),
-		base: 1<<32 + rand.Uint64N(mersenne61-1<<33)}
-	ix.pow[0] = 1
+		pre: make([]uint64, len(lines)+1), base: 1<<32 + rand.Uint64N(mersenne61-1<<33)}
+	var count []int32
 	for i, l := range lines {
 		k := key(l.text)
 		id, ok := ix.ids[k]
 		if !ok {
-			id = int32(len(ix.at))
+			id = int32(len(count))
 			ix.ids[k] = id
-			ix.at = append(ix.at, nil)
+			count = append(count, 0)
 		}
+		count[id]++
 		ix.seq[i] = id
-		ix.at[id] = append(ix.at[id], int32(i))
 		ix.pre[i+1] = (mulmod(ix.pre[i], ix.base) + uint64(id) + 1) % mersenne61
-		ix.pow[i+1] = mulmod(ix.pow[i], ix.base)
+	}
+	ix.start = make([]int32, len(count)+1)
+	for id, c := range count {
+		ix.start[id+1] = ix.start[id] + c
+	}
+	next := count[:0]
+	next = append(next, ix.start[:len(count)]...)
+	ix.pos = make([]int32, len(lines))
+	for i, id := range ix.seq {
+		ix.pos[next[id]] = int32(i)
+		next[id]++
 	}
 	return ix
 }
+
+// at lists the file lines that have number id, ascending.
+func (ix *lineIndex) at(id int32) []int32 { return ix.pos[ix.start[id]:ix.start[id+1]] }
 
 // pattern returns the numbers of old's lines (-1 for a line the file does
 // not have) and their hash.
@@ -87,14 +111,14 @@ func (ix *lineIndex) pattern(old []string, key func(string) string) ([]int32, ui
 	return pat, h
 }
 
-// window is the hash of seq[s:s+m].
-func (ix *lineIndex) window(s, m int) uint64 {
-	return (ix.pre[s+m] + mersenne61 - mulmod(ix.pre[s], ix.pow[m])) % mersenne61
+// window is the hash of seq[s:s+m]; pm is base^m.
+func (ix *lineIndex) window(s, m int, pm uint64) uint64 {
+	return (ix.pre[s+m] + mersenne61 - mulmod(ix.pre[s], pm)) % mersenne61
 }
 
 // next returns the first line at or after from that has number id, or -1.
 func (ix *lineIndex) next(id int32, from int) int {
-	l := ix.at[id]
+	l := ix.at(id)
 	i, _ := slices.BinarySearch(l, int32(from))
 	if i == len(l) {
 		return -1
@@ -205,7 +229,7 @@ func (s *searcher) first(old []string, from int, loose bool) (int, error) {
 		if id < 0 {
 			return -1, nil // a line the file does not have
 		}
-		l := ix.at[id]
+		l := ix.at(id)
 		i, _ := slices.BinarySearch(l, int32(from+k))
 		if c := len(l) - i; rare < 0 || c < count {
 			rare, count, at = k, c, i
@@ -214,7 +238,8 @@ func (s *searcher) first(old []string, from int, loose bool) (int, error) {
 			return -1, nil
 		}
 	}
-	for _, q := range ix.at[pat[rare]][at:] {
+	pm := powmod(ix.base, m)
+	for _, q := range ix.at(pat[rare])[at:] {
 		st := int(q) - rare
 		if st+m > len(s.lines) {
 			break
@@ -222,7 +247,7 @@ func (s *searcher) first(old []string, from int, loose bool) (int, error) {
 		if err := s.spend(1); err != nil {
 			return -1, err
 		}
-		if ix.window(st, m) == h && slices.Equal(ix.seq[st:st+m], pat) {
+		if ix.window(st, m, pm) == h && slices.Equal(ix.seq[st:st+m], pat) {
 			return st, nil
 		}
 	}
