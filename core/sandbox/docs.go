@@ -30,8 +30,10 @@ const MaxDocumentBytes = docread.MaxInput
 // memory only once the read holds its slot, so the daemon holds at most
 // MaxHelpers documents (each at most MaxDocumentBytes) at any moment.
 // With the default limits one agent's helpers use at most
-// 2 × (docMemory + the input) ≈ 1.7 GiB however many reads it starts,
-// and all agents' together 4 × that.
+// 2 × (docMemory + the input) ≈ 1.7 GiB however many reads it starts;
+// all agents' together at most MaxHelpers × 0.85 GiB, where MaxHelpers is
+// at least twice the per-agent limit so that one agent never holds every
+// helper.
 type DocConfig struct {
 	Runner  *execbox.Runner   // nil: documents unavailable
 	Binary  string            // Corral's own executable
@@ -40,7 +42,7 @@ type DocConfig struct {
 	Timeout time.Duration     // wall time per document; 0 = 30 s
 	Limits  execbox.HelperLimits
 
-	MaxHelpers   int           // helpers at once, all agents; 0: NumCPU, at least 2 and at most 4
+	MaxHelpers   int           // helpers at once, all agents; 0: NumCPU, at least 4 and at most 8
 	MaxPerClient int           // helpers at once for one client; 0: 2
 	QueueWait    time.Duration // how long a read waits for a free slot; 0: 60 s
 }
@@ -92,7 +94,7 @@ var docWords = slotWords{
 func newDocSlots(dc DocConfig) *slots {
 	total := dc.MaxHelpers
 	if total <= 0 {
-		total = min(max(runtime.NumCPU(), 2), 4)
+		total = max(2*docPerClient, min(runtime.NumCPU(), 8))
 	}
 	per := dc.MaxPerClient
 	if per <= 0 {

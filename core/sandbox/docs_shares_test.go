@@ -142,7 +142,7 @@ func TestDocumentReadQueueWait(t *testing.T) {
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "alice-agent already reads 1 documents at once") {
 		t.Errorf("over the limit: %v", err)
 	}
-	if d := newDocSlots(DocConfig{}); d.total < 2 || d.total > 4 || d.perClient != 2 {
+	if d := newDocSlots(DocConfig{}); d.total < 4 || d.total > 8 || d.perClient != 2 {
 		t.Errorf("defaults: %d helpers, %d per agent", d.total, d.perClient)
 	}
 }
