@@ -80,7 +80,11 @@
 //     ordinary program needs: new namespaces (unshare, setns, clone with
 //     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,
 //     perf_event_open, bpf, userfaultfd, module and kernel loading, mounts,
-//     and other ABIs' system calls. Debuggers do not work in the sandbox.
+//     and other ABIs' system calls; a mode with the setuid or setgid bit
+//     (chmod and its kin, or a file created with them); and every socket
+//     family but AF_INET, AF_INET6 and AF_NETLINK (route and sock_diag
+//     only), AF_UNIX included (socketpair still works). Debuggers do not
+//     work in the sandbox.
 //   - bubblewrap reads its options from a pipe (--args), so the process
 //     list that every user of the machine can read shows neither the
 //     command's environment values nor host paths.

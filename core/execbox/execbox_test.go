@@ -1193,3 +1193,95 @@ except OSError as e:
 		t.Errorf("a command without network reached a host program through a socket in a read-only mount: %q, %d connections", res.Stdout, hits.Load())
 	}
 }
+
+// TestSocketFamilies: socket() is an allowlist. AF_INET, AF_INET6 and
+// AF_NETLINK (route, sock_diag) work, so ip, ss and name lookups do;
+// AF_UNIX is EPERM (socketpair still works); every other family —
+// AF_VSOCK above all, which on a virtual machine reaches the host past the
+// network namespace — is EAFNOSUPPORT, and other netlink protocols
+// EPROTONOSUPPORT.
+func TestSocketFamilies(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	probe := func(name string, family, typ, proto int) string {
+		return fmt.Sprintf(`perl -e '$r = syscall(%d, %d, %d, %d); printf "%s %%s %%d\n", ($r >= 0 ? "ok" : "no"), ($r >= 0 ? 0 : $!+0)';`,
+			unix.SYS_SOCKET, family, typ, proto, name)
+	}
+	want := map[string]string{
+		"inet": "ok 0", "inet6": "ok 0", "netlink-route": "ok 0", "netlink-diag": "ok 0",
+		"unix":          fmt.Sprintf("no %d", unix.EPERM),
+		"vsock":         fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"packet":        fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"bluetooth":     fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"alg":           fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"key":           fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"tipc":          fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"netlink-audit": fmt.Sprintf("no %d", unix.EPROTONOSUPPORT),
+		"netlink-uevnt": fmt.Sprintf("no %d", unix.EPROTONOSUPPORT),
+	}
+	cmd := probe("inet", unix.AF_INET, unix.SOCK_STREAM, 0) + probe("inet6", unix.AF_INET6, unix.SOCK_DGRAM, 0) +
+		probe("netlink-route", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE) +
+		probe("netlink-diag", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG) +
+		probe("unix", unix.AF_UNIX, unix.SOCK_STREAM, 0) + probe("vsock", unix.AF_VSOCK, unix.SOCK_STREAM, 0) +
+		probe("packet", unix.AF_PACKET, unix.SOCK_RAW, 0) + probe("bluetooth", unix.AF_BLUETOOTH, unix.SOCK_STREAM, 0) +
+		probe("alg", unix.AF_ALG, unix.SOCK_SEQPACKET, 0) + probe("key", unix.AF_KEY, unix.SOCK_RAW, 2) +
+		probe("tipc", unix.AF_TIPC, unix.SOCK_RDM, 0) +
+		probe("netlink-audit", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT) +
+		probe("netlink-uevnt", unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT) +
+		`ip -o addr show lo | grep -q 127.0.0.1 && echo ip-ok; ` +
+		`python3 -c 'import socket; socket.getaddrinfo("localhost", 80); a, b = socket.socketpair(); a.send(b"x"); print("py-ok", b.recv(1).decode())'`
+	res := run(t, r, b.spec(cmd))
+	got := map[string]string{}
+	for line := range strings.Lines(res.Stdout) {
+		if name, rest, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			got[name] = rest
+		}
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("socket %s: got %q, want %q", name, got[name], w)
+		}
+	}
+	if !strings.Contains(res.Stdout, "ip-ok\n") || got["py-ok"] != "x" {
+		t.Errorf("ip or python sockets broken: %+v", res)
+	}
+}
+
+// TestNoSetuidBits: a command cannot make a file setuid or setgid by any
+// of the calls that set a mode: chmod (a copy of /usr/bin/id made 4755,
+// 2755), a file created with the bits (open, mknod), or openat2.
+func TestNoSetuidBits(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	cmd := `cp /usr/bin/id myid; chmod 4755 myid 2>/dev/null && echo chmod-suid; chmod 2755 myid 2>/dev/null && echo chmod-sgid; ` +
+		`chmod u+s,g+s myid 2>/dev/null && echo chmod-symbolic; ` +
+		`python3 -c 'import os; os.close(os.open("made", os.O_CREAT|os.O_WRONLY, 0o4755)); print("open-suid")' 2>/dev/null; ` +
+		`python3 -c 'import os, stat; os.mknod("node", stat.S_IFREG|0o2755); print("mknod-sgid")' 2>/dev/null; ` +
+		fmt.Sprintf(`perl -e '$p = "x2"; $h = "\0" x 24; $r = syscall(%d, -100, $p, $h, 24); printf "openat2 %%d\n", $!+0';`, unix.SYS_OPENAT2) +
+		`chmod 0700 myid && echo chmod-plain; ls -l myid`
+	res := run(t, r, b.spec(cmd))
+	for _, bad := range []string{"chmod-suid", "chmod-sgid", "chmod-symbolic", "open-suid", "mknod-sgid"} {
+		if strings.Contains(res.Stdout, bad+"\n") {
+			t.Errorf("%s succeeded: %q", bad, res.Stdout)
+		}
+	}
+	if !strings.Contains(res.Stdout, fmt.Sprintf("openat2 %d\n", unix.ENOSYS)) || !strings.Contains(res.Stdout, "chmod-plain\n") {
+		t.Errorf("%+v", res)
+	}
+	err := filepath.WalkDir(b.scope, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s is %v on the host", p, fi.Mode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
