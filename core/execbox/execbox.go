@@ -273,6 +273,7 @@ type Runner struct {
 	netWhy   string   // why netinit is "", for the owner
 	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
 	uid, gid int
+	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (overlay.go)
 	procs    procLimit
 	memory   *cgroupCtl // nil: no memory cgroup could be made
 
@@ -300,6 +301,7 @@ func NewRunner(opts Options) (*Runner, error) {
 		uid:    os.Getuid(),
 		gid:    os.Getgid(),
 	}
+	r.asRoot = r.uid == 0
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -364,6 +366,10 @@ func (r *Runner) probe() error {
 		r.version = "bubblewrap " + r.version
 	}
 
+	if r.asRoot && r.netinit == "" {
+		r.why = "Commands are unavailable: Corral runs as root, and it runs commands as an unprivileged user through its corral-netinit program, which is missing. Reinstall Corral, or run it as an ordinary user."
+		return errors.New("root without corral-netinit")
+	}
 	r.procs = findProcLimit(r.uid, r.log)
 	if r.limits.Total > 0 {
 		if cg, err := findCgroup("memory"); err == nil {
@@ -377,6 +383,12 @@ func (r *Runner) probe() error {
 	candidates := [][]string{
 		{"--unshare-all", "--unshare-user", "--disable-userns"},
 		{"--unshare-all"},
+	}
+	if r.asRoot {
+		// bubblewrap runs as uid 0 of the user namespace corral-netinit
+		// made (0 → dropID), which refuses nested ones: it must not make
+		// another.
+		candidates = [][]string{{"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"}}
 	}
 	var last error
 	for _, ns := range candidates {
@@ -480,6 +492,16 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err
 	}
 	layers, err := p.layer(s.LayerDir)
+	if err == nil && r.asRoot {
+		// overlayfs creates with the caller's ids: the upper layers are
+		// the command's (overlay.go).
+		for _, l := range layers {
+			if err = os.Lchown(l.Upper, dropID, dropID); err != nil {
+				RemoveLayers(s.LayerDir)
+				break
+			}
+		}
+	}
 	if err != nil {
 		r.log.Warn("execbox: no overlay for this command", "err", err)
 		res, err2 := r.exec(ctx, p)

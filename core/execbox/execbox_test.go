@@ -35,6 +35,9 @@ func newRunner(t testing.TB, opts Options) *Runner {
 			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
 		}
 	}
+	if opts.NetInit == "" && os.Getuid() == 0 {
+		opts.NetInit = execboxtest.NetInit(t) // as root, every sandbox starts through it
+	}
 	r, err := NewRunner(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -522,13 +525,16 @@ func TestEgressEndsWithCommand(t *testing.T) {
 
 func TestEgressWithoutNetInit(t *testing.T) {
 	b := newBox(t)
-	r := newRunner(t, b.opts())
+	r, err := NewRunner(b.opts()) // as root, no command runs at all without corral-netinit
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok, why := r.Network(); ok || !strings.Contains(why, "corral-netinit") {
 		t.Errorf("Network() = %v, %q", ok, why)
 	}
 	s := b.spec("true")
 	s.Egress = func(context.Context, net.Conn) {}
-	_, err := r.Run(t.Context(), s)
+	_, err = r.Run(t.Context(), s)
 	wantKind(t, err, errs.Unavailable)
 }
 
@@ -899,7 +905,13 @@ func TestArgv(t *testing.T) {
 	if slices.Index(argv, "--") != len(argv)-5 {
 		t.Error("a -- before the command")
 	}
-	for _, f := range []string{"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"} {
+	flags := []string{"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"}
+	if os.Getuid() == 0 {
+		// bubblewrap runs in corral-netinit's user namespace and makes no
+		// other (overlay.go): every other namespace, named one by one.
+		flags = append(flags[1:], "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
+	}
+	for _, f := range flags {
 		if !slices.Contains(argv, f) {
 			t.Errorf("missing %s", f)
 		}
@@ -1283,5 +1295,81 @@ func TestNoSetuidBits(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNeverHostRoot: whatever uid Corral runs as (here, on CI and in
+// make test: root), a command's processes are not host uid 0 and cannot
+// write a kernel tunable, and what it creates in the scope and the shared
+// folder is owned by Corral's uid on the host, with and without overlays.
+func TestNeverHostRoot(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: execboxtest.NetInit(t)})
+	if err := r.ProbeOverlay(t.Context(), filepath.Join(b.corral, "versions", "probe")); err != nil {
+		t.Fatalf("overlay probe: %v", err)
+	}
+	// The old files are Corral's, private to it (0600 and 0700): the
+	// command must still read and change them.
+	if err := os.Mkdir(filepath.Join(b.scope, "priv"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := `cat /proc/self/uid_map; echo; ` +
+		`cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern 2>/dev/null && echo WROTE-core_pattern; ` +
+		`cat /proc/sys/net/ipv4/ip_forward > /proc/sys/net/ipv4/ip_forward 2>/dev/null && echo WROTE-ip_forward; ` +
+		`cat /proc/sys/kernel/shmmax > /proc/sys/kernel/shmmax 2>/dev/null && echo WROTE-shmmax; ` +
+		`echo h > /proc/sysrq-trigger 2>/dev/null && echo WROTE-sysrq; ` +
+		`cat priv/old && echo more >> priv/old && mkdir -p made/deep && echo new > made/deep/f && echo s > /share/s && ln -s f made/link && echo done`
+	for _, layered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("layers=%v", layered), func(t *testing.T) {
+			os.RemoveAll(filepath.Join(b.scope, "made"))
+			os.Remove(filepath.Join(b.share, "s"))
+			if err := os.WriteFile(filepath.Join(b.scope, "priv", "old"), []byte("old\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := b.spec(cmd)
+			if layered {
+				s.LayerDir = filepath.Join(b.corral, "versions", "run")
+			}
+			res := run(t, r, s)
+			if res.ExitCode != 0 || !strings.HasSuffix(res.Stdout, "old\ndone\n") {
+				t.Fatalf("%+v", res)
+			}
+			uidMap, rest, _ := strings.Cut(res.Stdout, "\n\n")
+			for line := range strings.Lines(uidMap) {
+				if f := strings.Fields(line); len(f) != 3 || f[1] == "0" {
+					t.Errorf("uid_map maps host uid 0 (or is odd): %q", uidMap)
+				}
+			}
+			if strings.Contains(rest, "WROTE") {
+				t.Errorf("a kernel tunable was written: %q", rest)
+			}
+			if layered {
+				if len(res.Layers) != 2 || res.NoLayers != "" {
+					t.Fatalf("layers: %+v", res)
+				}
+				// The real folders are untouched; the upper layer holds the
+				// command's files (core/sandbox gives them to Corral's uid
+				// when it applies them).
+				if _, err := os.Lstat(filepath.Join(b.scope, "made")); err == nil {
+					t.Errorf("the real folder was written")
+				}
+				if got, err := os.ReadFile(filepath.Join(res.Layers[0].Upper, "priv", "old")); err != nil || string(got) != "old\nmore\n" {
+					t.Errorf("upper priv/old = %q, %v", got, err)
+				}
+				RemoveLayers(s.LayerDir)
+				return
+			}
+			for _, p := range []string{"made", "made/deep", "made/deep/f", "made/link", "priv/old", "../share/s"} {
+				fi, err := os.Lstat(filepath.Join(b.scope, p))
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					continue
+				}
+				st := fi.Sys().(*syscall.Stat_t)
+				if int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid() {
+					t.Errorf("%s is owned by %d:%d, want Corral's %d:%d", p, st.Uid, st.Gid, os.Getuid(), os.Getgid())
+				}
+			}
+		})
 	}
 }
