@@ -19,7 +19,8 @@
 //     time zone, locale and MIME tables, os-release …) plus a generated
 //     passwd and group naming only the scope's user. The owner's real
 //     /etc/passwd, /etc/shadow and the rest of /etc are absent.
-//   - A private /proc, a minimal /dev, and size-limited tmpfs at /tmp and
+//   - A private /proc whose /proc/sys and /proc/sysrq-trigger are
+//     read-only, a minimal /dev, and size-limited tmpfs at /tmp and
 //     /dev/shm. The root of the sandbox and /dev are read-only.
 //   - Absent: the owner's home, Corral's config, database and secrets (they
 //     are simply never bound, and a Mount at, inside or around a path in
@@ -47,7 +48,11 @@
 // corral-netinit's overlay mode outside the sandbox, in a user and mount
 // namespace of its own (the owner's uid, with capabilities that hold only
 // in that namespace), which drops every capability before it becomes
-// bubblewrap; the mounts never reach Corral's own mount namespace.
+// bubblewrap; the mounts never reach Corral's own mount namespace. As
+// root, corral-netinit's asroot mode mounts them instead (see "Who a
+// command is"); the upper layers are then owned by the sandbox's
+// unprivileged uid, and whoever applies them gives the files to Corral's
+// uid (core/sandbox does, with fsbox.Settle).
 //
 // Not guaranteed: where overlays cannot be used (no corral-netinit, or the
 // kernel refuses them, found by ProbeOverlay or by the first command that
@@ -56,9 +61,34 @@
 // what the upper layers hold is bounded per file (RLIMIT_FSIZE), not in
 // total.
 //
+// # Who a command is
+//
+// A command's processes are never host uid 0 and hold no capability
+// outside namespaces of their own, whatever uid Corral runs as:
+//
+//   - As an ordinary user, the command runs as that user, in bubblewrap's
+//     own user namespace (nested user namespaces disabled).
+//   - As root (CI, servers, sudo), every sandbox is started by
+//     corral-netinit's asroot mode, which runs bubblewrap as uid 0 of a
+//     user namespace whose only mapping is 0 → 2147483646 (uid and gid):
+//     an unprivileged host user that owns no file and appears in no passwd.
+//     The command still sees itself as uid 0 (as it did before), without
+//     capabilities; /proc/self/uid_map reads "0 2147483646 1"; setting
+//     sysctls and every other root-only interface of the host is refused
+//     to it as to any user. That user cannot walk Corral's own folders, so
+//     the helper shows bubblewrap each host path it binds (outside the
+//     system view) at /sys/N of its private mount namespace, and the
+//     writable folders (scope, shared folder, read-write Mounts) as
+//     id-mapped mounts with the sandbox's own mapping: files that are
+//     root's on disk are the command's, and what the command creates
+//     there is root's on disk, owned as Corral's other files are, with no
+//     step after the run. This is the defensible choice over a chown after
+//     the run (racy, a walk of the whole folder) or giving the folders to
+//     the sandbox user (Corral's files would stop being Corral's).
+//
 // # What is guaranteed
 //
-//   - bubblewrap with new user (where possible), PID, network, IPC, UTS and
+//   - bubblewrap with new user (see above), PID, network, IPC, UTS and
 //     cgroup namespaces, a new session (no TIOCSTI into the owner's
 //     terminal), --die-with-parent, every capability dropped, nested user
 //     namespaces disabled where the kernel allows, and --clearenv: the
@@ -116,6 +146,22 @@
 // # What is not guaranteed
 //
 //   - The sandbox shares the kernel: a kernel or bubblewrap bug is an escape.
+//   - As root, the writable folders must be on a file system that supports
+//     id-mapped mounts (Linux 5.12 or later; ext4, xfs, btrfs, tmpfs …);
+//     elsewhere commands fail with errs.Unavailable and a sentence. Files
+//     there owned on disk by another uid than root show as nobody and are
+//     used with their "other" permission bits, as are read-only Mounts,
+//     corral-netinit and every other host path (they are not id-mapped).
+//     Every command then runs as the same host uid (2147483646); they
+//     cannot reach one another (separate PID, IPC and network namespaces,
+//     nothing writable in common but the folders they share on purpose).
+//     Without corral-netinit Corral, as root, runs no command and no
+//     helper (Available says why). Plain, which exists for benchmarks
+//     only, starts bubblewrap directly: as root, its command is root.
+//   - Setuid and setgid bits: the seccomp filter refuses them at the
+//     source on every path, and core/sandbox and core/fsbox clear them on
+//     what they put in place; a file of the owner's that already had them
+//     keeps them until an agent rewrites or moves it.
 //   - CPU time is bounded only by the timeout; disk use in read-write folders
 //     is bounded per file (RLIMIT_FSIZE), not in total; memory per process
 //     (RLIMIT_DATA) and per tmpfs, and for the command as a whole
@@ -597,7 +643,9 @@ func isCleanAbs(p string) bool {
 // run with os/exec but without Corral's bookkeeping: no resource limits,
 // no cgroup, no output capture. It exists so benchmarks can measure Run
 // against bubblewrap alone; it does not create the playground or the share
-// link (Run does). The returned cleanup closes the descriptors.
+// link (Run does). As root it does not drop to the sandbox's unprivileged
+// user either: never use it for an agent's command. The returned cleanup
+// closes the descriptors.
 func (r *Runner) Plain(s Spec) (*exec.Cmd, func(), error) {
 	argv, err := r.Argv(s)
 	if err != nil {

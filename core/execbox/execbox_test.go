@@ -1304,7 +1304,11 @@ func TestNoSetuidBits(t *testing.T) {
 // folder is owned by Corral's uid on the host, with and without overlays.
 func TestNeverHostRoot(t *testing.T) {
 	b := newBox(t)
-	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: execboxtest.NetInit(t)})
+	netinit := os.Getenv("EXECBOX_TEST_NETINIT") // set by TestNeverHostRootAsUser
+	if netinit == "" {
+		netinit = execboxtest.NetInit(t)
+	}
+	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: netinit})
 	if err := r.ProbeOverlay(t.Context(), filepath.Join(b.corral, "versions", "probe")); err != nil {
 		t.Fatalf("overlay probe: %v", err)
 	}
@@ -1336,7 +1340,12 @@ func TestNeverHostRoot(t *testing.T) {
 			}
 			uidMap, rest, _ := strings.Cut(res.Stdout, "\n\n")
 			for line := range strings.Lines(uidMap) {
-				if f := strings.Fields(line); len(f) != 3 || f[1] == "0" {
+				// As root the map is the command's only user namespace,
+				// so its second field is the host uid. As a user,
+				// bubblewrap nests one inside another ("65534 0 1": 0 is
+				// the outer namespace's uid 0, the owner): there the
+				// owners of the files below say which host uid it was.
+				if f := strings.Fields(line); len(f) != 3 || (os.Getuid() == 0 && f[1] == "0") {
 					t.Errorf("uid_map maps host uid 0 (or is odd): %q", uidMap)
 				}
 			}
@@ -1371,5 +1380,57 @@ func TestNeverHostRoot(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNeverHostRootAsUser runs TestNeverHostRoot again with Corral as an
+// ordinary user (nobody, through setpriv), from a copy of this test binary
+// and of corral-netinit that user can read.
+func TestNeverHostRootAsUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("already an ordinary user: TestNeverHostRoot is this test")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed; cannot switch to an ordinary user")
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} { // t.TempDir makes them 0700
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyExe := func(src, name string) string {
+		t.Helper()
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := copyExe(self, "execbox.test")
+	netinit := copyExe(execboxtest.NetInit(t), "corral-netinit")
+	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		test, "-test.run=^TestNeverHostRoot$", "-test.count=1", "-test.v")
+	cmd.Dir = tmp
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, "EXECBOX_TEST_NETINIT=" + netinit}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
