@@ -185,7 +185,8 @@ func parseSpec(b []byte) ([]record, error) {
 		}
 		r := record{kind: fields[i][0], paths: fields[i+1 : i+1+want]}
 		for _, p := range r.paths {
-			if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, ",:\\\n") {
+			// overlayfs reads its options split at these characters.
+			if !strings.HasPrefix(p, "/") || (r.kind == 'o' && strings.ContainsAny(p, ",:\\\n")) {
 				return nil, fmt.Errorf("path %q cannot be staged", p)
 			}
 		}
