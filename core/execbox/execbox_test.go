@@ -1430,6 +1430,11 @@ func TestNeverHostRootAsUser(t *testing.T) {
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, "EXECBOX_TEST_NETINIT=" + netinit}
 	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "sandbox unavailable: ") || strings.Contains(string(out), "--- SKIP: TestNeverHostRoot ") {
+		// This kernel or its security module keeps ordinary users from
+		// making user namespaces: Corral cannot run commands as one here.
+		t.Skipf("as nobody, commands cannot run on this machine:\n%s", out)
+	}
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
