@@ -18,8 +18,10 @@
 // strconv, net/netip; not net). Any failure prints one line and exits 125
 // before PROGRAM runs.
 //
-// The same program has a second mode, "overlay", which Corral runs outside
-// the sandbox to record what a command changes (overlay.go).
+// The same program has two more modes, which Corral runs outside the
+// sandbox: "overlay" records what a command changes (overlay.go), and
+// "asroot", when Corral runs as root, makes the command run as an
+// unprivileged user and shows it the folders it may use (asroot.go).
 //
 // Guarantees: PROGRAM starts only after the listener was handed over
 // (or, in overlay mode, the mounts are in place and every capability is
@@ -44,6 +46,18 @@ import (
 const failed = 125
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "asroot" {
+		if err := asroot(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: the command's sandbox could not be set up: %v\n", err)
+			os.Exit(failed)
+		}
+	}
+	if len(os.Args) > 1 && os.Args[1] == "stage2" {
+		if err := stage2(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: the command's sandbox could not be set up: %v\n", err)
+			os.Exit(failed)
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == "overlay" {
 		if err := overlay(os.Args[2:]); err != nil {
 			fmt.Fprintf(os.Stderr, "corral: the command's overlay could not be set up: %v\n", err)

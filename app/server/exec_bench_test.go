@@ -12,6 +12,7 @@ import (
 	"corral/app/client"
 	"corral/app/wire"
 	"corral/core/execbox"
+	"corral/core/execbox/execboxtest"
 )
 
 // BenchmarkCommandRunTrue compares command.run of `true` over the
@@ -31,7 +32,7 @@ func BenchmarkCommandRunTrue(b *testing.B) {
 func againstBwrap(b *testing.B, c *client.Client, params map[string]any, scope, share string) {
 	b.Helper()
 	ctx := context.Background()
-	runner, err := execbox.NewRunner(execbox.Options{})
+	runner, err := execbox.NewRunner(execbox.Options{NetInit: execboxtest.NetInit(b)}) // as root, no sandbox starts without it
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -68,7 +68,7 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 // reserved are sandbox paths no Mount may be at, inside or around. /tmp is
 // the exception that may hold Mounts: it is a fresh tmpfs in every run, so
 // nothing can be planted in it before the mount points are made.
-var reserved = append(slices.Clone(systemDirs), "/etc", "/proc", "/dev", "/tmp", shareMount, homeBase)
+var reserved = append(slices.Clone(systemDirs), "/etc", "/proc", "/sys", "/dev", "/tmp", shareMount, homeBase)
 
 // etcEntries is the curated /etc: what ordinary programs read. Globs allowed.
 var etcEntries = []string{
@@ -103,12 +103,20 @@ type plan struct {
 	writable []writableBind
 	overlay  []byte
 	status   *os.File // the helper's status pipe, read end (helperCmd)
+	// readonly are the argv indices of read-only binds of host paths
+	// outside the system view (read-only Mounts, corral-netinit, a
+	// helper's binary): as root they are staged too (stagedArgv).
+	readonly []int
+	stage    []byte // as root: the asroot helper's spec (stagedArgv)
 }
 
-// writableBind is one read-write bind of argv: argv[idx] is its source.
+// writableBind is one read-write bind of argv: argv[idx] is its source
+// (-1: none, the overlay probe). upper and work are its overlay's
+// folders once layer has run.
 type writableBind struct {
-	host, src string
-	idx       int
+	host, src   string
+	idx         int
+	upper, work string
 }
 
 // systemView builds the read-only system arguments once.
@@ -130,7 +138,12 @@ func systemView(extra []string) ([]string, error) {
 			args = append(args, "--ro-bind", d, d)
 		}
 	}
-	args = append(args, "--proc", "/proc", "--dev", "/dev")
+	// /proc/sys and /proc/sysrq-trigger read-only: no kernel tunable is
+	// writable, not even those of the sandbox's own namespaces. The
+	// content of /proc/sys follows the reader's namespaces, whichever
+	// proc it is bound from.
+	args = append(args, "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+		"--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger", "--dev", "/dev")
 
 	args = append(args, "--dir", "/etc", "--dir", homeBase) // 0755; bwrap makes implicit parents 0700
 	patterns := slices.Clone(etcEntries)
@@ -288,18 +301,20 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	for _, k := range envKeys {
 		a = append(a, "--setenv", k, s.Env[k])
 	}
+	var writable []writableBind
+	var readonly []int
 	if s.Egress != nil {
 		for i := 0; i < len(proxyEnv); i += 2 {
 			a = append(a, "--setenv", proxyEnv[i], proxyEnv[i+1])
 		}
 		a = append(a, "--ro-bind", r.netinit, netinitPath)
+		readonly = append(readonly, len(a)-2)
 	}
-	var writable []writableBind
 	a = append(a, "--bind", scope, home)
-	writable = append(writable, writableBind{s.ScopeDir, scope, len(a) - 2})
+	writable = append(writable, writableBind{host: s.ScopeDir, src: scope, idx: len(a) - 2})
 	if share != "" {
 		a = append(a, "--bind", share, shareMount)
-		writable = append(writable, writableBind{s.ShareDir, share, len(a) - 2})
+		writable = append(writable, writableBind{host: s.ShareDir, src: share, idx: len(a) - 2})
 	}
 	for _, m := range mounts {
 		op := "--ro-bind"
@@ -308,7 +323,9 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		}
 		a = append(a, op, m.src, m.dest)
 		if m.rw {
-			writable = append(writable, writableBind{m.host, m.src, len(a) - 2})
+			writable = append(writable, writableBind{host: m.host, src: m.src, idx: len(a) - 2})
+		} else {
+			readonly = append(readonly, len(a)-2)
 		}
 	}
 	a = append(a, "--remount-ro", "/", "--chdir", wd, "--")
@@ -326,6 +343,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 		onOutput:  s.OnOutput,
 		egress:    s.Egress,
 		writable:  writable,
+		readonly:  readonly,
 	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout

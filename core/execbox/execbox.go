@@ -19,7 +19,8 @@
 //     time zone, locale and MIME tables, os-release …) plus a generated
 //     passwd and group naming only the scope's user. The owner's real
 //     /etc/passwd, /etc/shadow and the rest of /etc are absent.
-//   - A private /proc, a minimal /dev, and size-limited tmpfs at /tmp and
+//   - A private /proc whose /proc/sys and /proc/sysrq-trigger are
+//     read-only, a minimal /dev, and size-limited tmpfs at /tmp and
 //     /dev/shm. The root of the sandbox and /dev are read-only.
 //   - Absent: the owner's home, Corral's config, database and secrets (they
 //     are simply never bound, and a Mount at, inside or around a path in
@@ -47,7 +48,11 @@
 // corral-netinit's overlay mode outside the sandbox, in a user and mount
 // namespace of its own (the owner's uid, with capabilities that hold only
 // in that namespace), which drops every capability before it becomes
-// bubblewrap; the mounts never reach Corral's own mount namespace.
+// bubblewrap; the mounts never reach Corral's own mount namespace. As
+// root, corral-netinit's asroot mode mounts them instead (see "Who a
+// command is"); the upper layers are then owned by the sandbox's
+// unprivileged uid, and whoever applies them gives the files to Corral's
+// uid (core/sandbox does, with fsbox.Settle).
 //
 // Not guaranteed: where overlays cannot be used (no corral-netinit, or the
 // kernel refuses them, found by ProbeOverlay or by the first command that
@@ -56,9 +61,34 @@
 // what the upper layers hold is bounded per file (RLIMIT_FSIZE), not in
 // total.
 //
+// # Who a command is
+//
+// A command's processes are never host uid 0 and hold no capability
+// outside namespaces of their own, whatever uid Corral runs as:
+//
+//   - As an ordinary user, the command runs as that user, in bubblewrap's
+//     own user namespace (nested user namespaces disabled).
+//   - As root (CI, servers, sudo), every sandbox is started by
+//     corral-netinit's asroot mode, which runs bubblewrap as uid 0 of a
+//     user namespace whose only mapping is 0 → 2147483646 (uid and gid):
+//     an unprivileged host user that owns no file and appears in no passwd.
+//     The command still sees itself as uid 0 (as it did before), without
+//     capabilities; /proc/self/uid_map reads "0 2147483646 1"; setting
+//     sysctls and every other root-only interface of the host is refused
+//     to it as to any user. That user cannot walk Corral's own folders, so
+//     the helper shows bubblewrap each host path it binds (outside the
+//     system view) at /sys/N of its private mount namespace, and the
+//     writable folders (scope, shared folder, read-write Mounts) as
+//     id-mapped mounts with the sandbox's own mapping: files that are
+//     root's on disk are the command's, and what the command creates
+//     there is root's on disk, owned as Corral's other files are, with no
+//     step after the run. This is the defensible choice over a chown after
+//     the run (racy, a walk of the whole folder) or giving the folders to
+//     the sandbox user (Corral's files would stop being Corral's).
+//
 // # What is guaranteed
 //
-//   - bubblewrap with new user (where possible), PID, network, IPC, UTS and
+//   - bubblewrap with new user (see above), PID, network, IPC, UTS and
 //     cgroup namespaces, a new session (no TIOCSTI into the owner's
 //     terminal), --die-with-parent, every capability dropped, nested user
 //     namespaces disabled where the kernel allows, and --clearenv: the
@@ -80,7 +110,11 @@
 //     ordinary program needs: new namespaces (unshare, setns, clone with
 //     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,
 //     perf_event_open, bpf, userfaultfd, module and kernel loading, mounts,
-//     and other ABIs' system calls. Debuggers do not work in the sandbox.
+//     and other ABIs' system calls; a mode with the setuid or setgid bit
+//     (chmod and its kin, or a file created with them); and every socket
+//     family but AF_INET, AF_INET6 and AF_NETLINK (route and sock_diag
+//     only), AF_UNIX included (socketpair still works). Debuggers do not
+//     work in the sandbox.
 //   - bubblewrap reads its options from a pipe (--args), so the process
 //     list that every user of the machine can read shows neither the
 //     command's environment values nor host paths.
@@ -112,6 +146,22 @@
 // # What is not guaranteed
 //
 //   - The sandbox shares the kernel: a kernel or bubblewrap bug is an escape.
+//   - As root, the writable folders must be on a file system that supports
+//     id-mapped mounts (Linux 5.12 or later; ext4, xfs, btrfs, tmpfs …);
+//     elsewhere commands fail with errs.Unavailable and a sentence. Files
+//     there owned on disk by another uid than root show as nobody and are
+//     used with their "other" permission bits, as are read-only Mounts,
+//     corral-netinit and every other host path (they are not id-mapped).
+//     Every command then runs as the same host uid (2147483646); they
+//     cannot reach one another (separate PID, IPC and network namespaces,
+//     nothing writable in common but the folders they share on purpose).
+//     Without corral-netinit Corral, as root, runs no command and no
+//     helper (Available says why). Plain, which exists for benchmarks
+//     only, starts bubblewrap directly: as root, its command is root.
+//   - Setuid and setgid bits: the seccomp filter refuses them at the
+//     source on every path, and core/sandbox and core/fsbox clear them on
+//     what they put in place; a file of the owner's that already had them
+//     keeps them until an agent rewrites or moves it.
 //   - CPU time is bounded only by the timeout; disk use in read-write folders
 //     is bounded per file (RLIMIT_FSIZE), not in total; memory per process
 //     (RLIMIT_DATA) and per tmpfs, and for the command as a whole
@@ -269,6 +319,7 @@ type Runner struct {
 	netWhy   string   // why netinit is "", for the owner
 	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
 	uid, gid int
+	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (overlay.go)
 	procs    procLimit
 	memory   *cgroupCtl // nil: no memory cgroup could be made
 
@@ -296,6 +347,7 @@ func NewRunner(opts Options) (*Runner, error) {
 		uid:    os.Getuid(),
 		gid:    os.Getgid(),
 	}
+	r.asRoot = r.uid == 0
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
@@ -360,6 +412,10 @@ func (r *Runner) probe() error {
 		r.version = "bubblewrap " + r.version
 	}
 
+	if r.asRoot && r.netinit == "" {
+		r.why = "Commands are unavailable: Corral runs as root, and it runs commands as an unprivileged user through its corral-netinit program, which is missing. Reinstall Corral, or run it as an ordinary user."
+		return errors.New("root without corral-netinit")
+	}
 	r.procs = findProcLimit(r.uid, r.log)
 	if r.limits.Total > 0 {
 		if cg, err := findCgroup("memory"); err == nil {
@@ -373,6 +429,12 @@ func (r *Runner) probe() error {
 	candidates := [][]string{
 		{"--unshare-all", "--unshare-user", "--disable-userns"},
 		{"--unshare-all"},
+	}
+	if r.asRoot {
+		// bubblewrap runs as uid 0 of the user namespace corral-netinit
+		// made (0 → dropID), which refuses nested ones: it must not make
+		// another.
+		candidates = [][]string{{"--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"}}
 	}
 	var last error
 	for _, ns := range candidates {
@@ -476,6 +538,16 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err
 	}
 	layers, err := p.layer(s.LayerDir)
+	if err == nil && r.asRoot {
+		// overlayfs creates with the caller's ids: the upper layers are
+		// the command's (overlay.go).
+		for _, l := range layers {
+			if err = os.Lchown(l.Upper, dropID, dropID); err != nil {
+				RemoveLayers(s.LayerDir)
+				break
+			}
+		}
+	}
 	if err != nil {
 		r.log.Warn("execbox: no overlay for this command", "err", err)
 		res, err2 := r.exec(ctx, p)
@@ -571,7 +643,9 @@ func isCleanAbs(p string) bool {
 // run with os/exec but without Corral's bookkeeping: no resource limits,
 // no cgroup, no output capture. It exists so benchmarks can measure Run
 // against bubblewrap alone; it does not create the playground or the share
-// link (Run does). The returned cleanup closes the descriptors.
+// link (Run does). As root it does not drop to the sandbox's unprivileged
+// user either: never use it for an agent's command. The returned cleanup
+// closes the descriptors.
 func (r *Runner) Plain(s Spec) (*exec.Cmd, func(), error) {
 	argv, err := r.Argv(s)
 	if err != nil {

@@ -35,6 +35,9 @@ func newRunner(t testing.TB, opts Options) *Runner {
 			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
 		}
 	}
+	if opts.NetInit == "" && os.Getuid() == 0 {
+		opts.NetInit = execboxtest.NetInit(t) // as root, every sandbox starts through it
+	}
 	r, err := NewRunner(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -522,13 +525,16 @@ func TestEgressEndsWithCommand(t *testing.T) {
 
 func TestEgressWithoutNetInit(t *testing.T) {
 	b := newBox(t)
-	r := newRunner(t, b.opts())
+	r, err := NewRunner(b.opts()) // as root, no command runs at all without corral-netinit
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ok, why := r.Network(); ok || !strings.Contains(why, "corral-netinit") {
 		t.Errorf("Network() = %v, %q", ok, why)
 	}
 	s := b.spec("true")
 	s.Egress = func(context.Context, net.Conn) {}
-	_, err := r.Run(t.Context(), s)
+	_, err = r.Run(t.Context(), s)
 	wantKind(t, err, errs.Unavailable)
 }
 
@@ -899,7 +905,13 @@ func TestArgv(t *testing.T) {
 	if slices.Index(argv, "--") != len(argv)-5 {
 		t.Error("a -- before the command")
 	}
-	for _, f := range []string{"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"} {
+	flags := []string{"--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop"}
+	if os.Getuid() == 0 {
+		// bubblewrap runs in corral-netinit's user namespace and makes no
+		// other (overlay.go): every other namespace, named one by one.
+		flags = append(flags[1:], "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try")
+	}
+	for _, f := range flags {
 		if !slices.Contains(argv, f) {
 			t.Errorf("missing %s", f)
 		}
@@ -1191,5 +1203,239 @@ except OSError as e:
 	res := run(t, r, s)
 	if !strings.HasPrefix(res.Stdout, "refused") || hits.Load() != 0 {
 		t.Errorf("a command without network reached a host program through a socket in a read-only mount: %q, %d connections", res.Stdout, hits.Load())
+	}
+}
+
+// TestSocketFamilies: socket() is an allowlist. AF_INET, AF_INET6 and
+// AF_NETLINK (route, sock_diag) work, so ip, ss and name lookups do;
+// AF_UNIX is EPERM (socketpair still works); every other family —
+// AF_VSOCK above all, which on a virtual machine reaches the host past the
+// network namespace — is EAFNOSUPPORT, and other netlink protocols
+// EPROTONOSUPPORT.
+func TestSocketFamilies(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	probe := func(name string, family, typ, proto int) string {
+		return fmt.Sprintf(`perl -e '$r = syscall(%d, %d, %d, %d); printf "%s %%s %%d\n", ($r >= 0 ? "ok" : "no"), ($r >= 0 ? 0 : $!+0)';`,
+			unix.SYS_SOCKET, family, typ, proto, name)
+	}
+	want := map[string]string{
+		"inet": "ok 0", "inet6": "ok 0", "netlink-route": "ok 0", "netlink-diag": "ok 0",
+		"unix":          fmt.Sprintf("no %d", unix.EPERM),
+		"vsock":         fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"packet":        fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"bluetooth":     fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"alg":           fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"key":           fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"tipc":          fmt.Sprintf("no %d", unix.EAFNOSUPPORT),
+		"netlink-audit": fmt.Sprintf("no %d", unix.EPROTONOSUPPORT),
+		"netlink-uevnt": fmt.Sprintf("no %d", unix.EPROTONOSUPPORT),
+	}
+	cmd := probe("inet", unix.AF_INET, unix.SOCK_STREAM, 0) + probe("inet6", unix.AF_INET6, unix.SOCK_DGRAM, 0) +
+		probe("netlink-route", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE) +
+		probe("netlink-diag", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_SOCK_DIAG) +
+		probe("unix", unix.AF_UNIX, unix.SOCK_STREAM, 0) + probe("vsock", unix.AF_VSOCK, unix.SOCK_STREAM, 0) +
+		probe("packet", unix.AF_PACKET, unix.SOCK_RAW, 0) + probe("bluetooth", unix.AF_BLUETOOTH, unix.SOCK_STREAM, 0) +
+		probe("alg", unix.AF_ALG, unix.SOCK_SEQPACKET, 0) + probe("key", unix.AF_KEY, unix.SOCK_RAW, 2) +
+		probe("tipc", unix.AF_TIPC, unix.SOCK_RDM, 0) +
+		probe("netlink-audit", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_AUDIT) +
+		probe("netlink-uevnt", unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_KOBJECT_UEVENT) +
+		`ip -o addr show lo | grep -q 127.0.0.1 && echo ip-ok; ` +
+		`python3 -c 'import socket; socket.getaddrinfo("localhost", 80); a, b = socket.socketpair(); a.send(b"x"); print("py-ok", b.recv(1).decode())'`
+	res := run(t, r, b.spec(cmd))
+	got := map[string]string{}
+	for line := range strings.Lines(res.Stdout) {
+		if name, rest, ok := strings.Cut(strings.TrimSpace(line), " "); ok {
+			got[name] = rest
+		}
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("socket %s: got %q, want %q", name, got[name], w)
+		}
+	}
+	if !strings.Contains(res.Stdout, "ip-ok\n") || got["py-ok"] != "x" {
+		t.Errorf("ip or python sockets broken: %+v", res)
+	}
+}
+
+// TestNoSetuidBits: a command cannot make a file setuid or setgid by any
+// of the calls that set a mode: chmod (a copy of /usr/bin/id made 4755,
+// 2755), a file created with the bits (open, mknod), or openat2.
+func TestNoSetuidBits(t *testing.T) {
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	cmd := `cp /usr/bin/id myid; chmod 4755 myid 2>/dev/null && echo chmod-suid; chmod 2755 myid 2>/dev/null && echo chmod-sgid; ` +
+		`chmod u+s,g+s myid 2>/dev/null && echo chmod-symbolic; ` +
+		`python3 -c 'import os; os.close(os.open("made", os.O_CREAT|os.O_WRONLY, 0o4755)); print("open-suid")' 2>/dev/null; ` +
+		`python3 -c 'import os, stat; os.mknod("node", stat.S_IFREG|0o2755); print("mknod-sgid")' 2>/dev/null; ` +
+		fmt.Sprintf(`perl -e '$p = "x2"; $h = "\0" x 24; $r = syscall(%d, -100, $p, $h, 24); printf "openat2 %%d\n", $!+0';`, unix.SYS_OPENAT2) +
+		`chmod 0700 myid && echo chmod-plain; ls -l myid`
+	res := run(t, r, b.spec(cmd))
+	for _, bad := range []string{"chmod-suid", "chmod-sgid", "chmod-symbolic", "open-suid", "mknod-sgid"} {
+		if strings.Contains(res.Stdout, bad+"\n") {
+			t.Errorf("%s succeeded: %q", bad, res.Stdout)
+		}
+	}
+	if !strings.Contains(res.Stdout, fmt.Sprintf("openat2 %d\n", unix.ENOSYS)) || !strings.Contains(res.Stdout, "chmod-plain\n") {
+		t.Errorf("%+v", res)
+	}
+	err := filepath.WalkDir(b.scope, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			t.Errorf("%s is %v on the host", p, fi.Mode())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNeverHostRoot: whatever uid Corral runs as (here, on CI and in
+// make test: root), a command's processes are not host uid 0 and cannot
+// write a kernel tunable, and what it creates in the scope and the shared
+// folder is owned by Corral's uid on the host, with and without overlays.
+func TestNeverHostRoot(t *testing.T) {
+	b := newBox(t)
+	netinit := os.Getenv("EXECBOX_TEST_NETINIT") // set by TestNeverHostRootAsUser
+	if netinit == "" {
+		netinit = execboxtest.NetInit(t)
+	}
+	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: netinit})
+	if err := r.ProbeOverlay(t.Context(), filepath.Join(b.corral, "versions", "probe")); err != nil {
+		t.Fatalf("overlay probe: %v", err)
+	}
+	// The old files are Corral's, private to it (0600 and 0700): the
+	// command must still read and change them.
+	if err := os.Mkdir(filepath.Join(b.scope, "priv"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cmd := `cat /proc/self/uid_map; echo; ` +
+		`cat /proc/sys/kernel/core_pattern > /proc/sys/kernel/core_pattern 2>/dev/null && echo WROTE-core_pattern; ` +
+		`cat /proc/sys/net/ipv4/ip_forward > /proc/sys/net/ipv4/ip_forward 2>/dev/null && echo WROTE-ip_forward; ` +
+		`cat /proc/sys/kernel/shmmax > /proc/sys/kernel/shmmax 2>/dev/null && echo WROTE-shmmax; ` +
+		`echo h > /proc/sysrq-trigger 2>/dev/null && echo WROTE-sysrq; ` +
+		`cat priv/old && echo more >> priv/old && mkdir -p made/deep && echo new > made/deep/f && echo s > /share/s && ln -s f made/link && echo done`
+	for _, layered := range []bool{false, true} {
+		t.Run(fmt.Sprintf("layers=%v", layered), func(t *testing.T) {
+			os.RemoveAll(filepath.Join(b.scope, "made"))
+			os.Remove(filepath.Join(b.share, "s"))
+			if err := os.WriteFile(filepath.Join(b.scope, "priv", "old"), []byte("old\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s := b.spec(cmd)
+			if layered {
+				s.LayerDir = filepath.Join(b.corral, "versions", "run")
+			}
+			res := run(t, r, s)
+			if res.ExitCode != 0 || !strings.HasSuffix(res.Stdout, "old\ndone\n") {
+				t.Fatalf("%+v", res)
+			}
+			uidMap, rest, _ := strings.Cut(res.Stdout, "\n\n")
+			for line := range strings.Lines(uidMap) {
+				// As root the map is the command's only user namespace,
+				// so its second field is the host uid. As a user,
+				// bubblewrap nests one inside another ("65534 0 1": 0 is
+				// the outer namespace's uid 0, the owner): there the
+				// owners of the files below say which host uid it was.
+				if f := strings.Fields(line); len(f) != 3 || (os.Getuid() == 0 && f[1] == "0") {
+					t.Errorf("uid_map maps host uid 0 (or is odd): %q", uidMap)
+				}
+			}
+			if strings.Contains(rest, "WROTE") {
+				t.Errorf("a kernel tunable was written: %q", rest)
+			}
+			if layered {
+				if len(res.Layers) != 2 || res.NoLayers != "" {
+					t.Fatalf("layers: %+v", res)
+				}
+				// The real folders are untouched; the upper layer holds the
+				// command's files (core/sandbox gives them to Corral's uid
+				// when it applies them).
+				if _, err := os.Lstat(filepath.Join(b.scope, "made")); err == nil {
+					t.Errorf("the real folder was written")
+				}
+				if got, err := os.ReadFile(filepath.Join(res.Layers[0].Upper, "priv", "old")); err != nil || string(got) != "old\nmore\n" {
+					t.Errorf("upper priv/old = %q, %v", got, err)
+				}
+				RemoveLayers(s.LayerDir)
+				return
+			}
+			for _, p := range []string{"made", "made/deep", "made/deep/f", "made/link", "priv/old", "../share/s"} {
+				fi, err := os.Lstat(filepath.Join(b.scope, p))
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+					continue
+				}
+				st := fi.Sys().(*syscall.Stat_t)
+				if int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid() {
+					t.Errorf("%s is owned by %d:%d, want Corral's %d:%d", p, st.Uid, st.Gid, os.Getuid(), os.Getgid())
+				}
+			}
+		})
+	}
+}
+
+// TestNeverHostRootAsUser runs TestNeverHostRoot again with Corral as an
+// ordinary user (nobody, through setpriv), from a copy of this test binary
+// and of corral-netinit that user can read.
+func TestNeverHostRootAsUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("already an ordinary user: TestNeverHostRoot is this test")
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("setpriv (util-linux) is not installed; cannot switch to an ordinary user")
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{filepath.Dir(dir), dir} { // t.TempDir makes them 0700
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyExe := func(src, name string) string {
+		t.Helper()
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := copyExe(self, "execbox.test")
+	netinit := copyExe(execboxtest.NetInit(t), "corral-netinit")
+	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
+		test, "-test.run=^TestNeverHostRoot$", "-test.count=1", "-test.v")
+	cmd.Dir = tmp
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, "EXECBOX_TEST_NETINIT=" + netinit}
+	out, err := cmd.CombinedOutput()
+	if strings.Contains(string(out), "sandbox unavailable: ") || strings.Contains(string(out), "--- SKIP: TestNeverHostRoot ") {
+		// This kernel or its security module keeps ordinary users from
+		// making user namespaces: Corral cannot run commands as one here.
+		t.Skipf("as nobody, commands cannot run on this machine:\n%s", out)
+	}
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") {
+		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }

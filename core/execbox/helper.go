@@ -66,6 +66,7 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 	for _, k := range envKeys {
 		a = append(a, "--setenv", k, s.Env[k])
 	}
+	binIdx := len(a) + 1
 	a = append(a, "--ro-bind", bin, helperPath,
 		"--remount-ro", "/tmp", "--remount-ro", "/dev/shm", "--remount-ro", "/",
 		"--chdir", "/", "--", helperPath)
@@ -79,6 +80,7 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 		timeout:   s.Timeout,
 		maxOutput: s.MaxOutput,
 		rlimits:   r.helperRlimits(l),
+		readonly:  []int{binIdx},
 		procs:     l.Procs,
 	}
 	if p.timeout <= 0 {

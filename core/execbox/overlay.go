@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,12 @@ import (
 
 // errOverlay: the helper stopped before bubblewrap started.
 var errOverlay = errors.New("the overlay helper failed")
+
+// stageDir is where, as root, the asroot helper shows the host paths
+// bubblewrap binds (a tmpfs over /sys in the helper's mount namespace).
+const stageDir = "/sys"
+
+const idmapFailed = "Corral runs as root, and runs commands as an unprivileged user who sees the agent's folders through id-mapped mounts; the kernel or the file system of these folders does not support them (Linux 5.12 or later, and ext4, xfs, btrfs or tmpfs), so the command did not run. Run Corral as an ordinary user, or keep its folders on such a file system."
 
 // Overlay reports whether commands can run on overlays (Spec.LayerDir),
 // and otherwise why not, as a sentence for the owner.
@@ -86,6 +93,15 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	}
 	spec := []byte(strings.Join([]string{lower, upper, work, merged}, "\x00") + "\x00")
 	p := &plan{argv: []string{"/bin/sh", "-c", "rm -- '" + merged + "/x'"}, overlay: spec}
+	if r.asRoot {
+		// Staged at /sys/0, seen by the unprivileged user (asroot.go).
+		p.argv[2] = "rm -- " + stageDir + "/0/x"
+		p.writable = []writableBind{{src: lower, idx: -1, upper: upper, work: work}}
+		if err := os.Lchown(upper, dropID, dropID); err != nil {
+			return err
+		}
+		r.stagedArgv(p)
+	}
 	cmd, files, err := r.helperCmd(p, p.argv, nil)
 	if err != nil {
 		return err
@@ -155,6 +171,7 @@ func (p *plan) layer(dir string) ([]Layer, error) {
 			spec.WriteByte(0)
 		}
 		p.argv[w.idx] = merged
+		p.writable[i].upper, p.writable[i].work = upper, work
 		out = append(out, Layer{Host: w.host, Upper: upper})
 	}
 	p.overlay = spec.Bytes()
@@ -163,8 +180,9 @@ func (p *plan) layer(dir string) ([]Layer, error) {
 
 // unlayer points the binds back at the real folders.
 func (p *plan) unlayer() {
-	for _, w := range p.writable {
+	for i, w := range p.writable {
 		p.argv[w.idx] = w.src
+		p.writable[i].upper, p.writable[i].work = "", ""
 	}
 	p.overlay, p.status = nil, nil
 }
@@ -174,12 +192,16 @@ func (p *plan) unlayer() {
 // command has started; the status pipe's read end is p.status (one byte
 // once the mounts are in place, nothing if the helper failed).
 func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd, []*os.File, error) {
+	spec := p.overlay
+	if r.asRoot {
+		spec = p.stage
+	}
 	specR, specW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, err
 	}
 	go func() {
-		_, _ = specW.Write(p.overlay) // the helper reads it all first; fails only if it died
+		_, _ = specW.Write(spec) // the helper reads it all first; fails only if it died
 		specW.Close()
 	}()
 	statusR, statusW, err := os.Pipe()
@@ -190,10 +212,22 @@ func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd,
 	p.status = statusR
 	specFD, statusFD := 3+len(extra), 4+len(extra)
 	args := append([]string{"overlay", strconv.Itoa(specFD), strconv.Itoa(statusFD), "--"}, argv...)
+	if r.asRoot {
+		id := strconv.Itoa(dropID)
+		args = append([]string{"asroot", id, id, strconv.Itoa(specFD), strconv.Itoa(statusFD), "--"}, argv...)
+	}
 	cmd := exec.Command(r.netinit, args...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = append(append([]*os.File{}, extra...), specR, statusW)
+	if r.asRoot {
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Setpgid:    true,
+			Cloneflags: unix.CLONE_NEWNS,
+			Pdeathsig:  unix.SIGKILL,
+		}
+		return cmd, []*os.File{specR, statusW}, nil
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:                    true,
 		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
@@ -235,4 +269,60 @@ func RemoveLayers(dir string) {
 		return nil
 	})
 	_ = os.RemoveAll(dir)
+}
+
+// As root (Runner.asRoot), no process of a command may be host root. Every
+// sandbox is started by corral-netinit's asroot mode (app/netinit), which
+// runs bubblewrap as uid 0 of a user namespace of its own whose only
+// mapping is 0 → dropID (and gid 0 → dropID): an unprivileged host user
+// that owns nothing, holds no file and appears in no passwd. The command
+// keeps seeing itself as uid 0 (as it did when Corral ran as root), with
+// no capability, and its /proc/self/uid_map reads "0 dropID 1".
+//
+// That user cannot walk Corral's folders (/root, the data folder, a test's
+// 0700 temporary folder), so the helper stages every host path bubblewrap
+// binds, outside the system view, at /sys/N in its own mount namespace: a
+// read-only one as a plain bind, a writable one (the scope, the shared
+// folder, a read-write Mount) as an id-mapped mount whose mapping is the
+// sandbox's own: what is root's on disk is the command's, and what the
+// command creates is root's on disk, owned as Corral's other files are,
+// with no step after the run. With Spec.LayerDir the id-mapped folder is
+// the overlay's lower layer; the upper layer is owned by dropID (overlayfs
+// creates with the caller's ids) and the files the command leaves there
+// are given to Corral's uid when they are applied (core/sandbox).
+const dropID = 2147483646
+
+// stagedArgv returns p.argv with every host path the asroot helper
+// stages replaced by its place under /sys, and sets p.stage, the
+// helper's spec (asroot.go).
+func (r *Runner) stagedArgv(p *plan) []string {
+	argv := slices.Clone(p.argv)
+	var spec bytes.Buffer
+	field := func(s string) { spec.WriteString(s); spec.WriteByte(0) }
+	n := 0
+	place := func(idx int) {
+		if idx >= 0 {
+			argv[idx] = stageDir + "/" + strconv.Itoa(n)
+		}
+		n++
+	}
+	for _, w := range p.writable {
+		if w.upper != "" && p.overlay != nil {
+			field("o")
+			field(w.src)
+			field(w.upper)
+			field(w.work)
+		} else {
+			field("i")
+			field(w.src)
+		}
+		place(w.idx)
+	}
+	for _, idx := range p.readonly {
+		field("b")
+		field(p.argv[idx])
+		place(idx)
+	}
+	p.stage = spec.Bytes()
+	return argv
 }

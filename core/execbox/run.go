@@ -171,7 +171,11 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	// ps shows to every user of the machine is "bwrap --args 7 -- /bin/sh
 	// -c -- COMMAND": no environment values, no host paths. (The command
 	// itself shows anyway, as the sandboxed shell's own arguments.)
-	dash := slices.Index(p.argv, "--")
+	argv := p.argv
+	if r.asRoot {
+		argv = r.stagedArgv(p)
+	}
+	dash := slices.Index(argv, "--")
 	argsR, argsW, err := os.Pipe()
 	if err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
@@ -179,7 +183,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	held = append(held, argsR, argsW)
 	go func() {
 		var b bytes.Buffer
-		for _, a := range p.argv[1:dash] {
+		for _, a := range argv[1:dash] {
 			b.WriteString(a)
 			b.WriteByte(0)
 		}
@@ -188,16 +192,17 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}()
 
 	sealFDs()
-	bwrapArgv := append([]string{p.argv[0], "--args", strconv.Itoa(fdArgs)}, p.argv[dash:]...)
+	bwrapArgv := append([]string{argv[0], "--args", strconv.Itoa(fdArgs)}, argv[dash:]...)
 	extra := []*os.File{passwdR, groupR, infoW, blockR, argsR, filterR} // fds 3–8
 	if egressTheirs != nil {
 		extra = append(extra, egressTheirs) // fd 9
 	}
 	var cmd *exec.Cmd
 	var helperFiles []*os.File
-	if p.overlay != nil {
+	if p.overlay != nil || r.asRoot {
 		// The overlay helper mounts the layers, then becomes bwrap with
-		// the same descriptors (overlay.go).
+		// the same descriptors (overlay.go); as root, it stages the
+		// folders and starts bwrap as an unprivileged user (asroot.go).
 		var err error
 		cmd, helperFiles, err = r.helperCmd(p, bwrapArgv, extra)
 		if err != nil {
@@ -358,9 +363,14 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	if !childKnown {
 		if p.status != nil {
 			var b [1]byte
-			if n, _ := p.status.Read(b[:]); n == 0 {
+			n, _ := p.status.Read(b[:])
+			cause := fmt.Errorf("%v: %s", waitErr, strings.TrimSpace(res.Stderr))
+			switch {
+			case n == 1 && b[0] == 'I':
+				return Result{}, errs.Wrap(cause, errs.Unavailable, "", "%s", idmapFailed)
+			case n == 0 && p.overlay != nil:
 				// The helper stopped before bwrap started: nothing ran.
-				return Result{}, fmt.Errorf("%w: %v: %s", errOverlay, waitErr, strings.TrimSpace(res.Stderr))
+				return Result{}, fmt.Errorf("%w: %w", errOverlay, cause)
 			}
 		}
 		cause := fmt.Errorf("%w: %v: %s", errNoChildPid, waitErr, strings.TrimSpace(res.Stderr))

@@ -23,14 +23,27 @@ import (
 //   - kernel keyrings: keyctl, add_key, request_key
 //   - perf_event_open, bpf, userfaultfd
 //   - loading kernels and modules, mounting, swapping, rebooting, accounting
-//   - creating Unix-domain sockets (socket with AF_UNIX): a read-only bind
-//     mount does not stop connect() reaching a socket file, so a socket in
-//     a [[sandbox.roots]] folder (an ssh-agent, tmux or docker socket under
-//     /tmp) would otherwise be a door to a program on the host. Pairs of
-//     connected sockets (socketpair), which programs use among their own
-//     processes, still work; a program that listens on a named Unix socket
-//     inside the sandbox (Python's multiprocessing.Manager, gpg-agent) does
-//     not.
+//   - setuid and setgid files: chmod, fchmod, fchmodat and fchmodat2 with
+//     S_ISUID or S_ISGID in the mode, and open, openat, creat, mknod and
+//     mknodat creating a file with either bit, are refused with EPERM
+//     (openat2, whose mode the filter cannot read, answers ENOSYS, and C
+//     libraries fall back to openat). Folders may still be made setgid
+//     with mkdir. What a command leaves in the owner's folders is checked
+//     again where its changes are applied (core/sandbox).
+//   - socket families other than those programs need to talk over the
+//     network: socket() is allowed for AF_INET, AF_INET6 and AF_NETLINK
+//     (NETLINK_ROUTE and NETLINK_SOCK_DIAG only: addresses, routes and
+//     ss), refused with EPERM for AF_UNIX and with EAFNOSUPPORT for every
+//     other family (AF_VSOCK, which on a virtual machine reaches the host
+//     without the network namespace, AF_PACKET, AF_BLUETOOTH, AF_ALG …);
+//     other netlink protocols answer EPROTONOSUPPORT. Unix sockets are
+//     refused because a read-only bind mount does not stop connect()
+//     reaching a socket file, so a socket in a [[sandbox.roots]] folder (an
+//     ssh-agent, tmux or docker socket under /tmp) would otherwise be a
+//     door to a program on the host. Pairs of connected sockets
+//     (socketpair), which programs use among their own processes, still
+//     work; a program that listens on a named Unix socket inside the
+//     sandbox (Python's multiprocessing.Manager, gpg-agent) does not.
 //   - system calls of another ABI (32-bit int 0x80 and x32 on amd64), which
 //     would otherwise get around the list.
 //
@@ -48,26 +61,99 @@ var deniedSyscalls = []uintptr{
 	unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT, unix.SYS_ACCT, unix.SYS_OPEN_BY_HANDLE_AT,
 }
 
+// sysFchmodat2 is fchmodat2 (Linux 6.6), the same number on every
+// architecture; x/sys may not name it yet.
+const sysFchmodat2 = 452
+
+// modeArgs are the system calls that take a file mode, with the index of
+// that argument: the filter refuses them when the mode holds S_ISUID or
+// S_ISGID. The rest of the list is per architecture (seccomp_*.go).
+var modeArgs = append([]modeArg{
+	{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {sysFchmodat2, 2},
+	{unix.SYS_OPENAT, 3}, {unix.SYS_MKNODAT, 2},
+}, archModeArgs...)
+
+type modeArg struct {
+	nr  uintptr
+	arg int
+}
+
+// allowedNetlink are the netlink protocols a command may open.
+var allowedNetlink = []uint32{unix.NETLINK_ROUTE, unix.NETLINK_SOCK_DIAG}
+
 // Classic BPF as seccomp reads it.
 const (
-	bpfLdAbs  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
-	bpfJeq    = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
-	bpfJge    = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
-	bpfJset   = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
-	bpfRet    = unix.BPF_RET | unix.BPF_K
-	offNr     = 0  // seccomp_data.nr
-	offArch   = 4  // seccomp_data.arch
-	offArg0   = 16 // seccomp_data.args[0], its low 32 bits (little-endian)
-	retAllow  = unix.SECCOMP_RET_ALLOW
-	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	retENOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
-	x32Bit    = 0x40000000
+	bpfLdAbs     = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	bpfJeq       = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJge       = unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K
+	bpfJset      = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfRet       = unix.BPF_RET | unix.BPF_K
+	offNr        = 0  // seccomp_data.nr
+	offArch      = 4  // seccomp_data.arch
+	offArg0      = 16 // seccomp_data.args[0], its low 32 bits (little-endian)
+	retAllow     = unix.SECCOMP_RET_ALLOW
+	retErrno     = unix.SECCOMP_RET_ERRNO
+	x32Bit       = 0x40000000
+	specialBits  = unix.S_ISUID | unix.S_ISGID
+	lAllow       = "allow"
+	lEPERM       = "eperm"
+	lENOSYS      = "enosys"
+	lNoFamily    = "eafnosupport"
+	lNoProtocol  = "eprotonosupport"
+	lClone       = "clone"
+	lSocket      = "socket"
+	lNetlink     = "netlink"
+	lModePrefix  = "mode"
+	maxSeccompOp = 4096
 )
 
 type insn struct {
 	code   uint16
 	jt, jf uint8
 	k      uint32
+}
+
+// asm assembles a filter whose jumps name labels; "" is the next
+// instruction.
+type asm struct {
+	prog   []insn
+	jumps  [][2]string // per instruction: true and false targets
+	labels map[string]int
+}
+
+func (a *asm) label(name string) {
+	if _, dup := a.labels[name]; dup {
+		panic("seccomp: label " + name + " twice")
+	}
+	a.labels[name] = len(a.prog)
+}
+
+func (a *asm) op(code uint16, k uint32) { a.jmp(code, k, "", "") }
+
+func (a *asm) jmp(code uint16, k uint32, jt, jf string) {
+	a.prog = append(a.prog, insn{code: code, k: k})
+	a.jumps = append(a.jumps, [2]string{jt, jf})
+}
+
+func (a *asm) resolve() []insn {
+	for i := range a.prog {
+		for j, l := range a.jumps[i] {
+			if l == "" {
+				continue
+			}
+			to, ok := a.labels[l]
+			d := to - i - 1
+			if !ok || d < 0 || d > 255 {
+				panic(fmt.Sprintf("seccomp: jump to %q (%d) out of range", l, d))
+			}
+			if j == 0 {
+				a.prog[i].jt = uint8(d)
+			} else {
+				a.prog[i].jf = uint8(d)
+			}
+		}
+	}
+	return a.prog
 }
 
 // seccompFilter returns the filter for this machine's architecture, in
@@ -82,51 +168,71 @@ func seccompFilter() []byte {
 	default:
 		return nil
 	}
-	// Layout: checks, then three shared returns at the end: allow, EPERM,
-	// ENOSYS. Jumps are counted from the next instruction.
-	var p []insn
-	n := len(deniedSyscalls)
-	// total = 2 (arch) + 1 (ld nr) + x32 + n + 3 (clone, clone3, socket) + 1 (ret allow)
-	// + 2 (clone flags) + 2 (socket family) + 3 returns
-	x32 := 0
+	a := &asm{labels: map[string]int{}}
+	a.op(bpfLdAbs, offArch)
+	a.jmp(bpfJeq, arch, "", lEPERM)
+	a.op(bpfLdAbs, offNr)
 	if runtime.GOARCH == "amd64" {
-		x32 = 1
-	}
-	body := 3 + x32 + n + 3 + 1 + 2 + 2
-	allow, eperm, enosys := body, body+1, body+2
-	jump := func(from, to int) uint8 {
-		d := to - from - 1
-		if d < 0 || d > 255 {
-			panic(fmt.Sprintf("seccomp: jump %d out of range", d))
-		}
-		return uint8(d)
-	}
-	p = append(p, insn{bpfLdAbs, 0, 0, offArch})
-	p = append(p, insn{bpfJeq, 0, jump(1, eperm), arch})
-	p = append(p, insn{bpfLdAbs, 0, 0, offNr})
-	if x32 == 1 {
-		p = append(p, insn{bpfJge, jump(len(p), eperm), 0, x32Bit})
+		a.jmp(bpfJge, x32Bit, lEPERM, "")
 	}
 	for _, nr := range deniedSyscalls {
-		p = append(p, insn{bpfJeq, jump(len(p), eperm), 0, uint32(nr)})
+		a.jmp(bpfJeq, uint32(nr), lEPERM, "")
 	}
-	checkClone, checkSocket := body-4, body-2
-	p = append(p, insn{bpfJeq, jump(len(p), checkClone), 0, unix.SYS_CLONE})
-	p = append(p, insn{bpfJeq, jump(len(p), enosys), 0, unix.SYS_CLONE3})
-	p = append(p, insn{bpfJeq, jump(len(p), checkSocket), 0, unix.SYS_SOCKET})
-	p = append(p, insn{bpfRet, 0, 0, retAllow})
+	a.jmp(bpfJeq, unix.SYS_CLONE, lClone, "")
+	a.jmp(bpfJeq, unix.SYS_CLONE3, lENOSYS, "")
+	a.jmp(bpfJeq, unix.SYS_OPENAT2, lENOSYS, "")
+	a.jmp(bpfJeq, unix.SYS_SOCKET, lSocket, "")
+	for _, m := range modeArgs {
+		a.jmp(bpfJeq, uint32(m.nr), lModePrefix+fmt.Sprint(m.arg), "")
+	}
+	a.jmp(bpfRet, retAllow, "", "")
+
 	// clone: refuse a new user namespace (its flags are the first argument).
-	p = append(p, insn{bpfLdAbs, 0, 0, offArg0})
-	p = append(p, insn{bpfJset, jump(len(p), eperm), jump(len(p), allow), unix.CLONE_NEWUSER})
-	// socket: refuse the Unix domain (its family is the first argument).
-	p = append(p, insn{bpfLdAbs, 0, 0, offArg0})
-	p = append(p, insn{bpfJeq, jump(len(p), eperm), jump(len(p), allow), unix.AF_UNIX})
-	p = append(p, insn{bpfRet, 0, 0, retAllow}, insn{bpfRet, 0, 0, retEPERM}, insn{bpfRet, 0, 0, retENOSYS})
-	if len(p) != body+3 {
-		panic("seccomp: layout")
+	a.label(lClone)
+	a.op(bpfLdAbs, offArg0)
+	a.jmp(bpfJset, unix.CLONE_NEWUSER, lEPERM, lAllow)
+
+	// socket(family, type, protocol): an allowlist of families.
+	a.label(lSocket)
+	a.op(bpfLdAbs, offArg0)
+	a.jmp(bpfJeq, unix.AF_INET, lAllow, "")
+	a.jmp(bpfJeq, unix.AF_INET6, lAllow, "")
+	a.jmp(bpfJeq, unix.AF_UNIX, lEPERM, "")
+	a.jmp(bpfJeq, unix.AF_NETLINK, lNetlink, lNoFamily)
+	a.label(lNetlink)
+	a.op(bpfLdAbs, offArg0+2*8)
+	for i, p := range allowedNetlink {
+		next := ""
+		if i == len(allowedNetlink)-1 {
+			next = lNoProtocol
+		}
+		a.jmp(bpfJeq, p, lAllow, next)
 	}
-	out := make([]byte, 0, 8*len(p))
-	for _, in := range p {
+
+	// A mode argument with the setuid or setgid bit.
+	for _, n := range []int{1, 2, 3} {
+		a.label(lModePrefix + fmt.Sprint(n))
+		a.op(bpfLdAbs, uint32(offArg0+8*n))
+		a.jmp(bpfJset, specialBits, lEPERM, lAllow)
+	}
+
+	a.label(lAllow)
+	a.op(bpfRet, retAllow)
+	a.label(lEPERM)
+	a.op(bpfRet, retErrno|uint32(unix.EPERM))
+	a.label(lENOSYS)
+	a.op(bpfRet, retErrno|uint32(unix.ENOSYS))
+	a.label(lNoFamily)
+	a.op(bpfRet, retErrno|uint32(unix.EAFNOSUPPORT))
+	a.label(lNoProtocol)
+	a.op(bpfRet, retErrno|uint32(unix.EPROTONOSUPPORT))
+
+	prog := a.resolve()
+	if len(prog) > maxSeccompOp {
+		panic("seccomp: filter too long")
+	}
+	out := make([]byte, 0, 8*len(prog))
+	for _, in := range prog {
 		out = binary.NativeEndian.AppendUint16(out, in.code)
 		out = append(out, in.jt, in.jf)
 		out = binary.NativeEndian.AppendUint32(out, in.k)

@@ -26,7 +26,9 @@
 //     is never hidden from the owner. Writing to a path whose last component is a symlink
 //     writes to the file the link points at (resolved inside the root), it
 //     does not replace the link. Replacing keeps the old file's permission
-//     bits; a new file gets 0644.
+//     bits; a new file gets 0644. No file written, patched or moved keeps
+//     a setuid, setgid or sticky bit (Move clears them from what it
+//     renames, see [ClearSpecial]; a folder keeps its sticky bit only).
 //   - [Dir.Stage] writes and syncs new content under a temporary name and
 //     changes nothing visible until [Staged.Commit] renames it into place;
 //     [Staged.Abort] removes the temporary file and the folders Stage
@@ -51,6 +53,8 @@
 //     the root and never revisit a folder.
 //   - Hard links are only detected by link count; a file hard-linked twice
 //     inside the same root is refused just like one linked from outside.
+//   - Move clears the special bits of what it moves, not of the files
+//     inside a moved folder.
 //   - Nothing here knows about policy, scopes or approvals: the caller
 //     decides which root an agent may use and with which access.
 //   - Operations take no context and cannot be cancelled; walks are bounded

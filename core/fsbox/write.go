@@ -274,6 +274,9 @@ func Move(src Dir, from string, dst Dir, to string) error {
 			}
 			return src.fail(err, fname)
 		}
+		if err := ClearSpecial(dst.Root, tname); err != nil {
+			return dst.fail(err, tname)
+		}
 		return nil
 	}
 

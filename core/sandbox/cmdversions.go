@@ -281,6 +281,7 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 	upFD, realFD := int(up.Fd()), int(rd.Fd())
 	err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_NOREPLACE)
 	if err == nil {
+		a.settle(rel)
 		a.changes = append(a.changes, nc)
 		return
 	}
@@ -288,6 +289,7 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 		err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_EXCHANGE)
 	}
 	if err == nil {
+		a.settle(rel)
 		// What was there is now at rel of the upper layer.
 		ps, err := a.s.priors(a.old, rel, false, false)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"corral/core/docread/doctest"
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/execbox/execboxtest"
 )
 
 // docHelperEnv makes this test binary play Corral's document helper
@@ -41,7 +42,7 @@ func docWorld(t testing.TB, dc DocConfig) *world {
 	}
 	return newWorldWith(t, func(w *world, cfg *Config) {
 		if dc.Runner == nil {
-			r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}})
+			r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

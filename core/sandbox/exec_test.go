@@ -9,6 +9,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/execbox/execboxtest"
 )
 
 // execWorld is a world whose sandbox runs commands under ec (its Runner
@@ -19,7 +20,7 @@ func execWorld(t *testing.T, ec ExecConfig) *world {
 		t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
 	}
 	return newWorldWith(t, func(w *world, cfg *Config) {
-		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}})
+		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
