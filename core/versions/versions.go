@@ -121,8 +121,8 @@ type Config struct {
 	// AgentShare is the most one agent's versions may take; 0: MaxBytes
 	// divided by DefaultAgentParts. At most MaxBytes.
 	AgentShare int64
-	Clock  func() time.Time
-	Logger *slog.Logger
+	Clock      func() time.Time
+	Logger     *slog.Logger
 }
 
 // Store is a content-addressed version store. It is safe for concurrent
