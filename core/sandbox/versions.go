@@ -45,10 +45,11 @@ type prior struct {
 func (s *Sandbox) keeping() bool { return s.versions != nil }
 
 // priors keeps the content at rel of d (a file, or with a folder
-// everything below it) and describes it. follow follows a symlink at rel
-// (as a write does). An error means a version could not be kept; the
-// change must then not happen.
-func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior, error) {
+// everything below it) and describes it, in who's share of the version
+// store (an agent's client name, versions.Owner for the owner). follow
+// follows a symlink at rel (as a write does). An error means a version
+// could not be kept; the change must then not happen.
+func (s *Sandbox) priors(who string, d fsbox.Dir, rel string, follow, wantSum bool) ([]prior, error) {
 	if !s.keeping() {
 		return nil, nil
 	}
@@ -67,7 +68,7 @@ func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior
 				tee = p.sum
 			}
 			var err error
-			p.version, err = s.versions.Put(e.File, tee)
+			p.version, err = s.versions.Put(who, e.File, tee)
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				p.notKept, p.sum = notKeptTooLarge, nil
@@ -147,9 +148,9 @@ func appended(ps []prior, vis string, data []byte) []audit.Change {
 	return []audit.Change{{Path: p.vis, Kind: audit.Modified, SizeBefore: p.size, SizeAfter: p.size + int64(len(data)), Version: p.version, After: sumHex(p.sum), Mode: p.mode}}
 }
 
-// patchChanges keeps the old contents of a checked patch and describes
-// what committing it changes.
-func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
+// patchChanges keeps the old contents of a checked patch, in who's share,
+// and describes what committing it changes.
+func (s *Sandbox) patchChanges(who string, plan []*change) ([]audit.Change, error) {
 	if !s.keeping() {
 		return nil, nil
 	}
@@ -158,7 +159,7 @@ func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
 		c := audit.Change{Path: ch.out.Path, From: ch.out.From, Mode: uint32(ch.perm)}
 		if ch.out.Action != PatchCreated {
 			c.SizeBefore = int64(len(ch.old))
-			v, err := s.versions.PutBytes(ch.old)
+			v, err := s.versions.PutBytes(who, ch.old)
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				c.NotKept = notKeptTooLarge

@@ -181,6 +181,9 @@ func TestFloorBesideAFullStore(t *testing.T) {
 	if _, err := s.PutBytes("c", blobOf("c1", 40)); !errors.Is(err, ErrFull) || errors.Is(err, ErrShareFull) {
 		t.Errorf("c, over its floor, beside a store full of young versions: %v, want ErrFull", err)
 	}
+	if _, err := s.PutBytes(Owner, blobOf("owner", 300)); err != nil {
+		t.Errorf("the owner's version beside a store full of young versions: %v", err)
+	}
 }
 
 // Many writes of one agent at once never take it over its share.
