@@ -69,6 +69,19 @@ func TestVersionShares(t *testing.T) {
 		t.Errorf("alice's churn was refused at write %d, want the 4th (3 × 300 KiB fit a 1 MiB share)", refused)
 	}
 
+	// The owner's undo of alice's first write is not blocked by her
+	// share: it keeps what it replaces as the owner's own version.
+	p := rpcCall[wire.Page](t, own, "audit.query", m("op", "file.write", "text", "churn0.txt", "decision", "allow", "limit", 1))
+	if len(p.Events) != 1 {
+		t.Fatalf("alice's first churn write: %+v", p.Events)
+	}
+	if r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", p.Events[0].ID)); !r.Applied {
+		t.Errorf("the owner's undo beside alice's full share: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(aliceDir, "churn0.txt")); len(b) != len(textOf(aliceDir+"churn0.txt", big)) {
+		t.Errorf("churn0.txt after the owner's undo: %d bytes", len(b))
+	}
+
 	// Bob's edit and delete work, and their versions are kept.
 	edited := put(bobDir, "notes.txt")
 	deleted := put(bobDir, "old.txt")
