@@ -206,7 +206,7 @@ func (s *Store) shareFull(h *holder, n int64) error {
 		when = fmt.Sprintf(" Otherwise your oldest version may go from %s.", o.Add(s.keep).UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return errs.Wrap(ErrShareFull, errs.Unavailable, "",
-		"Your share of Corral's version store is full, so this change did not happen. Corral keeps the previous content of every file an agent changes so the owner can undo it; %s, and versions younger than %s are not removed to make room. Other agents are not affected. The owner can raise [versions] max_size_mb in Settings (each agent's share is %s of it), or shorten [versions] retention.%s",
+		"Your share of Corral's version store is full, so this change did not happen. Corral keeps the previous content of every file an agent changes so the owner can undo it; %s, and versions younger than %s are not removed to make room. Other agents are not affected. The owner can raise [versions] max_size_mb in Corral's config.toml (each agent's share is %s of it) or shorten [versions] retention, and restart Corral.%s",
 		what, duration(s.keep), s.shareWords(), when)
 }
 
