@@ -50,7 +50,7 @@ export class Changes {
     this.list = $('#wc-list');
     this.summary = $('#wc-summary');
     $('#wc-form').addEventListener('submit', (e) => e.preventDefault());
-    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.go(); });
+    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.go(); this.usage(); });
     $('#wc-range').addEventListener('change', () => { this.range = $('#wc-range').value; this.go(); });
   }
 
@@ -100,14 +100,18 @@ export class Changes {
     if (location.hash !== hash) history.replaceState(null, '', hash);
   }
 
-  /** usage shows the version store's size, budget and oldest version. */
+  /** usage shows the version store's size, budget and oldest version,
+   * and the chosen agent's part of it (its share). */
   async usage() {
     const el = $('#versions-usage');
     try {
       const u = await this.rpc.call('versions.usage');
+      const mine = (u.agents || []).find((a) => a.client === this.client);
       el.textContent = `Kept versions: ${size(u.bytes)} of ${size(u.max_bytes)} (${plural(u.blobs, 'file')})`
         + (u.oldest ? `, the oldest from ${ago(u.oldest)}` : '')
-        + `; kept for ${days(u.max_age)}, the oldest go first.`;
+        + `; kept for ${days(u.max_age)}, the oldest go first.`
+        + (mine ? ` ${mine.client}'s versions take ${size(mine.bytes)} of its ${size(u.agent_share)} share`
+          + (mine.refused ? `; ${plural(mine.refused, 'change')} refused because it was full.` : '.') : '');
     } catch (e) {
       el.textContent = e.kind === 'io' ? '' : visible(e.message);
     }
