@@ -197,17 +197,19 @@ func (s *Store) pruneHolder(h *holder, need int64) {
 // shareFull is the refusal of a version of n bytes for h, whose share
 // is full of young versions.
 func (s *Store) shareFull(h *holder, n int64) error {
-	what := fmt.Sprintf("the versions of your changes take %s of your %s", size(h.bytes+h.reserved), size(s.share))
-	if h.bytes+h.reserved == 0 || n > s.share {
-		what = fmt.Sprintf("this file's previous content (%s) does not fit in your share of %s", size(n), size(s.share))
+	owner := fmt.Sprintf("Other agents are not affected. The owner can raise [versions] max_size_mb in Corral's config.toml (each agent's share is %s of it) or shorten [versions] retention, and restart Corral.", s.shareWords())
+	if n > s.share {
+		return errs.Wrap(ErrShareFull, errs.Unavailable, "",
+			"This file's previous content (%s) is larger than your whole share of Corral's version store (%s), so Corral cannot keep it for the owner's undo, and this change did not happen. %s",
+			size(n), size(s.share), owner)
 	}
 	when := ""
 	if o := h.oldest(); !o.IsZero() {
 		when = fmt.Sprintf(" Otherwise your oldest version may go from %s.", o.Add(s.keep).UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	return errs.Wrap(ErrShareFull, errs.Unavailable, "",
-		"Your share of Corral's version store is full, so this change did not happen. Corral keeps the previous content of every file an agent changes so the owner can undo it; %s, and versions younger than %s are not removed to make room. Other agents are not affected. The owner can raise [versions] max_size_mb in Corral's config.toml (each agent's share is %s of it) or shorten [versions] retention, and restart Corral.%s",
-		what, duration(s.keep), s.shareWords(), when)
+		"Your share of Corral's version store is full, so this change did not happen. Corral keeps the previous content of every file an agent changes so the owner can undo it; the versions of your changes take %s of your %s, and versions younger than %s are not removed to make room. %s%s",
+		size(h.bytes+h.reserved), size(s.share), duration(s.keep), owner, when)
 }
 
 func (s *Store) shareWords() string {

@@ -215,3 +215,17 @@ func (s *Store) refusal(who string) error {
 	defer s.mu.Unlock()
 	return s.shareFull(s.holder(who), 1)
 }
+
+// A version larger than a whole share is refused with a sentence that
+// says so, not that the share is full.
+func TestVersionOverAWholeShare(t *testing.T) {
+	t.Parallel()
+	s := open(t, Config{MaxBytes: 1000})
+	_, err := s.PutBytes("a", blobOf("big", 300))
+	if e := errs.As(err); !errors.Is(err, ErrShareFull) || !strings.Contains(e.Msg, "larger than your whole share") || !strings.Contains(e.Msg, "(250 bytes)") {
+		t.Errorf("a version over a whole share: %v", err)
+	}
+	if u := s.Usage(); u.Blobs != 0 || agentUsage(s, "a").Refused != 1 {
+		t.Errorf("after the refusal: %+v", u)
+	}
+}
