@@ -115,10 +115,26 @@ func TestVersionShares(t *testing.T) {
 		t.Errorf("the command's event detail %q does not say why", ev.Detail)
 	}
 
+	// An agent may not forget versions; the owner may, and alice's share
+	// has room again.
+	if ce := callErr(t, alice, "versions.forget", m("client", "alice-agent")); ce.Data.Kind != "forbidden" {
+		t.Errorf("an agent's versions.forget: %s %q", ce.Data.Kind, ce.Message)
+	}
+	before := rpcCall[wire.Usage](t, own, "versions.usage", nil)
+	f := rpcCall[wire.ForgetResult](t, own, "versions.forget", m("client", "alice-agent"))
+	if f.Versions != 3 || f.Bytes < 3*big {
+		t.Errorf("versions.forget: %+v, want alice's 3 versions of 300 KiB", f)
+	}
+	if ev := lastEvent(t, own, "versions.forget"); ev.Target != "alice-agent" || ev.Decision != "allow" || !strings.Contains(ev.Detail, "3 versions") {
+		t.Errorf("versions.forget's event: %+v", ev)
+	}
+	put(aliceDir, "again.txt")
+	rpcCall[any](t, alice, "file.write", m("path", "again.txt", "content", "x"))
+
 	// The owner sees each agent's part.
 	u := rpcCall[wire.Usage](t, own, "versions.usage", nil)
 	parts := map[string]wire.AgentUsage{}
-	for _, a := range u.Agents {
+	for _, a := range before.Agents {
 		parts[a.Client] = a
 	}
 	if a, b := parts["alice-agent"], parts["bob-agent"]; u.AgentShare != 1<<20 || a.Bytes > 1<<20 || a.Blobs != 3 || a.Refused != 2 || b.Blobs != 2 || b.Refused != 0 {

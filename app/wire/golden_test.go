@@ -155,6 +155,7 @@ func goldenResults() []golden {
 		{"versions.usage", versions.Usage{Bytes: 1, Blobs: 2, MaxBytes: 3, MaxAge: "720h0m0s", MaxFile: 4, Oldest: when}},
 		{"versions.usage agents", versions.Usage{Bytes: 1, AgentShare: 5, Agents: []versions.AgentUsage{{Client: "a", Bytes: 6, Blobs: 7, Oldest: when, Refused: 8}, {Client: "owner"}}}},
 		{"versions.usage empty", versions.Usage{}},
+		{"versions.forget", sandbox.ForgetResult{Client: "a", Versions: 2, Bytes: 3}},
 		{"changes.get", sandbox.ChangesResult{Event: audit.Event{ID: 3, Time: when, Client: "c", Op: "file.write", Decision: audit.Allow}, Changes: []audit.Change{{Path: "a", Kind: audit.Modified, SizeBefore: 1, SizeAfter: 2, Version: "v"}}}},
 		{"changes.get nil", sandbox.ChangesResult{}},
 		{"undo.preview", sandbox.UndoResult{EventID: 3, Op: "file.write", Client: "c", User: "u", Time: when, Conflicts: 1, Applied: true, UndoEvent: 4,

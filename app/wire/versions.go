@@ -20,6 +20,19 @@ type Usage struct {
 	Agents []AgentUsage `json:"agents"`
 }
 
+// ForgetArgs is sandbox.ForgetArgs on the wire.
+type ForgetArgs struct {
+	Client string    `json:"client" rpc:"required"`
+	Before time.Time `json:"before,omitzero"`
+}
+
+// ForgetResult is sandbox.ForgetResult on the wire.
+type ForgetResult struct {
+	Client   string `json:"client"`
+	Versions int    `json:"versions"`
+	Bytes    int64  `json:"bytes"`
+}
+
 // AgentUsage is versions.AgentUsage on the wire.
 type AgentUsage struct {
 	Client  string    `json:"client"`

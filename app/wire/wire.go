@@ -90,6 +90,8 @@ var pairs = []typePair{
 	pair[Summary, netgate.Summary](),
 	pair[AgentUsage, versions.AgentUsage](),
 	pair[Usage, versions.Usage](),
+	pair[ForgetArgs, sandbox.ForgetArgs](),
+	pair[ForgetResult, sandbox.ForgetResult](),
 	pair[Event, audit.Event](),
 	pair[Change, audit.Change](),
 	pair[Page, audit.Page](),

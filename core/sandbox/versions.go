@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -186,4 +189,42 @@ func (s *Sandbox) patchChanges(who string, plan []*change) ([]audit.Change, erro
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// ForgetArgs are versions.forget's parameters.
+type ForgetArgs struct {
+	Client string    // the agent ("owner": the owner's own versions)
+	Before time.Time // only versions stored before then; zero: all
+}
+
+// ForgetResult answers versions.forget.
+type ForgetResult struct {
+	Client   string
+	Versions int   // versions let go
+	Bytes    int64 // of the agent's share
+}
+
+// ForgetVersions answers versions.forget: the owner lets go of the
+// versions kept for one agent's changes (those stored before Before, when
+// given), so that its share has room again. The changes they would undo
+// can no longer be undone; a version another agent also holds stays.
+func (s *Sandbox) ForgetVersions(ctx context.Context, c Caller, a ForgetArgs) (ForgetResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return ForgetResult{}, err
+	}
+	if a.Client == "" {
+		return ForgetResult{}, errs.New(errs.InvalidParams, "", "Name the agent whose versions to forget (client).")
+	}
+	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "versions.forget", Target: a.Client,
+		Decision: audit.Allow, DecidedBy: audit.ByOwner}}
+	who := a.Client
+	if who == "owner" { // no agent has that name (app/config)
+		who = versions.Owner
+	}
+	n, freed := s.versions.Forget(who, a.Before)
+	o.ev.Detail = fmt.Sprintf("%d versions, %d bytes", n, freed)
+	if !a.Before.IsZero() {
+		o.ev.Detail += ", stored before " + a.Before.UTC().Format(time.RFC3339)
+	}
+	return ForgetResult{Client: a.Client, Versions: n, Bytes: freed}, o.end(ctx, nil)
 }

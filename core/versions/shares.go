@@ -295,3 +295,29 @@ func (s *Store) loadClaims() {
 		h.rebuild()
 	}
 }
+
+// Forget drops who's claims on the versions it stored before before
+// (zero: all of them), removing those nobody else holds, and reports how
+// many versions it let go and how many bytes of who's share that freed.
+// The changes those versions would undo can no longer be undone.
+func (s *Store) Forget(who string, before time.Time) (versions int, freed int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.holders[who]
+	if !ok {
+		return 0, 0
+	}
+	for id, c := range h.blobs {
+		if !before.IsZero() && !c.mod.Before(before) {
+			continue
+		}
+		s.unclaim(h, id)
+		versions++
+		freed += c.size
+	}
+	if versions > 0 {
+		h.rebuild()
+		s.log.Info("versions: forgotten by the owner", "client", h.client(), "versions", versions, "bytes", freed)
+	}
+	return versions, freed
+}

@@ -229,3 +229,40 @@ func TestVersionOverAWholeShare(t *testing.T) {
 		t.Errorf("after the refusal: %+v", u)
 	}
 }
+
+// The owner forgets an agent's versions (older than a time, or all):
+// its share has room again, and versions another agent holds stay.
+func TestForget(t *testing.T) {
+	t.Parallel()
+	clock := newClock()
+	s := open(t, Config{MaxBytes: 1000, Clock: clock.now}) // shares of 250
+	common, _ := s.PutBytes("b", blobOf("common", 50))
+	var ids []string
+	for i := range 4 {
+		content := blobOf(fmt.Sprint("a", i), 50)
+		if i == 0 {
+			content = blobOf("common", 50)
+		}
+		id, err := s.PutBytes("a", content)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		clock.advance(time.Hour)
+	}
+	if n, b := s.Forget("a", clock.now().Add(-150*time.Minute)); n != 2 || b != 100 {
+		t.Errorf("forget a's versions older than 2.5 h: %d versions, %d bytes; want 2, 100", n, b)
+	}
+	if !s.Has(common) || s.Has(ids[1]) || !s.Has(ids[2]) {
+		t.Errorf("after the forget: common %v (b holds it), a1 %v, a2 %v", s.Has(common), s.Has(ids[1]), s.Has(ids[2]))
+	}
+	if n, b := s.Forget("a", time.Time{}); n != 2 || b != 100 || agentUsage(s, "a").Bytes != 0 || agentUsage(s, "b").Bytes != 50 {
+		t.Errorf("forget all of a's: %d versions, %d bytes; a %+v, b %+v", n, b, agentUsage(s, "a"), agentUsage(s, "b"))
+	}
+	if n, _ := s.Forget("nobody", time.Time{}); n != 0 {
+		t.Errorf("forget an unknown agent's: %d", n)
+	}
+	if u := s.Usage(); u.Bytes != 50 || u.Blobs != 1 {
+		t.Errorf("usage after forgetting: %+v", u)
+	}
+}
