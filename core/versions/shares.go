@@ -197,7 +197,7 @@ func (s *Store) pruneHolder(h *holder, need int64) {
 // shareFull is the refusal of a version of n bytes for h, whose share
 // is full of young versions.
 func (s *Store) shareFull(h *holder, n int64) error {
-	owner := fmt.Sprintf("Other agents are not affected. The owner can raise [versions] max_size_mb in Corral's config.toml (each agent's share is %s of it) or shorten [versions] retention, and restart Corral.", s.shareWords())
+	owner := fmt.Sprintf("Other agents are not affected. The owner can raise [versions] max_size_mb in Corral's config.toml (each agent's share is %s of it) or shorten [versions] retention, and restart Corral; or let go of your versions in the dashboard's What changed.", s.shareWords())
 	if n > s.share {
 		return errs.Wrap(ErrShareFull, errs.Unavailable, "",
 			"This file's previous content (%s) is larger than your whole share of Corral's version store (%s), so Corral cannot keep it for the owner's undo, and this change did not happen. %s",

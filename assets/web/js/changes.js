@@ -112,9 +112,35 @@ export class Changes {
         + `; kept for ${days(u.max_age)}, the oldest go first.`
         + (mine ? ` ${mine.client}'s versions take ${size(mine.bytes)} of its ${size(u.agent_share)} share`
           + (mine.refused ? `; ${plural(mine.refused, 'change')} refused because it was full.` : '.') : '');
+      this.forgetButton(mine, u.agent_share);
     } catch (e) {
       el.textContent = e.kind === 'io' ? '' : visible(e.message);
     }
+  }
+
+  /** forgetButton offers to let go of an agent's versions when its share
+   * is nearly full or has refused changes (versions.forget). */
+  forgetButton(mine, share) {
+    const box = $('#versions-forget');
+    if (!mine || !mine.bytes || (!mine.refused && mine.bytes < share * 0.8)) {
+      box.replaceChildren();
+      box.hidden = true;
+      return;
+    }
+    const who = mine.client;
+    const btn = h('button', { type: 'button', class: 'btn', id: 'wc-forget' }, `Forget ${who}'s versions`);
+    confirmButton(btn, `Click again: ${who}'s changes can then no longer be undone`, async () => {
+      try {
+        const r = await this.rpc.call('versions.forget', { client: who });
+        toast(`Let go of ${plural(r.versions, 'version')} of ${who}'s changes (${size(r.bytes)}).`);
+      } catch (err) {
+        toast(visible(err.message));
+      }
+      this.usage();
+      this.load();
+    });
+    box.replaceChildren(btn);
+    box.hidden = false;
   }
 
   range2params() {
