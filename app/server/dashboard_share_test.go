@@ -13,7 +13,7 @@ import (
 // and the agent can change files again.
 func TestDashboardForgetVersions(t *testing.T) {
 	t.Parallel()
-	chromiumPath(t) // skip early under -short
+	chromiumPath(t)                                // skip early under -short
 	h := start(t, "[versions]\nmax_size_mb = 4\n") // shares of 1 MiB
 	alice := h.dial(aliceKey)
 	dir := filepath.Join(h.base, "alice")
