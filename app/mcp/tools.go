@@ -362,8 +362,29 @@ func withProgress[In any](h sdk.ToolHandlerFor[In, any]) sdk.ToolHandlerFor[In, 
 func runHandler(b Backend, method string) sdk.ToolHandlerFor[runIn, any] {
 	fwd := forward[runStream](b, method)
 	return func(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, any, error) {
-		return fwd(ctx, req, runStream{runIn: in, Stream: Progress(ctx) != nil})
+		res, out, err := fwd(ctx, req, runStream{runIn: in, Stream: Progress(ctx) != nil})
+		if res != nil {
+			markNotApplied(res)
+		}
+		return res, out, err
 	}
+}
+
+// markNotApplied makes a command's result an error result, led by the
+// sentence saying why, when some of its changes were not applied to the
+// folders (not_applied): the agent must not take them as made.
+func markNotApplied(res *sdk.CallToolResult) {
+	raw, _ := res.StructuredContent.(json.RawMessage)
+	var r struct {
+		NotApplied *struct {
+			Message string `json:"message"`
+		} `json:"not_applied"`
+	}
+	if json.Unmarshal(raw, &r) != nil || r.NotApplied == nil {
+		return
+	}
+	res.IsError = true
+	res.Content = append([]sdk.Content{&sdk.TextContent{Text: "corral: " + r.NotApplied.Message}}, res.Content...)
 }
 
 // runStream is command.run's params with stream set.

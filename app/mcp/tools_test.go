@@ -16,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/rpc"
+	"corral/app/wire"
 )
 
 // These tests drive the tools as an MCP client does, over the SDK's
@@ -706,5 +707,34 @@ func TestReadImage(t *testing.T) {
 	raw, _ := json.Marshal(res.StructuredContent)
 	if strings.Contains(string(raw), `"data"`) || !strings.Contains(string(raw), `"mimeType":"image/png"`) {
 		t.Errorf("structuredContent %s", raw)
+	}
+}
+
+// A command whose changes were not all applied (the agent's share of the
+// version store is full) is an error result that says so first, with the
+// command's result after it.
+func TestRunNotAppliedIsError(t *testing.T) {
+	t.Parallel()
+	msg := "1 of the command's changes were not applied; those files are as they were before it ran. Your share of Corral's version store is full."
+	b := &fakeBackend{answer: func(_ context.Context, _ string, params json.RawMessage) (json.RawMessage, error) {
+		if strings.Contains(string(params), `"true"`) {
+			return rpc.Marshal(wire.RunResult{Changes: []wire.FileChange{}})
+		}
+		return rpc.Marshal(wire.RunResult{ExitCode: 0, Stdout: "done", Changes: []wire.FileChange{},
+			NotApplied: &wire.NotApplied{Kind: "unavailable", Message: msg, Paths: []string{"/a.txt"}, Count: 1}})
+	}}
+	cs, _ := connectFake(t, b, Options{}, nil)
+	res := callTool(t, cs, "run_command", map[string]any{"command": "echo x > a.txt"})
+	if !res.IsError || len(res.Content) != 2 {
+		t.Fatalf("isError=%v with %d contents, want an error result", res.IsError, len(res.Content))
+	}
+	if tc, ok := res.Content[0].(*sdk.TextContent); !ok || tc.Text != "corral: "+msg {
+		t.Errorf("first content %#v, want the sentence", res.Content[0])
+	}
+	if tc, ok := res.Content[1].(*sdk.TextContent); !ok || !strings.Contains(tc.Text, `"stdout":"done"`) {
+		t.Errorf("second content %#v, want the command's result", res.Content[1])
+	}
+	if res := callTool(t, cs, "run_command", map[string]any{"command": "true"}); res.IsError || len(res.Content) != 1 {
+		t.Errorf("a command with its changes applied: isError=%v, %d contents", res.IsError, len(res.Content))
 	}
 }

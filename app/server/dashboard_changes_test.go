@@ -93,7 +93,7 @@ func TestDashboardWhatChanged(t *testing.T) {
 	b.choose("#wc-agent", "alice-agent")
 	b.wait(`location.hash === '#changes?client=alice-agent&range=today'`)
 	b.wait(`document.body.dataset.changesReady && !!document.querySelector('#wc-list pre.diff')`)
-	b.wait(`/Kept versions: .* of .*oldest from/.test(document.querySelector('#versions-usage').textContent)`)
+	b.wait(`/Kept versions: .* of .*oldest from.* alice-agent's versions take .* of its .* share\./.test(document.querySelector('#versions-usage').textContent)`)
 	text := js[string](b, `document.querySelector('#view-changes').innerText`)
 	for _, want := range []string{"alice-agent changed 4 files in 3 calls", "notes.txt", "+second line", "-agent line", "data.bin", "Binary file", "old.txt", "deleted", "made.txt", "undoing removes it"} {
 		if !strings.Contains(text, want) {

@@ -30,6 +30,7 @@ type fileOps interface {
 	UndoApply(ctx context.Context, c sandbox.Caller, a sandbox.UndoArgs) (sandbox.UndoResult, error)
 	UndoClient(ctx context.Context, c sandbox.Caller, a sandbox.UndoClientArgs) (sandbox.UndoClientResult, error)
 	Restore(ctx context.Context, c sandbox.Caller, a sandbox.RestoreArgs) (sandbox.UndoResult, error)
+	ForgetVersions(ctx context.Context, c sandbox.Caller, a sandbox.ForgetArgs) (sandbox.ForgetResult, error)
 }
 
 // fileArea answers the file and folder methods, and the owner's versions
@@ -60,4 +61,5 @@ func (x fileArea) methods(add func(name string, m method)) {
 	add("undo.apply", method{owner: true, fn: handle(b.UndoApply)})
 	add("undo.client", method{owner: true, fn: handle(b.UndoClient)})
 	add("version.restore", method{owner: true, fn: handle(b.Restore)})
+	add("versions.forget", method{owner: true, fn: handle(b.ForgetVersions)})
 }

@@ -46,4 +46,5 @@ var Params = map[string]reflect.Type{
 	"undo.apply":         reflect.TypeFor[UndoArgs](),
 	"undo.client":        reflect.TypeFor[UndoClientArgs](),
 	"version.restore":    reflect.TypeFor[RestoreArgs](),
+	"versions.forget":    reflect.TypeFor[ForgetArgs](),
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"corral/core/audit"
+	"corral/core/errs"
 	"time"
 )
 
@@ -217,6 +218,17 @@ type RunResult struct {
 	// ChangesTruncated); null when Corral could not record them.
 	Changes          []FileChange `json:"changes"`
 	ChangesTruncated bool         `json:"changes_truncated,omitempty"`
+	// NotApplied, when set, says that some of the command's changes were
+	// not applied to the folders, and why.
+	NotApplied *NotApplied `json:"not_applied,omitempty"`
+}
+
+// NotApplied is sandbox.NotApplied on the wire.
+type NotApplied struct {
+	Kind    errs.Kind `json:"kind"`
+	Message string    `json:"message"`
+	Paths   []string  `json:"paths"`
+	Count   int       `json:"count"`
 }
 
 // Running is sandbox.Running on the wire.

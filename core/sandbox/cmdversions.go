@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -20,6 +21,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
+	"corral/core/versions"
 )
 
 // Versions for commands. A command runs with an overlay on each writable
@@ -92,6 +94,8 @@ type FileChange struct {
 // applier applies one layer to its real folder.
 type applier struct {
 	s       *Sandbox
+	who     string // whose share of the version store (priors)
+	refused error  // the version store's first refusal (a full share)
 	upper   *os.Root
 	real    fsbox.Dir
 	old     fsbox.Dir // the upper root seen as the real folder: where swapped-out entries are
@@ -100,12 +104,15 @@ type applier struct {
 }
 
 // applyLayers applies every layer (dirs maps a Layer's Host to its real
-// folder) and returns the changes, in the order undo must reverse.
-func (s *Sandbox) applyLayers(layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string) {
+// folder) for who, and returns the changes, in the order undo must
+// reverse, the paths it could not change, and the version store's
+// refusal when that was why (core/versions: who's share is full).
+func (s *Sandbox) applyLayers(who string, layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string, error) {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	var changes []audit.Change
 	var failed []string
+	var refused error
 	for _, l := range layers {
 		d, ok := dirs[l.Host]
 		if !ok {
@@ -118,17 +125,22 @@ func (s *Sandbox) applyLayers(layers []execbox.Layer, dirs map[string]fsbox.Dir)
 			failed = append(failed, d.Visible("."))
 			continue
 		}
-		a := &applier{s: s, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
+		a := &applier{s: s, who: who, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
 		a.dir(".", false)
 		up.Close()
 		changes = append(changes, a.changes...)
 		failed = append(failed, a.failed...)
+		refused = cmp.Or(refused, a.refused)
 	}
-	return changes, failed
+	return changes, failed, refused
 }
 
 func (a *applier) fail(rel string, err error) {
-	a.s.log.Error("command change not applied", "path", a.real.Visible(rel), "err", err)
+	if errors.Is(err, versions.ErrFull) {
+		a.refused = cmp.Or(a.refused, err)
+	} else {
+		a.s.log.Error("command change not applied", "path", a.real.Visible(rel), "err", err)
+	}
 	a.failed = append(a.failed, a.real.Visible(rel))
 }
 
@@ -205,7 +217,7 @@ func (a *applier) remove(rel string) {
 	if _, err := a.real.Root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
 		return
 	}
-	ps, err := a.s.priors(a.real, rel, false, false)
+	ps, err := a.s.priors(a.who, a.real, rel, false, false)
 	if err != nil {
 		if errs.As(err).Kind != errs.TooLarge {
 			a.fail(rel, err)
@@ -291,8 +303,12 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 	if err == nil {
 		a.settle(rel)
 		// What was there is now at rel of the upper layer.
-		ps, err := a.s.priors(a.old, rel, false, false)
+		ps, err := a.s.priors(a.who, a.old, rel, false, false)
 		if err != nil {
+			// Not kept, so not changed: swap back.
+			if err := unix.Renameat2(upFD, name, realFD, name, unix.RENAME_EXCHANGE); err != nil {
+				a.s.log.Error("command change not undone", "path", vis, "err", err)
+			}
 			a.fail(rel, err)
 			return
 		}
@@ -304,7 +320,7 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 		return
 	}
 	// Different file systems: keep, then copy and rename.
-	ps, err := a.s.priors(a.real, rel, false, false)
+	ps, err := a.s.priors(a.who, a.real, rel, false, false)
 	if err != nil {
 		a.fail(rel, err)
 		return

@@ -115,6 +115,22 @@ type RunResult struct {
 	// ChangesTruncated); null when Corral could not record them.
 	Changes          []FileChange
 	ChangesTruncated bool
+	// NotApplied, when set, says that some of the command's changes were
+	// not applied to the folders, and why; those paths hold what they held
+	// before the command. The command itself ran: its exit code and output
+	// are its own.
+	NotApplied *NotApplied
+}
+
+// NotApplied is what of a command's changes Corral did not apply.
+type NotApplied struct {
+	// Kind is unavailable when the version store could not keep what
+	// the changes replace (the agent's share of it is full), io for
+	// another failure.
+	Kind    errs.Kind
+	Message string   // a sentence saying why and what can be done
+	Paths   []string // at most maxReportedChanges of them
+	Count   int
 }
 
 // maxReportedChanges bounds the changes command.run lists (the audit
@@ -387,17 +403,20 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if err != nil {
 		return RunResult{}, err
 	}
+	var notApplied *NotApplied
 	if len(r.Layers) > 0 {
-		changes, failed := s.applyLayers(r.Layers, dirs)
+		changes, failed, refused := s.applyLayers(o.keeper, r.Layers, dirs)
 		o.ev.Changes = changes
 		if len(failed) > 0 {
-			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d changes could not be applied", len(failed)))
+			notApplied = notAppliedOf(failed, refused)
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d changes could not be applied: %s", len(failed), clip(notApplied.Message, 500)))
 			r.Stderr += fmt.Sprintf("corral: %d of the command's changes could not be applied to your folders: %s\n", len(failed), clip(strings.Join(failed, ", "), 1000))
 		}
 	} else if r.NoLayers != "" {
 		o.ev.Detail = appendDetail(o.ev.Detail, "changes not recorded: "+r.NoLayers)
 	}
-	res := RunResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, TimedOut: r.TimedOut, Cancelled: r.Cancelled, DurationMs: r.Duration.Milliseconds()}
+	res := RunResult{ExitCode: r.ExitCode, Stdout: r.Stdout, Stderr: r.Stderr, Truncated: r.Truncated, TimedOut: r.TimedOut, Cancelled: r.Cancelled, DurationMs: r.Duration.Milliseconds(),
+		NotApplied: notApplied}
 	if r.Signal != "" {
 		sig := r.Signal
 		res.Signal = &sig
@@ -434,6 +453,19 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
 	return res, nil
+}
+
+// notAppliedOf says which of a command's changes were not applied and
+// why: refused, the version store's refusal, when it was the cause.
+func notAppliedOf(failed []string, refused error) *NotApplied {
+	n := &NotApplied{Kind: errs.IO, Count: len(failed), Paths: failed[:min(len(failed), maxReportedChanges)],
+		Message: fmt.Sprintf("%d of the command's changes could not be applied to the folders; those files are as they were before it ran.", len(failed))}
+	if refused != nil {
+		e := errs.As(refused)
+		n.Kind = e.Kind
+		n.Message = fmt.Sprintf("%d of the command's changes were not applied; those files are as they were before it ran. %s", len(failed), e.Msg)
+	}
+	return n
 }
 
 // describeRun is a command as the owner is asked about it: the command

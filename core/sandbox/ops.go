@@ -123,7 +123,7 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	var n int64
 	var before []prior
 	if err == nil {
-		before, err = s.priors(d, t.RelSlash(), true, a.Append)
+		before, err = s.priors(o.keeper, d, t.RelSlash(), true, a.Append)
 	}
 	if err == nil {
 		n, err = d.Write(t.RelSlash(), data, a.Append)
@@ -212,7 +212,7 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 		var kept []audit.Change
 		if s.keeping() {
 			var p []prior
-			if p, err = s.priors(d, t.RelSlash(), true, false); err == nil {
+			if p, err = s.priors(o.keeper, d, t.RelSlash(), true, false); err == nil {
 				kept = written(p, t.Visible, after)
 			}
 		}
@@ -264,7 +264,7 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 	d, t, err := o.target(a.Path, needDelete)
 	var before []prior
 	if err == nil && (a.Recursive || !isDirAt(d, t.RelSlash())) {
-		before, err = s.priors(d, t.RelSlash(), false, false)
+		before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
 	}
 	if err == nil {
 		err = d.Delete(t.RelSlash(), a.Recursive)
@@ -302,7 +302,7 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 	dst, to, err := o.target(a.To, needWrite)
 	var before []prior
 	if err == nil {
-		before, err = s.priors(src, from.RelSlash(), false, false)
+		before, err = s.priors(o.keeper, src, from.RelSlash(), false, false)
 	}
 	if err == nil {
 		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())

@@ -109,7 +109,7 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 			err = errs.Wrap(err, errs.Timeout, "", "The call was cancelled before the patch was written; nothing was changed.")
 		} else {
 			var kept []audit.Change
-			if kept, err = s.patchChanges(plan); err == nil {
+			if kept, err = s.patchChanges(o.keeper, plan); err == nil {
 				if err = commitPatch(plan); err == nil {
 					o.ev.Changes = kept
 				}

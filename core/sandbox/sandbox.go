@@ -218,6 +218,9 @@ type op struct {
 	recorded int64
 	// data is what a write will write, for the owner's question.
 	data []byte
+	// keeper is whose share of the version store the operation's
+	// versions count in: the agent's client name, "" for the owner.
+	keeper string
 }
 
 // writePreview says what writing data to host would do, for the owner:
@@ -289,6 +292,9 @@ func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason
 		return nil, err
 	}
 	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: name}, reason: reason}
+	if !c.Owner {
+		o.keeper = c.Client
+	}
 	scope, err := s.ScopeFor(c, cx)
 	if err != nil {
 		o.ev.User = c.User

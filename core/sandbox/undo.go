@@ -449,7 +449,7 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 		if err != nil {
 			return err
 		}
-		before, err := s.priors(d, rel, false, false)
+		before, err := s.priors(versions.Owner, d, rel, false, false)
 		if err != nil {
 			done()
 			return err

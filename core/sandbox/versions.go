@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"strings"
+	"time"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -45,10 +48,11 @@ type prior struct {
 func (s *Sandbox) keeping() bool { return s.versions != nil }
 
 // priors keeps the content at rel of d (a file, or with a folder
-// everything below it) and describes it. follow follows a symlink at rel
-// (as a write does). An error means a version could not be kept; the
-// change must then not happen.
-func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior, error) {
+// everything below it) and describes it, in who's share of the version
+// store (an agent's client name, versions.Owner for the owner). follow
+// follows a symlink at rel (as a write does). An error means a version
+// could not be kept; the change must then not happen.
+func (s *Sandbox) priors(who string, d fsbox.Dir, rel string, follow, wantSum bool) ([]prior, error) {
 	if !s.keeping() {
 		return nil, nil
 	}
@@ -67,7 +71,7 @@ func (s *Sandbox) priors(d fsbox.Dir, rel string, follow, wantSum bool) ([]prior
 				tee = p.sum
 			}
 			var err error
-			p.version, err = s.versions.Put(e.File, tee)
+			p.version, err = s.versions.Put(who, e.File, tee)
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				p.notKept, p.sum = notKeptTooLarge, nil
@@ -147,9 +151,9 @@ func appended(ps []prior, vis string, data []byte) []audit.Change {
 	return []audit.Change{{Path: p.vis, Kind: audit.Modified, SizeBefore: p.size, SizeAfter: p.size + int64(len(data)), Version: p.version, After: sumHex(p.sum), Mode: p.mode}}
 }
 
-// patchChanges keeps the old contents of a checked patch and describes
-// what committing it changes.
-func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
+// patchChanges keeps the old contents of a checked patch, in who's share,
+// and describes what committing it changes.
+func (s *Sandbox) patchChanges(who string, plan []*change) ([]audit.Change, error) {
 	if !s.keeping() {
 		return nil, nil
 	}
@@ -158,7 +162,7 @@ func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
 		c := audit.Change{Path: ch.out.Path, From: ch.out.From, Mode: uint32(ch.perm)}
 		if ch.out.Action != PatchCreated {
 			c.SizeBefore = int64(len(ch.old))
-			v, err := s.versions.PutBytes(ch.old)
+			v, err := s.versions.PutBytes(who, ch.old)
 			switch {
 			case errors.Is(err, versions.ErrTooLarge):
 				c.NotKept = notKeptTooLarge
@@ -185,4 +189,42 @@ func (s *Sandbox) patchChanges(plan []*change) ([]audit.Change, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// ForgetArgs are versions.forget's parameters.
+type ForgetArgs struct {
+	Client string    // the agent ("owner": the owner's own versions)
+	Before time.Time // only versions stored before then; zero: all
+}
+
+// ForgetResult answers versions.forget.
+type ForgetResult struct {
+	Client   string
+	Versions int   // versions let go
+	Bytes    int64 // of the agent's share
+}
+
+// ForgetVersions answers versions.forget: the owner lets go of the
+// versions kept for one agent's changes (those stored before Before, when
+// given), so that its share has room again. The changes they would undo
+// can no longer be undone; a version another agent also holds stays.
+func (s *Sandbox) ForgetVersions(ctx context.Context, c Caller, a ForgetArgs) (ForgetResult, error) {
+	if err := s.needOwner(c); err != nil {
+		return ForgetResult{}, err
+	}
+	if a.Client == "" {
+		return ForgetResult{}, errs.New(errs.InvalidParams, "", "Name the agent whose versions to forget (client).")
+	}
+	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "versions.forget", Target: a.Client,
+		Decision: audit.Allow, DecidedBy: audit.ByOwner}}
+	who := a.Client
+	if who == "owner" { // no agent has that name (app/config)
+		who = versions.Owner
+	}
+	n, freed := s.versions.Forget(who, a.Before)
+	o.ev.Detail = fmt.Sprintf("%d versions, %d bytes", n, freed)
+	if !a.Before.IsZero() {
+		o.ev.Detail += ", stored before " + a.Before.UTC().Format(time.RFC3339)
+	}
+	return ForgetResult{Client: a.Client, Versions: n, Bytes: freed}, o.end(ctx, nil)
 }

@@ -32,12 +32,12 @@ func open(t *testing.T, cfg Config) *Store {
 func TestPutDedupAndModes(t *testing.T) {
 	t.Parallel()
 	s := open(t, Config{})
-	a, err := s.PutBytes([]byte("hello"))
+	a, err := s.PutBytes(Owner, []byte("hello"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var tee bytes.Buffer
-	b, err := s.Put(strings.NewReader("hello"), &tee)
+	b, err := s.Put(Owner, strings.NewReader("hello"), &tee)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestPutDedupAndModes(t *testing.T) {
 func TestTooLargeAndDamaged(t *testing.T) {
 	t.Parallel()
 	s := open(t, Config{MaxFile: 4})
-	if _, err := s.Put(strings.NewReader("12345"), nil); err != ErrTooLarge {
+	if _, err := s.Put(Owner, strings.NewReader("12345"), nil); err != ErrTooLarge {
 		t.Fatalf("put of 5 bytes over a 4-byte limit: %v", err)
 	}
 	if u := s.Usage(); u.Blobs != 0 {
@@ -79,7 +79,7 @@ func TestTooLargeAndDamaged(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(s.Dir(), "tmp")); len(ents) != 0 {
 		t.Errorf("temporary files left: %v", ents)
 	}
-	id, err := s.PutBytes([]byte("abcd"))
+	id, err := s.PutBytes(Owner, []byte("abcd"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,9 +104,9 @@ func TestPrune(t *testing.T) {
 	var clock atomic.Int64
 	clock.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
 	advance := func(d time.Duration) { clock.Add(int64(d)) }
-	s := open(t, Config{MaxAge: 48 * time.Hour, MaxBytes: 25, Keep: 30 * time.Minute, Clock: func() time.Time { return time.Unix(0, clock.Load()) }})
+	s := open(t, Config{MaxAge: 48 * time.Hour, MaxBytes: 25, AgentShare: 25, Keep: 30 * time.Minute, Clock: func() time.Time { return time.Unix(0, clock.Load()) }})
 	put := func(c string) string {
-		id, err := s.PutBytes([]byte(c))
+		id, err := s.PutBytes("a", []byte(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,7 +132,7 @@ func TestPrune(t *testing.T) {
 	}
 	// Only versions younger than Keep left: a new one that does not fit
 	// is refused rather than one of them removed.
-	if _, err := s.PutBytes([]byte("klmnopqrst")); !errors.Is(err, ErrFull) || !s.Has(newest) {
+	if _, err := s.PutBytes("a", []byte("klmnopqrst")); !errors.Is(err, ErrFull) || !s.Has(newest) {
 		t.Errorf("a version over budget beside young ones: %v, newest kept %v", err, s.Has(newest))
 	}
 	advance(72 * time.Hour)
@@ -158,7 +158,7 @@ func TestConcurrentPutCountsOnce(t *testing.T) {
 		for range writers {
 			wg.Go(func() {
 				<-start
-				if id, err := s.PutBytes(content); err != nil || id != Sum(content) {
+				if id, err := s.PutBytes(Owner, content); err != nil || id != Sum(content) {
 					t.Errorf("PutBytes: %q, %v; want %q", id, err, Sum(content))
 				}
 			})

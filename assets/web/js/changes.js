@@ -50,7 +50,7 @@ export class Changes {
     this.list = $('#wc-list');
     this.summary = $('#wc-summary');
     $('#wc-form').addEventListener('submit', (e) => e.preventDefault());
-    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.go(); });
+    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.go(); this.usage(); });
     $('#wc-range').addEventListener('change', () => { this.range = $('#wc-range').value; this.go(); });
   }
 
@@ -100,17 +100,47 @@ export class Changes {
     if (location.hash !== hash) history.replaceState(null, '', hash);
   }
 
-  /** usage shows the version store's size, budget and oldest version. */
+  /** usage shows the version store's size, budget and oldest version,
+   * and the chosen agent's part of it (its share). */
   async usage() {
     const el = $('#versions-usage');
     try {
       const u = await this.rpc.call('versions.usage');
+      const mine = (u.agents || []).find((a) => a.client === this.client);
       el.textContent = `Kept versions: ${size(u.bytes)} of ${size(u.max_bytes)} (${plural(u.blobs, 'file')})`
         + (u.oldest ? `, the oldest from ${ago(u.oldest)}` : '')
-        + `; kept for ${days(u.max_age)}, the oldest go first.`;
+        + `; kept for ${days(u.max_age)}, the oldest go first.`
+        + (mine ? ` ${mine.client}'s versions take ${size(mine.bytes)} of its ${size(u.agent_share)} share`
+          + (mine.refused ? `; ${plural(mine.refused, 'change')} refused because it was full.` : '.') : '');
+      this.forgetButton(mine, u.agent_share);
     } catch (e) {
       el.textContent = e.kind === 'io' ? '' : visible(e.message);
     }
+  }
+
+  /** forgetButton offers to let go of an agent's versions when its share
+   * is nearly full or has refused changes (versions.forget). */
+  forgetButton(mine, share) {
+    const box = $('#versions-forget');
+    if (!mine || !mine.bytes || (!mine.refused && mine.bytes < share * 0.8)) {
+      box.replaceChildren();
+      box.hidden = true;
+      return;
+    }
+    const who = mine.client;
+    const btn = h('button', { type: 'button', class: 'btn', id: 'wc-forget' }, `Forget ${who}'s versions`);
+    confirmButton(btn, `Click again: ${who}'s changes can then no longer be undone`, async () => {
+      try {
+        const r = await this.rpc.call('versions.forget', { client: who });
+        toast(`Let go of ${plural(r.versions, 'version')} of ${who}'s changes (${size(r.bytes)}).`);
+      } catch (err) {
+        toast(visible(err.message));
+      }
+      this.usage();
+      this.load();
+    });
+    box.replaceChildren(btn);
+    box.hidden = false;
   }
 
   range2params() {
