@@ -54,9 +54,9 @@ func TestAppliedChangesSettled(t *testing.T) {
 	}
 	defer root.Close()
 	dirs := map[string]fsbox.Dir{w.rwRoot: {Root: root, Prefix: "rw"}}
-	changes, failed := w.box.applyLayers([]execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
-	if len(failed) != 0 || len(changes) == 0 {
-		t.Fatalf("changes %+v, failed %v", changes, failed)
+	changes, failed, refused := w.box.applyLayers("alice", []execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
+	if len(failed) != 0 || len(changes) == 0 || refused != nil {
+		t.Fatalf("changes %+v, failed %v, refused %v", changes, failed, refused)
 	}
 	for name, mode := range files {
 		fi, err := os.Lstat(filepath.Join(w.rwRoot, name))
