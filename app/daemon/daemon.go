@@ -209,6 +209,12 @@ func Open(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	// Before serving: finish what a crash interrupted (sandbox.Recover).
+	// A failure is logged and Corral starts all the same; the next start
+	// tries again.
+	if _, err := p.Box.Recover(context.Background()); err != nil {
+		log.Error("recovery at start-up incomplete", "err", err)
+	}
 	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }
 

@@ -388,7 +388,12 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		return RunResult{}, err
 	}
 	if len(r.Layers) > 0 {
-		changes, failed := s.applyLayers(r.Layers, dirs)
+		changes, failed, err := s.applyLayers(o, r.Layers, dirs)
+		if err != nil {
+			o.ev.Detail = appendDetail(o.ev.Detail, "changes not applied")
+			e := errs.As(err)
+			return RunResult{}, errs.Wrap(err, e.Kind, "", "The command ran (%s), but none of its changes were applied to your folders: %s", describeEnd(r), e.Msg)
+		}
 		o.ev.Changes = changes
 		if len(failed) > 0 {
 			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d changes could not be applied", len(failed)))
@@ -434,6 +439,19 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
 	return res, nil
+}
+
+// describeEnd says how a command ended, for a sentence.
+func describeEnd(r execbox.Result) string {
+	switch {
+	case r.TimedOut:
+		return "it timed out"
+	case r.Cancelled:
+		return "it was cancelled"
+	case r.Signal != "":
+		return "killed by " + r.Signal
+	}
+	return fmt.Sprintf("exit %d", r.ExitCode)
 }
 
 // describeRun is a command as the owner is asked about it: the command
