@@ -8,7 +8,9 @@
 // layout's scope folders, the shared folder or a configured root; every
 // call that reaches a method is audited, including those denied before any
 // disk access; errors are *errs.Error values whose sentences name only
-// agent-visible paths. Arguments and results are plain Go types: their
+// agent-visible paths. A change to the owner's folders is journaled: its
+// intent is committed before it is made, and Recover rolls back what a
+// crash interrupted (journal.go). Arguments and results are plain Go types: their
 // JSON form (names, required parameters) is app/wire's, not core's.
 //
 // Not guaranteed: the facade does not bound how long a file operation on
