@@ -1,9 +1,14 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 
 	"corral/app/wire"
@@ -75,5 +80,38 @@ func TestCommandVersionStoreGone(t *testing.T) {
 	}
 	if u := rpcCall[wire.Usage](t, own, "versions.usage", nil); u.Blobs != 0 || u.Bytes != 0 {
 		t.Errorf("versions.usage with the store gone: %+v", u)
+	}
+}
+
+// BenchmarkFileWriteJournaled is file.write of 4 KiB over an existing
+// file, one call at a time and 32 in flight, through the real store: the
+// journal commits each write's event twice (pending, then completed).
+func BenchmarkFileWriteJournaled(b *testing.B) {
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64)
+	h := start(b, "")
+	c := h.dial(aliceKey)
+	ctx := context.Background()
+	for _, inflight := range []int{1, 32} {
+		b.Run(fmt.Sprintf("inflight=%d", inflight), func(b *testing.B) {
+			var wg sync.WaitGroup
+			next := make(chan int)
+			for w := range inflight {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						if _, err := c.Call(ctx, "file.write", map[string]any{"path": fmt.Sprintf("w%d.txt", w), "content": content + strconv.Itoa(i)}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			for i := 0; b.Loop(); i++ {
+				next <- i
+			}
+			close(next)
+			wg.Wait()
+		})
 	}
 }
