@@ -80,6 +80,10 @@ func TestCrashRecovery(t *testing.T) {
 			_, err := c.Call(ctx, "file.apply_patch", map[string]any{"patch": patchOf(60)})
 			return err
 		}},
+		{name: "command-ended", killAt: "command.ended", command: true, setup: many(20), call: func(ctx context.Context, c *client.Client) error {
+			_, err := c.Call(ctx, "command.run", map[string]any{"command": "for f in many/f*.txt; do echo more >> $f; done; mkdir made"})
+			return err
+		}},
 		{name: "command-apply", killAt: "apply.file:150", command: true, setup: many(300), call: func(ctx context.Context, c *client.Client) error {
 			_, err := c.Call(ctx, "command.run", map[string]any{"command": "for f in many/f*.txt; do echo more >> $f; done; rm many/f000.txt; mkdir -p made/deep; echo x > made/deep/x"})
 			return err
@@ -163,6 +167,9 @@ func TestCrashRecovery(t *testing.T) {
 			sameSnapshot(t, orig, snapshot(t, scope))
 			if left := temps(t, home); len(left) > 0 {
 				t.Errorf("temporary files left: %v", left)
+			}
+			if ents, _ := os.ReadDir(filepath.Join(home, "versions", "run")); len(ents) > 0 {
+				t.Errorf("command layers left: %d", len(ents))
 			}
 			raw, err = owner.Call(ctx, "session.info", nil)
 			var info struct {

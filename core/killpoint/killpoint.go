@@ -10,7 +10,8 @@
 // completed (change.after), in the middle of writing an appended file
 // (write.partial), between a patch's staged files and its renames
 // (patch.staged) and after each rename (patch.commit), after each file a
-// command's apply puts in place (apply.file).
+// command's apply puts in place (apply.file), when a command has ended and
+// its changes are not applied yet (command.ended).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.

@@ -15,6 +15,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
+	"corral/core/killpoint"
 	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
@@ -387,6 +388,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if err != nil {
 		return RunResult{}, err
 	}
+	killpoint.Here("command.ended")
 	if len(r.Layers) > 0 {
 		changes, failed, err := s.applyLayers(o, r.Layers, dirs)
 		if err != nil {

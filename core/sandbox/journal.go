@@ -60,7 +60,10 @@ const tempPrefix = ".corral-tmp-"
 // hard-linked) cannot be rolled back and stays listed; empty folders
 // made for a new file's parents may stay behind after a roll back; the
 // owner's undo (undo.apply, version.restore) is recorded after it writes,
-// as before.
+// as before; a file operation that writes a file between a command's
+// plan and its apply is kept on the command's event once the apply has
+// swapped it out, but a crash in that instant rolls the file back to what
+// the plan kept, the older content.
 
 // Recovery is what Recover found and did at start-up.
 type Recovery struct {
