@@ -300,3 +300,126 @@ func integrity(t *testing.T, p string) {
 		t.Fatalf("integrity_check: %q %v", res, err)
 	}
 }
+
+// Four agents write, append to and delete their own files while the
+// daemon kills itself at the 40th change: after the restart each file
+// holds what its last answered call left, and every answered call has
+// its event (allowed), the interrupted ones theirs (interrupted).
+func TestCrashRecoveryConcurrent(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	r := startServeIn(t, home, "CORRAL_KILL_AT=change.after:40")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	type state struct {
+		content  map[string]*string // nil: deleted
+		answered int
+		// The call in flight when the daemon died: its event may have
+		// been committed before the kill without the answer going out.
+		flight     string
+		flightNext *string
+	}
+	states := make([]*state, 4)
+	done := make(chan int)
+	for a := range states {
+		st := &state{content: map[string]*string{}}
+		states[a] = st
+		c := dialAgent(ctx, t, r)
+		go func() {
+			defer func() { done <- a }()
+			for i := 0; ; i++ {
+				name := fmt.Sprintf("a%d-f%d.txt", a, i%3)
+				cur := st.content[name]
+				var err error
+				var next *string
+				switch {
+				case i%7 == 6 && cur != nil:
+					_, err = c.Call(ctx, "file.delete", map[string]any{"path": name})
+				case i%5 == 4 && cur != nil:
+					add := fmt.Sprintf("appended %d\n", i)
+					_, err = c.Call(ctx, "file.write", map[string]any{"path": name, "content": add, "append": true})
+					s := *cur + add
+					next = &s
+				default:
+					s := fmt.Sprintf("agent %d call %d\n", a, i)
+					_, err = c.Call(ctx, "file.write", map[string]any{"path": name, "content": s})
+					next = &s
+				}
+				if err != nil {
+					st.flight, st.flightNext = name, next // the daemon died
+					return
+				}
+				st.content[name] = next
+				st.answered++
+			}
+		}()
+	}
+	for range states {
+		<-done
+	}
+	r.cmd.Wait()
+	r = startServeIn(t, home)
+	integrity(t, filepath.Join(home, "corral.db"))
+	owner := dialKey(ctx, t, r, r.ownerKey)
+	var page struct {
+		Events []struct {
+			Op       string `json:"op"`
+			Detail   string `json:"detail"`
+			Decision string `json:"decision"`
+		} `json:"events"`
+	}
+	raw, err := owner.Call(ctx, "audit.query", map[string]any{"limit": 1000})
+	if err != nil || json.Unmarshal(raw, &page) != nil {
+		t.Fatalf("audit.query: %v %s", err, raw)
+	}
+	allowed, interrupted, answered := 0, 0, 0
+	for _, e := range page.Events {
+		switch {
+		case strings.HasSuffix(e.Detail, "running") || strings.HasSuffix(e.Detail, "pending"):
+			t.Errorf("unfinished event: %+v", e)
+		case strings.Contains(e.Detail, "interrupted"):
+			interrupted++
+		case e.Decision == "allow" && (e.Op == "file.write" || e.Op == "file.delete"):
+			allowed++
+		}
+	}
+	var scope string
+	unanswered := 0 // calls done and recorded whose answer the kill cut off
+	for a, st := range states {
+		answered += st.answered
+		for name, want := range st.content {
+			if scope == "" {
+				found, _ := filepath.Glob(filepath.Join(home, "sandbox", "*", fmt.Sprintf("a%d-f*.txt", a)))
+				if len(found) > 0 {
+					scope = filepath.Dir(found[0])
+				}
+			}
+			if scope == "" {
+				t.Fatal("no agent files found")
+			}
+			b, err := os.ReadFile(filepath.Join(scope, name))
+			if name == st.flight {
+				next := st.flightNext
+				if (next == nil && os.IsNotExist(err)) || (next != nil && err == nil && string(b) == *next) {
+					if !(want == nil && next == nil) && !(want != nil && next != nil && *want == *next) {
+						unanswered++
+						continue
+					}
+				}
+			}
+			switch {
+			case want == nil && !os.IsNotExist(err):
+				t.Errorf("%s: deleted by an answered call, but there (%v)", name, err)
+			case want != nil && string(b) != *want:
+				t.Errorf("%s holds %q, want %q (its last answered call's)", name, b, *want)
+			}
+		}
+	}
+	if allowed != answered+unanswered || interrupted+unanswered < 1 || interrupted+unanswered > 4 {
+		t.Errorf("%d answered successes and %d done but unanswered, %d allowed events; %d interrupted (1 to 4 calls were in flight)", answered, unanswered, allowed, interrupted)
+	}
+	if left := temps(t, home); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+	t.Logf("%d answered calls, %d done but unanswered, %d interrupted", answered, unanswered, interrupted)
+}
