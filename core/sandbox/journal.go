@@ -52,7 +52,9 @@ const tempPrefix = ".corral-tmp-"
 // can see and undo it. The event is then completed as an error
 // ("interrupted"): no event stays "running" or "pending". Recover also
 // removes Corral's temporary files (".corral-tmp-*") from every folder it
-// manages and the layers of commands that were running.
+// manages (the sandbox base, every readwrite root, and the folders outside
+// the fence that an unfinished event changed) and the layers of commands
+// that were running.
 //
 // Not guaranteed: durability across a power cut (the audit log and the
 // version store are not synced on every change, see store and
@@ -131,7 +133,7 @@ func (s *Sandbox) Recover(ctx context.Context) (Recovery, error) {
 		if err != nil {
 			continue
 		}
-		r.TempFiles += sweepTemps(root, ".", &left)
+		r.TempFiles += sweepTemps(root, ".", &left, true)
 		root.Close()
 	}
 	if r.Events > 0 || r.TempFiles > 0 {
@@ -171,6 +173,7 @@ func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) aud
 	}
 	d := strings.TrimSuffix(strings.TrimSuffix(ev.Detail, audit.Running), audit.Pending)
 	d = strings.TrimSuffix(strings.TrimSuffix(d, " "), ";")
+	r.TempFiles += s.sweepOutside(ev)
 	var left []audit.Change
 	put := 0
 	if len(ev.Changes) > 0 && s.keeping() {
@@ -219,10 +222,39 @@ func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) aud
 	return ev
 }
 
+// sweepOutside removes Corral's temporary files from the folders outside
+// the fence (approved by the owner) that ev changed: the sweep of the
+// managed folders does not reach them.
+func (s *Sandbox) sweepOutside(ev audit.Event) int {
+	n := 0
+	seen := map[string]bool{}
+	for _, c := range ev.Changes {
+		for _, p := range []string{c.Path, c.From} {
+			t, err := s.layout.Resolve(ev.User, p)
+			if p == "" || err != nil || t.Area != paths.Outside {
+				continue
+			}
+			dir := filepath.Dir(paths.Resolved(filepath.Join(paths.Resolved(t.Dir), t.Rel)))
+			if seen[dir] || s.isPrivate(dir) || systemFolder(dir) {
+				continue
+			}
+			seen[dir] = true
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				continue
+			}
+			left := maxSweep
+			n += sweepTemps(root, ".", &left, false)
+			root.Close()
+		}
+	}
+	return n
+}
+
 // sweepTemps removes Corral's temporary files below rel of root, visiting
-// at most *left entries, without following symlinks, and returns how many
-// it removed.
-func sweepTemps(root *os.Root, rel string, left *int) int {
+// at most *left entries, without following symlinks (in rel itself only
+// unless deep), and returns how many it removed.
+func sweepTemps(root *os.Root, rel string, left *int, deep bool) int {
 	f, err := root.Open(rel)
 	if err != nil {
 		return 0
@@ -244,8 +276,8 @@ func sweepTemps(root *os.Root, rel string, left *int) int {
 			if root.Remove(p) == nil {
 				n++
 			}
-		case e.IsDir():
-			n += sweepTemps(root, p, left)
+		case e.IsDir() && deep:
+			n += sweepTemps(root, p, left, deep)
 		}
 	}
 	return n

@@ -122,6 +122,7 @@ func TestRecoverRollsBack(t *testing.T) {
 			{Path: "gone.txt", Kind: audit.Deleted, Version: keep("old gone.txt\n"), Mode: 0o600},
 			{Path: "never.txt", Kind: audit.Created, After: versions.Sum([]byte("never\n")), Mode: 0o644},
 			{Path: "made", Kind: audit.Created, Dir: true, Mode: 0o755},
+			{Path: filepath.Join(w.outside, "approved.txt"), Kind: audit.Created, After: versions.Sum([]byte("x\n")), Mode: 0o644},
 		}}
 	sink.Record(ctx, pending)
 	sink.Record(ctx, audit.Event{Client: "alice-agent", User: "alice", Op: "command.run", Target: "make", Decision: audit.Allow, Detail: audit.Running})
@@ -130,6 +131,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	os.Remove(filepath.Join(scope, "gone.txt"))
 	os.Mkdir(filepath.Join(scope, "made"), 0o755)
 	os.WriteFile(filepath.Join(scope, ".corral-tmp-0123"), []byte("staged"), 0o600)
+	os.WriteFile(filepath.Join(w.outside, ".corral-tmp-4567"), []byte("staged"), 0o600)
 	os.MkdirAll(filepath.Join(w.rwRoot, "deep", "er"), 0o755)
 	os.WriteFile(filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2"), []byte("copy"), 0o600)
 
@@ -137,7 +139,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Events != 2 || r.Commands != 1 || r.RolledBack != 3 || r.Left != 1 || r.TempFiles != 2 {
+	if r.Events != 2 || r.Commands != 1 || r.RolledBack != 3 || r.Left != 1 || r.TempFiles != 3 {
 		t.Errorf("recovery: %+v", r)
 	}
 	for f, want := range map[string]string{"a.txt": "old a.txt\n", "b.txt": "someone else's\n", "gone.txt": "old gone.txt\n"} {
@@ -148,7 +150,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(scope, "gone.txt")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("gone.txt back as %v (%v)", fi, err)
 	}
-	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
+	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123"), filepath.Join(w.outside, ".corral-tmp-4567"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", p, err)
 		}
