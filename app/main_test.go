@@ -65,8 +65,16 @@ func corralBinary(t testing.TB) string {
 // writes its own.
 func startServe(t testing.TB) *running {
 	t.Helper()
-	r := &running{bin: corralBinary(t), home: t.TempDir(), stderr: &strings.Builder{}}
+	return startServeIn(t, t.TempDir())
+}
+
+// startServeIn starts the daemon in home (a fresh one, or one a daemon
+// ran in before) with extra environment variables.
+func startServeIn(t testing.TB, home string, extra ...string) *running {
+	t.Helper()
+	r := &running{bin: corralBinary(t), home: home, stderr: &strings.Builder{}}
 	r.env = append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak")
+	r.env = append(r.env, extra...)
 	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
 	r.cmd.Env = r.env
 	stdout, _ := r.cmd.StdoutPipe()

@@ -13,7 +13,9 @@
 // corral.lock, which holds that URL only while it listens, so RunningURL
 // never names a dead daemon or anything but a loopback http URL). Run
 // serves until ctx ends, then drains calls under way for up to 10 s;
-// Close flushes the audit writer. A changed config.toml is read again:
+// Close flushes the audit writer. Before Open returns, what a crash or
+// kill interrupted is finished (sandbox.Recover: rolled back, temporary
+// files removed). A changed config.toml is read again:
 // people and agents take effect at once, a file that does not validate
 // leaves what runs as it was, and the checks above apply to it too.
 //
@@ -208,6 +210,12 @@ func Open(o Options) (*Daemon, error) {
 		st.Close()
 		lock.Close()
 		return nil, err
+	}
+	// Before serving: finish what a crash interrupted (sandbox.Recover).
+	// A failure is logged and Corral starts all the same; the next start
+	// tries again.
+	if _, err := p.Box.Recover(context.Background()); err != nil {
+		log.Error("recovery at start-up incomplete", "err", err)
 	}
 	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }

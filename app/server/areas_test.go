@@ -468,6 +468,7 @@ func (fakeSessionBox) NetworkInfo() (bool, string)                        { retu
 func (fakeSessionBox) MemoryInfo() string                                 { return "512 MiB" }
 func (fakeSessionBox) Versions() *versions.Store                          { return nil }
 func (fakeSessionBox) CommandVersions(ctx context.Context) (bool, string) { return false, "" }
+func (fakeSessionBox) Recovered() *sandbox.Recovery                       { return nil }
 
 func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
 	var recorded []string

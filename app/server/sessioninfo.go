@@ -26,6 +26,7 @@ type sessionBox interface {
 	MemoryInfo() string
 	Versions() *versions.Store
 	CommandVersions(ctx context.Context) (bool, string)
+	Recovered() *sandbox.Recovery
 }
 
 // sessionArea answers session.info and session.login.
@@ -88,8 +89,12 @@ type sessionInfo struct {
 	Paused    bool       `json:"paused"`
 	// AuditProblem, when set, says why every agent operation is refused
 	// now: Corral cannot write its audit log (the disk is full).
-	AuditProblem string   `json:"audit_problem,omitempty"`
-	Scopes       []string `json:"scopes,omitempty"` // owner only: every scope it may browse
+	AuditProblem string `json:"audit_problem,omitempty"`
+	// Recovered (owner only) says what Corral finished at its last start
+	// after a crash or kill (sandbox.Recover); absent when nothing was
+	// left to finish.
+	Recovered *recoveredInfo `json:"recovered,omitempty"`
+	Scopes    []string       `json:"scopes,omitempty"` // owner only: every scope it may browse
 	// ActFor are the other scopes a client may name in a context ("*":
 	// any); `corral mcp` offers the context parameter only then.
 	ActFor []string `json:"act_for,omitempty"`
@@ -105,6 +110,15 @@ type sessionInfo struct {
 	// words, so an event's answer (audit.Event.Answer) reads as the
 	// owner gave it.
 	Choices []wire.Choice `json:"choices,omitempty"`
+}
+
+type recoveredInfo struct {
+	At         string `json:"at"`
+	Events     int    `json:"events"`
+	Commands   int    `json:"commands"`
+	RolledBack int    `json:"rolled_back"`
+	Left       int    `json:"left"`
+	TempFiles  int    `json:"temp_files"`
 }
 
 type operationInfo struct {
@@ -157,6 +171,10 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
 		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
+		if r := x.box.Recovered(); r != nil && (r.Events > 0 || r.TempFiles > 0) {
+			info.Recovered = &recoveredInfo{At: r.At.Format(time.RFC3339), Events: r.Events, Commands: r.Commands,
+				RolledBack: r.RolledBack, Left: r.Left, TempFiles: r.TempFiles}
+		}
 	}
 	if p := x.box.Policy(); p != nil {
 		info.Paused = p.Paused()

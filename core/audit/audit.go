@@ -177,3 +177,21 @@ type Reader interface {
 type Subscriber interface {
 	Subscribe() (events <-chan Event, cancel func())
 }
+
+// Markers ending the Detail of an event recorded before its operation
+// ended: a command that runs (Running), a change about to be made, with
+// the changes it will make (Pending). Completing the event replaces its
+// Detail, so an event whose Detail still ends with one of them belongs to
+// an operation Corral never finished (it stopped or crashed meanwhile).
+const (
+	Running = "running"
+	Pending = "pending"
+)
+
+// Unfinisher is implemented by stores that list the events whose
+// operation began and never ended (their Detail ends with Running or
+// Pending), newest first, at most max of them. Corral completes each one
+// at start-up, before it serves (sandbox.Recover).
+type Unfinisher interface {
+	Unfinished(ctx context.Context, max int) ([]Event, error)
+}

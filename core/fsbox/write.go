@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"corral/core/errs"
+	"corral/core/killpoint"
 )
 
 // Write writes data to the file rel of d, creating missing parent folders,
@@ -130,9 +131,14 @@ func (d Dir) replace(target, name string, fill func(io.Writer) error) error {
 	return nil
 }
 
-// appendTo appends data to the regular file target, creating it if missing.
+// appendTo appends data to the regular file target, creating it if
+// missing. Like a write it replaces the file atomically: the old content
+// and data go to a temporary file, which is renamed into place, so a
+// crash leaves the old content or the whole new one, never a part. The
+// cost is a copy of the file per append.
 func (d Dir) appendTo(target, name string, data []byte) (int64, error) {
 	fi, err := d.Root.Stat(target)
+	exists := err == nil
 	switch {
 	case err == nil:
 		if err := d.checkRegular(name, fi); err != nil {
@@ -141,26 +147,30 @@ func (d Dir) appendTo(target, name string, data []byte) (int64, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return 0, d.fail(err, name)
 	}
-	f, err := d.Root.OpenFile(target, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0o644)
+	err = d.replace(target, name, func(w io.Writer) error {
+		if exists {
+			f, _, err := d.openChecked(d.Root, target, name, nil)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+		half := len(data) / 2
+		if _, err := w.Write(data[:half]); err != nil {
+			return err
+		}
+		killpoint.Here("write.partial")
+		_, err := w.Write(data[half:])
+		return err
+	})
 	if err != nil {
-		return 0, d.fail(err, name)
-	}
-	defer f.Close()
-	fi, err = f.Stat()
-	if err != nil {
-		return 0, d.fail(err, name)
-	}
-	if err := d.checkRegular(name, fi); err != nil {
 		return 0, err
 	}
-	n, err := f.Write(data)
-	if err == nil {
-		err = f.Close()
-	}
-	if err != nil {
-		return int64(n), d.fail(err, name)
-	}
-	return int64(n), nil
+	return int64(len(data)), nil
 }
 
 // Edit replaces oldText with newText in the text file rel of d and returns

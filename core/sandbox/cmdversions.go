@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -21,7 +20,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
-	"corral/core/versions"
+	"corral/core/killpoint"
 )
 
 // Versions for commands. A command runs with an overlay on each writable
@@ -91,28 +90,59 @@ type FileChange struct {
 	Kind audit.ChangeKind
 }
 
-// applier applies one layer to its real folder.
+// applier applies one layer to its real folder, in two passes: plan
+// walks the layer and keeps, in the version store, everything the
+// command's changes will replace or delete, listing the steps; once the
+// event holds their intent (op.intend), apply carries the steps out.
 type applier struct {
-	s       *Sandbox
-	who     string // whose share of the version store (priors)
-	refused error  // the version store's first refusal (a full share)
-	upper   *os.Root
-	real    fsbox.Dir
-	old     fsbox.Dir // the upper root seen as the real folder: where swapped-out entries are
+	s      *Sandbox
+	who    string // whose share of the version store keeps what is replaced
+	upper  *os.Root
+	real   fsbox.Dir
+	old    fsbox.Dir // the upper root seen as the real folder: where swapped-out entries are
+	steps  []applyStep
+	failed []string
+	err    error  // a previous content could not be kept: nothing is applied
+	errAt  string // the visible path err is about
+}
+
+// stepKind is what one step of an apply does.
+type stepKind int
+
+const (
+	stepRemove stepKind = iota // delete what is at rel (kept first)
+	stepMkdir                  // make the folder rel
+	stepChmod                  // give the existing folder rel the layer's mode
+	stepFile                   // put the layer's file or symlink rel in place
+)
+
+// applyStep is one planned step and the changes it makes.
+type applyStep struct {
+	kind    stepKind
+	rel     string
+	fi      fs.FileInfo // the layer's entry
 	changes []audit.Change
-	failed  []string
+	nc      audit.Change // stepFile: the new entry
+	prior   []prior      // stepFile: what it replaces, as kept
 }
 
 // applyLayers applies every layer (dirs maps a Layer's Host to its real
-// folder) for who, and returns the changes, in the order undo must
-// reverse, the paths it could not change, and the version store's
-// refusal when that was why (core/versions: who's share is full).
-func (s *Sandbox) applyLayers(who string, layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string, error) {
+// folder) and returns the changes, in the order undo must reverse, and
+// the paths it could not change. Before anything is changed, what the
+// changes replace is kept (in o.keeper's share of the version store) and
+// the intent is recorded on o's event; an error means that could not be
+// done, and nothing was changed: the paths are then those planned so far
+// and the one the error is about.
+func (s *Sandbox) applyLayers(o *op, layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string, error) {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	var changes []audit.Change
+	var as []*applier
 	var failed []string
-	var refused error
+	defer func() {
+		for _, a := range as {
+			a.upper.Close()
+		}
+	}()
 	for _, l := range layers {
 		d, ok := dirs[l.Host]
 		if !ok {
@@ -125,22 +155,58 @@ func (s *Sandbox) applyLayers(who string, layers []execbox.Layer, dirs map[strin
 			failed = append(failed, d.Visible("."))
 			continue
 		}
-		a := &applier{s: s, who: who, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
-		a.dir(".", false)
-		up.Close()
-		changes = append(changes, a.changes...)
-		failed = append(failed, a.failed...)
-		refused = cmp.Or(refused, a.refused)
+		a := &applier{s: s, who: o.keeper, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
+		as = append(as, a)
+		a.plan(".", false)
+		if a.err != nil {
+			return nil, plannedPaths(as), a.err
+		}
 	}
-	return changes, failed, refused
+	var intent []audit.Change
+	for _, a := range as {
+		for _, st := range a.steps {
+			intent = append(intent, st.changes...)
+		}
+	}
+	if len(intent) > 0 {
+		if err := o.intend(intent); err != nil {
+			return nil, plannedPaths(as), err
+		}
+	}
+	var changes []audit.Change
+	for _, a := range as {
+		for i := range a.steps {
+			changes = append(changes, a.apply(&a.steps[i])...)
+		}
+		failed = append(failed, a.failed...)
+	}
+	return changes, failed, nil
+}
+
+// plannedPaths are the paths the appliers planned to change, and the one
+// an applier's error is about.
+func plannedPaths(as []*applier) []string {
+	var ps []string
+	for _, a := range as {
+		for _, st := range a.steps {
+			for _, c := range st.changes {
+				ps = append(ps, c.Path)
+			}
+		}
+		if a.errAt != "" {
+			ps = append(ps, a.errAt)
+		}
+	}
+	return ps
+}
+
+// stop ends the plan: the previous content of rel could not be kept.
+func (a *applier) stop(rel string, err error) {
+	a.err, a.errAt = err, a.real.Visible(rel)
 }
 
 func (a *applier) fail(rel string, err error) {
-	if errors.Is(err, versions.ErrFull) {
-		a.refused = cmp.Or(a.refused, err)
-	} else {
-		a.s.log.Error("command change not applied", "path", a.real.Visible(rel), "err", err)
-	}
+	a.s.log.Error("command change not applied", "path", a.real.Visible(rel), "err", err)
 	a.failed = append(a.failed, a.real.Visible(rel))
 }
 
@@ -155,9 +221,12 @@ func isOpaque(root *os.Root, rel string) bool {
 	return err == nil && string(buf[:n]) == "y"
 }
 
-// dir applies the upper folder rel; opaque: the real folder's entries
-// the layer lacks were deleted.
-func (a *applier) dir(rel string, opaque bool) {
+// plan plans the upper folder rel; opaque: the real folder's entries the
+// layer lacks were deleted.
+func (a *applier) plan(rel string, opaque bool) {
+	if a.err != nil {
+		return
+	}
 	f, err := a.upper.Open(rel)
 	if err != nil {
 		a.fail(rel, err)
@@ -177,12 +246,15 @@ func (a *applier) dir(rel string, opaque bool) {
 			slices.Sort(names)
 			for _, n := range names {
 				if !slices.ContainsFunc(ents, func(e fs.DirEntry) bool { return e.Name() == n }) {
-					a.remove(path.Join(rel, n))
+					a.planRemove(path.Join(rel, n))
 				}
 			}
 		}
 	}
 	for _, e := range ents {
+		if a.err != nil {
+			return
+		}
 		r := path.Join(rel, e.Name())
 		fi, err := e.Info()
 		if err != nil {
@@ -191,11 +263,11 @@ func (a *applier) dir(rel string, opaque bool) {
 		}
 		switch {
 		case execbox.IsWhiteout(fi):
-			a.remove(r)
+			a.planRemove(r)
 		case fi.IsDir():
-			a.mkdir(r, fi, opaque || isOpaque(a.upper, r))
+			a.planMkdir(r, fi, opaque || isOpaque(a.upper, r))
 		case fi.Mode().IsRegular(), fi.Mode()&fs.ModeSymlink != 0:
-			a.file(r, fi)
+			a.planFile(r, fi)
 		default:
 			a.s.log.Info("special file a command made was not kept", "path", a.real.Visible(r))
 		}
@@ -212,48 +284,48 @@ func cmpString(x, y string) int {
 	return 0
 }
 
-// remove deletes rel of the real folder, keeping what it holds.
-func (a *applier) remove(rel string) {
+// planRemove plans deleting rel of the real folder, keeping what it
+// holds now.
+func (a *applier) planRemove(rel string) {
 	if _, err := a.real.Root.Lstat(rel); errors.Is(err, fs.ErrNotExist) {
 		return
 	}
+	st := applyStep{kind: stepRemove, rel: rel}
 	ps, err := a.s.priors(a.who, a.real, rel, false, false)
-	if err != nil {
-		if errs.As(err).Kind != errs.TooLarge {
-			a.fail(rel, err)
-			return
-		}
-		a.changes = append(a.changes, audit.Change{Path: a.real.Visible(rel), Kind: audit.Deleted, NotKept: notKeptTooMany})
-	} else {
-		a.changes = append(a.changes, removed(ps)...)
+	switch {
+	case err == nil:
+		st.changes = removed(ps)
+	case errs.As(err).Kind == errs.TooLarge:
+		st.changes = []audit.Change{{Path: a.real.Visible(rel), Kind: audit.Deleted, NotKept: notKeptTooMany}}
+	default:
+		a.stop(rel, err)
+		return
 	}
-	if err := a.real.Root.RemoveAll(rel); err != nil {
-		a.fail(rel, err)
-	}
+	a.steps = append(a.steps, st)
 }
 
-func (a *applier) mkdir(rel string, fi fs.FileInfo, opaque bool) {
+// planMkdir plans the layer's folder rel: made when the real folder has
+// none (a change, so an undo removes it again while it is empty).
+func (a *applier) planMkdir(rel string, fi fs.FileInfo, opaque bool) {
 	rfi, err := a.real.Root.Lstat(rel)
 	switch {
 	case err == nil && rfi.IsDir():
 		if rfi.Mode().Perm() != fi.Mode().Perm() {
-			_ = a.real.Root.Chmod(rel, fi.Mode().Perm())
+			a.steps = append(a.steps, applyStep{kind: stepChmod, rel: rel, fi: fi})
 		}
 	case err == nil:
-		a.remove(rel)
+		a.planRemove(rel)
 		fallthrough
 	default:
-		if err := a.real.Root.Mkdir(rel, fi.Mode().Perm()); err != nil && !errors.Is(err, fs.ErrExist) {
-			a.fail(rel, err)
-			return
-		}
-		_ = a.real.Root.Chmod(rel, fi.Mode().Perm())
+		a.steps = append(a.steps, applyStep{kind: stepMkdir, rel: rel, fi: fi,
+			changes: []audit.Change{{Path: a.real.Visible(rel), Kind: audit.Created, Dir: true, Mode: uint32(fi.Mode().Perm())}}})
 	}
-	a.dir(rel, opaque)
+	a.plan(rel, opaque)
 }
 
-// file puts the upper file or symlink rel in place.
-func (a *applier) file(rel string, fi fs.FileInfo) {
+// planFile plans putting the upper file or symlink rel in place, keeping
+// what it replaces.
+func (a *applier) planFile(rel string, fi fs.FileInfo) {
 	vis := a.real.Visible(rel)
 	nc := audit.Change{Path: vis, Kind: audit.Created, Mode: uint32(fi.Mode().Perm())}
 	if fi.Mode()&fs.ModeSymlink != 0 {
@@ -271,9 +343,62 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 		}
 		nc.After, nc.SizeAfter = sum, n
 	}
-	if rfi, err := a.real.Root.Lstat(rel); err == nil && rfi.IsDir() {
-		a.remove(rel) // a file replaced a folder
+	st := applyStep{kind: stepFile, rel: rel, fi: fi, nc: nc, changes: []audit.Change{nc}}
+	rfi, err := a.real.Root.Lstat(rel)
+	switch {
+	case err == nil && rfi.IsDir():
+		a.planRemove(rel) // a file replaced a folder
+	case err == nil:
+		ps, err := a.s.priors(a.who, a.real, rel, false, false)
+		if err != nil {
+			a.stop(rel, err)
+			return
+		}
+		cs, same := replacedChanges(ps, nc)
+		if same {
+			return // touched, or opened for writing and left as it was
+		}
+		st.changes, st.prior = cs, ps
 	}
+	a.steps = append(a.steps, st)
+}
+
+// apply carries out one planned step and returns the changes it made.
+func (a *applier) apply(st *applyStep) []audit.Change {
+	rel := st.rel
+	switch st.kind {
+	case stepRemove:
+		if err := a.real.Root.RemoveAll(rel); err != nil {
+			a.fail(rel, err)
+			return nil
+		}
+		return st.changes
+	case stepChmod:
+		_ = a.real.Root.Chmod(rel, st.fi.Mode().Perm())
+		return nil
+	case stepMkdir:
+		err := a.real.Root.Mkdir(rel, st.fi.Mode().Perm())
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			a.fail(rel, err)
+			return nil
+		}
+		_ = a.real.Root.Chmod(rel, st.fi.Mode().Perm())
+		if err != nil {
+			return nil // made meanwhile by someone else: not this command's
+		}
+		return st.changes
+	}
+	cs := a.file(st)
+	if cs != nil {
+		killpoint.Here("apply.file")
+	}
+	return cs
+}
+
+// file puts the upper file or symlink of st in place and returns the
+// changes that made.
+func (a *applier) file(st *applyStep) []audit.Change {
+	rel, nc := st.rel, st.nc
 	dirRel, name := path.Split(rel)
 	if dirRel == "" {
 		dirRel = "."
@@ -281,73 +406,90 @@ func (a *applier) file(rel string, fi fs.FileInfo) {
 	up, err := a.upper.Open(dirRel)
 	if err != nil {
 		a.fail(rel, err)
-		return
+		return nil
 	}
 	defer up.Close()
 	rd, err := a.real.Root.Open(dirRel)
 	if err != nil {
 		a.fail(rel, err)
-		return
+		return nil
 	}
 	defer rd.Close()
 	upFD, realFD := int(up.Fd()), int(rd.Fd())
 	err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_NOREPLACE)
 	if err == nil {
 		a.settle(rel)
-		a.changes = append(a.changes, nc)
-		return
+		if st.prior != nil {
+			return []audit.Change{nc} // what was there went meanwhile
+		}
+		return st.changes
 	}
 	if errors.Is(err, unix.EEXIST) {
 		err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_EXCHANGE)
 	}
 	if err == nil {
 		a.settle(rel)
-		// What was there is now at rel of the upper layer.
+		// What was there is now at rel of the upper layer: when it is not
+		// what the plan kept (a file operation wrote there meanwhile),
+		// keep that too.
+		if a.asPlanned(st) {
+			return st.changes
+		}
 		ps, err := a.s.priors(a.who, a.old, rel, false, false)
 		if err != nil {
-			// Not kept, so not changed: swap back.
-			if err := unix.Renameat2(upFD, name, realFD, name, unix.RENAME_EXCHANGE); err != nil {
-				a.s.log.Error("command change not undone", "path", vis, "err", err)
-			}
-			a.fail(rel, err)
-			return
+			a.s.log.Error("command change applied, but what it replaced was not kept", "path", nc.Path, "err", err)
+			return st.changes
 		}
-		a.replaced(ps, nc)
-		return
+		cs, _ := replacedChanges(ps, nc)
+		return cs
 	}
 	if !errors.Is(err, unix.EXDEV) {
 		a.fail(rel, err)
-		return
+		return nil
 	}
-	// Different file systems: keep, then copy and rename.
-	ps, err := a.s.priors(a.who, a.real, rel, false, false)
-	if err != nil {
+	// Different file systems: copy and rename (what it replaces was kept
+	// by the plan).
+	if err := copyInto(a.upper, a.real.Root, rel, st.fi, nc.Link); err != nil {
 		a.fail(rel, err)
-		return
+		return nil
 	}
-	if err := copyInto(a.upper, a.real.Root, rel, fi, nc.Link); err != nil {
-		a.fail(rel, err)
-		return
-	}
-	a.replaced(ps, nc)
+	a.settle(rel)
+	return st.changes
 }
 
-// replaced records nc, which took the place of ps.
-func (a *applier) replaced(ps []prior, nc audit.Change) {
+// asPlanned reports whether what a swap put at rel of the upper layer is
+// what the plan kept of the real file.
+func (a *applier) asPlanned(st *applyStep) bool {
+	if len(st.prior) != 1 || st.prior[0].dir {
+		return false
+	}
+	p := st.prior[0]
+	if p.link != "" {
+		t, err := a.upper.Readlink(st.rel)
+		return err == nil && t == p.link
+	}
+	if p.version == "" {
+		return false
+	}
+	sum, _, err := hashFile(a.upper, st.rel)
+	return err == nil && sum == p.version
+}
+
+// replacedChanges are the changes of nc taking the place of ps; same
+// when nothing changed (the same content and mode, or the same link).
+func replacedChanges(ps []prior, nc audit.Change) (cs []audit.Change, same bool) {
 	if len(ps) == 1 && !ps[0].dir && ps[0].link == "" && nc.Link == "" {
 		p := ps[0]
 		if p.version != "" && p.version == nc.After && p.mode == nc.Mode {
-			return // touched, or opened for writing and left as it was
+			return nil, true
 		}
 		nc.Kind, nc.SizeBefore, nc.Version, nc.Mode, nc.NotKept = audit.Modified, p.size, p.version, p.mode, p.notKept
-		a.changes = append(a.changes, nc)
-		return
+		return []audit.Change{nc}, false
 	}
 	if len(ps) == 1 && ps[0].link != "" && ps[0].link == nc.Link {
-		return
+		return nil, true
 	}
-	a.changes = append(a.changes, removed(ps)...)
-	a.changes = append(a.changes, nc)
+	return append(removed(ps), nc), false
 }
 
 func hashFile(root *os.Root, rel string) (string, int64, error) {

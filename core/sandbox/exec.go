@@ -15,6 +15,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
+	"corral/core/killpoint"
 	"corral/core/netgate"
 	"corral/core/paths"
 	"corral/core/policy"
@@ -122,7 +123,9 @@ type RunResult struct {
 	NotApplied *NotApplied
 }
 
-// NotApplied is what of a command's changes Corral did not apply.
+// NotApplied is what of a command's changes Corral did not apply: all
+// of them when what one replaces could not be kept (applyLayers), else
+// those whose swap into place failed.
 type NotApplied struct {
 	// Kind is unavailable when the version store could not keep what
 	// the changes replace (the agent's share of it is full), io for
@@ -403,12 +406,13 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if err != nil {
 		return RunResult{}, err
 	}
+	killpoint.Here("command.ended")
 	var notApplied *NotApplied
 	if len(r.Layers) > 0 {
-		changes, failed, refused := s.applyLayers(o.keeper, r.Layers, dirs)
+		changes, failed, err := s.applyLayers(o, r.Layers, dirs)
 		o.ev.Changes = changes
-		if len(failed) > 0 {
-			notApplied = notAppliedOf(failed, refused)
+		if len(failed) > 0 || err != nil {
+			notApplied = notAppliedOf(failed, err)
 			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d changes could not be applied: %s", len(failed), clip(notApplied.Message, 500)))
 			r.Stderr += fmt.Sprintf("corral: %d of the command's changes could not be applied to your folders: %s\n", len(failed), clip(strings.Join(failed, ", "), 1000))
 		}
@@ -456,14 +460,15 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 }
 
 // notAppliedOf says which of a command's changes were not applied and
-// why: refused, the version store's refusal, when it was the cause.
-func notAppliedOf(failed []string, refused error) *NotApplied {
+// why. With err (what its old content could not be kept: the store is
+// gone or full, or the agent's share is), none was applied.
+func notAppliedOf(failed []string, err error) *NotApplied {
 	n := &NotApplied{Kind: errs.IO, Count: len(failed), Paths: failed[:min(len(failed), maxReportedChanges)],
 		Message: fmt.Sprintf("%d of the command's changes could not be applied to the folders; those files are as they were before it ran.", len(failed))}
-	if refused != nil {
-		e := errs.As(refused)
+	if err != nil {
+		e := errs.As(err)
 		n.Kind = e.Kind
-		n.Message = fmt.Sprintf("%d of the command's changes were not applied; those files are as they were before it ran. %s", len(failed), e.Msg)
+		n.Message = "None of the command's changes were applied: your folders are as they were before it ran. " + e.Msg
 	}
 	return n
 }

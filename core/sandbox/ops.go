@@ -125,17 +125,24 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 	if err == nil {
 		before, err = s.priors(o.keeper, d, t.RelSlash(), true, a.Append)
 	}
+	var changes []audit.Change
+	if err == nil && s.keeping() {
+		if a.Append {
+			changes = appended(before, t.Visible, data)
+		} else {
+			changes = written(before, t.Visible, data)
+		}
+	}
+	if err == nil {
+		err = o.intend(changes)
+	}
 	if err == nil {
 		n, err = d.Write(t.RelSlash(), data, a.Append)
 		o.ev.Bytes = n
 		s.grew(t.Dir, n)
 	}
-	if err == nil && s.keeping() {
-		if a.Append {
-			o.ev.Changes = appended(before, t.Visible, data)
-		} else {
-			o.ev.Changes = written(before, t.Visible, data)
-		}
+	if err == nil {
+		o.ev.Changes = changes
 	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
 }
@@ -217,6 +224,9 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 			}
 		}
 		if err == nil {
+			err = o.intend(kept)
+		}
+		if err == nil {
 			if _, err = d.Write(t.RelSlash(), after, false); err == nil {
 				o.ev.Changes = kept
 			}
@@ -267,6 +277,9 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 		before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
 	}
 	if err == nil {
+		err = o.intend(removed(before))
+	}
+	if err == nil {
 		err = d.Delete(t.RelSlash(), a.Recursive)
 	}
 	if err == nil {
@@ -305,6 +318,9 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 		before, err = s.priors(o.keeper, src, from.RelSlash(), false, false)
 	}
 	if err == nil {
+		err = o.intend(moved(before, from.Visible, to.Visible))
+	}
+	if err == nil {
 		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())
 	}
 	if err == nil {
@@ -337,6 +353,17 @@ func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (Fol
 	}
 	d, t, err := o.target(a.Path, needWrite)
 	var made []string
+	if err == nil && s.keeping() {
+		// The folders it will make, as the intent: undoing a crash
+		// removes them again while they are empty.
+		var planned []audit.Change
+		for _, m := range missingDirs(d, t.RelSlash()) {
+			planned = append(planned, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+		}
+		if len(planned) > 0 {
+			err = o.intend(planned)
+		}
+	}
 	if err == nil {
 		made, err = d.CreateDir(t.RelSlash())
 	}
@@ -349,6 +376,24 @@ func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (Fol
 		}
 	}
 	return FolderResult{Path: t.Visible, Created: len(made) > 0}, o.end(ctx, err)
+}
+
+// missingDirs lists the folders of rel (a clean slash path, perhaps with
+// a trailing slash) that do not exist yet, outermost first.
+func missingDirs(d fsbox.Dir, rel string) []string {
+	rel = strings.TrimSuffix(rel, "/")
+	if rel == "." || rel == "" {
+		return nil
+	}
+	var out []string
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		if _, err := d.Stat(p); err != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // isDirAt reports whether rel of d is a folder (not following a link):

@@ -12,6 +12,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/killpoint"
 	"corral/core/patch"
 	"corral/core/paths"
 )
@@ -110,6 +111,9 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 		} else {
 			var kept []audit.Change
 			if kept, err = s.patchChanges(o.keeper, plan); err == nil {
+				err = o.intend(kept)
+			}
+			if err == nil {
 				if err = commitPatch(plan); err == nil {
 					o.ev.Changes = kept
 				}
@@ -319,6 +323,7 @@ func commitPatch(plan []*change) error {
 		}
 	}
 
+	killpoint.Here("patch.staged")
 	var done []int    // changes whose new content is in place
 	var removed []int // changes whose old file is gone
 	undo := func() {
@@ -347,6 +352,7 @@ func commitPatch(plan []*change) error {
 			return err
 		}
 		done = append(done, i)
+		killpoint.Here("patch.commit")
 	}
 	for i, ch := range plan {
 		if !ch.removes() {

@@ -8,7 +8,9 @@
 // layout's scope folders, the shared folder or a configured root; every
 // call that reaches a method is audited, including those denied before any
 // disk access; errors are *errs.Error values whose sentences name only
-// agent-visible paths. Arguments and results are plain Go types: their
+// agent-visible paths. A change to the owner's folders is journaled: its
+// intent is committed before it is made, and Recover rolls back what a
+// crash interrupted (journal.go). Arguments and results are plain Go types: their
 // JSON form (names, required parameters) is app/wire's, not core's.
 //
 // Not guaranteed: the facade does not bound how long a file operation on
@@ -33,6 +35,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/killpoint"
 	"corral/core/links"
 	"corral/core/paths"
 	"corral/core/policy"
@@ -103,6 +106,7 @@ type Sandbox struct {
 	reportMu sync.Mutex // one report named at a time (SaveResult)
 	probeMu  sync.Mutex
 	probed   bool // the overlay was checked (CommandVersions)
+	rec      recovered
 }
 
 // Open returns a Sandbox wired with everything it uses, creating the
@@ -272,13 +276,43 @@ func (o *op) recordStart(what string) error {
 	}
 	ev := o.ev
 	ev.Time = o.start.UTC()
-	ev.Detail = appendDetail(ev.Detail, "running")
+	ev.Detail = appendDetail(ev.Detail, audit.Running)
 	id, err := o.s.audit.Record(context.WithoutCancel(o.ctx), ev)
 	if err != nil {
 		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", err)
 		return errs.Wrap(err, errs.Unavailable, "", "Corral could not write its audit log, so %s did not start.", what)
 	}
 	o.recorded = id
+	return nil
+}
+
+// intend makes the intent of a change durable before the change touches
+// the owner's folders (journal.go): the operation's event is committed as
+// "pending" with the changes it will make, whose old contents are already
+// in the version store. A command's event, recorded when it started, is
+// completed that way; any other operation's is recorded now, and end
+// completes it. When intend fails nothing may change.
+func (o *op) intend(changes []audit.Change) error {
+	if _, ok := o.s.audit.(audit.Completer); !ok {
+		return nil
+	}
+	ev := o.ev
+	ev.Time = o.start.UTC()
+	ev.Changes = changes
+	ev.Detail = appendDetail(ev.Detail, audit.Pending)
+	ctx := context.WithoutCancel(o.ctx)
+	var err error
+	if o.recorded != 0 {
+		ev.ID = o.recorded
+		err = o.s.audit.(audit.Completer).Complete(ctx, ev)
+	} else {
+		o.recorded, err = o.s.audit.Record(ctx, ev)
+	}
+	if err != nil {
+		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", err)
+		return errs.Wrap(err, errs.IO, "", "Corral could not write its audit log, so it changed nothing.")
+	}
+	killpoint.Here("change.before")
 	return nil
 }
 
@@ -519,6 +553,9 @@ func (o *op) end(ctx context.Context, err error) error {
 		}
 	}
 	if o.recorded != 0 {
+		if len(ev.Changes) > 0 {
+			killpoint.Here("change.after")
+		}
 		ev.ID = o.recorded
 		if rerr := o.s.audit.(audit.Completer).Complete(context.WithoutCancel(ctx), *ev); rerr != nil {
 			o.s.log.Error("audit completion failed", "op", ev.Op, "client", ev.Client, "id", ev.ID, "err", rerr)

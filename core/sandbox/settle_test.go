@@ -54,7 +54,7 @@ func TestAppliedChangesSettled(t *testing.T) {
 	}
 	defer root.Close()
 	dirs := map[string]fsbox.Dir{w.rwRoot: {Root: root, Prefix: "rw"}}
-	changes, failed, refused := w.box.applyLayers("alice", []execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
+	changes, failed, refused := w.box.applyLayers(&op{s: w.box, ctx: t.Context(), start: w.box.now(), keeper: "alice"}, []execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
 	if len(failed) != 0 || len(changes) == 0 || refused != nil {
 		t.Fatalf("changes %+v, failed %v, refused %v", changes, failed, refused)
 	}

@@ -84,6 +84,7 @@ const app = {
       const banner = $('#audit-banner');
       banner.hidden = !info.audit_problem;
       banner.textContent = info.audit_problem ? `Agents are refused: ${info.audit_problem}` : '';
+      recovered(info.recovered);
       activity.setScopes(info.scopes || []);
       if (this.view === 'files' && files.waiting) route();
     } catch (e) {
@@ -91,6 +92,18 @@ const app = {
     }
   },
 };
+
+// recovered says once per tab what Corral finished at its last start
+// after a crash or kill (session.info.recovered).
+function recovered(r) {
+  if (!r || sessionStorage.getItem('corral-recovered') === r.at) return;
+  sessionStorage.setItem('corral-recovered', r.at);
+  const calls = r.events === 1 ? '1 call' : `${r.events} calls`;
+  let text = `Corral was stopped in the middle of work (a crash or a kill). When it started again it finished ${calls} that were interrupted, putting back ${r.rolled_back} change(s)`;
+  if (r.left) text += ` and leaving ${r.left} that changed again since`;
+  if (r.temp_files) text += `, and removed ${r.temp_files} temporary file(s)`;
+  toast(`${text}. The log marks those calls "interrupted".`, { timeout: 20000 });
+}
 
 // setDevice hides what a paired device may not use (pairing, the device
 // list) and leaves that view if it is open.
