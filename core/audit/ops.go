@@ -54,6 +54,7 @@ var Operations = []Operation{
 	{"link.revoke", "Withdrew a link", []string{GroupPath, GroupOwner, GroupLinks}},
 	{"undo.apply", "Undid an event", nil},
 	{"version.restore", "Restored a file", nil},
+	{"versions.forget", "Forgot an agent's versions", []string{GroupOwner}},
 	{"rule.create", "Rule added", []string{GroupOwner}},
 	{"rule.revoke", "Rule revoked", []string{GroupOwner}},
 	{"agents.pause", "Paused agents", []string{GroupCorral, GroupOwner}},
