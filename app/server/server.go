@@ -126,6 +126,7 @@ type Server struct {
 	ownerHome     string
 	corralCommand string
 	reload        reloadState // config.toml picked up while running (reload.go)
+	mcp           *mcpServers // MCP over HTTP's servers and sessions (mcp.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 	paired      *pairedDevices

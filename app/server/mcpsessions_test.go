@@ -1,0 +1,80 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// mcpPost sends one MCP message to h's /mcp as key, in session sid ("":
+// none), and returns the status, the session id the answer names and its
+// body.
+func mcpPost(t *testing.T, h *harness, key, sid, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+}
+
+const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestMCPSessionsPerKeyBounded: every initialize over /mcp used to keep
+// a session for 30 minutes, however many one key opened (23,000 took the
+// daemon from 36 MB to 330 MB). Now a key holds at most
+// maxMCPSessionsPerClient; a new one closes the one idle longest, and the
+// newest works. Another key's sessions are not touched.
+func TestMCPSessionsPerKeyBounded(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	code, bobSID, _ := mcpPost(t, h, bobKey, "", mcpInitialize)
+	if code != http.StatusOK || bobSID == "" {
+		t.Fatalf("bob's initialize: %d, session %q", code, bobSID)
+	}
+	var first, last string
+	for i := range 200 {
+		code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize %d: %d, session %q: %s", i, code, sid, body)
+		}
+		if i == 0 {
+			first = sid
+		}
+		last = sid
+	}
+	if n := h.srv.mcpSessions("alice-agent"); n > maxMCPSessionsPerClient || n > 16 {
+		t.Errorf("after 200 initialize calls alice holds %d MCP sessions; want at most %d (and no more than 16)", n, maxMCPSessionsPerClient)
+	}
+	if n := h.srv.mcpSessions("bob-agent"); n != 1 {
+		t.Errorf("bob's sessions after alice's 200: %d, want 1", n)
+	}
+	// The newest session works; the oldest was closed.
+	if code, _, body := mcpPost(t, h, aliceKey, last, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
+		t.Fatalf("initialized on the newest session: %d %s", code, body)
+	}
+	code, _, body := mcpPost(t, h, aliceKey, last, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_info","arguments":{}}}`)
+	if code != http.StatusOK || !strings.Contains(body, "alice-agent") || strings.Contains(body, `"isError":true`) {
+		t.Errorf("session_info on the newest session: %d %s", code, body)
+	}
+	if code, _, _ := mcpPost(t, h, aliceKey, first, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Errorf("the oldest session after 200 more: %d, want 404 (closed)", code)
+	}
+	if code, _, body := mcpPost(t, h, bobKey, bobSID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
+		t.Errorf("bob's session after alice's 200: %d %s", code, body)
+	}
+}
