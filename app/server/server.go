@@ -125,8 +125,9 @@ type Server struct {
 	agents        AgentStore
 	ownerHome     string
 	corralCommand string
-	reload        reloadState // config.toml picked up while running (reload.go)
-	mcp           *mcpServers // MCP over HTTP's servers and sessions (mcp.go)
+	reload        reloadState  // config.toml picked up while running (reload.go)
+	mcp           *mcpServers  // MCP over HTTP's servers and sessions (mcp.go)
+	calls         *callLimiter // each agent's rate of calls (ratelimit.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 	paired      *pairedDevices
@@ -165,6 +166,7 @@ func New(o Options) *Server {
 		s.now = time.Now
 	}
 	s.logins = newLogins(s.now)
+	s.calls = newCallLimiter(s.now, o.Config.Audit.AgentCallsPerSecond, o.Config.Audit.AgentCallBurst, s.recordRefusals)
 	if o.Sessions != nil {
 		s.logins.keepSessions(context.Background(), o.Sessions, s.log)
 	}

@@ -84,6 +84,7 @@ const app = {
       const banner = $('#audit-banner');
       banner.hidden = !info.audit_problem;
       banner.textContent = info.audit_problem ? `Agents are refused: ${info.audit_problem}` : '';
+      showAuditSize(info.audit_log);
       activity.setScopes(info.scopes || []);
       if (this.view === 'files' && files.waiting) route();
     } catch (e) {
@@ -91,6 +92,27 @@ const app = {
     }
   },
 };
+
+// showAuditSize says how much room the audit log takes and how fast it
+// grows (session.info's audit_log, owner only).
+function showAuditSize(log) {
+  const line = $('#audit-size');
+  if (!line) return;
+  line.hidden = !log;
+  if (!log) return;
+  const n = (v) => Number(v || 0).toLocaleString();
+  line.textContent = `Audit log on disk: ${bytes(log.bytes)} (database ${bytes(log.db_bytes)}, write-ahead log ${bytes(log.wal_bytes)}) · ` +
+    `${n(log.events_last_hour)} events in the last hour, ${n(log.events_last_minute)} in the last minute.`;
+  line.title = log.per_agent_limit || '';
+}
+
+function bytes(v) {
+  const b = Number(v || 0);
+  if (b < 1024) return `${b} B`;
+  if (b < 1024 * 1024) return `${(b / 1024).toFixed(1)} KB`;
+  if (b < 1024 * 1024 * 1024) return `${(b / 1024 / 1024).toFixed(1)} MB`;
+  return `${(b / 1024 / 1024 / 1024).toFixed(2)} GB`;
+}
 
 // setDevice hides what a paired device may not use (pairing, the device
 // list) and leaves that view if it is open.
