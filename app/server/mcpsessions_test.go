@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mcpPost sends one MCP message to h's /mcp as key, in session sid ("":
@@ -76,5 +77,64 @@ func TestMCPSessionsPerKeyBounded(t *testing.T) {
 	}
 	if code, _, body := mcpPost(t, h, bobKey, bobSID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
 		t.Errorf("bob's session after alice's 200: %d %s", code, body)
+	}
+}
+
+// TestMCPSessionsAllBusyRefused: when every session of a key has a
+// request in progress (here a GET stream each), a new session is refused
+// with 429 and a sentence rather than closing one in use; once a stream
+// ends, a new session is taken again.
+func TestMCPSessionsAllBusyRefused(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	var streams []*http.Response
+	defer func() {
+		for _, r := range streams {
+			r.Body.Close()
+		}
+	}()
+	for i := range maxMCPSessionsPerClient {
+		code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
+		if code != http.StatusOK || sid == "" {
+			t.Fatalf("initialize %d: %d %s", i, code, body)
+		}
+		if code, _, body := mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
+			t.Fatalf("initialized %d: %d %s", i, code, body)
+		}
+		req, _ := http.NewRequest(http.MethodGet, h.url+"/mcp", nil)
+		req.Header.Set("Authorization", "Bearer "+aliceKey)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET stream %d: %s", i, resp.Status)
+		}
+		streams = append(streams, resp)
+	}
+	code, _, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "MCP sessions") {
+		t.Fatalf("initialize with %d sessions all streaming: %d %s; want 429 and a sentence", maxMCPSessionsPerClient, code, body)
+	}
+	// The owner and other keys are not shut out.
+	if code, _, body := mcpPost(t, h, bobKey, "", mcpInitialize); code != http.StatusOK {
+		t.Errorf("bob's initialize: %d %s", code, body)
+	}
+	// A stream ends: its session is idle, and gives way to a new one.
+	streams[0].Body.Close()
+	streams = streams[1:]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
+		if code == http.StatusOK && sid != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("initialize after a stream ended: %d %s", code, body)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
