@@ -76,6 +76,8 @@ func (l *callLimiter) take(ctx context.Context, client string) error {
 	if d := now.Sub(b.last); d > 0 {
 		b.tokens = min(l.burst, b.tokens+d.Seconds()*l.rate)
 		b.last = now
+	} else if d < 0 {
+		b.last = now // the clock went back: refill from now, not from then
 	}
 	if b.tokens >= 1 {
 		b.tokens--
