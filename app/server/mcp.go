@@ -17,6 +17,7 @@ import (
 
 	"corral/app/mcp"
 	"corral/app/rpc"
+	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
 )
@@ -47,6 +48,17 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
+	}
+	if !b.caller.Owner {
+		// The same places as the agent's /ws calls (shareOf): one bound
+		// on an agent's calls at once, whatever transport they come by.
+		places := b.s.shareOf(b.caller).calls
+		select {
+		case places <- struct{}{}:
+			defer func() { <-places }()
+		case <-ctx.Done():
+			return nil, kindError{rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))}
+		}
 	}
 	c := &call{caller: b.caller, params: raw}
 	if report := mcp.Progress(ctx); report != nil {

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"corral/core/sandbox"
 )
 
 // mcpPost sends one MCP message to h's /mcp as key, in session sid ("":
@@ -136,5 +138,50 @@ func TestMCPSessionsAllBusyRefused(t *testing.T) {
 			t.Fatalf("initialize after a stream ended: %d %s", code, body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMCPCallsShareTheAgentsPlaces: an agent's calls over MCP over HTTP
+// take places among its calls at once, as its /ws calls do; before, /mcp
+// ran up to 128 more at once beside the 64 of /ws.
+func TestMCPCallsShareTheAgentsPlaces(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	_, sid, _ := mcpPost(t, h, aliceKey, "", mcpInitialize)
+	mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	places := h.srv.shareOf(sandbox.Caller{Client: "alice-agent"}).calls
+	for range cap(places) {
+		places <- struct{}{} // every place taken, as by 64 calls on /ws
+	}
+	done := make(chan string, 1)
+	go func() {
+		_, _, body := mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_info","arguments":{}}}`)
+		done <- body
+	}()
+	select {
+	case body := <-done:
+		t.Fatalf("an MCP call ran with all of alice's places taken: %s", body)
+	case <-time.After(300 * time.Millisecond):
+	}
+	// Bob's calls have places of their own.
+	if code, bsid, body := mcpPost(t, h, bobKey, "", mcpInitialize); code != http.StatusOK {
+		t.Fatalf("bob: %d %s", code, body)
+	} else {
+		mcpPost(t, h, bobKey, bsid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if _, _, body := mcpPost(t, h, bobKey, bsid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"session_info","arguments":{}}}`); !strings.Contains(body, "bob-agent") {
+			t.Errorf("bob's session_info while alice's places are taken: %s", body)
+		}
+	}
+	<-places // one call of alice's ends
+	select {
+	case body := <-done:
+		if !strings.Contains(body, "alice-agent") {
+			t.Errorf("alice's session_info once a place was free: %s", body)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("alice's MCP call did not run once a place was free")
+	}
+	for len(places) > 0 {
+		<-places
 	}
 }
