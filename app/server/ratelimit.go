@@ -124,6 +124,19 @@ func (l *callLimiter) flush(ctx context.Context, client string) {
 	}
 }
 
+// flushAll summarises every agent's stretch of refusals now (shutdown).
+func (l *callLimiter) flushAll(ctx context.Context) {
+	l.mu.Lock()
+	clients := make([]string, 0, len(l.buckets))
+	for c := range l.buckets {
+		clients = append(clients, c)
+	}
+	l.mu.Unlock()
+	for _, c := range clients {
+		l.flush(ctx, c)
+	}
+}
+
 // setClock replaces the limiter's clock (tests).
 func (l *callLimiter) setClock(now func() time.Time) {
 	l.mu.Lock()

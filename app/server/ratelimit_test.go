@@ -133,3 +133,27 @@ func TestCallLimiterClockBack(t *testing.T) {
 		t.Errorf("summaries: %+v, want one of 2 refusals", summaries)
 	}
 }
+
+// TestRefusalsSummarisedAtShutdown: refusals not yet summarised when
+// Corral stops are written before the log closes.
+func TestRefusalsSummarisedAtShutdown(t *testing.T) {
+	t.Parallel()
+	h := start(t, "[audit]\nagent_call_burst = 1\nagent_calls_per_second = 0.001\n")
+	alice := h.dial(aliceKey)
+	rpcCall[map[string]any](t, alice, "session.info", nil)
+	if ce := callErr(t, alice, "session.info", nil); ce.Kind() != "unavailable" {
+		t.Fatalf("second call: %v", ce)
+	}
+	h.cancel() // Serve returns: the server shuts down
+	if err := <-h.done; err != nil {
+		t.Fatal(err)
+	}
+	h.done <- nil // for h.stop
+	page, err := h.store.Query(context.Background(), audit.Filter{Op: "agent.throttled", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Events) != 1 || !strings.Contains(page.Events[0].Detail, "refused 1 call from alice-agent") {
+		t.Errorf("summary at shutdown: %+v", page.Events)
+	}
+}

@@ -313,6 +313,7 @@ func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.List
 	defer cancel()
 	err := s.http.Shutdown(sctx) // stops accepting; waits for plain HTTP requests
 	s.closeConns(sctx)
+	s.calls.flushAll(sctx) // refusals not yet summarised reach the log before it closes
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}
