@@ -28,7 +28,7 @@ import (
 // helper tests below selected.
 func BenchmarkFileReadOutOfProcess(b *testing.B) {
 	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64) // 4 KiB
-	r := startServe(b)
+	r := startServeUnlimited(b)
 	c, err := client.Dial(b.Context(), r.url, r.agentKey)
 	if err != nil {
 		b.Fatal(err)

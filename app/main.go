@@ -48,8 +48,9 @@ const usage = `usage: corral [command]
   link PATH --user ID [--expires 1h]
                          print a signed link to a file or folder
   links rotate           new signing key: every earlier link stops working
-  mcp                    MCP over stdio, forwarding to the running daemon
-                         (CORRAL_URL, CORRAL_KEY)
+  mcp [--owner]          MCP over stdio, forwarding to the running daemon
+                         as the agent of CORRAL_KEY (with CORRAL_URL);
+                         --owner: as the owner, with owner.token
   call METHOD [JSON]     one JSON-RPC call to the running daemon
   approve [ID ANSWER]    list what waits for your answer, or answer one
                          ("Allow once", "Always deny" …)

@@ -61,6 +61,25 @@ func corralBinary(t testing.TB) string {
 	return builtBin
 }
 
+// startServeUnlimited is startServe with no bound on an agent's rate of
+// calls (config's audit.agent_calls_per_second), for benchmarks that make
+// b.N calls as fast as they can: the daemon is restarted with it lifted.
+func startServeUnlimited(t testing.TB) *running {
+	t.Helper()
+	r := startServe(t)
+	file := filepath.Join(r.home, "config.toml")
+	cfg, err := os.ReadFile(file)
+	if err != nil || !strings.Contains(string(cfg), "\n[audit]\n") {
+		t.Fatalf("config.toml has no [audit] table: %v\n%s", err, cfg)
+	}
+	cfg = []byte(strings.Replace(string(cfg), "\n[audit]\n", "\n[audit]\nagent_calls_per_second = 1e12\nagent_call_burst = 1000000000\n", 1))
+	if err := os.WriteFile(file, cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	restartServe(t, r)
+	return r
+}
+
 // startServe starts the daemon as a new user would, with no config: it
 // writes its own.
 func startServe(t testing.TB) *running {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -94,9 +95,28 @@ func (b *wsBackend) close() {
 	}
 }
 
+// errMCPNoKey is what `corral mcp` says when started without an agent's
+// key: an MCP client configured without CORRAL_KEY would otherwise act
+// as the owner (every scope, every tool), which nobody meant by accident.
+var errMCPNoKey = errors.New("corral mcp needs an agent's key and CORRAL_KEY is not set, so it did not start. " +
+	"To connect an agent app, open the dashboard's Agents page and choose Connect an app, " +
+	"or set CORRAL_KEY=<the agent's key> (and CORRAL_URL) in the app's MCP settings. " +
+	"To act as the owner with every scope and tool, run corral mcp --owner")
+
 func runMCP(args []string) error {
-	if len(args) != 0 {
-		return errors.New("usage: corral mcp (configure with CORRAL_URL and CORRAL_KEY)")
+	fs := flag.NewFlagSet("mcp", flag.ContinueOnError)
+	owner := fs.Bool("owner", false, "act as the owner (owner.token), not as an agent; CORRAL_KEY must be unset")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		return errors.New("usage: corral mcp [--owner] (configure with CORRAL_URL and CORRAL_KEY)")
+	}
+	switch key := os.Getenv("CORRAL_KEY"); {
+	case key == "" && !*owner:
+		return errMCPNoKey
+	case key != "" && *owner:
+		return errors.New("corral mcp --owner acts with the owner's token, but CORRAL_KEY is set too; unset CORRAL_KEY, or leave out --owner to act as that key's agent")
 	}
 	tuneGC()
 	return withDaemon(serveMCP)

@@ -16,7 +16,7 @@ import (
 
 // restartServe stops r's daemon and starts it again on the same address
 // and CORRAL_HOME, as an owner restarting Corral would.
-func restartServe(t *testing.T, r *running) {
+func restartServe(t testing.TB, r *running) {
 	t.Helper()
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	r.cmd.Wait()

@@ -119,7 +119,7 @@ func TestMCPInspectorCLI(t *testing.T) {
 // Goal: corral ≥ 2× the reference in both.
 func BenchmarkMCPNodeFileRead(b *testing.B) {
 	node := nodeModules(b)
-	r := startServe(b)
+	r := startServeUnlimited(b)
 	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64)
 	refDir := b.TempDir()
 	os.WriteFile(filepath.Join(refDir, "f.txt"), []byte(content), 0o644)

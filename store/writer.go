@@ -25,11 +25,12 @@ const (
 )
 
 // How long the writer waits for more events before a commit: at most
-// maxYields yields, and no more once maxIdleYields in a row brought
-// nothing.
+// maxYields yields, no more once maxIdleYields in a row brought nothing,
+// and none begun maxGather after the first.
 const (
 	maxYields     = 16
 	maxIdleYields = 3
+	maxGather     = time.Millisecond
 )
 
 // pruneChunk is how many events one Prune transaction deletes, so the
@@ -161,7 +162,13 @@ func (s *Store) run() {
 			// big batches instead of many small ones. A transaction costs
 			// far more than a row. A quiet writer stops after a few empty
 			// yields, which cost next to nothing when nothing else runs.
-			for i, idle := 0, 0; i < maxYields && idle < maxIdleYields && len(batch) < s.opts.MaxBatch; i++ {
+			//
+			// The gathering also ends maxGather after it began: when
+			// goroutines are busy on the CPU, one yield costs their
+			// time slices, and sixteen of them held every caller's
+			// answer (another agent's too) for hundreds of milliseconds.
+			began := time.Now()
+			for i, idle := 0, 0; i < maxYields && idle < maxIdleYields && len(batch) < s.opts.MaxBatch && time.Since(began) < maxGather; i++ {
 				n := len(batch)
 				runtime.Gosched()
 				if batch = s.gather(batch); len(batch) == n {

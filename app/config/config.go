@@ -212,6 +212,10 @@ type Exec struct {
 
 type Audit struct {
 	Retention Duration `toml:"retention"`
+	// Each agent's calls are taken up to AgentCallBurst at once, then
+	// AgentCallsPerSecond (a token bucket); calls beyond are refused.
+	AgentCallsPerSecond float64 `toml:"agent_calls_per_second"`
+	AgentCallBurst      int     `toml:"agent_call_burst"`
 }
 
 // Versions is the budget of the version store (README, "Undo").
@@ -254,7 +258,7 @@ func Defaults() Config {
 		Links:   Links{Expiry: Duration(24 * time.Hour), MaxExpiry: Duration(8760 * time.Hour), SaveResultMaxKB: 500},
 		Exec: Exec{Enabled: true, Timeout: Duration(2 * time.Minute), MaxOutputKB: 1024, MaxConnections: 32, MaxUploadMB: 256,
 			MaxRunning: 8, MaxRunningPerAgent: 4, MaxMemoryMB: 2048, QueueWait: Duration(30 * time.Second)},
-		Audit:    Audit{Retention: Duration(2160 * time.Hour)},
+		Audit:    Audit{Retention: Duration(2160 * time.Hour), AgentCallsPerSecond: 50, AgentCallBurst: 200},
 		Versions: Versions{Enabled: true, Retention: Duration(30 * 24 * time.Hour), MaxFileMB: 256},
 	}
 }
@@ -441,6 +445,12 @@ func (c *Config) validate(home string) error {
 	}
 	if c.Audit.Retention.D() < time.Hour {
 		return bad("audit.retention", "must be at least 1h")
+	}
+	if !(c.Audit.AgentCallsPerSecond > 0) {
+		return bad("audit.agent_calls_per_second", "must be positive")
+	}
+	if c.Audit.AgentCallBurst <= 0 {
+		return bad("audit.agent_call_burst", "must be positive")
 	}
 	if c.Versions.Retention.D() < time.Hour {
 		return bad("versions.retention", "must be at least 1h")

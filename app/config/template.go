@@ -45,6 +45,8 @@ const defaultTemplate = `# Corral configuration. Every key is shown with its def
 
 [audit]
 # retention = "2160h"
+# agent_calls_per_second = 50   # each agent's calls: faster ones are refused and counted in one event
+# agent_call_burst = 200        # … after this many at once
 
 [versions]                       # what agents change is kept so you can undo it
 # enabled = true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"corral/app/mcp"
 	"corral/app/rpc"
+	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
 )
@@ -47,6 +49,17 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, err
 	}
+	if !b.caller.Owner {
+		// The same places as the agent's /ws calls (shareOf): one bound
+		// on an agent's calls at once, whatever transport they come by.
+		places := b.s.shareOf(b.caller).calls
+		select {
+		case places <- struct{}{}:
+			defer func() { <-places }()
+		case <-ctx.Done():
+			return nil, kindError{rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))}
+		}
+	}
 	c := &call{caller: b.caller, params: raw}
 	if report := mcp.Progress(ctx); report != nil {
 		ctx = policy.WithWaiting(ctx, func(a policy.Approval) { report(waitingMessage(a)) })
@@ -62,15 +75,166 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 // mcpServers holds one MCP server per authenticated client, and which
 // client opened each MCP session: a session id is a bearer secret of its
 // own, but it never works for another client's key.
+//
+// Each key holds at most maxMCPSessionsPerClient sessions. A new session
+// beyond that closes the key's session idle the longest (no request in
+// progress, a GET stream counting as one); when every one of them is in
+// use the new one is refused (429) rather than let one key's sessions
+// grow without bound (23,000 initialize calls took 300 MB). A session
+// idle for mcpSessionIdle is closed by the SDK.
 type mcpServers struct {
 	mu       sync.Mutex
 	servers  map[string]*sdk.Server
-	sessions map[string]string // Mcp-Session-Id → client
+	sessions map[string]*mcpSession // Mcp-Session-Id → who opened it, when last used
+	opening  map[string]int         // client → new sessions being opened now
 	handler  http.Handler
+	now      func() time.Time
 }
 
-// mcpSessionIdle closes an MCP session after this long without a request.
-const mcpSessionIdle = 30 * time.Minute
+// mcpSession is what mcpServers knows of one session.
+type mcpSession struct {
+	client string
+	used   time.Time // when its last request began or ended
+	active int       // its requests in progress
+}
+
+const (
+	// mcpSessionIdle closes an MCP session after this long without a request.
+	mcpSessionIdle = 30 * time.Minute
+	// maxMCPSessionsPerClient bounds the MCP sessions one key holds: an
+	// agent app needs one, a few while it restarts.
+	maxMCPSessionsPerClient = 16
+)
+
+// prune forgets client's sessions that its server no longer has (closed
+// idle by the SDK, deleted, or never initialised). ms.mu is held.
+func (ms *mcpServers) prune(client string) {
+	srv := ms.servers[client]
+	live := map[string]bool{}
+	if srv != nil {
+		for ss := range srv.Sessions() {
+			live[ss.ID()] = true
+		}
+	}
+	for sid, e := range ms.sessions {
+		if e.client == client && !live[sid] {
+			delete(ms.sessions, sid)
+		}
+	}
+}
+
+// count is how many sessions client holds now.
+func (ms *mcpServers) count(client string) int {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.prune(client)
+	n := 0
+	for _, e := range ms.sessions {
+		if e.client == client {
+			n++
+		}
+	}
+	return n
+}
+
+// open makes room for a new session of client: it closes the sessions
+// idle longest while client would hold more than the bound, and says
+// false when all of them are in use. After a true, opened must follow.
+func (ms *mcpServers) open(client string) bool {
+	ms.mu.Lock()
+	ms.prune(client)
+	var mine []string
+	for sid, e := range ms.sessions {
+		if e.client == client {
+			mine = append(mine, sid)
+		}
+	}
+	var victims []string
+	for n := len(mine) + ms.opening[client]; n >= maxMCPSessionsPerClient; n-- {
+		oldest := ""
+		for _, sid := range mine {
+			e, ok := ms.sessions[sid]
+			if ok && e.active == 0 && (oldest == "" || e.used.Before(ms.sessions[oldest].used)) {
+				oldest = sid
+			}
+		}
+		if oldest == "" {
+			ms.mu.Unlock()
+			return false
+		}
+		delete(ms.sessions, oldest)
+		victims = append(victims, oldest)
+	}
+	ms.opening[client]++
+	srv := ms.servers[client]
+	ms.mu.Unlock()
+	if len(victims) > 0 && srv != nil {
+		for ss := range srv.Sessions() {
+			if slices.Contains(victims, ss.ID()) {
+				ss.Close() // idle: nothing in progress to wait for
+			}
+		}
+	}
+	return true
+}
+
+// opened ends what open began: sid is the new session ("" when none was
+// made).
+func (ms *mcpServers) opened(client, sid string) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.opening[client]--; ms.opening[client] <= 0 {
+		delete(ms.opening, client)
+	}
+	if sid != "" {
+		ms.sessions[sid] = &mcpSession{client: client, used: ms.now()}
+	}
+}
+
+// begin notes a request on session sid of client: known is false for a
+// session mcpServers does not know, mine false for another client's.
+func (ms *mcpServers) begin(sid, client string) (e *mcpSession, mine bool) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	e = ms.sessions[sid]
+	if e == nil {
+		return nil, true
+	}
+	if e.client != client {
+		return nil, false
+	}
+	e.active++
+	e.used = ms.now()
+	return e, true
+}
+
+// end notes the end of a request that begin noted.
+func (ms *mcpServers) end(e *mcpSession) {
+	if e == nil {
+		return
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	e.active--
+	e.used = ms.now()
+}
+
+// forget drops session sid of client (deleted, or ended).
+func (ms *mcpServers) forget(sid, client string) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if e := ms.sessions[sid]; e != nil && e.client == client {
+		delete(ms.sessions, sid)
+	}
+}
+
+// mcpSessions is how many MCP sessions client holds now.
+func (s *Server) mcpSessions(client string) int {
+	if s.mcp == nil {
+		return 0
+	}
+	return s.mcp.count(client)
+}
 
 // mcpHandler serves MCP over streamable HTTP with sessions
 // (Mcp-Session-Id), SSE responses and the GET stream, so that progress
@@ -78,7 +242,8 @@ const mcpSessionIdle = 30 * time.Minute
 // call it names. A POST whose client goes away before its answer cancels
 // the call as notifications/cancelled would.
 func (s *Server) mcpHandler() http.Handler {
-	ms := &mcpServers{servers: map[string]*sdk.Server{}, sessions: map[string]string{}}
+	ms := &mcpServers{servers: map[string]*sdk.Server{}, sessions: map[string]*mcpSession{}, opening: map[string]int{}, now: s.now}
+	s.mcp = ms
 	ms.handler = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		caller, _ := r.Context().Value(callerKey{}).(sandbox.Caller)
 		ms.mu.Lock()
@@ -121,17 +286,24 @@ func (s *Server) mcpHandler() http.Handler {
 			defer s.releaseConn(caller.Client)
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
+		rec := &sessionRecorder{ResponseWriter: w}
 		if sid != "" {
-			ms.mu.Lock()
-			owner, known := ms.sessions[sid]
-			if r.Method == http.MethodDelete && owner == caller.Client {
-				delete(ms.sessions, sid)
-			}
-			ms.mu.Unlock()
-			if known && owner != caller.Client {
+			e, mine := ms.begin(sid, caller.Client)
+			if !mine {
 				http.Error(w, "Session not found.", http.StatusNotFound)
 				return
 			}
+			defer ms.end(e)
+			if r.Method == http.MethodDelete {
+				ms.forget(sid, caller.Client)
+			}
+		} else if r.Method == http.MethodPost {
+			// A POST without a session opens one.
+			if !ms.open(caller.Client) {
+				http.Error(w, fmt.Sprintf("%s already has %d MCP sessions, each with a request in progress, the most one key may hold; end one (DELETE /mcp with its Mcp-Session-Id) or wait for one to finish.", caller.Client, maxMCPSessionsPerClient), http.StatusTooManyRequests)
+				return
+			}
+			defer func() { ms.opened(caller.Client, rec.session) }()
 		}
 		var id json.RawMessage
 		if r.Method == http.MethodPost {
@@ -156,18 +328,11 @@ func (s *Server) mcpHandler() http.Handler {
 		// server's ReadTimeout, meant for slow bodies, must not end it.
 		http.NewResponseController(w).SetReadDeadline(time.Time{})
 		ctx := context.WithValue(r.Context(), callerKey{}, caller)
-		rec := &sessionRecorder{ResponseWriter: w, hold: id != nil}
+		rec.hold = id != nil
 		ms.handler.ServeHTTP(rec, r.WithContext(ctx))
 		rec.release(id)
 		if sid != "" && rec.code == http.StatusNotFound {
-			ms.mu.Lock()
-			delete(ms.sessions, sid) // ended (idle, deleted): forget it
-			ms.mu.Unlock()
-		}
-		if rec.session != "" && sid == "" {
-			ms.mu.Lock()
-			ms.sessions[rec.session] = caller.Client
-			ms.mu.Unlock()
+			ms.forget(sid, caller.Client) // ended (idle, deleted): forget it
 		}
 		if id != nil && sid != "" && r.Context().Err() != nil {
 			ms.cancel(context.WithoutCancel(ctx), r, sid, id)

@@ -125,7 +125,9 @@ type Server struct {
 	agents        AgentStore
 	ownerHome     string
 	corralCommand string
-	reload        reloadState // config.toml picked up while running (reload.go)
+	reload        reloadState  // config.toml picked up while running (reload.go)
+	mcp           *mcpServers  // MCP over HTTP's servers and sessions (mcp.go)
+	calls         *callLimiter // each agent's rate of calls (ratelimit.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 	paired      *pairedDevices
@@ -164,6 +166,7 @@ func New(o Options) *Server {
 		s.now = time.Now
 	}
 	s.logins = newLogins(s.now)
+	s.calls = newCallLimiter(s.now, o.Config.Audit.AgentCallsPerSecond, o.Config.Audit.AgentCallBurst, s.recordRefusals)
 	if o.Sessions != nil {
 		s.logins.keepSessions(context.Background(), o.Sessions, s.log)
 	}
@@ -310,6 +313,7 @@ func (s *Server) Serve(ctx context.Context, drain time.Duration, lns ...net.List
 	defer cancel()
 	err := s.http.Shutdown(sctx) // stops accepting; waits for plain HTTP requests
 	s.closeConns(sctx)
+	s.calls.flushAll(sctx) // refusals not yet summarised reach the log before it closes
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = nil
 	}

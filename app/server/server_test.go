@@ -479,7 +479,7 @@ func TestAuditSubscribe(t *testing.T) {
 // answered, exactly one event per call.
 func TestConcurrentConnectionsAuditCounts(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
+	h := start(t, unlimitedCalls) // 640 calls of each agent at once: more than its rate allows
 	const conns, calls = 32, 20
 	var wg sync.WaitGroup
 	errc := make(chan error, conns*calls)

@@ -13,6 +13,7 @@ import (
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/versions"
+	"corral/store"
 )
 
 // sessionBox is what session.info reads of the sandbox: the caller's
@@ -38,6 +39,27 @@ type sessionArea struct {
 	people               func() []string
 	record               recordFunc
 	loginURL             func() (string, time.Time) // a one-time dashboard login (Server.LoginURL)
+	logSize              auditSizer                 // nil: the store does not say
+	limit                string                     // each agent's rate of calls, in words
+	now                  func() time.Time
+}
+
+// auditSizer is what session.info reads of the store about the audit
+// log's size and growth (store.Store).
+type auditSizer interface {
+	LogSize(ctx context.Context, since time.Time) (store.LogSize, error)
+}
+
+// auditLogInfo is session.info's audit_log (owner only): the log's room
+// on disk and how fast it grows.
+type auditLogInfo struct {
+	DBBytes          int64 `json:"db_bytes"`
+	WALBytes         int64 `json:"wal_bytes"`
+	Bytes            int64 `json:"bytes"` // db_bytes + wal_bytes
+	EventsLastHour   int64 `json:"events_last_hour"`
+	EventsLastMinute int64 `json:"events_last_minute"`
+	// PerAgentLimit says how fast one agent's calls are taken.
+	PerAgentLimit string `json:"per_agent_limit"`
 }
 
 // sessionArea is the session methods over this server's sandbox, its
@@ -46,7 +68,9 @@ type sessionArea struct {
 func (s *Server) sessionArea() sessionArea {
 	x := sessionArea{box: s.box, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
 		running: fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D()),
-		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL}
+		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL, now: s.now}
+	x.logSize, _ = s.audit.(auditSizer)
+	x.limit = s.calls.describe()
 	for _, r := range s.cfg.Sandbox.Roots {
 		x.roots = append(x.roots, rootInfo{Path: r.Path, Access: r.Access})
 	}
@@ -110,6 +134,8 @@ type sessionInfo struct {
 	// words, so an event's answer (audit.Event.Answer) reads as the
 	// owner gave it.
 	Choices []wire.Choice `json:"choices,omitempty"`
+	// AuditLog (owner only) is the audit log's size on disk and growth.
+	AuditLog *auditLogInfo `json:"audit_log,omitempty"`
 }
 
 type recoveredInfo struct {
@@ -175,6 +201,7 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 			info.Recovered = &recoveredInfo{At: r.At.Format(time.RFC3339), Events: r.Events, Commands: r.Commands,
 				RolledBack: r.RolledBack, Left: r.Left, TempFiles: r.TempFiles}
 		}
+		info.AuditLog = x.auditLog(ctx)
 	}
 	if p := x.box.Policy(); p != nil {
 		info.Paused = p.Paused()
@@ -216,4 +243,25 @@ func (x sessionArea) login(ctx context.Context, c *call) (any, error) {
 	}
 	u, exp := x.loginURL()
 	return loginResult{URL: u, ExpiresAt: exp.UTC().Format(time.RFC3339)}, nil
+}
+
+// auditLog is the audit log's figures, or nil when the store cannot say.
+func (x sessionArea) auditLog(ctx context.Context) *auditLogInfo {
+	if x.logSize == nil {
+		return nil
+	}
+	now := x.now()
+	hour, err := x.logSize.LogSize(ctx, now.Add(-time.Hour))
+	if err != nil {
+		return nil
+	}
+	minute, err := x.logSize.LogSize(ctx, now.Add(-time.Minute))
+	if err != nil {
+		return nil
+	}
+	return &auditLogInfo{
+		DBBytes: hour.DBBytes, WALBytes: hour.WALBytes, Bytes: hour.DBBytes + hour.WALBytes,
+		EventsLastHour: hour.EventsSince, EventsLastMinute: minute.EventsSince,
+		PerAgentLimit: x.limit,
+	}
 }

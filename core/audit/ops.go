@@ -66,6 +66,7 @@ var Operations = []Operation{
 	{"agent.rotate_key", "Gave an agent a new key", nil},
 	{"agent.remove", "Removed an agent", nil},
 	{"agent.connect", "Connected an agent", nil},
+	{"agent.throttled", "Refused an agent's calls (too fast)", nil},
 	{"person.add", "Added a person", nil},
 	{"person.rename", "Renamed a person", nil},
 	{"person.remove", "Removed a person", nil},

@@ -85,6 +85,7 @@ const app = {
       banner.hidden = !info.audit_problem;
       banner.textContent = info.audit_problem ? `Agents are refused: ${info.audit_problem}` : '';
       recovered(info.recovered);
+      showAuditSize(info.audit_log);
       activity.setScopes(info.scopes || []);
       if (this.view === 'files' && files.waiting) route();
     } catch (e) {
@@ -103,6 +104,27 @@ function recovered(r) {
   if (r.left) text += ` and leaving ${r.left} that changed again since`;
   if (r.temp_files) text += `, and removed ${r.temp_files} temporary file(s)`;
   toast(`${text}. The log marks those calls "interrupted".`, { timeout: 20000 });
+}
+
+// showAuditSize says how much room the audit log takes and how fast it
+// grows (session.info's audit_log, owner only).
+function showAuditSize(log) {
+  const line = $('#audit-size');
+  if (!line) return;
+  line.hidden = !log;
+  if (!log) return;
+  const n = (v) => Number(v || 0).toLocaleString();
+  line.textContent = `Audit log on disk: ${bytes(log.bytes)} (database ${bytes(log.db_bytes)}, write-ahead log ${bytes(log.wal_bytes)}) · ` +
+    `${n(log.events_last_hour)} events in the last hour, ${n(log.events_last_minute)} in the last minute.`;
+  line.title = log.per_agent_limit || '';
+}
+
+function bytes(v) {
+  const b = Number(v || 0);
+  if (b < 1024) return `${b} B`;
+  if (b < 1024 * 1024) return `${(b / 1024).toFixed(1)} KB`;
+  if (b < 1024 * 1024 * 1024) return `${(b / 1024 / 1024).toFixed(1)} MB`;
+  return `${(b / 1024 / 1024 / 1024).toFixed(2)} GB`;
 }
 
 // setDevice hides what a paired device may not use (pairing, the device
