@@ -390,10 +390,17 @@ License: BSD-3-Clause
 			}
 			b.WriteString(" " + h + "\n")
 		}
-		if len(texts) == 1 && l.License == "Apache-2.0" {
-			fmt.Fprintf(&b, "License: Apache-2.0\n")
-		} else {
-			fmt.Fprintf(&b, "License: %s\n%s", strings.Join(names, " and "), deb5Text(strings.Join(texts, "\n\n")))
+		// Apache-2.0's text is in /usr/share/common-licenses (the License
+		// paragraph at the end): the other texts only.
+		var full []string
+		for i, n := range names {
+			if n != "Apache-2.0" {
+				full = append(full, texts[i])
+			}
+		}
+		fmt.Fprintf(&b, "License: %s\n", strings.Join(names, " and "))
+		if len(full) > 0 {
+			b.WriteString(deb5Text(strings.Join(full, "\n\n")))
 		}
 		// Licence files of embedded folders: one paragraph per folder.
 		var dirs []string
