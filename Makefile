@@ -11,7 +11,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 # Most of a first build is cgo (go-sqlite3); keep it in one cache.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean package package-build
+.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean package package-build package-test
 
 all: build
 
@@ -75,6 +75,14 @@ package: package-build
 	CORRAL_VERSION='$(DEB_VERSION)' CORRAL_ARCH=$$($(GO) env GOARCH) \
 	CORRAL_SHLIBS="$$(packaging/shlibdeps.sh $(PKG)/corral)" \
 	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target bin/
+
+# Installs the package on this machine as root, runs Corral as an ordinary
+# user, upgrades to a next build ($(DEB_VERSION).1) under it, removes it
+# while it runs and purges it (packaging/package-test.sh). About 2 minutes.
+package-test:
+	$(MAKE) package DEB_VERSION='$(DEB_VERSION)'
+	$(MAKE) package DEB_VERSION='$(DEB_VERSION).1'
+	bash packaging/package-test.sh bin/corral_$(DEB_VERSION)_*.deb bin/corral_$(DEB_VERSION).1_*.deb
 
 clean:
 	rm -rf bin
