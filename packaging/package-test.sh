@@ -10,7 +10,7 @@ set -euo pipefail
 old_deb=$(realpath "$1")
 new_deb=$(realpath "$2")
 user=corral-pkgtest
-fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
+fail() { printf 'package-test: FAIL: %b\n' "$*" >&2; exit 1; }
 say() { echo "package-test: $*"; }
 [ "$(id -u)" -eq 0 ] || fail "run as root (it installs the package)"
 if dpkg-query -W -f='${Status}' corral 2>/dev/null | grep -q 'install ok'; then
