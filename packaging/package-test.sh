@@ -39,6 +39,13 @@ apt-get install -y -qq --no-install-recommends "$old_deb" >/dev/null
 zcat /usr/share/doc/corral/changelog.gz | head -1 | grep -qF "($old_v)" || fail "changelog does not start with $old_v"
 grep -q '^Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/' /usr/share/doc/corral/copyright || fail "no copyright file"
 man -w corral >/dev/null 2>&1 || [ -f /usr/share/man/man1/corral.1.gz ] || fail "no man page"
+# The AppArmor profile is installed where this AppArmor reads it (4.0 and
+# later), and only there.
+if command -v apparmor_parser >/dev/null 2>&1 && apparmor_parser -Q -K /usr/share/corral/apparmor/corral >/dev/null 2>&1; then
+  [ -f /etc/apparmor.d/corral ] || fail "no /etc/apparmor.d/corral where apparmor_parser reads it"
+else
+  [ -e /etc/apparmor.d/corral ] && fail "/etc/apparmor.d/corral installed where apparmor_parser cannot read it (it would fail at boot)"
+fi
 
 say "start Corral as $user"
 out=$(mktemp)
@@ -80,11 +87,10 @@ wait "$pid" || status=$?
 pid=""
 [ "$status" -eq 0 ] || fail "Corral exited with status $status after apt-get remove (a clean stop is 0); its output:\n$(cat "$out")"
 [ -e /usr/bin/corral ] && fail "/usr/bin/corral is still there"
-[ -f /etc/apparmor.d/corral ] || fail "remove took the AppArmor profile, a conffile (only purge should)"
+[ -e /etc/apparmor.d/corral ] && fail "remove left /etc/apparmor.d/corral"
 
 say "purge"
 apt-get purge -y -qq corral >/dev/null
-[ -e /etc/apparmor.d/corral ] && fail "purge left /etc/apparmor.d/corral"
 [ -e /usr/lib/corral ] && fail "purge left /usr/lib/corral"
 [ -e /usr/share/doc/corral ] && fail "purge left /usr/share/doc/corral"
 # What stays is the user's, as the README says.

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# corral's postinst. Loads the AppArmor profile where AppArmor runs, and
+# corral's postinst. Installs and loads the AppArmor profile where
+# AppArmor reads it, and
 # after an upgrade ($1 = configure, $2 = the version replaced) asks every
 # running Corral (the tray app and `corral serve`, of any user) to restart
 # into the new program: SIGUSR1, on which Corral stops cleanly and starts
@@ -25,9 +26,18 @@ corral_daemons() {
 }
 
 if [ "$1" = configure ]; then
-  if command -v apparmor_parser >/dev/null 2>&1 && [ -d /sys/kernel/security/apparmor ]; then
-    apparmor_parser -r -T -W /etc/apparmor.d/corral ||
-      echo "corral: the AppArmor profile did not load; Corral may be refused user namespaces (see /usr/share/doc/corral/README.md)" >&2
+  # The profile goes where AppArmor loads profiles at boot only if this
+  # AppArmor reads it: 4.0 and later (Ubuntu 24.04, Debian 13). Older ones
+  # know no userns rule, restrict nothing, and would fail on it at boot.
+  profile=/usr/share/corral/apparmor/corral
+  if command -v apparmor_parser >/dev/null 2>&1 && apparmor_parser -Q -K "$profile" >/dev/null 2>&1; then
+    cp "$profile" /etc/apparmor.d/corral
+    if [ -d /sys/kernel/security/apparmor ]; then
+      apparmor_parser -r -T -W /etc/apparmor.d/corral ||
+        echo "corral: the AppArmor profile did not load; Corral may be refused user namespaces (see /usr/share/doc/corral/README.md)" >&2
+    fi
+  else
+    rm -f /etc/apparmor.d/corral
   fi
   if [ -n "${2:-}" ]; then
     n=0

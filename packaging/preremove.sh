@@ -41,7 +41,7 @@ if [ "$1" = remove ] || [ "$1" = deconfigure ]; then
       kill -KILL $left 2>/dev/null || true
     fi
   fi
-  if command -v apparmor_parser >/dev/null 2>&1 && [ -d /sys/kernel/security/apparmor ] && [ -f /etc/apparmor.d/corral ]; then
+  if [ -f /etc/apparmor.d/corral ] && [ -d /sys/kernel/security/apparmor ] && command -v apparmor_parser >/dev/null 2>&1; then
     apparmor_parser -R /etc/apparmor.d/corral >/dev/null 2>&1 || true
   fi
 fi
