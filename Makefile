@@ -76,12 +76,14 @@ package: package-build
 	CORRAL_SHLIBS="$$(packaging/shlibdeps.sh $(PKG)/corral)" \
 	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target bin/
 
-# Installs the package on this machine as root, runs Corral as an ordinary
-# user, upgrades to a next build ($(DEB_VERSION).1) under it, removes it
-# while it runs and purges it (packaging/package-test.sh). About 2 minutes.
+# Checks the package with lintian (no errors, no warnings), installs it on
+# this machine as root, runs Corral as an ordinary user, upgrades to a next
+# build ($(DEB_VERSION).1) under it, removes it while it runs and purges it
+# (packaging/package-test.sh). About 2 minutes with a warm build cache.
 package-test:
 	$(MAKE) package DEB_VERSION='$(DEB_VERSION)'
 	$(MAKE) package DEB_VERSION='$(DEB_VERSION).1'
+	lintian --fail-on error,warning bin/corral_$(DEB_VERSION)_*.deb
 	bash packaging/package-test.sh bin/corral_$(DEB_VERSION)_*.deb bin/corral_$(DEB_VERSION).1_*.deb
 
 clean:
