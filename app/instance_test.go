@@ -167,3 +167,33 @@ func TestUpgradeRestartsInPlace(t *testing.T) {
 		t.Errorf("no log line says why it restarted:\n%s", stderr.String())
 	}
 }
+
+// TestTrayRestartsInPlace: the tray app (Fyne on a display, the daemon
+// beside it) told SIGUSR1 closes its UI and daemon and starts again in the
+// same process: a second set of start-up lines, the same PID answering,
+// and a clean exit on SIGTERM after.
+func TestTrayRestartsInPlace(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts Xvfb and the real binary; skipped under -short")
+	}
+	s := startTray(t, corralBinary(t), startXvfb(t), "")
+	pid := s.cmd.Process.Pid
+	s.cmd.Process.Signal(syscall.SIGUSR1)
+	deadline := time.Now().Add(60 * time.Second)
+	for strings.Count(s.out.String(), "corral: listening on ") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no second start within 60 s:\n%s", s.out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("process %d after the restart: %v", pid, err)
+	}
+	c := exec.Command(s.bin, "call", "session.info")
+	c.Env = s.env
+	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), `"role": "owner"`) {
+		t.Errorf("after the restart: %v %s", err, b)
+	}
+	s.stop()
+}
