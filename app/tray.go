@@ -115,8 +115,11 @@ type trayControl struct {
 
 func (c trayControl) Status() ui.Status {
 	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.AgentsConnected(), Paused: c.d.Policy.Paused()}
-	if c.d.Box.Writable() != nil {
-		st.Problem = "the audit log's disk is full"
+	if err := c.d.Box.Writable(); err != nil {
+		st.Problem = "the audit log cannot be written"
+		if strings.Contains(err.Error(), "is full") {
+			st.Problem = "the audit log's disk is full"
+		}
 	}
 	return st
 }

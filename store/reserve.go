@@ -38,6 +38,12 @@ func (s *Store) openReserve(dbPath string) {
 		return
 	}
 	if err := r.take(); err != nil {
+		if diskFull(err) {
+			// Start anyway, refusing operations until there is room
+			// (Writable), rather than run without the reserve.
+			s.markFull()
+			return
+		}
 		s.opts.Logger.Warn("store: no reserve for a full disk", "path", r.path, "err", err)
 	}
 }
@@ -70,11 +76,17 @@ func (s *Store) markFull() {
 	}
 }
 
-// Writable reports whether events can be recorded now (audit.Health).
-// While the disk is full it checks, at most once a second, whether there
+// Writable reports whether events can be recorded now (audit.Health):
+// not while the store is faulted (fault.go) or the disk is full. While the disk is full it checks, at most once a second, whether there
 // is room for the reserve and a margin again, and if so takes the reserve
 // back and answers nil.
 func (s *Store) Writable() error {
+	if err := s.checkFiles(); err != nil {
+		return err
+	}
+	if err := s.problem(); err != nil {
+		return err
+	}
 	r := &s.res
 	if !r.full.Load() {
 		return nil

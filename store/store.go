@@ -159,6 +159,7 @@ type Store struct {
 	subsClosed bool
 
 	res reserve // room kept for a full disk (reserve.go)
+	flt fault   // files or writes that fail for another reason (fault.go)
 }
 
 // Open opens or creates the database at path, applies any migrations it
@@ -180,6 +181,7 @@ func Open(path string, opts Options) (*Store, error) {
 		subs:     make(map[*subscriber]struct{}),
 		rows:     rowsPerStatement,
 	}
+	s.flt.init(abs)
 	if err := s.open(abs); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -199,7 +201,8 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_txlock":       {"immediate"},
 		"_cache_size":   {"-16384"}, // KiB
-	}, mmapPragma+"PRAGMA wal_autocheckpoint = 0;") // see checkpoint.go
+	}, mmapPragma+"PRAGMA wal_autocheckpoint = 0;", // see checkpoint.go
+		func(c *sqlite3.SQLiteConn) { c.RegisterCommitHook(s.commitHook) }) // see fault.go
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
@@ -207,9 +210,10 @@ func (s *Store) open(path string) error {
 		return err
 	}
 	// Refresh planner statistics when they are missing or stale; cheap
-	// thanks to analysis_limit.
+	// thanks to analysis_limit. Not worth refusing to start for: on a
+	// full disk it fails, and the store starts full (reserve.go).
 	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
-		return fmt.Errorf("optimize: %w", err)
+		s.opts.Logger.Warn("audit store: optimize at start", "err", err)
 	}
 	// The one-event INSERT now: a statement that cannot be prepared
 	// fails Open rather than the first Record.
@@ -222,7 +226,7 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_query_only":   {"1"},
 		"_cache_size":   {"-16384"},
-	}, mmapPragma)
+	}, mmapPragma, nil)
 	s.rdb.SetMaxOpenConns(s.opts.Readers)
 	s.rdb.SetMaxIdleConns(s.opts.Readers)
 	return s.rdb.Ping()
@@ -235,9 +239,12 @@ const mmapPragma = "PRAGMA mmap_size = 1073741824;"
 
 // openDB returns a pool of connections to path with the given go-sqlite3
 // parameters; each new connection also runs setup, for what parameters
-// cannot set.
-func openDB(path string, params url.Values, setup string) *sql.DB {
+// cannot set, and is given to hook when it is not nil.
+func openDB(path string, params url.Values, setup string, hook func(*sqlite3.SQLiteConn)) *sql.DB {
 	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+		if hook != nil {
+			hook(c)
+		}
 		_, err := c.Exec(setup, nil)
 		return err
 	}}
@@ -269,7 +276,9 @@ func (s *Store) Close() error {
 		<-s.stopped
 		<-s.ckptDone
 		s.closeSubscribers()
-		if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
+		if s.problem() != nil || s.flt.filesWritable() != nil {
+			s.opts.Logger.Warn("audit store: closing while the audit log cannot be written", "err", s.problem())
+		} else if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
 			s.opts.Logger.Warn("audit store: optimize at close", "err", err)
 		}
 		if err := s.closeDBs(); err != nil {
