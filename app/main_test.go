@@ -62,11 +62,17 @@ func corralBinary(t testing.TB) string {
 }
 
 // startServe starts the daemon as a new user would, with no config: it
-// writes its own.
-func startServe(t testing.TB) *running {
+// writes its own. env adds to its environment (CORRAL_HOME there is
+// the daemon's home instead of a fresh folder).
+func startServe(t testing.TB, env ...string) *running {
 	t.Helper()
 	r := &running{bin: corralBinary(t), home: t.TempDir(), stderr: &strings.Builder{}}
-	r.env = append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak")
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "CORRAL_HOME="); ok {
+			r.home = h
+		}
+	}
+	r.env = append(append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak"), env...)
 	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
 	r.cmd.Env = r.env
 	stdout, _ := r.cmd.StdoutPipe()
