@@ -182,11 +182,12 @@ func Open(path string, opts Options) (*Store, error) {
 		rows:     rowsPerStatement,
 	}
 	s.flt.init(abs)
+	s.startReserve(abs)
 	if err := s.open(abs); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s.openReserve(abs)
+	s.openReserve()
 	go s.run()
 	go s.checkpointer()
 	return s, nil
