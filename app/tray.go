@@ -116,9 +116,13 @@ type trayControl struct {
 func (c trayControl) Status() ui.Status {
 	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.AgentsConnected(), Paused: c.d.Policy.Paused()}
 	if err := c.d.Box.Writable(); err != nil {
-		st.Problem = "the audit log cannot be written"
-		if strings.Contains(err.Error(), "is full") {
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "is full"):
 			st.Problem = "the audit log's disk is full"
+		case strings.Contains(msg, "version store"):
+			st.Problem = "the version store cannot be written"
+		default:
+			st.Problem = "the audit log cannot be written"
 		}
 	}
 	return st

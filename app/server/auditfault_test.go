@@ -137,6 +137,64 @@ func TestAuditLogUnwritable(t *testing.T) {
 	}
 }
 
+// TestVersionStoreUnwritable: when the version store cannot be written
+// (made immutable), a change whose old content could not be kept must
+// not happen: every agent operation is refused before it touches
+// anything, the owner is told, and Corral resumes by itself. A removed
+// store is made again at the next operation, which then keeps its
+// version there.
+func TestVersionStoreUnwritable(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() != 0 {
+		if testing.Short() {
+			t.Skip("chattr +i needs root; skipped under -short")
+		}
+		t.Fatal("chattr +i needs root (CI runs as root)")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", "corral-versionsfault-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	h := startIn(t, dir, "")
+	alice := h.dial(aliceKey)
+	owner := h.dial(ownerToken)
+	home := filepath.Join(h.base, "alice")
+	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "old"))
+
+	blobs := filepath.Join(h.files.VersionsDir(), "blobs")
+	if out, err := exec.Command("chattr", "+i", blobs).CombinedOutput(); err != nil {
+		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", blobs).Run() })
+	ce := callErr(t, alice, "file.write", m("path", "keep.txt", "content", "overwritten"))
+	if ce.Data.Kind != "unavailable" || !strings.Contains(ce.Message, "version store") {
+		t.Errorf("an overwrite with the version store immutable: %+v", ce)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, "keep.txt")); string(b) != "old" {
+		t.Errorf("the refused overwrite changed the file: %q", b)
+	}
+	if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); !strings.Contains(p, "version store") {
+		t.Errorf("the owner is not told: audit_problem %q", p)
+	}
+	if out, err := exec.Command("chattr", "-i", blobs).CombinedOutput(); err != nil {
+		t.Fatalf("chattr -i: %v %s", err, out)
+	}
+	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "second"))
+
+	// Removed: made again, and the next change's old content kept there.
+	if err := os.RemoveAll(h.files.VersionsDir()); err != nil {
+		t.Fatal(err)
+	}
+	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "third"))
+	if ents, _ := os.ReadDir(blobs); len(ents) == 0 {
+		t.Errorf("the version of %q was not kept in the store made again", "second")
+	}
+	if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); p != "" {
+		t.Errorf("still a problem: %q", p)
+	}
+}
+
 type chattrError struct {
 	out string
 	err error
