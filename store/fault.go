@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mattn/go-sqlite3"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,10 +27,11 @@ import (
 // where Go cannot turn it into a panic). So the store asks the kernel
 // whether the three files are writable (access(2), which answers EPERM
 // for an immutable file and EROFS for a read-only file system, even to
-// root) before SQLite may write: on every Writable, before every commit
-// (a commit hook on the writer's connection, which covers every write
-// transaction, the owner's too), before a checkpoint and before the
-// audit queries. A file made unwritable between that check and SQLite's
+// root) before SQLite may write: on every Writable, before every batch,
+// before each statement or transaction any connection starts (guardedConn:
+// the writer's checks all three, a reader's the -shm, where it writes its
+// read mark), and before every commit (a commit hook on the writer's
+// connection). A file made unwritable between that check and SQLite's
 // write can still crash Corral; the window is a few microseconds.
 
 // faultProbeEvery is how often a faulted store tries a test transaction.
@@ -158,14 +162,55 @@ func (s *Store) writeFailed(err error) {
 	if err == nil || diskFull(err) || errors.Is(err, os.ErrClosed) || errors.Is(err, sql.ErrConnDone) {
 		return
 	}
+	if s.problem() != nil {
+		return // keep the first cause: the commit hook's refusal reads "constraint failed"
+	}
 	s.markFault(err)
 }
 
-// readable refuses a read while the -shm is unwritable: a reader writes
-// its mark into it, and would die of SIGBUS.
+// readable refuses a reader's statement while the -shm is unwritable: a
+// reader writes its mark into it, and would die of SIGBUS.
 func (s *Store) readable() error {
 	if err := unix.Access(s.flt.files[2], unix.W_OK); err != nil && !errors.Is(err, unix.ENOENT) {
 		return faultError(fmt.Errorf("%s: %w", filepath.Base(s.flt.files[2]), err))
 	}
 	return nil
+}
+
+// guardedConn asks guard before each statement or transaction it starts
+// on the connection, so SQLite never begins one (a reader writes its mark
+// into the -shm, a writer takes its lock there) in files the kernel would
+// refuse. Statements prepared earlier run inside a transaction, which was
+// asked.
+type guardedConn struct {
+	*sqlite3.SQLiteConn
+	guard func() error
+}
+
+func (c guardedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
+	if err := c.guard(); err != nil {
+		return nil, err
+	}
+	return c.SQLiteConn.ExecContext(ctx, q, args)
+}
+
+func (c guardedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	if err := c.guard(); err != nil {
+		return nil, err
+	}
+	return c.SQLiteConn.QueryContext(ctx, q, args)
+}
+
+func (c guardedConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
+	if err := c.guard(); err != nil {
+		return nil, err
+	}
+	return c.SQLiteConn.PrepareContext(ctx, q)
+}
+
+func (c guardedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if err := c.guard(); err != nil {
+		return nil, err
+	}
+	return c.SQLiteConn.BeginTx(ctx, opts)
 }

@@ -41,9 +41,6 @@ func (s *Store) Query(ctx context.Context, f audit.Filter) (audit.Page, error) {
 	if s.closed() {
 		return audit.Page{}, ErrClosed
 	}
-	if err := s.readable(); err != nil {
-		return audit.Page{}, err
-	}
 	below := top
 	if f.Cursor != "" {
 		k, err := s.cursorKey(ctx, f.Cursor)
@@ -108,9 +105,6 @@ func (s *Store) page(ctx context.Context, q string, args []any, limit int) (audi
 func (s *Store) Stats(ctx context.Context, f audit.Filter, bucket time.Duration) ([]audit.Bucket, error) {
 	if s.closed() {
 		return nil, ErrClosed
-	}
-	if err := s.readable(); err != nil {
-		return nil, err
 	}
 	if bucket < time.Minute || bucket > 366*24*time.Hour {
 		return nil, errs.New(errs.InvalidParams, "", "The bucket must be between a minute and a year long.")
