@@ -20,6 +20,9 @@ import (
 // store then reports itself unwritable (Writable) until the disk has room
 // for the reserve again, when it takes the reserve back. Callers refuse
 // new operations meanwhile.
+//
+// Opened on a disk with less room than the reserve, the store starts full
+// (startReserve): the daemon starts, refuses, and resumes by itself.
 
 // DefaultReserve is Options.Reserve's default.
 const DefaultReserve = 16 << 20
@@ -92,8 +95,9 @@ func (s *Store) markFull() {
 }
 
 // Writable reports whether events can be recorded now (audit.Health):
-// not while the store is faulted (fault.go) or the disk is full. While the disk is full it checks, at most once a second, whether there
-// is room for the reserve and a margin again, and if so takes the reserve
+// not while the store is faulted (fault.go) or the disk is full. While
+// the disk is full it checks, at most once a second, whether there is
+// room for the reserve and a margin again, and if so takes the reserve
 // back and answers nil.
 func (s *Store) Writable() error {
 	if err := s.checkFiles(); err != nil {
