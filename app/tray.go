@@ -146,8 +146,15 @@ type trayControl struct {
 
 func (c trayControl) Status() ui.Status {
 	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.AgentsConnected(), Paused: c.d.Policy.Paused()}
-	if c.d.Box.Writable() != nil {
-		st.Problem = "the audit log's disk is full"
+	if err := c.d.Box.Writable(); err != nil {
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "is full"):
+			st.Problem = "the audit log's disk is full"
+		case strings.Contains(msg, "version store"):
+			st.Problem = "the version store cannot be written"
+		default:
+			st.Problem = "the audit log cannot be written"
+		}
 	}
 	return st
 }

@@ -113,7 +113,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	defer p.status.Close() // the probe reads the helper's exit status, not its status pipe
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Start()
+	err = start(cmd)
 	for _, f := range files {
 		f.Close()
 	}
