@@ -201,7 +201,9 @@ func keepNetInit(src, dir string, log *slog.Logger) string {
 			err = cerr
 		}
 		if err == nil {
-			err = os.Chmod(tmp.Name(), 0o700)
+			// 0755, as installed: when Corral runs as root, the sandbox's
+			// first program runs as an unprivileged uid (core/execbox).
+			err = os.Chmod(tmp.Name(), 0o755)
 		}
 		if err == nil {
 			err = os.Rename(tmp.Name(), dst)
