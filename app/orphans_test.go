@@ -31,7 +31,16 @@ func TestCommandsDieWithTheDaemon(t *testing.T) {
 		t.Fatal("commands need bubblewrap (packaging/deps.sh installs it)")
 	}
 	tag := "corral-orphan-" + rand.Text()[:12]
-	bin := t.TempDir()
+	// Traversable by all: as root, bubblewrap runs as an unprivileged uid
+	// (core/execbox), and t.TempDir's parent is 0700.
+	bin, err := os.MkdirTemp("", "corral-bwrap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bin) })
+	if err := os.Chmod(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	script := "#!/bin/sh\ncase \"$*\" in *" + tag + "starting*) sleep 3;; esac\nexec " + bwrap + " \"$@\"\n"
 	if err := os.WriteFile(filepath.Join(bin, "bwrap"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)

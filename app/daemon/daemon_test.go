@@ -132,7 +132,7 @@ func TestKeepNetInit(t *testing.T) {
 	if err != nil || string(out) != "v1\n" {
 		t.Errorf("the kept helper after removal: %v %q", err, out)
 	}
-	if fi, err := os.Stat(kept); err != nil || fi.Mode().Perm() != 0o700 {
+	if fi, err := os.Stat(kept); err != nil || fi.Mode().Perm() != 0o755 {
 		t.Errorf("kept helper: %v %v", fi, err)
 	}
 	// A restart after an upgrade takes the new one.

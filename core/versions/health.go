@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,6 +27,7 @@ func (s *Store) Writable() error {
 			if err = os.MkdirAll(d, 0o700); err == nil {
 				err = unix.Access(d, unix.W_OK|unix.X_OK)
 			}
+			s.lost()
 		}
 		if err != nil {
 			var no syscall.Errno
@@ -36,4 +39,15 @@ func (s *Store) Writable() error {
 		}
 	}
 	return nil
+}
+
+// lost forgets every version and who held it: the store's folders were
+// removed behind Corral's back, so usage and shares start again from
+// nothing.
+func (s *Store) lost() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total, s.count, s.oldest = 0, 0, time.Time{}
+	s.holders, s.held = map[string]*holder{}, map[string]int{}
+	_ = os.MkdirAll(filepath.Join(s.dir, claimsDir), 0o700)
 }

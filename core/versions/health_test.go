@@ -22,7 +22,7 @@ func TestWritableRemakesTheStore(t *testing.T) {
 	if err := s.Writable(); err != nil {
 		t.Fatalf("after the folder was removed: %v", err)
 	}
-	if _, err := s.PutBytes([]byte("kept again")); err != nil {
+	if _, err := s.PutBytes(Owner, []byte("kept again")); err != nil {
 		t.Fatalf("put into the store made again: %v", err)
 	}
 
