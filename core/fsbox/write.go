@@ -15,7 +15,8 @@ import (
 // Write writes data to the file rel of d, creating missing parent folders,
 // and returns the number of bytes written. Without appendMode the file is
 // replaced atomically (temp file and rename); with appendMode the existing
-// regular file is opened with O_APPEND (and created if missing). A path
+// regular file is opened with O_APPEND (and created if missing), and loses
+// its setuid, setgid and sticky bits (as root the kernel keeps them). A path
 // whose last component is a symlink inside the root writes to the link's
 // target. Writing to a folder answers is_directory.
 func (d Dir) Write(rel string, data []byte, appendMode bool) (int64, error) {
@@ -152,6 +153,14 @@ func (d Dir) appendTo(target, name string, data []byte) (int64, error) {
 	}
 	if err := d.checkRegular(name, fi); err != nil {
 		return 0, err
+	}
+	// In place, so the inode keeps its mode; as root (CAP_FSETID) the
+	// kernel does not clear setuid or setgid on a write: clear them (and
+	// sticky) here, on the open file, before its content changes.
+	if fi.Mode()&specialBits != 0 {
+		if err := f.Chmod(fi.Mode().Perm()); err != nil {
+			return 0, d.fail(err, name)
+		}
 	}
 	n, err := f.Write(data)
 	if err == nil {
