@@ -88,6 +88,9 @@ type Sandbox struct {
 	slots    *slots // bounds commands running at once (ExecConfig)
 	docs     DocConfig
 	docSlots *slots // bounds document helpers running at once (DocConfig)
+	// patchSlots bounds hunk searches running at once (patch.go): they
+	// run in this process, on its few cores.
+	patchSlots *slots
 
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
@@ -130,6 +133,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		docs:    cfg.Docs,
 	}
 	s.docSlots = newDocSlots(cfg.Docs)
+	s.patchSlots = newPatchSlots()
 	if cfg.Links.Secret != nil {
 		if err := s.setLinks(cfg.Links); err != nil {
 			return nil, err
