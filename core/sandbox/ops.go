@@ -511,9 +511,14 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 		a.MaxMatches = MaxGrepMatches
 	}
 	d, t, err := o.target(a.Path, needRead)
+	var release func()
+	if err == nil {
+		release, err = s.searchSlots.acquire(o.ctx, o.ev.Client)
+	}
 	if err == nil {
 		var m []fsbox.Match
 		m, res.Truncated, err = d.Grep(t.RelSlash(), re, a.Glob, a.MaxMatches)
+		release()
 		if m != nil {
 			res.Matches = m
 		}

@@ -91,23 +91,23 @@ func (s *slots) release(client string) {
 	s.freed = make(chan struct{})
 }
 
-// Hunk searches (file.apply_patch) run in Corral's own process: a costly
-// one takes a core until its bound or its context stops it. One agent
-// searches one hunk list at a time (its other patches wait, cancellable),
-// and all agents together at most one per core (at least two), so one
-// agent's patches never take more than a core from the others and the
-// owner.
+// Hunk searches (file.apply_patch) and greps (file.grep) run in Corral's
+// own process: a costly one takes a core until it ends (a grep reads its
+// whole tree). One agent runs one such search at a time (its others
+// wait, cancellable), and all agents together at most one per core (at
+// least two), so one agent's searches never take more than a core from
+// the others and the owner.
 const (
-	patchPerClient = 1
-	patchQueueWait = 2 * time.Minute
+	searchPerClient = 1
+	searchQueueWait = 2 * time.Minute
 )
 
-var patchWords = slotWords{
-	cancelled: "The patch was cancelled while it waited for its turn to be placed; nothing was changed.",
-	mine:      "%s already places %d patch at once, its limit; this one waited %s for it to finish and was not applied. Nothing was changed; try again when it has finished.",
-	full:      "Corral already places %d patches at once, its limit for all agents together; this one waited %s and was not applied. Nothing was changed; try again shortly.",
+var searchWords = slotWords{
+	cancelled: "The call was cancelled while it waited for its turn to search; nothing was changed.",
+	mine:      "%s already runs %d search (a patch being placed or a grep) at once, its limit; this one waited %s for it to finish and did not run. Nothing was changed; try again when it has finished.",
+	full:      "Corral already runs %d searches (patches being placed, greps) at once, its limit for all agents together; this one waited %s and did not run. Nothing was changed; try again shortly.",
 }
 
-func newPatchSlots() *slots {
-	return makeSlots(max(2, runtime.NumCPU()), patchPerClient, patchQueueWait, patchWords)
+func newSearchSlots() *slots {
+	return makeSlots(max(2, runtime.NumCPU()), searchPerClient, searchQueueWait, searchWords)
 }
