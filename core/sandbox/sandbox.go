@@ -88,8 +88,8 @@ type Sandbox struct {
 	slots    *slots // bounds commands running at once (ExecConfig)
 	docs     DocConfig
 	docSlots *slots // bounds document helpers running at once (DocConfig)
-	// searchSlots bounds hunk searches (patch.go) and greps running at
-	// once: they run in this process, on its few cores.
+	// searchSlots bounds hunk searches (patch.go), greps and finds
+	// running at once: they run in this process, on its few cores.
 	searchSlots *slots
 
 	mu      sync.Mutex

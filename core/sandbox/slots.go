@@ -91,12 +91,12 @@ func (s *slots) release(client string) {
 	s.freed = make(chan struct{})
 }
 
-// Hunk searches (file.apply_patch) and greps (file.grep) run in Corral's
-// own process: a costly one takes a core until it ends (a grep reads its
-// whole tree). One agent runs one such search at a time (its others
-// wait, cancellable), and all agents together at most one per core (at
-// least two), so one agent's searches never take more than a core from
-// the others and the owner.
+// Hunk searches (file.apply_patch), greps (file.grep) and finds
+// (file.find) run in Corral's own process: a costly one takes a core
+// until it ends (a grep reads its whole tree, a find walks it). One agent
+// runs one such search at a time (its others wait, cancellable), and all
+// agents together at most one per core (at least two), so one agent's
+// searches never take more than a core from the others and the owner.
 const (
 	searchPerClient = 1
 	searchQueueWait = 2 * time.Minute
@@ -104,8 +104,8 @@ const (
 
 var searchWords = slotWords{
 	cancelled: "The call was cancelled while it waited for its turn to search; nothing was changed.",
-	mine:      "%s already runs %d search (a patch being placed or a grep) at once, its limit; this one waited %s for it to finish and did not run. Nothing was changed; try again when it has finished.",
-	full:      "Corral already runs %d searches (patches being placed, greps) at once, its limit for all agents together; this one waited %s and did not run. Nothing was changed; try again shortly.",
+	mine:      "%s already runs %d search (a patch being placed, a grep or a find) at once, its limit; this one waited %s for it to finish and did not run. Nothing was changed; try again when it has finished.",
+	full:      "Corral already runs %d searches (patches being placed, greps, finds) at once, its limit for all agents together; this one waited %s and did not run. Nothing was changed; try again shortly.",
 }
 
 func newSearchSlots() *slots {
