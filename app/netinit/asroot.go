@@ -40,7 +40,8 @@ import (
 // are unprivileged), as uid 0 of that namespace (so bubblewrap sets up the
 // sandbox with capabilities that hold only there, and without a user
 // namespace of its own: the command's /proc/self/uid_map reads "0 UID 1"),
-// with user.max_user_namespaces 0 in it, writes one byte (1) to STATUSFD
+// with user.max_user_namespaces 0 in it and a sixteenth of the host's
+// per-user inotify and fanotify pools (limitShares), writes one byte (1) to STATUSFD
 // once the mounts are in place, waits for PROGRAM and exits with its
 // status (128+N when killed by signal N). A failure before PROGRAM starts
 // prints one line and exits 125; STATUSFD then receives nothing, or 'I'
