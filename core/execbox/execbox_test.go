@@ -1426,7 +1426,7 @@ func TestNeverHostRootAsUser(t *testing.T) {
 	test := copyExe(self, "execbox.test")
 	netinit := copyExe(execboxtest.NetInit(t), "corral-netinit")
 	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		test, "-test.run=^TestNeverHostRoot$", "-test.count=1", "-test.v")
+		test, "-test.run=^(TestNeverHostRoot|TestInotifyNotShared)$", "-test.count=1", "-test.v")
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, "EXECBOX_TEST_NETINIT=" + netinit}
 	out, err := cmd.CombinedOutput()
@@ -1435,7 +1435,7 @@ func TestNeverHostRootAsUser(t *testing.T) {
 		// making user namespaces: Corral cannot run commands as one here.
 		t.Skipf("as nobody, commands cannot run on this machine:\n%s", out)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") || !strings.Contains(string(out), "--- PASS: TestInotifyNotShared ") {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
 }
@@ -1451,7 +1451,11 @@ func TestNeverHostRootAsUser(t *testing.T) {
 // beside it still gets one.
 func TestInotifyNotShared(t *testing.T) {
 	b := newBox(t)
-	r := newRunner(t, b.opts())
+	netinit := os.Getenv("EXECBOX_TEST_NETINIT") // set by TestNeverHostRootAsUser
+	if netinit == "" {
+		netinit = execboxtest.NetInit(t)
+	}
+	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: netinit})
 	pool := readInt(t, "/proc/sys/fs/inotify/max_user_instances")
 	const tails = 140
 	// Every tail either holds an inotify instance or says it reverted to
@@ -1466,6 +1470,14 @@ n=0; while [ $n -lt 300 ]; do
 done
 echo "held $held"; echo "refused $refused" >&2; sleep 60`)
 	hog.Timeout = 2 * time.Minute
+	if os.Getuid() != 0 {
+		// As a user the share is set where the overlay is set up.
+		if err := r.ProbeOverlay(t.Context(), filepath.Join(b.corral, "versions", "probe")); err != nil {
+			t.Fatalf("overlay probe: %v", err)
+		}
+		hog.LayerDir = filepath.Join(b.corral, "versions", "run")
+		t.Cleanup(func() { RemoveLayers(hog.LayerDir) })
+	}
 	ready := make(chan int, 1)
 	var out bytes.Buffer
 	hog.OnOutput = func(stream string, data []byte) {
