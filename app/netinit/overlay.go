@@ -79,6 +79,11 @@ func overlay(args []string) error {
 			return fmt.Errorf("mount an overlay on %s: %w", lower, err)
 		}
 	}
+	// The command runs as the owner's uid, whose inotify and fanotify
+	// pools the owner's own programs use too: it gets a share of them.
+	if err := limitShares(); err != nil {
+		return err
+	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)
 	}
