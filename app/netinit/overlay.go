@@ -23,7 +23,8 @@ import (
 // merged folder: the real folder as the lower layer, the upper and work
 // folders in Corral's data folder. Everything the command writes lands in
 // the upper folder; Corral applies it to the real folder after the command
-// has ended. Then it drops every capability, writes one byte to STATUSFD
+// has ended. It limits its namespace to a sixteenth of the owner's
+// inotify and fanotify pools (limitShares). Then it drops every capability, writes one byte to STATUSFD
 // (the mounts are in place), closes both and becomes PROGRAM (bubblewrap,
 // with Corral's unchanged options). The mounts live in this process's
 // mount namespace only and vanish with the sandbox.
