@@ -94,9 +94,10 @@ func (s *slots) release(client string) {
 // Hunk searches (file.apply_patch), greps (file.grep) and finds
 // (file.find) run in Corral's own process: a costly one takes a core
 // until it ends (a grep reads its whole tree, a find walks it). One agent
-// runs one such search at a time (its others wait, cancellable), and all
-// agents together at most one per core (at least two), so one agent's
-// searches never take more than a core from the others and the owner.
+// runs one such search at a time (its others wait, cancellable), so one
+// agent's searches never take more than a core from the others and the
+// owner; all agents together run at most two per core (at least four),
+// so two agents holding theirs still leave room for the others'.
 const (
 	searchPerClient = 1
 	searchQueueWait = 2 * time.Minute
@@ -109,5 +110,5 @@ var searchWords = slotWords{
 }
 
 func newSearchSlots() *slots {
-	return makeSlots(max(2, runtime.NumCPU()), searchPerClient, searchQueueWait, searchWords)
+	return makeSlots(max(4, 2*runtime.NumCPU()), searchPerClient, searchQueueWait, searchWords)
 }
