@@ -40,7 +40,8 @@ import (
 // are unprivileged), as uid 0 of that namespace (so bubblewrap sets up the
 // sandbox with capabilities that hold only there, and without a user
 // namespace of its own: the command's /proc/self/uid_map reads "0 UID 1"),
-// with user.max_user_namespaces 0 in it, writes one byte (1) to STATUSFD
+// with user.max_user_namespaces 0 in it and a sixteenth of the host's
+// per-user inotify and fanotify pools (limitShares), writes one byte (1) to STATUSFD
 // once the mounts are in place, waits for PROGRAM and exits with its
 // status (128+N when killed by signal N). A failure before PROGRAM starts
 // prints one line and exits 125; STATUSFD then receives nothing, or 'I'
@@ -282,6 +283,54 @@ func stage2(args []string) error {
 	if err := os.WriteFile("/proc/sys/user/max_user_namespaces", []byte("0\n"), 0); err != nil {
 		return fmt.Errorf("disable user namespaces: %w", err)
 	}
+	if err := limitShares(); err != nil {
+		return err
+	}
 	prog := args[2]
 	return fmt.Errorf("start %s: %w", prog, unix.Exec(prog, args[2:], os.Environ()))
+}
+
+// userPools are the kernel's per-user pools a command's processes draw
+// from: the host's size of each (set in the initial namespace, the same
+// whichever namespace reads it) and the limit of this namespace. Every
+// command runs as the one host uid UID, so without a limit of its own
+// one command could take a whole pool from every other agent's commands
+// (140 `tail -f` held 123 of the 128 inotify instances, and tail in
+// another agent's command fell back to polling).
+var userPools = [][2]string{
+	{"fs/inotify/max_user_instances", "user/max_inotify_instances"},
+	{"fs/inotify/max_user_watches", "user/max_inotify_watches"},
+	{"fs/fanotify/max_user_groups", "user/max_fanotify_groups"},
+	{"fs/fanotify/max_user_marks", "user/max_fanotify_marks"},
+}
+
+// poolShare: a command may hold 1/poolShare of each pool (8 of the 128
+// inotify instances by default), so one agent's commands at once
+// (max_running_per_agent, 4 by default) hold at most a quarter of it.
+const poolShare = 16
+
+// limitShares limits this namespace to its share of every user pool the
+// kernel has.
+func limitShares() error {
+	for _, p := range userPools {
+		b, err := os.ReadFile("/proc/sys/" + p[0])
+		if errors.Is(err, os.ErrNotExist) {
+			continue // a kernel without this pool
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p[0], err)
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p[0], err)
+		}
+		err = os.WriteFile("/proc/sys/"+p[1], []byte(strconv.Itoa(max(1, n/poolShare))+"\n"), 0)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("limit %s: %w", p[1], err)
+		}
+	}
+	return nil
 }

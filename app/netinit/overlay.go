@@ -23,7 +23,8 @@ import (
 // merged folder: the real folder as the lower layer, the upper and work
 // folders in Corral's data folder. Everything the command writes lands in
 // the upper folder; Corral applies it to the real folder after the command
-// has ended. Then it drops every capability, writes one byte to STATUSFD
+// has ended. It limits its namespace to a sixteenth of the owner's
+// inotify and fanotify pools (limitShares). Then it drops every capability, writes one byte to STATUSFD
 // (the mounts are in place), closes both and becomes PROGRAM (bubblewrap,
 // with Corral's unchanged options). The mounts live in this process's
 // mount namespace only and vanish with the sandbox.
@@ -78,6 +79,11 @@ func overlay(args []string) error {
 		if err := unix.Mount("overlay", merged, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
 			return fmt.Errorf("mount an overlay on %s: %w", lower, err)
 		}
+	}
+	// The command runs as the owner's uid, whose inotify and fanotify
+	// pools the owner's own programs use too: it gets a share of them.
+	if err := limitShares(); err != nil {
+		return err
 	}
 	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
 		return fmt.Errorf("drop capabilities: %w", err)

@@ -1426,7 +1426,7 @@ func TestNeverHostRootAsUser(t *testing.T) {
 	test := copyExe(self, "execbox.test")
 	netinit := copyExe(execboxtest.NetInit(t), "corral-netinit")
 	cmd := exec.CommandContext(t.Context(), setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--",
-		test, "-test.run=^TestNeverHostRoot$", "-test.count=1", "-test.v")
+		test, "-test.run=^(TestNeverHostRoot|TestInotifyNotShared)$", "-test.count=1", "-test.v")
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, "EXECBOX_TEST_NETINIT=" + netinit}
 	out, err := cmd.CombinedOutput()
@@ -1435,7 +1435,103 @@ func TestNeverHostRootAsUser(t *testing.T) {
 		// making user namespaces: Corral cannot run commands as one here.
 		t.Skipf("as nobody, commands cannot run on this machine:\n%s", out)
 	}
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") {
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestNeverHostRoot ") || !strings.Contains(string(out), "--- PASS: TestInotifyNotShared ") {
 		t.Fatalf("as nobody: %v\n%s", err, out)
 	}
+}
+
+// TestInotifyNotShared: every command (as root: every agent's, all as the
+// one host uid dropID; as a user: the owner's own uid) draws its inotify
+// instances from one per-user pool (fs.inotify.max_user_instances, 128 by
+// default). A command that opened them all left every other agent's
+// commands without inotify ("tail: inotify cannot be used, reverting to
+// polling: Too many open files"; file watchers, dev servers and build
+// tools fail): the red team held 123 of the 128 with 140 `tail -f`. A
+// command may hold only a share of the pool, and another command running
+// beside it still gets one.
+func TestInotifyNotShared(t *testing.T) {
+	b := newBox(t)
+	netinit := os.Getenv("EXECBOX_TEST_NETINIT") // set by TestNeverHostRootAsUser
+	if netinit == "" {
+		netinit = execboxtest.NetInit(t)
+	}
+	r := newRunner(t, Options{Hidden: []string{b.corral}, NetInit: netinit})
+	pool := readInt(t, "/proc/sys/fs/inotify/max_user_instances")
+	const tails = 140
+	// Every tail either holds an inotify instance or says it reverted to
+	// polling; the script waits until each has done one or the other.
+	hog := b.spec(`touch /tmp/x; i=0
+while [ $i -lt ` + strconv.Itoa(tails) + ` ]; do tail -f /tmp/x 2>/tmp/err.$i & i=$((i+1)); done
+n=0; while [ $n -lt 300 ]; do
+  held=$(ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c inotify)
+  refused=$(grep -l 'reverting to polling' /tmp/err.* | wc -l)
+  [ $((held+refused)) -ge ` + strconv.Itoa(tails) + ` ] && break
+  sleep 0.1; n=$((n+1))
+done
+echo "held $held"; echo "refused $refused" >&2; sleep 60`)
+	hog.Timeout = 2 * time.Minute
+	if os.Getuid() != 0 {
+		// As a user the share is set where the overlay is set up.
+		if err := r.ProbeOverlay(t.Context(), filepath.Join(b.corral, "versions", "probe")); err != nil {
+			t.Fatalf("overlay probe: %v", err)
+		}
+		hog.LayerDir = filepath.Join(b.corral, "versions", "run")
+		t.Cleanup(func() { RemoveLayers(hog.LayerDir) })
+	}
+	ready := make(chan int, 1)
+	var out bytes.Buffer
+	hog.OnOutput = func(stream string, data []byte) {
+		if stream != "stdout" {
+			return
+		}
+		out.Write(data)
+		var n int
+		if _, err := fmt.Sscanf(out.String(), "held %d\n", &n); err == nil {
+			select {
+			case ready <- n:
+			default:
+			}
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	type ended struct {
+		res Result
+		err error
+	}
+	done := make(chan ended, 1)
+	go func() {
+		res, err := r.Run(ctx, hog)
+		done <- ended{res, err}
+	}()
+	var held int
+	select {
+	case held = <-ready:
+	case e := <-done:
+		t.Fatalf("the first command ended before it was ready: %v (%+v)", e.err, e.res)
+	}
+	other := Spec{Command: `touch /tmp/y; timeout 1 tail -f /tmp/y 2>&1; true`, ScopeDir: b.other, ShareDir: b.share, User: "bob", Timeout: 30 * time.Second}
+	res := run(t, r, other)
+	cancel()
+	e := <-done
+	t.Logf("the first command held %d of the %d inotify instances; %s", held, pool, e.res.Stderr)
+	if held > pool/8 {
+		t.Errorf("one command held %d of the %d inotify instances every command shares", held, pool)
+	}
+	if strings.Contains(res.Stdout, "inotify") {
+		t.Errorf("a command running beside it got no inotify instance: %q", res.Stdout)
+	}
+}
+
+func readInt(t testing.TB, p string) int {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

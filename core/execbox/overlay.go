@@ -244,7 +244,10 @@ func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd,
 		// maps nothing but the owner's ids, and it drops them all before
 		// it execs bwrap.
 		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH,
-			unix.CAP_FOWNER, unix.CAP_FSETID, unix.CAP_CHOWN, unix.CAP_MKNOD},
+			unix.CAP_FOWNER, unix.CAP_FSETID, unix.CAP_CHOWN, unix.CAP_MKNOD,
+			// to limit the namespace's share of the per-user inotify and
+			// fanotify pools (user.max_inotify_instances …)
+			unix.CAP_SYS_RESOURCE},
 	}
 	return cmd, []*os.File{specR, statusW}, nil
 }

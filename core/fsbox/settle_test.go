@@ -73,3 +73,46 @@ func TestNoSpecialBitsKept(t *testing.T) {
 		t.Errorf("written w is %v, %v; want -rwxr-xr-x", fi.Mode(), err)
 	}
 }
+
+// TestAppendClearsSpecialBits: appending writes the file in place, and
+// Corral running as root (CAP_FSETID) keeps a setuid or setgid bit the
+// kernel would clear for anyone else. The red team appended to a
+// setuid-root copy of id through file.write {append: true}: its content
+// changed and it stayed -rwsr-xr-x (setgid likewise). Appending clears
+// them, as replacing does.
+func TestAppendClearsSpecialBits(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	d := Dir{Root: root, Prefix: "home"}
+	for name, mode := range map[string]fs.FileMode{
+		"suid":   0o755 | fs.ModeSetuid,
+		"sgid":   0o750 | fs.ModeSetgid,
+		"both":   0o700 | fs.ModeSetuid | fs.ModeSetgid,
+		"sticky": 0o644 | fs.ModeSticky,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.Write(name, []byte("y"), true); err != nil {
+			t.Fatal(err)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := mode.Perm(); fi.Mode() != want {
+			t.Errorf("%s appended to is %v, want %v", name, fi.Mode(), want)
+		}
+		if got, _ := os.ReadFile(p); string(got) != "xy" {
+			t.Errorf("%s holds %q", name, got)
+		}
+	}
+}

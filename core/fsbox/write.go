@@ -16,7 +16,8 @@ import (
 // Write writes data to the file rel of d, creating missing parent folders,
 // and returns the number of bytes written. Without appendMode the file is
 // replaced atomically (temp file and rename); with appendMode the existing
-// regular file is opened with O_APPEND (and created if missing). A path
+// regular file is opened with O_APPEND (and created if missing), and loses
+// its setuid, setgid and sticky bits (as root the kernel keeps them). A path
 // whose last component is a symlink inside the root writes to the link's
 // target. Writing to a folder answers is_directory.
 func (d Dir) Write(rel string, data []byte, appendMode bool) (int64, error) {

@@ -494,9 +494,14 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "pattern must be a glob of 1 to %d bytes.", maxPattern))
 	}
 	d, t, err := o.target(a.Path, needRead)
+	var release func()
+	if err == nil {
+		release, err = s.searchSlots.acquire(o.ctx, o.ev.Client)
+	}
 	if err == nil {
 		var m []string
 		m, res.Truncated, err = d.Find(t.RelSlash(), a.Pattern, MaxFindMatches)
+		release()
 		if m != nil {
 			res.Matches = m
 		}
@@ -556,9 +561,14 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 		a.MaxMatches = MaxGrepMatches
 	}
 	d, t, err := o.target(a.Path, needRead)
+	var release func()
+	if err == nil {
+		release, err = s.searchSlots.acquire(o.ctx, o.ev.Client)
+	}
 	if err == nil {
 		var m []fsbox.Match
 		m, res.Truncated, err = d.Grep(t.RelSlash(), re, a.Glob, a.MaxMatches)
+		release()
 		if m != nil {
 			res.Matches = m
 		}

@@ -243,7 +243,12 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 			}
 			ch.dst, ch.dstRel = d, ch.srcRel
 		}
+		release, err := o.s.searchSlots.acquire(o.ctx, o.ev.Client)
+		if err != nil {
+			return plan, err
+		}
 		r, err := f.Apply(o.ctx, ch.old)
+		release()
 		if err != nil {
 			var c *patch.Conflict
 			if errors.As(err, &c) {

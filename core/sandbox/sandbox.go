@@ -91,6 +91,9 @@ type Sandbox struct {
 	slots    *slots // bounds commands running at once (ExecConfig)
 	docs     DocConfig
 	docSlots *slots // bounds document helpers running at once (DocConfig)
+	// searchSlots bounds hunk searches (patch.go), greps and finds
+	// running at once: they run in this process, on its few cores.
+	searchSlots *slots
 
 	mu      sync.Mutex
 	roots   map[string]*os.Root // by host folder
@@ -134,6 +137,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		docs:    cfg.Docs,
 	}
 	s.docSlots = newDocSlots(cfg.Docs)
+	s.searchSlots = newSearchSlots()
 	if cfg.Links.Secret != nil {
 		if err := s.setLinks(cfg.Links); err != nil {
 			return nil, err

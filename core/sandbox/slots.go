@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -88,4 +89,26 @@ func (s *slots) release(client string) {
 	}
 	close(s.freed)
 	s.freed = make(chan struct{})
+}
+
+// Hunk searches (file.apply_patch), greps (file.grep) and finds
+// (file.find) run in Corral's own process: a costly one takes a core
+// until it ends (a grep reads its whole tree, a find walks it). One agent
+// runs one such search at a time (its others wait, cancellable), so one
+// agent's searches never take more than a core from the others and the
+// owner; all agents together run at most two per core (at least four),
+// so two agents holding theirs still leave room for the others'.
+const (
+	searchPerClient = 1
+	searchQueueWait = 2 * time.Minute
+)
+
+var searchWords = slotWords{
+	cancelled: "The call was cancelled while it waited for its turn to search; nothing was changed.",
+	mine:      "%s already runs %d search (a patch being placed, a grep or a find) at once, its limit; this one waited %s for it to finish and did not run. Nothing was changed; try again when it has finished.",
+	full:      "Corral already runs %d searches (patches being placed, greps, finds) at once, its limit for all agents together; this one waited %s and did not run. Nothing was changed; try again shortly.",
+}
+
+func newSearchSlots() *slots {
+	return makeSlots(max(4, 2*runtime.NumCPU()), searchPerClient, searchQueueWait, searchWords)
 }
