@@ -58,7 +58,8 @@ var noDefault = map[string]bool{"file_read.tail": true}
 // TestSchemasExact: every numeric argument of every tool (with and
 // without context) states its minimum and maximum, and its default unless
 // leaving it out means something else; no schema, input or output, has a
-// type union; each tool's annotations are as listed.
+// type union or anything else the Inspector's --strict lint reports; each
+// tool's annotations are as listed.
 func TestSchemasExact(t *testing.T) {
 	t.Parallel()
 	annotations := map[string]string{ // readOnly destructive idempotent openWorld
@@ -96,6 +97,8 @@ func TestSchemasExact(t *testing.T) {
 					t.Errorf("output %s has a type union %v", at, s.Types)
 				}
 			})
+			portable(t, tl.Name+" input", tl.InputSchema, "")
+			portable(t, tl.Name+" output", tl.OutputSchema, "")
 			a := tl.Annotations
 			got := []byte("----")
 			if a.ReadOnlyHint {
@@ -113,6 +116,51 @@ func TestSchemasExact(t *testing.T) {
 			}
 			if string(got) != annotations[tl.Name] {
 				t.Errorf("%s: annotations %s, want %s", tl.Name, got, annotations[tl.Name])
+			}
+		}
+	}
+}
+
+// portable fails on what the MCP Inspector's --strict schema lint
+// reports (its core/json/schemaLint.ts): a type array, a bare true or
+// false where a schema object belongs, and a schema that constrains
+// nothing.
+func portable(t *testing.T, at string, schema any, keyword string) {
+	t.Helper()
+	var node any
+	b, _ := json.Marshal(schema)
+	json.Unmarshal(b, &node)
+	switch n := node.(type) {
+	case bool:
+		if keyword != "additionalProperties" {
+			t.Errorf("%s: a bare %v for a schema", at, n)
+		}
+		return
+	case map[string]any:
+		if _, union := n["type"].([]any); union {
+			t.Errorf("%s: a type union %v", at, n["type"])
+		}
+		constrains := false
+		for _, k := range []string{"type", "enum", "const", "anyOf", "oneOf", "allOf", "not", "properties", "items", "required", "$ref", "additionalProperties"} {
+			_, ok := n[k]
+			constrains = constrains || ok
+		}
+		if !constrains && keyword != "not" {
+			t.Errorf("%s: a schema that constrains nothing: %v", at, n)
+		}
+		if props, ok := n["properties"].(map[string]any); ok {
+			for k, p := range props {
+				portable(t, at+"."+k, p, "properties")
+			}
+		}
+		for _, k := range []string{"items", "additionalProperties", "not"} {
+			if p, ok := n[k]; ok {
+				portable(t, at+"."+k, p, k)
+			}
+		}
+		if branches, ok := n["anyOf"].([]any); ok {
+			for i, p := range branches {
+				portable(t, fmt.Sprintf("%s.anyOf[%d]", at, i), p, "anyOf")
 			}
 		}
 	}

@@ -3,7 +3,6 @@ package mcp
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -17,18 +16,18 @@ import (
 // readOut is file_read's structured result: file.read's answer, without
 // the data of an image or of encoding=base64 (the content carries it).
 type readOut struct {
-	Type        string `json:"type" jsonschema:"text, image or binary (encoding=base64)"`
-	Path        string `json:"path"`
-	Bytes       int64  `json:"bytes" jsonschema:"the file's size"`
-	Content     string `json:"content,omitempty" jsonschema:"text: the lines returned"`
-	TotalLines  int    `json:"totalLines,omitempty"`
-	OutputLines int    `json:"outputLines,omitempty"`
-	Truncated   bool   `json:"truncated,omitempty" jsonschema:"text: more lines follow"`
-	TruncatedBy any    `json:"truncatedBy,omitempty" jsonschema:"text: lines, bytes or null"`
-	MimeType    string `json:"mimeType,omitempty"`
-	Encoding    string `json:"encoding,omitempty" jsonschema:"text: the 8-bit encoding it was read as; binary: base64"`
-	Offset      int64  `json:"offset,omitempty" jsonschema:"binary: the first byte"`
-	Length      int    `json:"length,omitempty" jsonschema:"binary: how many bytes"`
+	Type        string  `json:"type" jsonschema:"text, image or binary (encoding=base64)"`
+	Path        string  `json:"path"`
+	Bytes       int64   `json:"bytes" jsonschema:"the file's size"`
+	Content     string  `json:"content,omitempty" jsonschema:"text: the lines returned"`
+	TotalLines  int     `json:"totalLines,omitempty"`
+	OutputLines int     `json:"outputLines,omitempty"`
+	Truncated   bool    `json:"truncated,omitempty" jsonschema:"text: more lines follow"`
+	TruncatedBy *string `json:"truncatedBy" jsonschema:"text: lines or bytes when truncated"`
+	MimeType    string  `json:"mimeType,omitempty"`
+	Encoding    string  `json:"encoding,omitempty" jsonschema:"text: the 8-bit encoding it was read as; binary: base64"`
+	Offset      int64   `json:"offset,omitempty" jsonschema:"binary: the first byte"`
+	Length      int     `json:"length,omitempty" jsonschema:"binary: how many bytes"`
 	// No data: binaryResult sends the bytes once, in the text content
 	// (file.read's answer as it came), and an image's are its image
 	// content.
@@ -69,8 +68,8 @@ type infoOut struct {
 	Roots     []struct {
 		Path   string `json:"path"`
 		Access string `json:"access" jsonschema:"read or readwrite"`
-	} `json:"roots" jsonschema:"host folders you may use by their absolute path"`
-	Exec         map[string]any `json:"exec" jsonschema:"whether commands are available, where they may write, their network and limits"`
+	} `json:"roots" jsonschema:"folders you may use by absolute path"`
+	Exec         map[string]any `json:"exec" jsonschema:"whether commands can run, and their limits"`
 	Paused       bool           `json:"paused" jsonschema:"the owner has paused every agent"`
 	AuditProblem string         `json:"audit_problem,omitempty"`
 	ActFor       []string       `json:"act_for,omitempty" jsonschema:"other folders you may name in a context"`
@@ -92,26 +91,28 @@ func outputSchema[T any]() *jsonschema.Schema {
 	return s
 }
 
-// nullable removes the ["null", T] unions jsonschema.For makes of Go's
-// pointers, slices and maps, which strict clients flag: a member that is
-// left out when empty (omitempty, so not required) is never null and
-// becomes T; one always present may be null on the wire (a nil slice, a
-// truncatedBy of null), so its schema keeps no type and its description
-// says "or null".
+// nullable removes the ["null", T] type unions jsonschema.For makes of
+// Go's pointers, slices and maps, which strict clients flag (the MCP
+// Inspector's --strict, and clients that map schemas onto a one-type
+// dialect): a member left out when empty (omitempty, so not required) is
+// never null and becomes T; one always present may be null on the wire
+// (a nil slice, a truncatedBy of null) and becomes anyOf T or null, each
+// branch of one type.
 func nullable(s *jsonschema.Schema) {
 	if s == nil {
 		return
 	}
 	for k, p := range s.Properties {
-		if len(p.Types) == 2 && p.Types[0] == "null" {
-			if slices.Contains(s.Required, k) {
-				p.Description = strings.TrimSpace(p.Description + " (" + p.Types[1] + " or null)")
-				p.Types = nil
-			} else {
-				p.Type, p.Types = p.Types[1], nil
-			}
-		}
 		nullable(p)
+		if len(p.Types) != 2 || p.Types[0] != "null" {
+			continue
+		}
+		p.Type, p.Types = p.Types[1], nil
+		if slices.Contains(s.Required, k) {
+			desc := p.Description
+			p.Description = ""
+			s.Properties[k] = &jsonschema.Schema{Description: desc, AnyOf: []*jsonschema.Schema{p, {Type: "null"}}}
+		}
 	}
 	nullable(s.Items)
 }
@@ -126,6 +127,9 @@ func open(s *jsonschema.Schema) {
 	for _, p := range s.Properties {
 		open(p)
 	}
+	for _, p := range s.AnyOf {
+		open(p)
+	}
 	open(s.Items)
 }
 
@@ -137,6 +141,9 @@ func bare(s *jsonschema.Schema) *jsonschema.Schema {
 	}
 	s.Description = ""
 	for _, p := range s.Properties {
+		bare(p)
+	}
+	for _, p := range s.AnyOf {
 		bare(p)
 	}
 	bare(s.Items)

@@ -12,8 +12,9 @@
 // before the backend is called, with an isError result in a sentence
 // naming the tool and the argument and what it takes (Corral's words, not
 // the schema validator's); null for an optional argument means leaving
-// it out, and a numeric one left out takes its schema's default. A backend error becomes an isError result carrying its
-// polite sentence and, in parentheses, its kind. The client's cancellation
+// it out, and a numeric one left out takes its schema's default. A
+// backend error becomes an isError result carrying its polite sentence
+// and, in parentheses, its kind. The client's cancellation
 // (notifications/cancelled) ends the backend call's context; with a
 // progressToken, each line the backend reports (Progress) is sent as
 // notifications/progress with a growing count. What a file holds reaches
@@ -85,14 +86,14 @@ const pathRules = "Paths in every tool are relative to your private folder (e.g.
 	"A tool's reason argument says why you need it; it is shown to the owner when approval is needed."
 
 const patchDesc = "Create, modify, rename and delete files in one call, all or nothing. " +
-	"Formats: a unified diff as git diff or diff -u writes it (--- /dev/null creates, +++ /dev/null deletes, git's rename from/to renames; a/ and b/ are stripped), " +
+	"Formats: a unified diff as git diff writes it (--- /dev/null creates, +++ /dev/null deletes, git's rename from/to renames; a/ and b/ are stripped), " +
 	"or the Codex format (*** Begin Patch, *** Add File: path with + lines, *** Delete File: path, *** Update File: path with optional *** Move to: path and @@ hunks of ' ', - and + lines, *** End Patch). " +
 	"If a hunk does not match, nothing changes and the error names the file, line and text expected; read the file again and resend. " +
 	"A numbered hunk may match up to 3 lines off (the result reports offsets); give 3 lines of context around each change."
 
 // Descriptions shared by many tools.
 const (
-	reasonDesc  = "why, in a few words (see instructions)"
+	reasonDesc  = "why you need it (see instructions)"
 	contextDesc = "whose folder to use; leave it out for your own (see instructions)"
 	// contextRules are added to the instructions when tools offer context.
 	contextRules = " Every tool's context argument picks whose folder to use; leave it out for your own and set it only when told to: " +
@@ -105,7 +106,7 @@ type readIn struct {
 	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return"`
 	Tail   int    `json:"tail,omitempty" jsonschema:"only the last this many lines (not with offset/limit)"`
 	// Encoding base64 returns the bytes of any file, binary too.
-	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (UTF-8, or converted from windows-1252/iso-8859-1, which the result names) or base64: the bytes, 4 MiB from byte_offset"`
+	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (UTF-8, or converted from a named 8-bit encoding) or base64 (4 MiB of bytes from byte_offset)"`
 	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with base64: the first byte to return"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`
@@ -467,7 +468,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	addTool[wire.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time.", readOnly},
 		nil, forward[statIn])
 	addTool[wire.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word, OpenDocument, Excel, PowerPoint, EPUB, RTF or HTML file, " +
-		"with marker lines such as '=== Page 3 ===' or '=== Sheet: Name ===' (rows as tab-separated cells); 2000 lines or 256 KiB per call. Scanned or password-protected files give no text.", readOnly},
+		"with markers such as '=== Page 3 ===' (spreadsheet rows as tab-separated cells); 2000 lines or 256 KiB per call. Scanned or locked files give no text.", readOnly},
 		lines, documentHandler)
 	addTool[wire.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it.", destructive},
 		func(p map[string]*jsonschema.Schema) {
@@ -494,7 +495,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 		timeout = execbox.DefaultTimeout
 	}
 	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in the sandbox; output is capped. No network unless asked: allowed_domains and package_managers give those domains, each new one asked of the owner; network=true any public domain, asked every time. " +
-		"Programs reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; ssh needs a ProxyCommand via socks5 127.0.0.1:3128); this computer and the home network never. network.refused lists what was refused.",
+		"Programs reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; ssh: ProxyCommand via socks5 127.0.0.1:3128), never this computer or the home network; network.refused says what was refused.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {
 			names := []any{}
@@ -505,7 +506,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			ms := float64(timeout.Milliseconds())
 			bound(p["timeout_ms"], float64(minCommandTimeout.Milliseconds()), ms, ms)
 		}, runHandler)
-	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long or complex reports (only links come back).", additive},
+	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long reports (only links come back).", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["format"].Enum, p["format"].Default = []any{"markdown", "html"}, json.RawMessage(`"markdown"`)
 		}, forward[resultIn])
@@ -517,7 +518,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 				Description: `seconds ("3600") or a duration ("30m", "7d"), at least 1m; default: the owner's setting`,
 			}
 		}, forward[linkIn])
-	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folders, other folders you may use, and whether commands can run.", readOnly},
 		nil, forward[infoIn])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
