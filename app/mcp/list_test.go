@@ -293,3 +293,64 @@ func callBig(t *testing.T, cs *sdk.ClientSession, tool string, args any) *sdk.Ca
 	}
 	return res
 }
+
+// TestEveryBadArgumentInCorralsWords: for every argument of every tool,
+// a value of the wrong type, and for numbers one below and one above its
+// bounds, is refused in Corral's sentence naming the tool and the
+// argument, never in the validator's words, and the backend is not
+// called.
+func TestEveryBadArgumentInCorralsWords(t *testing.T) {
+	t.Parallel()
+	b := &fakeBackend{}
+	cs, _ := connectFake(t, b, Options{ActsForOthers: true}, nil)
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, tl := range list.Tools {
+		var s jsonschema.Schema
+		raw, _ := json.Marshal(tl.InputSchema)
+		json.Unmarshal(raw, &s)
+		for name, p := range s.Properties {
+			var bad []any
+			switch p.Type {
+			case "string":
+				bad = []any{5, true}
+			case "integer", "number":
+				bad = []any{"x", *p.Minimum - 1, *p.Maximum + 1}
+				if p.Type == "integer" {
+					bad = append(bad, *p.Minimum+0.5)
+				}
+			case "boolean":
+				bad = []any{"yes", 1}
+			case "array":
+				bad = []any{"x", []any{5}}
+			case "object":
+				bad = []any{5, map[string]any{"no_such_field": 1}}
+			}
+			for _, v := range bad {
+				args := map[string]any{}
+				for _, req := range s.Required {
+					switch s.Properties[req].Type {
+					case "array":
+						args[req] = []string{"a"}
+					default:
+						args[req] = "a"
+					}
+				}
+				args[name] = v
+				res := callTool(t, cs, tl.Name, args)
+				got := resultText(t, res)
+				n++
+				if !res.IsError || !strings.HasPrefix(got, tl.Name+"'s "+name) || strings.Contains(got, "validating") || strings.Contains(got, "input schema") {
+					t.Errorf("%s %s=%v: isError=%v %q, want a sentence starting %q", tl.Name, name, v, res.IsError, got, tl.Name+"'s "+name)
+				}
+			}
+		}
+	}
+	if calls := b.recorded(); len(calls) > 0 {
+		t.Errorf("the backend was called for arguments refused before it: %v", calls)
+	}
+	t.Logf("%d bad arguments refused", n)
+}

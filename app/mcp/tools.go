@@ -459,7 +459,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			lines(p)
 			bound(p["tail"], 1, maxLines, nil)
 			p["encoding"].Enum, p["encoding"].Default = []any{"text", "base64"}, json.RawMessage(`"text"`)
-			bound(p["byte_offset"], 0, 1<<53, 0)
+			bound(p["byte_offset"], 0, 1<<40, 0) // 1 TiB
 		}, readHandler)
 	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files, each as file_read would; one that fails says why without failing the others.", readOnly},
 		func(p map[string]*jsonschema.Schema) {
@@ -526,12 +526,14 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 
 // checkArguments answers a tools/call that lacks a required argument,
 // names one the tool does not have, gives its arguments as something
-// other than an object or a value the SDK cannot decode (1e999) with an
-// isError result in a sentence
-// ("file_read needs a value for path (the file to read, …)."), before the
-// SDK's own validation, whose wording is a validator's, sees it; every
-// other call goes on to that validation unchanged, except that optional
-// arguments given as null are dropped (null means "not given").
+// other than an object or a value the SDK cannot decode (1e999), gives
+// one that does not fit its schema (badArguments: type, bounds, enum,
+// pattern, items, fields) or arguments that do not go together, with an
+// isError result in a sentence ("file_read needs a value for path (the
+// file to read)."), before the SDK's own validation, whose wording is a
+// validator's, sees it; every other call goes on to that validation
+// (which then finds nothing) and to the SDK's defaults, except that
+// optional arguments given as null are dropped (null means "not given").
 func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -690,17 +692,16 @@ func badValue(what string, s *jsonschema.Schema, v any) string {
 		}
 		return fmt.Sprintf("%s must be %s, not %s.", what, want, got)
 	}
-	if len(s.Enum) > 0 && !slices.ContainsFunc(s.Enum, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(v) }) {
-		var names []string
-		for _, e := range s.Enum {
-			names = append(names, fmt.Sprint(e))
-		}
-		return wrong(plural(len(names), "", "one of ") + or(names))
-	}
 	switch s.Type {
 	case "string":
 		str, ok := v.(string)
 		switch {
+		case len(s.Enum) > 0 && (!ok || !slices.Contains(s.Enum, any(str))):
+			var names []string
+			for _, e := range s.Enum {
+				names = append(names, fmt.Sprint(e))
+			}
+			return wrong(plural(len(names), "", "one of ") + or(names))
 		case !ok:
 			return wrong("a string")
 		case s.Pattern != "" && !regexp.MustCompile(s.Pattern).MatchString(str):
