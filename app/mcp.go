@@ -143,9 +143,10 @@ func serveMCP(ctx context.Context, c *client.Client) error {
 }
 
 // toolOptions shapes the tool list for the key `corral mcp` runs with:
-// session.info says whether it may act for others. When the daemon does
-// not answer, the tools offer context (a client that may not use it is
-// refused by the daemon as always).
+// session.info says whether it may act for others, and the owner's
+// command timeout. When the daemon does not answer, the tools offer
+// context (a client that may not use it is refused by the daemon as
+// always) and state the default timeout.
 func toolOptions(ctx context.Context, c *client.Client) mcp.Options {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -153,11 +154,14 @@ func toolOptions(ctx context.Context, c *client.Client) mcp.Options {
 	var info struct {
 		Role   string   `json:"role"`
 		ActFor []string `json:"act_for"`
+		Exec   struct {
+			TimeoutMs int64 `json:"timeout_ms"`
+		} `json:"exec"`
 	}
 	if err != nil || json.Unmarshal(raw, &info) != nil {
 		return mcp.Options{ActsForOthers: true}
 	}
-	return mcp.Options{ActsForOthers: info.Role == "owner" || len(info.ActFor) > 0}
+	return mcp.Options{ActsForOthers: info.Role == "owner" || len(info.ActFor) > 0, CommandTimeout: time.Duration(info.Exec.TimeoutMs) * time.Millisecond}
 }
 
 // tuneGC lets `corral mcp` collect garbage less often than Go's default

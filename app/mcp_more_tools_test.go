@@ -19,14 +19,14 @@ func TestMCPReadToolsMore(t *testing.T) {
 		t.Fatal(textOf(t, res))
 	}
 	callMCP(t, cs, "file_write", map[string]any{"path": "m/b.txt", "content": "bee"})
-	if got := textOf(t, callMCP(t, cs, "file_read", map[string]any{"path": "m/a.txt", "head": 2})); !strings.HasPrefix(got, lines[0]+"\n"+lines[1]+"\n") || strings.Contains(got, "#3\n") {
-		t.Errorf("head: %q", got)
+	if got := textOf(t, callMCP(t, cs, "file_read", map[string]any{"path": "m/a.txt", "limit": 2})); !strings.HasPrefix(got, lines[0]+"\n"+lines[1]+"\n") || strings.Contains(got, "#3\n") {
+		t.Errorf("limit: %q", got)
 	}
 	if got := textOf(t, callMCP(t, cs, "file_read", map[string]any{"path": "m/a.txt", "tail": 3})); !strings.HasPrefix(got, strings.Join(lines[47:], "\n")) || strings.Contains(got, "#47\n") {
 		t.Errorf("tail: %q", got)
 	}
-	if res := callMCP(t, cs, "file_read", map[string]any{"path": "m/a.txt", "head": 2, "tail": 2}); !res.IsError {
-		t.Errorf("head and tail together: %q", textOf(t, res))
+	if res := callMCP(t, cs, "file_read", map[string]any{"path": "m/a.txt", "limit": 2, "tail": 2}); !res.IsError {
+		t.Errorf("limit and tail together: %q", textOf(t, res))
 	}
 	res := callMCP(t, cs, "read_multiple_files", map[string]any{"paths": []string{"m/b.txt", "m/none.txt", "m/a.txt"}})
 	got := textOf(t, res)

@@ -90,7 +90,13 @@ func TestMCPInspectorCLI(t *testing.T) {
 		}
 		return string(out)
 	}
-	out := run("--method", "tools/list")
+	// --strict: the Inspector's tool-schema portability lint reports
+	// every finding in full (type unions, bare true, untyped schemas) and
+	// fails on errors.
+	out := run("--method", "tools/list", "--strict")
+	if i := strings.Index(out, "Warning: tool"); i >= 0 || strings.Contains(out, "Error: tool") {
+		t.Errorf("the Inspector's --strict lint: %s", out[max(i, 0):])
+	}
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}

@@ -20,7 +20,7 @@ var toolMethods = map[string]string{
 	"file_read": "file.read", "read_multiple_files": "file.read", "file_stat": "file.stat",
 	"document_read": "file.document_read", "file_write": "file.write", "file_edit": "file.edit",
 	"apply_patch": "file.apply_patch", "folder_list": "folder.list", "file_find": "file.find",
-	"file_grep": "file.grep", "create_directory": "folder.create", "file_delete": "file.delete",
+	"file_grep": "file.grep", "folder_create": "folder.create", "file_delete": "file.delete",
 	"file_move": "file.move", "run_command": "command.run", "save_result_page": "result.save",
 	"generate_link": "link.create", "session_info": "session.info",
 }
@@ -30,8 +30,8 @@ var toolMethods = map[string]string{
 // leaves out, each for a reason.
 var (
 	onlyMCP = map[string][]string{
-		"file_read":           {"head", "tail", "byte_offset"}, // readHandler turns them into offset, limit and encoding
-		"read_multiple_files": {"paths"},                       // one file.read per path
+		"file_read":           {"tail", "byte_offset"}, // readHandler turns them into offset, limit and encoding
+		"read_multiple_files": {"paths"},               // one file.read per path
 	}
 	onlyWS = map[string][]string{
 		"read_multiple_files": {"path", "offset", "limit", "encoding"}, // the first lines of each, as text

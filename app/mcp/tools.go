@@ -10,9 +10,11 @@
 // and decides nothing itself: every fence is the backend's. Arguments that
 // are missing, unknown, of the wrong type or contradictory are refused
 // before the backend is called, with an isError result in a sentence
-// naming the tool and the argument; null for an optional argument means
-// leaving it out. A backend error becomes an isError result carrying its
-// polite sentence and, in parentheses, its kind. The client's cancellation
+// naming the tool and the argument and what it takes (Corral's words, not
+// the schema validator's); null for an optional argument means leaving
+// it out, and a numeric one left out takes its schema's default. A
+// backend error becomes an isError result carrying its polite sentence
+// and, in parentheses, its kind. The client's cancellation
 // (notifications/cancelled) ends the backend call's context; with a
 // progressToken, each line the backend reports (Progress) is sent as
 // notifications/progress with a growing count. What a file holds reaches
@@ -21,7 +23,14 @@
 // in a shell command is quoted as one word. The context parameter is
 // offered only with Options.ActsForOthers.
 //
-// Not guaranteed: the size of an answer is bounded by the methods
+// The tool list says the path rules once, in the server's instructions,
+// and states every numeric argument's bounds and default. No answer of
+// file_read or read_multiple_files exceeds 10 MiB encoded (maxAnswer),
+// the most a client takes in one message: a base64 read's bytes are sent
+// once, an image too large is refused, and files beyond the limit are
+// left for another call, each saying how to read on.
+//
+// Not guaranteed: the size of other answers is bounded by the methods
 // (file.read's 2000 lines or 256 KiB, command.output's cap), not here. A
 // call the backend had started when the client gave up may have completed
 // there. Agent text is not made visible for people here: the tools answer
@@ -34,9 +43,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -44,6 +59,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/app/wire"
+	"corral/core/execbox"
 	"corral/core/fsbox"
 	"corral/core/netgate"
 )
@@ -55,39 +71,43 @@ type Backend interface {
 
 // Context is the optional request context of PROTOCOL.md section 4.
 type Context struct {
-	SessionID        string `json:"session_id,omitempty" jsonschema:"'companion' selects the companion's folder"`
-	UserID           string `json:"user_id,omitempty" jsonschema:"a configured user whose folder to use (only if this client may act for that user)"`
-	AppID            string `json:"app_id,omitempty" jsonschema:"'companion' selects the companion's folder"`
-	ChannelName      string `json:"channel_name,omitempty" jsonschema:"'companion' selects the companion's folder"`
-	ConversationType string `json:"conversation_type,omitempty" jsonschema:"'companion' selects the companion's folder"`
+	SessionID        string `json:"session_id,omitempty"`
+	UserID           string `json:"user_id,omitempty"`
+	AppID            string `json:"app_id,omitempty"`
+	ChannelName      string `json:"channel_name,omitempty"`
+	ConversationType string `json:"conversation_type,omitempty"`
 }
 
-const pathRules = "Paths are relative to your private folder (e.g. notes/todo.md). " +
+// pathRules are said once, in the server's instructions, for every tool
+// that takes a path.
+const pathRules = "Paths in every tool are relative to your private folder (e.g. notes/todo.md). " +
 	"'share/…' is the folder shared by every user and the companion; 'output/…' is where finished results belong. " +
-	"Absolute paths and '~/…' outside your folder need the owner's approval, which may take a while or be denied."
+	"Absolute paths and '~/…' outside your folder need the owner's approval, which may take a while or be denied. " +
+	"A tool's reason argument says why you need it; it is shown to the owner when approval is needed."
 
-const patchDesc = "Apply a patch that creates, modifies, renames and deletes files in one call. " +
-	"Formats: a unified diff as git diff or diff -u writes it (--- a/path and +++ b/path headers, @@ -l,n +l,n @@ hunks with context lines; --- /dev/null creates a file, +++ /dev/null deletes one, git's rename from/rename to renames), " +
-	"or the Codex format (*** Begin Patch, then *** Add File: path with every line starting with +, *** Delete File: path, or *** Update File: path with an optional *** Move to: newpath and hunks that start with @@ or '@@ a line to find first', each line starting with a space (unchanged), - (removed) or + (added); finish with *** End Patch). " +
-	"Paths in the patch are relative to your folder, like every other path here (a/ and b/ prefixes are stripped). " +
-	"All or nothing: every file and hunk is checked before anything is written; if one hunk does not match, nothing changes and the error names the file, the line and the text expected and found, so read the file again and send a corrected patch. " +
-	"A numbered hunk may match up to 3 lines from where its @@ line says (the result reports offsets); include at least 3 unchanged context lines around each change. dry_run=true checks without writing. "
+const patchDesc = "Create, modify, rename and delete files in one call, all or nothing. " +
+	"Formats: a unified diff as git diff writes it (--- /dev/null creates, +++ /dev/null deletes, git's rename from/to renames; a/ and b/ are stripped), " +
+	"or the Codex format (*** Begin Patch, *** Add File: path with + lines, *** Delete File: path, *** Update File: path with optional *** Move to: path and @@ hunks of ' ', - and + lines, *** End Patch). " +
+	"If a hunk does not match, nothing changes and the error names the file, line and text expected; read the file again and resend. " +
+	"A numbered hunk may match up to 3 lines off (the result reports offsets); give 3 lines of context around each change."
 
 // Descriptions shared by many tools.
 const (
-	reasonDesc  = "why you need this, in a few words; shown to the owner if approval is needed"
-	contextDesc = "whose folder to use; leave it out for your own. Set it only when told to: user_id picks that user's folder, 'companion' in any field the companion's, anything else the default folder, each only if this client may act for it"
+	reasonDesc  = "why you need it (see instructions)"
+	contextDesc = "whose folder to use; leave it out for your own (see instructions)"
+	// contextRules are added to the instructions when tools offer context.
+	contextRules = " Every tool's context argument picks whose folder to use; leave it out for your own and set it only when told to: " +
+		"user_id picks that user's folder, 'companion' in any of its fields the companion's, anything else the default folder, each only if this client may act for it."
 )
 
 type readIn struct {
-	Path   string `json:"path" jsonschema:"the file to read, e.g. notes/todo.md or share/docs/a.txt"`
-	Offset int    `json:"offset,omitempty" jsonschema:"the first line to return, 1-based"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return (at most 2000 per call)"`
-	Head   int    `json:"head,omitempty" jsonschema:"return only the first this many lines (instead of offset/limit)"`
-	Tail   int    `json:"tail,omitempty" jsonschema:"return only the last this many lines (instead of offset/limit)"`
+	Path   string `json:"path" jsonschema:"the file to read"`
+	Offset int    `json:"offset,omitempty" jsonschema:"the first line to return"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return"`
+	Tail   int    `json:"tail,omitempty" jsonschema:"only the last this many lines (not with offset/limit)"`
 	// Encoding base64 returns the bytes of any file, binary too.
-	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (default): the file as text (UTF-8, or converted from windows-1252/iso-8859-1, which the result then names); base64: the file's bytes in base64, up to 4 MiB from byte_offset, for binary files"`
-	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with encoding=base64: the first byte to return, 0-based"`
+	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (UTF-8, or converted from a named 8-bit encoding) or base64 (4 MiB of bytes from byte_offset)"`
+	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with base64: the first byte to return"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`
 }
@@ -109,117 +129,117 @@ type statIn struct {
 }
 
 type readManyIn struct {
-	Paths   []string `json:"paths" jsonschema:"the files to read (at most 20), each as file_read takes it"`
+	Paths   []string `json:"paths" jsonschema:"the files to read"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type documentIn struct {
-	Path    string   `json:"path" jsonschema:"the document to read, e.g. share/report.pdf or books/novel.epub"`
-	Offset  int      `json:"offset,omitempty" jsonschema:"the first line of the extracted text to return, 1-based"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines of text to return (at most 2000 per call)"`
+	Path    string   `json:"path" jsonschema:"the document to read"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the first line of its text to return"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type writeIn struct {
-	Path     string   `json:"path" jsonschema:"the file to write; parent folders are created"`
-	Content  string   `json:"content" jsonschema:"the text to write (or base64 with encoding=base64)"`
-	Append   bool     `json:"append,omitempty" jsonschema:"append instead of replacing the file"`
-	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 (default) for text, or base64 for binary content"`
+	Path     string   `json:"path" jsonschema:"the file to write; parent folders are made"`
+	Content  string   `json:"content" jsonschema:"the text, or with encoding=base64 the bytes in base64"`
+	Append   bool     `json:"append,omitempty" jsonschema:"append instead of replacing"`
+	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 for text, base64 for binary content"`
 	Reason   string   `json:"reason,omitempty"`
 	Context  *Context `json:"context,omitempty"`
 }
 
 type editIn struct {
 	Path       string     `json:"path" jsonschema:"the file to edit"`
-	OldText    *string    `json:"old_text,omitempty" jsonschema:"the exact text to replace; must occur exactly once unless replace_all (or give edits instead)"`
+	OldText    *string    `json:"old_text,omitempty" jsonschema:"the exact text to replace"`
 	NewText    *string    `json:"new_text,omitempty" jsonschema:"the replacement text"`
 	ReplaceAll bool       `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
-	Edits      []editItem `json:"edits,omitempty" jsonschema:"several edits applied in order, all or none, instead of old_text/new_text"`
-	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"only check the edits and return the diff; the file is not changed"`
+	Edits      []editItem `json:"edits,omitempty" jsonschema:"several edits in order, instead of old_text/new_text"`
+	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"only return the diff; change nothing"`
 	Reason     string     `json:"reason,omitempty"`
 	Context    *Context   `json:"context,omitempty"`
 }
 
 type editItem struct {
-	OldText    string `json:"old_text" jsonschema:"the exact text to replace; must occur exactly once unless replace_all"`
+	OldText    string `json:"old_text" jsonschema:"the exact text to replace"`
 	NewText    string `json:"new_text" jsonschema:"the replacement text"`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 }
 
 type patchIn struct {
-	Patch   string   `json:"patch" jsonschema:"the whole patch text: a unified diff (--- a/path, +++ b/path, @@ -l,n +l,n @@ hunks) or a Codex patch (*** Begin Patch … *** End Patch)"`
-	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"check every file and hunk and report what would change, without writing anything"`
+	Patch   string   `json:"patch" jsonschema:"a unified diff or a Codex patch (*** Begin Patch …)"`
+	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"only check and report; write nothing"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type listIn struct {
-	Path    string   `json:"path,omitempty" jsonschema:"the folder to list; empty for your whole folder"`
-	Depth   int      `json:"depth,omitempty" jsonschema:"how deep to list, 1 to 5 (default 1)"`
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to list; empty for yours"`
+	Depth   int      `json:"depth,omitempty" jsonschema:"how many levels to list"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type findIn struct {
-	Pattern string   `json:"pattern" jsonschema:"a glob such as **/*.md or notes/*.txt"`
-	Path    string   `json:"path,omitempty" jsonschema:"the folder to search in (default: your folder)"`
+	Pattern string   `json:"pattern" jsonschema:"a glob such as **/*.md"`
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to search; empty for yours"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type grepIn struct {
-	Pattern    string   `json:"pattern" jsonschema:"a regular expression (RE2 syntax)"`
-	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search (default: your folder)"`
-	Glob       string   `json:"glob,omitempty" jsonschema:"only these files: a glob without / matches file names in any folder (*.go), one with / matches paths below path (src/**/*.go; ./*.go for the top level only)"`
-	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches (default 100, max 1000)"`
+	Pattern    string   `json:"pattern" jsonschema:"a regular expression (RE2)"`
+	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search; empty for yours"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"only files matching: *.go by name anywhere, src/**/*.go by path below path"`
+	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches"`
 	Reason     string   `json:"reason,omitempty"`
 	Context    *Context `json:"context,omitempty"`
 }
 
 type deleteIn struct {
 	Path      string   `json:"path" jsonschema:"the file or folder to delete"`
-	Recursive bool     `json:"recursive,omitempty" jsonschema:"delete a folder with everything in it"`
+	Recursive bool     `json:"recursive,omitempty" jsonschema:"a folder with all it holds"`
 	Reason    string   `json:"reason,omitempty"`
 	Context   *Context `json:"context,omitempty"`
 }
 
 type folderIn struct {
-	Path    string   `json:"path" jsonschema:"the folder to make, e.g. notes/2026; missing folders above it are made too"`
+	Path    string   `json:"path" jsonschema:"the folder to make"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type moveIn struct {
 	From    string   `json:"from" jsonschema:"the path to move"`
-	To      string   `json:"to" jsonschema:"the new path; it must not exist yet"`
+	To      string   `json:"to" jsonschema:"the new path, which must not exist"`
 	Reason  string   `json:"reason,omitempty"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type runIn struct {
-	Command    string            `json:"command" jsonschema:"the shell command, run as /bin/sh -c COMMAND"`
-	WorkingDir string            `json:"working_dir,omitempty" jsonschema:"folder relative to your home folder; 'playground' for the scratch folder"`
-	Network    bool              `json:"network,omitempty" jsonschema:"network to any public domain for this one run; the owner is asked every time. Prefer allowed_domains or package_managers"`
-	Domains    []string          `json:"allowed_domains,omitempty" jsonschema:"the domains the command needs, such as api.example.com or *.example.com (names below it); each is asked of the owner once when first used, unless a rule answers"`
-	Managers   []string          `json:"package_managers,omitempty" jsonschema:"named bundles of package registry domains: pip, npm, go, cargo, apt, git-hosts"`
-	TimeoutMs  int               `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds"`
+	Command    string            `json:"command" jsonschema:"run as /bin/sh -c COMMAND"`
+	WorkingDir string            `json:"working_dir,omitempty" jsonschema:"a folder in $HOME, e.g. playground"`
+	Network    bool              `json:"network,omitempty" jsonschema:"any public domain, asked every time"`
+	Domains    []string          `json:"allowed_domains,omitempty" jsonschema:"domains it needs (api.example.com, *.example.com)"`
+	Managers   []string          `json:"package_managers,omitempty" jsonschema:"package registries it needs"`
+	TimeoutMs  int               `json:"timeout_ms,omitempty" jsonschema:"kill it after this many milliseconds"`
 	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
-	Stdin      string            `json:"stdin,omitempty" jsonschema:"text fed to the command's standard input"`
-	Reason     string            `json:"reason,omitempty" jsonschema:"why you run it, in a few words; shown to the owner when network=true asks for approval"`
+	Stdin      string            `json:"stdin,omitempty" jsonschema:"text for its standard input"`
+	Reason     string            `json:"reason,omitempty"`
 	Context    *Context          `json:"context,omitempty"`
 }
 
 type resultIn struct {
-	Title   string   `json:"title" jsonschema:"the title of the page"`
-	Content string   `json:"content" jsonschema:"the report, in Markdown or HTML as format says"`
-	Format  string   `json:"format,omitempty" jsonschema:"markdown (short text to show in chat; default) or html (long or complex reports)"`
+	Title   string   `json:"title" jsonschema:"the page's title"`
+	Content string   `json:"content" jsonschema:"the report, as format says"`
+	Format  string   `json:"format,omitempty" jsonschema:"markdown or html"`
 	Context *Context `json:"context,omitempty"`
 }
 
 type linkIn struct {
-	Path string `json:"path" jsonschema:"the file or folder in your folder or share/ to link"`
+	Path string `json:"path" jsonschema:"the file or folder to link"`
 	// ExpiresIn goes to link.create as the caller wrote it: a number of
 	// seconds or a duration string (PROTOCOL.md section 10).
 	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
@@ -292,6 +312,7 @@ type tool struct {
 var (
 	readOnly    = sdk.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}
 	additive    = sdk.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+	idempotent  = sdk.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
 	destructive = sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}
 )
 
@@ -316,7 +337,6 @@ type registry struct {
 // encodes nor validates it again.
 func addTool[Out, In any](r registry, t tool, edit func(props map[string]*jsonschema.Schema), h handler[In]) {
 	ann := t.ann
-	ann.Title = t.title
 	in := inputSchema[In](r.withContext, edit)
 	r.schemas[t.name] = in
 	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out]()}, withProgress(h(r.b, t.method)))
@@ -400,55 +420,82 @@ type Options struct {
 	// act for others (act_for not empty, or the owner) can use it; for
 	// the others it would be about half the tool list for nothing.
 	ActsForOthers bool
+	// CommandTimeout is the owner's exec.timeout: run_command's default
+	// and longest timeout_ms; 0 means execbox.DefaultTimeout, the
+	// config's default.
+	CommandTimeout time.Duration
+}
+
+// minCommandTimeout is run_command's shortest timeout_ms, the shortest
+// exec.timeout the config takes.
+const minCommandTimeout = time.Second
+
+// bound sets a numeric property's minimum, maximum and (unless def is
+// nil) default.
+func bound(p *jsonschema.Schema, lo, hi float64, def any) {
+	p.Minimum, p.Maximum = ptrf(lo), ptrf(hi)
+	if def != nil {
+		b, _ := json.Marshal(def)
+		p.Default = b
+	}
 }
 
 // NewServer returns an MCP server whose tools call b.
 func NewServer(b Backend, version string, o Options) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{
-		Instructions: "Corral gives you a private folder on the owner's computer. " + pathRules +
-			" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask with network=true and the owner allows it for that one run.",
-	})
+	instructions := "Corral gives you a private folder on the owner's computer. " + pathRules +
+		" Commands run in a sandbox: your folder (as $HOME) and its playground/ are writable, share/ is at /share, everything else is read-only, and there is no network unless you ask and the owner allows it."
+	if o.ActsForOthers {
+		instructions += contextRules
+	}
+	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{Instructions: instructions})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
-	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (up to 2000 lines or 256 KiB per call; use offset/limit for more, head or tail for the first or last lines), an image, or with encoding=base64 any file's bytes. " + pathRules, readOnly},
+	maxLines := float64(fsbox.MaxReadLines)
+	lines := func(p map[string]*jsonschema.Schema) {
+		bound(p["offset"], 1, math.MaxInt32, 1)
+		bound(p["limit"], 1, maxLines, maxLines)
+	}
+	addTool[readOut](r, tool{"file_read", "file.read", "Read a file", "Read a text file (2000 lines or 256 KiB per call; offset/limit for more, tail for the last lines), an image, or with encoding=base64 any file's bytes.", readOnly},
 		func(p map[string]*jsonschema.Schema) {
-			for _, k := range []string{"offset", "limit", "head", "tail"} {
-				p[k].Minimum = ptrf(1)
-			}
-			p["limit"].Maximum = ptrf(2000)
-			p["head"].Maximum = ptrf(2000)
-			p["tail"].Maximum = ptrf(2000)
-			p["encoding"].Enum = []any{"text", "base64"}
-			p["byte_offset"].Minimum = ptrf(0)
+			lines(p)
+			bound(p["tail"], 1, maxLines, nil)
+			p["encoding"].Enum, p["encoding"].Default = []any{"text", "base64"}, json.RawMessage(`"text"`)
+			bound(p["byte_offset"], 0, 1<<40, 0) // 1 TiB
 		}, readHandler)
-	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files at once, each as file_read would (the first 2000 lines or 256 KiB); one that cannot be read says why without failing the others. " + pathRules, readOnly},
+	addTool[readManyOut](r, tool{"read_multiple_files", "file.read", "Read several files", "Read up to 20 text files, each as file_read would; one that fails says why without failing the others.", readOnly},
 		func(p map[string]*jsonschema.Schema) {
 			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
 		}, readManyHandler)
-	addTool[wire.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time. " + pathRules, readOnly},
+	addTool[wire.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time.", readOnly},
 		nil, forward[statIn])
-	addTool[wire.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word (.docx), OpenDocument (.odt, .ods), Excel (.xlsx), PowerPoint (.pptx), EPUB, RTF or HTML file. " +
-		"Marker lines show where you are: '=== Page 3 ===' (PDF), '=== Sheet: Name ===' (spreadsheets, whose rows come as tab-separated cells), '=== Slide 2 ===', '=== Chapter 4 ==='. " +
-		"Returns up to 2000 lines or 256 KiB per call; use offset/limit for more. Use file_read for plain text files. Scanned PDFs without a text layer give no text, and password-protected files cannot be read. " + pathRules, readOnly},
-		nil, documentHandler)
-	addTool[wire.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it. " + pathRules, destructive},
-		func(p map[string]*jsonschema.Schema) { p["encoding"].Enum = []any{"utf8", "base64"} }, forward[writeIn])
-	addTool[wire.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file: old_text/new_text, or several edits in order (all or none). Fails with a conflict unless each old_text occurs exactly once (or replace_all is set). Returns a unified diff of the change; dry_run=true only shows the diff. " + pathRules, destructive},
+	addTool[wire.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word, OpenDocument, Excel, PowerPoint, EPUB, RTF or HTML file, " +
+		"with markers such as '=== Page 3 ===' (spreadsheet rows as tab-separated cells); 2000 lines or 256 KiB per call. Scanned or locked files give no text.", readOnly},
+		lines, documentHandler)
+	addTool[wire.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it.", destructive},
+		func(p map[string]*jsonschema.Schema) {
+			p["encoding"].Enum, p["encoding"].Default = []any{"utf8", "base64"}, json.RawMessage(`"utf8"`)
+		}, forward[writeIn])
+	addTool[wire.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file (old_text/new_text, or edits applied in order, all or none); each old_text must occur once unless replace_all. Returns the diff.", destructive},
 		nil, forward[editIn])
-	addTool[wire.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc + pathRules, destructive},
+	addTool[wire.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc, destructive},
 		nil, forward[patchIn])
-	addTool[wire.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (depth 1–5, at most 1000 entries). " + pathRules, readOnly},
-		nil, forward[listIn])
-	addTool[wire.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders). " + pathRules, readOnly},
+	addTool[wire.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (at most 1000 entries).", readOnly},
+		func(p map[string]*jsonschema.Schema) { bound(p["depth"], 1, 5, 1) }, forward[listIn])
+	addTool[wire.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders).", readOnly},
 		nil, forward[findIn])
-	addTool[wire.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line. " + pathRules, readOnly},
-		nil, forward[grepIn])
-	addTool[wire.FolderResult](r, tool{"create_directory", "folder.create", "Make a folder", "Make a folder, and any missing folders above it; a folder that exists already is fine (created is then false). " + pathRules, additive},
+	addTool[wire.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line.", readOnly},
+		func(p map[string]*jsonschema.Schema) { bound(p["max_matches"], 1, 1000, 100) }, forward[grepIn])
+	addTool[wire.FolderResult](r, tool{"folder_create", "folder.create", "Make a folder", "Make a folder and any missing folders above it; one that exists is fine (created is then false).", idempotent},
 		nil, forward[folderIn])
-	addTool[wire.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (a non-empty folder needs recursive=true). " + pathRules, destructive},
+	addTool[wire.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (one that is not empty needs recursive=true).", sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}},
 		nil, forward[deleteIn])
-	addTool[wire.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist. " + pathRules, destructive},
+	addTool[wire.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist.", destructive},
 		nil, forward[moveIn])
-	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in a sandbox. $HOME is your folder and $HOME/playground a scratch folder; both are writable, as is /share. Everything else is read-only and the owner's files are not there. There is no network unless you ask: name the domains in allowed_domains and/or package registries in package_managers (pip, npm, go, cargo, apt, git-hosts); programs then reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY and ALL_PROXY are set; ssh needs a ProxyCommand through socks5 127.0.0.1:3128), and each new domain waits for the owner's answer. network=true allows any public domain but asks the owner every time. Your own computer and the home network are never reachable. The result's network.refused lists refused connections and why. Say why in reason. Output is capped; long runs are killed at the timeout.",
+	timeout := o.CommandTimeout
+	if timeout <= 0 {
+		timeout = execbox.DefaultTimeout
+	}
+	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in the sandbox; output is capped. No network unless asked: allowed_domains and package_managers give those domains, each new one asked of the owner; network=true any public domain, asked every time. " +
+		"Programs reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; ssh: ProxyCommand via socks5 127.0.0.1:3128), never this computer or the home network; network.refused says what was refused.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {
 			names := []any{}
@@ -456,18 +503,22 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 				names = append(names, b.Name)
 			}
 			p["package_managers"].Items.Enum = names
+			ms := float64(timeout.Milliseconds())
+			bound(p["timeout_ms"], float64(minCommandTimeout.Milliseconds()), ms, ms)
 		}, runHandler)
-	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get a link the owner can open. Use format=markdown for short text you will also show in chat (the content comes back, with url for the file and view_url for it rendered as a page: give people view_url), format=html for long or complex reports (only the link comes back).", additive},
-		func(p map[string]*jsonschema.Schema) { p["format"].Enum = []any{"markdown", "html"} }, forward[resultIn])
-	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is the usual place), for the owner to open in a browser.", additive},
+	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long reports (only links come back).", additive},
+		func(p map[string]*jsonschema.Schema) {
+			p["format"].Enum, p["format"].Default = []any{"markdown", "html"}, json.RawMessage(`"markdown"`)
+		}, forward[resultIn])
+	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is usual), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
 				Type:        "string",
 				Pattern:     expiresPattern,
-				Description: `how long the link works: seconds ("3600") or a duration such as "30m", "1h", "7d" or "1d12h"; a number of seconds (3600) is accepted too; default: the owner's setting, usually 24h`,
+				Description: `seconds ("3600") or a duration ("30m", "7d"), at least 1m; default: the owner's setting`,
 			}
 		}, forward[linkIn])
-	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folder names, extra folders you may use, and whether commands are available.", readOnly},
+	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folders, other folders you may use, and whether commands can run.", readOnly},
 		nil, forward[infoIn])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
@@ -475,12 +526,14 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 
 // checkArguments answers a tools/call that lacks a required argument,
 // names one the tool does not have, gives its arguments as something
-// other than an object or a value the SDK cannot decode (1e999) with an
-// isError result in a sentence
-// ("file_read needs a value for path (the file to read, …)."), before the
-// SDK's own validation, whose wording is a validator's, sees it; every
-// other call goes on to that validation unchanged, except that optional
-// arguments given as null are dropped (null means "not given").
+// other than an object or a value the SDK cannot decode (1e999), gives
+// one that does not fit its schema (badArguments: type, bounds, enum,
+// pattern, items, fields) or arguments that do not go together, with an
+// isError result in a sentence ("file_read needs a value for path (the
+// file to read)."), before the SDK's own validation, whose wording is a
+// validator's, sees it; every other call goes on to that validation
+// (which then finds nothing) and to the SDK's defaults, except that
+// optional arguments given as null are dropped (null means "not given").
 func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
@@ -533,6 +586,15 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 					msg = fmt.Sprintf("%s's argument %s is not a value Corral can read (a number too large, say).", name, k)
 				}
 			}
+			if msg == "" {
+				msg = badArguments(name, schema, args)
+			}
+			if msg == "" && name == "file_read" {
+				msg = readConflict(args)
+			}
+			if msg == "" && name == "generate_link" {
+				msg = shortLink(args["expires_in"])
+			}
 			if _, edits := args["edits"]; msg == "" && name == "file_edit" && !edits && (args["old_text"] == nil || args["new_text"] == nil) {
 				// old_text and new_text are required unless edits are given.
 				msg = "file_edit needs values for old_text (the exact text to replace) and new_text (the replacement text), or a list of edits."
@@ -549,6 +611,189 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 			return res, err
 		}
 	}
+}
+
+// readConflict says which of file_read's arguments, as the client gave
+// them, do not go together, or returns "".
+func readConflict(args map[string]json.RawMessage) string {
+	has := func(k string) bool { _, ok := args[k]; return ok }
+	switch {
+	case string(args["encoding"]) == `"base64"` && (has("tail") || has("offset") || has("limit")):
+		return "With encoding=base64, give byte_offset (and no tail, offset or limit): up to 4 MiB from there come back."
+	case has("byte_offset") && string(args["encoding"]) != `"base64"`:
+		return "byte_offset is for encoding=base64; for text give offset (a line number)."
+	case has("tail") && (has("offset") || has("limit")):
+		return "Give tail or offset/limit, not both."
+	}
+	return ""
+}
+
+// minLinkLife is the shortest expires_in generate_link takes: a shorter
+// link would be dead before anyone opened it.
+const minLinkLife = time.Minute
+
+// shortLink says so when expires_in (already checked against its
+// pattern) is shorter than minLinkLife, or returns "".
+func shortLink(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) != nil || s == "" {
+		return ""
+	}
+	var d float64 // seconds
+	for _, m := range durationPart.FindAllStringSubmatch(s, -1) {
+		n, _ := strconv.ParseFloat(m[1], 64)
+		d += n * unitSeconds[m[2]]
+	}
+	if d < minLinkLife.Seconds() {
+		return fmt.Sprintf("generate_link's expires_in must be at least 1m (60 seconds), not %q: a link that short would stop working before anyone opened it.", s)
+	}
+	return ""
+}
+
+var (
+	durationPart = regexp.MustCompile(`([0-9]+(?:\.[0-9]+)?)(ns|us|µs|ms|s|m|h|d)`)
+	unitSeconds  = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+)
+
+// badArguments checks each argument against its schema (type, bounds,
+// enum, pattern, items, fields), and says in Corral's own sentence what
+// the first one that does not fit should be, or returns "". The SDK's
+// validation, which follows, then finds nothing to say.
+func badArguments(tool string, s *jsonschema.Schema, args map[string]json.RawMessage) string {
+	for _, k := range s.PropertyOrder {
+		raw, ok := args[k]
+		if !ok {
+			continue
+		}
+		d := json.NewDecoder(strings.NewReader(string(raw)))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil {
+			continue // said by checkArguments
+		}
+		if msg := badValue(tool+"'s "+k, s.Properties[k], v); msg != "" {
+			return msg
+		}
+	}
+	return ""
+}
+
+// badValue says what v, the value of what (e.g. "file_read's limit"),
+// should be if it does not fit s, or returns "".
+func badValue(what string, s *jsonschema.Schema, v any) string {
+	if s == nil {
+		return ""
+	}
+	wrong := func(want string) string {
+		b, _ := json.Marshal(v)
+		got := string(b)
+		if len(got) > 40 {
+			got = got[:37] + "..."
+		}
+		return fmt.Sprintf("%s must be %s, not %s.", what, want, got)
+	}
+	switch s.Type {
+	case "string":
+		str, ok := v.(string)
+		switch {
+		case len(s.Enum) > 0 && (!ok || !slices.Contains(s.Enum, any(str))):
+			var names []string
+			for _, e := range s.Enum {
+				names = append(names, fmt.Sprint(e))
+			}
+			return wrong(plural(len(names), "", "one of ") + or(names))
+		case !ok:
+			return wrong("a string")
+		case s.Pattern != "" && !regexp.MustCompile(s.Pattern).MatchString(str):
+			return wrong(patternWords[s.Pattern])
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return wrong("true or false")
+		}
+	case "integer", "number":
+		n, ok := v.(json.Number)
+		f, err := n.Float64()
+		whole := true
+		if s.Type == "integer" {
+			_, ierr := strconv.ParseInt(string(n), 10, 64)
+			whole = ierr == nil
+		}
+		if !ok || err != nil || !whole || (s.Minimum != nil && f < *s.Minimum) || (s.Maximum != nil && f > *s.Maximum) {
+			return wrong(numberRange(s))
+		}
+	case "array":
+		items, ok := v.([]any)
+		switch {
+		case !ok:
+			return wrong("a list")
+		case s.MinItems != nil && len(items) < *s.MinItems, s.MaxItems != nil && len(items) > *s.MaxItems:
+			lo, hi := 0, math.MaxInt
+			if s.MinItems != nil {
+				lo = *s.MinItems
+			}
+			if s.MaxItems != nil {
+				hi = *s.MaxItems
+			}
+			return wrong(fmt.Sprintf("a list of %d to %d items", lo, hi))
+		}
+		for i, it := range items {
+			if msg := badValue(fmt.Sprintf("%s[%d]", what, i), s.Items, it); msg != "" {
+				return msg
+			}
+		}
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return wrong("an object")
+		}
+		keys := slices.Sorted(maps.Keys(obj))
+		for _, k := range keys {
+			p := s.Properties[k]
+			if p == nil && s.AdditionalProperties != nil && s.AdditionalProperties.Not == nil {
+				p = s.AdditionalProperties
+			}
+			if p == nil && s.Properties != nil {
+				return fmt.Sprintf("%s has no field %s; its fields are %s.", what, k, and(s.PropertyOrder))
+			}
+			if msg := badValue(what+"."+k, p, obj[k]); msg != "" {
+				return msg
+			}
+		}
+		for _, k := range s.Required {
+			if _, ok := obj[k]; !ok {
+				return fmt.Sprintf("%s needs a value for %s.", what, k)
+			}
+		}
+	}
+	return ""
+}
+
+// numberRange says which numbers s takes: "a whole number from 1 to 5".
+func numberRange(s *jsonschema.Schema) string {
+	kind := "a number"
+	if s.Type == "integer" {
+		kind = "a whole number"
+	}
+	switch {
+	case s.Minimum != nil && s.Maximum != nil:
+		return fmt.Sprintf("%s from %s to %s", kind, num(*s.Minimum), num(*s.Maximum))
+	case s.Minimum != nil:
+		return fmt.Sprintf("%s of at least %s", kind, num(*s.Minimum))
+	case s.Maximum != nil:
+		return fmt.Sprintf("%s of at most %s", kind, num(*s.Maximum))
+	}
+	return kind
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+// or joins words as a sentence offers them: "a", "a or b", "a, b or c".
+func or(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
 // refuse is the isError result saying msg.
@@ -581,6 +826,11 @@ func schemaMismatch(tool, text string) string {
 }
 
 func isNull(v json.RawMessage) bool { return string(v) == "null" }
+
+// patternWords says what each pattern of the tools' schemas takes.
+var patternWords = map[string]string{
+	expiresPattern: `seconds ("3600") or a duration such as "30m", "1h" or "7d"`,
+}
 
 // expiresPattern is generate_link's expires_in: whole seconds, or a
 // duration as Corral's config takes it (Go's units and d for days).
@@ -675,23 +925,19 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 // a cut text says how to read on.
 func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
+		// The schema's defaults are filled in (offset 1, limit 2000):
+		// which arguments were given is checked on the call as it came
+		// (checkArguments, readConflict), so tail and encoding=base64
+		// simply take precedence here.
 		w := readWire{Path: in.Path, Offset: in.Offset, Limit: in.Limit, Reason: in.Reason, Context: in.Context}
 		switch {
-		case in.Encoding == "base64" && (in.Head > 0 || in.Tail > 0 || in.Offset > 0 || in.Limit > 0):
-			return nil, nil, errors.New("With encoding=base64, give byte_offset (and no head, tail, offset or limit): up to 4 MiB from there come back.")
 		case in.Encoding == "base64":
-			w.Encoding, w.Offset = "base64", in.ByteOffset
+			w.Encoding, w.Offset, w.Limit = "base64", in.ByteOffset, 0
 			raw, err := b.Call(ctx, method, w)
 			if err != nil {
 				return nil, nil, toolError(err)
 			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}, nil, nil
-		case in.ByteOffset > 0:
-			return nil, nil, errors.New("byte_offset is for encoding=base64; for text give offset (a line number).")
-		case (in.Head > 0 || in.Tail > 0) && (in.Offset > 0 || in.Limit > 0 || (in.Head > 0 && in.Tail > 0)):
-			return nil, nil, errors.New("Give head, tail or offset/limit, not several of them.")
-		case in.Head > 0:
-			w.Offset, w.Limit = 1, in.Head
+			return binaryResult(raw)
 		case in.Tail > 0:
 			// The last lines: first how many there are.
 			raw, err := b.Call(ctx, method, readWire{Path: in.Path, Limit: 1, Reason: in.Reason, Context: in.Context})
@@ -726,6 +972,10 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			return nil, nil, err
 		}
 		if r.Type == "image" {
+			if n := base64.StdEncoding.EncodedLen(int(r.Bytes)); n > maxAnswer-answerSlack {
+				return nil, nil, fmt.Errorf("%s is an image of %.1f MiB; sent as an image it would make an answer larger than the %d MiB a client takes in one message. Read its bytes in pieces with encoding=base64 and byte_offset (%d MiB at a time), or make a smaller copy with run_command.",
+					in.Path, float64(r.Bytes)/(1<<20), maxAnswer>>20, fsbox.MaxBase64Bytes>>20)
+			}
 			data, err := base64.StdEncoding.DecodeString(r.Data)
 			if err != nil {
 				return nil, nil, err
@@ -746,6 +996,78 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
 	}
+}
+
+// maxAnswer is the largest answer a tool gives, encoded: clients take
+// messages up to 10 MiB (the TypeScript SDK's stdio transport drops longer
+// lines, and so the session). answerSlack is room for the envelope.
+const (
+	maxAnswer   = 10 << 20
+	answerSlack = 64 << 10
+)
+
+// binaryResult is file_read's answer for encoding=base64: the bytes are
+// sent once, in the text content (file.read's JSON as it came, data
+// included); structuredContent has the rest of it (readOut has no data).
+func binaryResult(raw json.RawMessage) (*sdk.CallToolResult, any, error) {
+	var out readOut
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, nil, err
+	}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: out}, nil, nil
+}
+
+// jsonLen is how long s is as a JSON string, at most: Go's encoder
+// escapes quotes, backslashes, control characters, <, > and &, U+2028,
+// U+2029 and invalid UTF-8 in up to 6 bytes.
+func jsonLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			n += 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			n += 6
+		case c < utf8.RuneSelf:
+			n++
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+				n += 6
+			} else {
+				n += size
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	return n
+}
+
+// answerLen is how long res's content and a raw structuredContent are,
+// encoded, at most.
+func answerLen(res *sdk.CallToolResult) int {
+	n := 64
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *sdk.TextContent:
+			n += jsonLen(c.Text) + 32
+		case *sdk.ImageContent:
+			n += base64.StdEncoding.EncodedLen(len(c.Data)) + len(c.MIMEType) + 48
+		default:
+			b, _ := json.Marshal(c)
+			n += len(b)
+		}
+	}
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
+		n += len(raw)
+	} else if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		n += len(b)
+	}
+	return n
 }
 
 // documentHandler is file.document_read's handler: the text, and when it
@@ -851,8 +1173,21 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 		}
 		res := &sdk.CallToolResult{}
 		out := readManyOut{Files: []readManyFile{}}
-		for _, p := range in.Paths {
+		size := answerSlack
+		for i, p := range in.Paths {
 			r, _, err := one(ctx, req, readIn{Path: p, Reason: in.Reason, Context: in.Context})
+			if err == nil {
+				// Its content and structured copy (a text is in both).
+				if size += answerLen(r) + jsonLen(p); size > maxAnswer {
+					rest := in.Paths[i:]
+					msg := fmt.Sprintf("Not read, to keep this answer under the %d MiB a client takes in one message: %s. Call read_multiple_files again with %s, or file_read for each.", maxAnswer>>20, strings.Join(rest, ", "), plural(len(rest), "that path", "those paths"))
+					res.Content = append(res.Content, &sdk.TextContent{Text: "[" + msg + "]"})
+					for _, q := range rest {
+						out.Files = append(out.Files, readManyFile{readOut: readOut{Path: q}, Error: msg})
+					}
+					break
+				}
+			}
 			if err != nil {
 				res.Content = append(res.Content, &sdk.TextContent{Text: p + ": " + err.Error()})
 				out.Files = append(out.Files, readManyFile{readOut: readOut{Path: p}, Error: err.Error()})

@@ -192,7 +192,7 @@ var toolCases = []toolCase{
 	{"folder_list", "folder.list", nil, map[string]any{}},
 	{"file_find", "file.find", []string{"pattern"}, map[string]any{"pattern": "*.md"}},
 	{"file_grep", "file.grep", []string{"pattern"}, map[string]any{"pattern": "x"}},
-	{"create_directory", "folder.create", []string{"path"}, map[string]any{"path": "d"}},
+	{"folder_create", "folder.create", []string{"path"}, map[string]any{"path": "d"}},
 	{"file_delete", "file.delete", []string{"path"}, map[string]any{"path": "a.txt"}},
 	{"file_move", "file.move", []string{"from", "to"}, map[string]any{"from": "a.txt", "to": "b.txt"}},
 	{"run_command", "command.run", []string{"command"}, map[string]any{"command": "true"}},
@@ -307,28 +307,42 @@ func TestArgumentProblems(t *testing.T) {
 		args map[string]any
 		want string // the sentence starts so
 	}{
-		{"file_read", map[string]any{}, "file_read needs a value for path (the file to read, "},
-		{"file_read", nil, "file_read needs a value for path (the file to read, "},
-		{"file_read", map[string]any{"path": nil}, "file_read needs a value for path (the file to read, "},
-		{"file_move", map[string]any{}, "file_move needs values for from (the path to move) and to (the new path; "},
+		{"file_read", map[string]any{}, "file_read needs a value for path (the file to read)."},
+		{"file_read", nil, "file_read needs a value for path (the file to read)."},
+		{"file_read", map[string]any{"path": nil}, "file_read needs a value for path (the file to read)."},
+		{"file_move", map[string]any{}, "file_move needs values for from (the path to move) and to (the new path, "},
 		{"file_edit", map[string]any{"path": "a.txt"}, "file_edit needs values for old_text (the exact text to replace) and new_text (the replacement text), or a list of edits."},
-		{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, head, tail, encoding, byte_offset and reason. It needs a value for path"},
+		{"file_read", map[string]any{"file_path": "a.txt"}, "file_read has no parameter file_path; its parameters are path, offset, limit, tail, encoding, byte_offset and reason. It needs a value for path"},
 		{"file_stat", map[string]any{"path": "a", "x": 1, "y": 2}, "file_stat has no parameters x and y; its parameters are path and reason."},
 		{"file_read", map[string]any{"path": "a", "context": map[string]any{}}, "file_read has no parameter context;"},
-		{"file_read", map[string]any{"path": "a.txt", "offset": "ten"}, "file_read's arguments do not fit its input schema: offset: "},
-		{"file_read", map[string]any{"path": "a.txt", "limit": 2001}, "file_read's arguments do not fit its input schema: limit: "},
-		{"save_result_page", map[string]any{"title": "T", "content": "x", "format": "pdf"}, "save_result_page's arguments do not fit its input schema: format: "},
-		{"generate_link", map[string]any{"path": "a", "expires_in": "soon"}, "generate_link's arguments do not fit its input schema: expires_in: "},
-		{"run_command", map[string]any{"command": "x", "package_managers": []string{"brew"}}, "run_command's arguments do not fit its input schema: package_managers"},
-		{"file_read", map[string]any{"path": "a", "encoding": "base64", "head": 3}, "With encoding=base64, give byte_offset (and no head, tail, offset or limit)"},
+		{"file_read", map[string]any{"path": "a.txt", "offset": "ten"}, `file_read's offset must be a whole number from 1 to 2147483647, not "ten".`},
+		{"file_read", map[string]any{"path": "a.txt", "limit": 2001}, "file_read's limit must be a whole number from 1 to 2000, not 2001."},
+		{"file_read", map[string]any{"path": "a.txt", "limit": 0}, "file_read's limit must be a whole number from 1 to 2000, not 0."},
+		{"file_read", map[string]any{"path": "a.txt", "limit": 2.5}, "file_read's limit must be a whole number from 1 to 2000, not 2.5."},
+		{"file_read", map[string]any{"path": "a.txt", "tail": true}, "file_read's tail must be a whole number from 1 to 2000, not true."},
+		{"folder_list", map[string]any{"depth": 6}, "folder_list's depth must be a whole number from 1 to 5, not 6."},
+		{"file_grep", map[string]any{"pattern": "x", "max_matches": 0}, "file_grep's max_matches must be a whole number from 1 to 1000, not 0."},
+		{"document_read", map[string]any{"path": "a.pdf", "offset": -1}, "document_read's offset must be a whole number from 1 to "},
+		{"run_command", map[string]any{"command": "x", "timeout_ms": 1}, "run_command's timeout_ms must be a whole number from 1000 to 120000, not 1."},
+		{"run_command", map[string]any{"command": "x", "env": map[string]any{"A": 1}}, "run_command's env.A must be a string, not 1."},
+		{"run_command", map[string]any{"command": "x", "network": "yes"}, `run_command's network must be true or false, not "yes".`},
+		{"file_edit", map[string]any{"path": "a", "edits": []any{map[string]any{"old_text": "a"}}}, "file_edit's edits[0] needs a value for new_text."},
+		{"file_edit", map[string]any{"path": "a", "edits": []any{map[string]any{"old_text": "a", "new_text": "b", "x": 1}}}, "file_edit's edits[0] has no field x; its fields are old_text, new_text and replace_all."},
+		{"file_write", map[string]any{"path": "a", "content": 5}, "file_write's content must be a string, not 5."},
+		{"save_result_page", map[string]any{"title": "T", "content": "x", "format": "pdf"}, `save_result_page's format must be one of markdown or html, not "pdf".`},
+		{"generate_link", map[string]any{"path": "a", "expires_in": "soon"}, `generate_link's expires_in must be seconds ("3600") or a duration such as "30m", "1h" or "7d", not "soon".`},
+		{"generate_link", map[string]any{"path": "a", "expires_in": "1ms"}, `generate_link's expires_in must be at least 1m (60 seconds), not "1ms": `},
+		{"generate_link", map[string]any{"path": "a", "expires_in": 59}, `generate_link's expires_in must be at least 1m (60 seconds), not "59s": `},
+		{"run_command", map[string]any{"command": "x", "package_managers": []string{"brew"}}, `run_command's package_managers[0] must be one of apt, cargo, git-hosts, go, npm or pip, not "brew".`},
+		{"file_read", map[string]any{"path": "a", "encoding": "base64", "tail": 3}, "With encoding=base64, give byte_offset (and no tail, offset or limit)"},
 		{"file_read", map[string]any{"path": "a", "byte_offset": 10}, "byte_offset is for encoding=base64;"},
-		{"file_read", map[string]any{"path": "a", "head": 3, "tail": 3}, "Give head, tail or offset/limit, not several of them."},
-		{"file_read", map[string]any{"path": "a", "head": 3, "offset": 2}, "Give head, tail or offset/limit, not several of them."},
-		{"read_multiple_files", map[string]any{"paths": []string{}}, "read_multiple_files's arguments do not fit its input schema: paths: "},
+		{"file_read", map[string]any{"path": "a", "tail": 3, "limit": 3}, "Give tail or offset/limit, not both."},
+		{"file_read", map[string]any{"path": "a", "tail": 3, "offset": 2}, "Give tail or offset/limit, not both."},
+		{"read_multiple_files", map[string]any{"paths": []string{}}, "read_multiple_files's paths must be a list of 1 to 20 items, not []."},
 	} {
 		res := callTool(t, cs, c.tool, c.args)
 		got := resultText(t, res)
-		if !res.IsError || !strings.HasPrefix(got, c.want) || !strings.HasSuffix(got, ".") || strings.Contains(got, "validating") {
+		if !res.IsError || !strings.HasPrefix(got, c.want) || !strings.HasSuffix(got, ".") || strings.Contains(got, "validating") || strings.Contains(got, "input schema") {
 			t.Errorf("%s %v: isError=%v %q, want a sentence starting %q", c.tool, c.args, res.IsError, got, c.want)
 		}
 	}
@@ -375,12 +389,12 @@ func TestArgumentsNormalised(t *testing.T) {
 		args map[string]any
 		want string // the params link.create or file.read gets
 	}{
-		{"file_read", map[string]any{"path": "a.txt", "context": nil, "limit": nil}, `{"path":"a.txt"}`},
+		{"file_read", map[string]any{"path": "a.txt", "context": nil, "limit": nil}, `{"path":"a.txt","offset":1,"limit":2000}`}, // the schema's defaults
 		{"generate_link", map[string]any{"path": "a.txt", "expires_in": nil}, `{"path":"a.txt"}`},
 		{"generate_link", map[string]any{"path": "a.txt", "expires_in": 3600}, `{"path":"a.txt","expires_in":"3600s"}`},
 		{"generate_link", map[string]any{"path": "a.txt", "expires_in": "90"}, `{"path":"a.txt","expires_in":"90s"}`},
 		{"generate_link", map[string]any{"path": "a.txt", "expires_in": "1d12h"}, `{"path":"a.txt","expires_in":"1d12h"}`},
-		{"file_read", map[string]any{"path": "a.txt", "context": map[string]any{"user_id": "ann"}}, `{"path":"a.txt","context":{"user_id":"ann"}}`},
+		{"file_read", map[string]any{"path": "a.txt", "context": map[string]any{"user_id": "ann"}}, `{"path":"a.txt","offset":1,"limit":2000,"context":{"user_id":"ann"}}`},
 	} {
 		before := len(b.recorded())
 		if res := callTool(t, cs, c.tool, c.args); res.IsError {
@@ -554,7 +568,7 @@ func fileLines(first, n int) string {
 }
 
 // TestReadBounds: the read tools ask for no more than they promise
-// (head and tail turn into one window of lines; read_multiple_files takes
+// (tail turns into one window of lines; read_multiple_files takes
 // at most 20 paths), and a result file.read cut short says how to read on.
 func TestReadBounds(t *testing.T) {
 	t.Parallel()
@@ -586,9 +600,9 @@ func TestReadBounds(t *testing.T) {
 		offset, limit float64 // what file.read is asked last
 		tail          string  // how the text ends
 	}{
-		{map[string]any{"path": "big.txt"}, 0, 0, "line 2000\n\n[Showing lines 1–2000 of 5000. Call file_read with offset=2001 to read on.]"},
+		{map[string]any{"path": "big.txt"}, 1, 2000, "line 2000\n\n[Showing lines 1–2000 of 5000. Call file_read with offset=2001 to read on.]"}, // the schema's defaults
 		{map[string]any{"path": "big.txt", "offset": 4001, "limit": 2000}, 4001, 2000, "line 5000\n"},
-		{map[string]any{"path": "big.txt", "head": 3}, 1, 3, "line 3\n\n[Showing lines 1–3 of 5000. Call file_read with offset=4 to read on.]"},
+		{map[string]any{"path": "big.txt", "limit": 3}, 1, 3, "line 3\n\n[Showing lines 1–3 of 5000. Call file_read with offset=4 to read on.]"},
 		{map[string]any{"path": "big.txt", "tail": 2}, 4999, 2, "line 4999\nline 5000\n"},
 	} {
 		before := len(b.recorded())

@@ -250,7 +250,7 @@ func (s *Server) mcpHandler() http.Handler {
 		defer ms.mu.Unlock()
 		srv, ok := ms.servers[caller.Client]
 		if !ok {
-			srv = mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0})
+			srv = mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: s.cfg.Exec.Timeout.D()})
 			ms.servers[caller.Client] = srv
 		}
 		return srv

@@ -34,8 +34,9 @@ type sessionBox interface {
 type sessionArea struct {
 	box                  sessionBox
 	sharedDir, outputDir string
-	roots                []rootInfo // the configured roots, as session.info lists them
-	running              string     // how many commands may run at once, in words
+	roots                []rootInfo    // the configured roots, as session.info lists them
+	running              string        // how many commands may run at once, in words
+	timeout              time.Duration // a command's default and longest wall time (exec.timeout)
 	people               func() []string
 	record               recordFunc
 	loginURL             func() (string, time.Time) // a one-time dashboard login (Server.LoginURL)
@@ -72,6 +73,7 @@ func (s *Server) sessionArea() sessionArea {
 		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL, version: s.version, now: s.now}
 	x.logSize, _ = s.audit.(auditSizer)
 	x.limit = s.calls.describe()
+	x.timeout = s.cfg.Exec.Timeout.D()
 	for _, r := range s.cfg.Sandbox.Roots {
 		x.roots = append(x.roots, rootInfo{Path: r.Path, Access: r.Access})
 	}
@@ -96,6 +98,9 @@ type execInfo struct {
 	Network   string   `json:"network,omitempty"`
 	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
 	Running   string   `json:"running,omitempty"` // how many commands may run at once
+	// TimeoutMs is a command's default and longest timeout_ms (the
+	// owner's exec.timeout); `corral mcp` states it in run_command's schema.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
 	// PackageManagers are the bundles command.run's package_managers names.
 	PackageManagers []wire.Bundle `json:"package_managers,omitempty"`
 	// Versions says what the owner can undo of what commands change.
@@ -234,6 +239,7 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 		info.Exec.PackageManagers = wire.To[[]wire.Bundle](netgate.Bundles())
 		info.Exec.Memory = x.box.MemoryInfo()
 		info.Exec.Running = x.running
+		info.Exec.TimeoutMs = x.timeout.Milliseconds()
 	}
 	info.Roots = append(info.Roots, x.roots...)
 	return info, nil
