@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"corral/store/storetest"
 )
 
 // TestFullDiskAtStart is issue 31's eighth case: on a full disk Corral
@@ -19,17 +21,7 @@ import (
 // once space is freed.
 func TestFullDiskAtStart(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("mounting a small filesystem needs root; skipped under -short")
-		}
-		t.Fatal("mounting a small filesystem needs root (CI runs as root)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=96m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	dir := storetest.SmallDisk(t, "96m")
 	home := filepath.Join(dir, "corral")
 
 	first := startServe(t, "CORRAL_HOME="+home)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,24 +11,8 @@ import (
 	"time"
 
 	"corral/core/audit"
+	"corral/store/storetest"
 )
-
-// smallDisk mounts a tmpfs of size bytes for the test (root only).
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("mounting a small filesystem needs root; skipped under -short")
-		}
-		t.Fatal("mounting a small filesystem needs root (CI runs as root)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	return dir
-}
 
 // fill writes a file until the disk is full.
 func fill(t *testing.T, path string) {
@@ -55,7 +38,7 @@ func fill(t *testing.T, path string) {
 // write, and once there is room it takes its reserve back and records
 // again. Nothing recorded before is lost.
 func TestFullDiskLosesNothing(t *testing.T) {
-	dir := smallDisk(t, "12m")
+	dir := storetest.SmallDisk(t, "12m")
 	s, err := Open(filepath.Join(dir, "corral.db"), Options{Reserve: 2 << 20})
 	if err != nil {
 		t.Fatal(err)

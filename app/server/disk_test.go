@@ -2,7 +2,6 @@ package server
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/store/storetest"
 )
 
 // TestFullDisk is issue 16's attack: a command fills the disk that holds
@@ -19,17 +19,7 @@ import (
 // itself once there is room.
 func TestFullDisk(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("mounting a small filesystem needs root; skipped under -short")
-		}
-		t.Fatal("mounting a small filesystem needs root (CI runs as root)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount: %v %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
+	dir := storetest.SmallDisk(t, "64m")
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)
