@@ -1,0 +1,581 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"corral/app/client"
+)
+
+// TestFaultRun is the black-box fault run of issue 31: the real daemon,
+// several agents over WebSocket writing, editing, appending (some of 3.5
+// MB), deleting, moving, patching (up to 300 files) and running commands
+// (up to 2,000 files), SIGKILLed at a kill point (CORRAL_KILL_AT) or at a
+// random moment, and started again. After each kill:
+//
+//   - the database passes integrity_check, and no event is left
+//     "running" or "pending";
+//   - each agent's folder is exactly what its answered calls left, with
+//     the call in flight at the kill either wholly applied (then its
+//     event is allowed) or not at all: nothing half-applied;
+//   - each agent's allowed events are its answered successes, in order
+//     (plus the one done when the kill cut off its answer);
+//   - no ".corral-tmp-" file is left below the sandbox, no command layer;
+//   - the owner's undo.apply of each agent's last change restores the
+//     content before it;
+//   - sandbox processes still alive 3 s after the kill are counted (and
+//     killed); issue 31's point 6 is another branch's, so they are
+//     logged, not failed.
+//
+// Short by default (6 rounds, 4 agents, including the issue's named
+// cases: a 2,000-file command killed during its apply, a 300-file patch
+// killed during staging and during commit). The long run:
+//
+//	CORRAL_LONG_FAULTS=1 go test -count=1 -run TestFaultRun -timeout 60m -v ./app/
+//
+// (CORRAL_FAULT_ROUNDS=N, CORRAL_FAULT_AGENTS=N and CORRAL_FAULT_SEED=N
+// change its 24 rounds, 8 agents and seed.)
+func TestFaultRun(t *testing.T) {
+	t.Parallel()
+	long := os.Getenv("CORRAL_LONG_FAULTS") != ""
+	rounds, agents, mfiles := 6, 4, 40
+	seed := uint64(time.Now().UnixNano())
+	if long {
+		rounds, agents, mfiles = 24, 8, 300
+	}
+	envInt := func(k string, v *int) {
+		if n, err := strconv.Atoi(os.Getenv(k)); err == nil && n > 0 {
+			*v = n
+		}
+	}
+	envInt("CORRAL_FAULT_ROUNDS", &rounds)
+	envInt("CORRAL_FAULT_AGENTS", &agents)
+	if s, err := strconv.ParseUint(os.Getenv("CORRAL_FAULT_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("seed %d (CORRAL_FAULT_SEED), %d rounds, %d agents", seed, rounds, agents)
+	rng := rand.New(rand.NewPCG(seed, 31))
+
+	home := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("[audit]\nagent_calls_per_second = 1e12\nagent_call_burst = 1000000000\n\n[[users]]\nid = \"root\"\nname = \"root\"\n")
+	fa := make([]*fagent, agents)
+	for i := range fa {
+		fa[i] = &fagent{n: i, name: fmt.Sprintf("agent%d", i), key: fmt.Sprintf("fault-agent-%d-0123456789abcdef", i),
+			model: fmodel{}, rng: rand.New(rand.NewPCG(seed+uint64(i)+1, 7)), mfiles: mfiles}
+		if i == 0 {
+			fa[i].mfiles = 300 // the named patch case
+		}
+		fmt.Fprintf(&cfg, "\n[[clients]]\nname = %q\nkey = %q\nuser = \"root\"\n", fa[i].name, fa[i].key)
+	}
+	writeFile(t, filepath.Join(home, "config.toml"), cfg.String())
+
+	type spec struct {
+		killAt  string // "" for a kill at a random moment
+		special string // agent 0's call: "cmd2000" or "patch300"
+		quiet   string // what the other agents leave out: "commands" or "patches"
+	}
+	specs := []spec{
+		{},
+		{killAt: "apply.file:1000", special: "cmd2000", quiet: "commands"},
+		{killAt: "patch.staged", special: "patch300", quiet: "patches"},
+		{killAt: "patch.commit:150", special: "patch300", quiet: "patches"},
+		{killAt: "write.partial:3"},
+		{},
+	}
+	for len(specs) < rounds {
+		n := 1 + rng.IntN(40)
+		points := []string{"", "", "", "change.before", "change.after", "write.partial", "patch.staged", "patch.commit", "apply.file", "command.ended"}
+		p := points[rng.IntN(len(points))]
+		switch p {
+		case "":
+			specs = append(specs, spec{})
+		case "apply.file":
+			specs = append(specs, spec{killAt: fmt.Sprintf("%s:%d", p, 1+rng.IntN(600))})
+		case "patch.commit", "change.before", "change.after":
+			specs = append(specs, spec{killAt: fmt.Sprintf("%s:%d", p, n*3)})
+		default:
+			specs = append(specs, spec{killAt: fmt.Sprintf("%s:%d", p, 1+n/8)})
+		}
+	}
+	specs = specs[:rounds]
+
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+	var st fstats
+	var scope string
+	commands := true
+	for round, sp := range specs {
+		var env []string
+		if sp.killAt != "" {
+			env = append(env, "CORRAL_KILL_AT="+sp.killAt)
+		}
+		r := startServeIn(t, home, env...)
+		dead := make(chan struct{})
+		go func() { r.cmd.Wait(); close(dead) }()
+		if round == 0 {
+			// Each agent's first file, answered; then its folders, written
+			// by the owner directly.
+			for _, a := range fa {
+				c := dialKey(ctx, t, r, a.key)
+				p := fmt.Sprintf("a%d/w0.txt", a.n)
+				if _, err := c.Call(ctx, "file.write", map[string]any{"path": p, "content": "gen first\n"}); err != nil {
+					t.Fatal(err)
+				}
+				a.model[p] = "gen first\n"
+				a.allowed = append(a.allowed, "file.write")
+				if a.n == 0 {
+					if _, err := c.Call(ctx, "command.run", map[string]any{"command": "true"}); err != nil {
+						t.Logf("commands are unavailable here, the run goes on without them: %v", err)
+						commands = false
+					} else {
+						a.allowed = append(a.allowed, "command.run")
+					}
+				}
+				c.Close()
+			}
+			scope = scopeFolder(t, home, "a0")
+			for _, a := range fa {
+				for i := range a.mfiles {
+					a.model[fmt.Sprintf("a%d/m/f%03d.txt", a.n, i)] = "line 0\nfixed\n"
+				}
+				if a.n == 0 && commands {
+					for i := range 2000 {
+						a.model[fmt.Sprintf("a0/big/f%04d.txt", i)] = fmt.Sprintf("old %d\n", i)
+					}
+				}
+				for p, v := range a.model {
+					os.MkdirAll(filepath.Dir(filepath.Join(scope, p)), 0o755)
+					writeFile(t, filepath.Join(scope, p), v)
+				}
+			}
+		}
+
+		// The work, until the daemon dies.
+		var wg sync.WaitGroup
+		for _, a := range fa {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				a.work(ctx, r, sp.special, sp.quiet, commands, dead)
+			}()
+		}
+		killedAtPoint := false
+		wait := 30 * time.Second
+		if sp.killAt == "" {
+			wait = time.Duration(300+rng.IntN(2500)) * time.Millisecond
+		}
+		select {
+		case <-dead:
+			killedAtPoint = true
+		case <-time.After(wait):
+			r.cmd.Process.Kill()
+			<-dead
+		}
+		wg.Wait()
+		st.kills++
+		if killedAtPoint {
+			st.pointKills++
+		} else if sp.killAt != "" {
+			t.Logf("round %d: kill point %s not reached in %v, killed", round, sp.killAt, wait)
+		}
+		st.orphans += orphans(t, home)
+
+		// Started again: check everything.
+		r = startServeIn(t, home)
+		db := filepath.Join(home, "corral.db")
+		integrity(t, db)
+		var rec string
+		owner := dialKey(ctx, t, r, r.ownerKey)
+		if raw, err := owner.Call(ctx, "session.info", nil); err == nil {
+			var info struct {
+				Recovered json.RawMessage `json:"recovered"`
+			}
+			json.Unmarshal(raw, &info)
+			rec = string(info.Recovered)
+		}
+		sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var unfinished int
+		sdb.QueryRow(`SELECT count(*) FROM audit_events WHERE detail LIKE '%running' OR detail LIKE '%pending'`).Scan(&unfinished)
+		if unfinished > 0 {
+			t.Errorf("round %d: %d events still running or pending", round, unfinished)
+			st.failures++
+		}
+		if left := temps(t, home); len(left) > 0 {
+			t.Errorf("round %d: %d temporary files left, e.g. %s", round, len(left), left[0])
+			st.failures++
+			st.temps += len(left)
+		}
+		if ents, _ := os.ReadDir(filepath.Join(home, "versions", "run")); len(ents) > 0 {
+			t.Errorf("round %d: %d command layers left", round, len(ents))
+			st.failures++
+		}
+		var flights []string
+		for _, a := range fa {
+			st.calls += a.calls
+			st.answered += a.answered
+			st.refused += a.refused
+			a.calls, a.answered, a.refused = 0, 0, 0
+			got := fsnap(t, scope, a.n)
+			if a.flight != "" {
+				switch {
+				case got.equal(a.flightNext):
+					a.prev, a.model = a.model, a.flightNext
+					a.allowed = append(a.allowed, a.flight)
+					st.doneUnanswered++
+					flights = append(flights, a.flight+":done")
+				case got.equal(a.model):
+					st.rolledBack++
+					flights = append(flights, a.flight+":none")
+				default:
+					t.Errorf("round %d: %s's %s in flight at the kill is half-applied: %s", round, a.name, a.flight, halfOf(a.model, a.flightNext, got))
+					st.failures++
+					st.half++
+					a.model, a.prev = got, nil
+				}
+				a.flight, a.flightNext = "", nil
+			} else if !got.equal(a.model) {
+				t.Errorf("round %d: %s's folder is not what its answered calls left: %s", round, a.name, halfOf(a.model, a.model, got))
+				st.failures++
+				a.model, a.prev = got, nil
+			}
+			// Its allowed events are its answered successes.
+			ids, ops := allowedEvents(t, sdb, a.name)
+			if strings.Join(ops, " ") != strings.Join(a.allowed, " ") {
+				t.Errorf("round %d: %s's allowed events %d, answered successes %d; the last events %v, the last answers %v", round, a.name, len(ops), len(a.allowed), tail(ops), tail(a.allowed))
+				st.failures++
+				a.allowed, a.prev = ops, nil
+			}
+			// The owner undoes its last change.
+			if a.prev != nil && len(ids) > 0 {
+				st.undos++
+				if _, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": ids[len(ids)-1]}); err != nil {
+					t.Errorf("round %d: undo of %s's %s (event %d): %v", round, a.name, ops[len(ops)-1], ids[len(ids)-1], err)
+					st.failures++
+				} else if got := fsnap(t, scope, a.n); !got.equal(a.prev) {
+					t.Errorf("round %d: undo of %s's %s (event %d) did not restore the old content: %s", round, a.name, ops[len(ops)-1], ids[len(ids)-1], halfOf(a.prev, a.model, got))
+					st.failures++
+					a.model = got
+				} else {
+					a.model = a.prev
+				}
+				a.prev = nil
+			}
+		}
+		sdb.Close()
+		t.Logf("round %d (%s): recovered %s; in flight %v", round, cmp.Or(sp.killAt, "random kill"), rec, flights)
+		owner.Close()
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
+	}
+	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point); in flight: %d rolled back, %d done but unanswered; %d undos; %d sandbox processes outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
+		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.failures, st.half, st.temps)
+}
+
+type fstats struct {
+	calls, answered, refused, kills, pointKills, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
+}
+
+// fmodel maps an agent's files (relative to the scope) to their content.
+type fmodel map[string]string
+
+func (m fmodel) equal(o fmodel) bool { return maps.Equal(m, o) }
+
+// halfOf says how got compares with before and after, path by path.
+func halfOf(before, after, got fmodel) string {
+	var asBefore, asAfter, other int
+	var ex []string
+	all := maps.Clone(before)
+	maps.Copy(all, after)
+	maps.Copy(all, got)
+	for p := range all {
+		g, gok := got[p]
+		b, bok := before[p]
+		a, aok := after[p]
+		switch {
+		case g == b && gok == bok && (g != a || gok != aok):
+			asBefore++
+		case g == a && gok == aok && (g != b || gok != bok):
+			asAfter++
+		case g == a && gok == aok:
+		default:
+			other++
+			if len(ex) < 3 {
+				ex = append(ex, fmt.Sprintf("%s: %d bytes (there %v), before %d (%v), after %d (%v)", p, len(g), gok, len(b), bok, len(a), aok))
+			}
+		}
+	}
+	return fmt.Sprintf("%d paths as before, %d as after, %d neither %v", asBefore, asAfter, other, ex)
+}
+
+func tail(s []string) []string {
+	if len(s) > 4 {
+		return s[len(s)-4:]
+	}
+	return s
+}
+
+// fsnap reads agent n's files below scope.
+func fsnap(t *testing.T, scope string, n int) fmodel {
+	t.Helper()
+	out := fmodel{}
+	filepath.WalkDir(filepath.Join(scope, fmt.Sprintf("a%d", n)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".corral-tmp-") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Errorf("read %s: %v", p, err)
+		}
+		rel, _ := filepath.Rel(scope, p)
+		out[rel] = string(b)
+		return nil
+	})
+	return out
+}
+
+var changeOps = []string{"file.write", "file.edit", "file.delete", "file.move", "file.apply_patch", "command.run"}
+
+// allowedEvents lists client's allowed changes, oldest first.
+func allowedEvents(t *testing.T, db *sql.DB, client string) (ids []int64, ops []string) {
+	t.Helper()
+	rows, err := db.Query(`SELECT id, op FROM audit_events WHERE client = ? AND decision = 'allow' AND op IN ('`+strings.Join(changeOps, "','")+`') ORDER BY id`, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var op string
+		rows.Scan(&id, &op)
+		ids, ops = append(ids, id), append(ops, op)
+	}
+	return ids, ops
+}
+
+// orphans counts the processes still running 3 s after the daemon's kill
+// whose command line names home (bubblewrap's, corral-netinit's, the
+// command's), and kills them.
+func orphans(t *testing.T, home string) int {
+	t.Helper()
+	find := func() map[int]string {
+		out := map[int]string{}
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(b), home) {
+				out[pid] = strings.ReplaceAll(string(b), "\x00", " ")
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	left := find()
+	for len(left) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		left = find()
+	}
+	for pid, cmd := range left {
+		if len(cmd) > 120 {
+			cmd = cmd[:120] + "…"
+		}
+		t.Logf("orphaned after the kill: pid %d %s", pid, cmd)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return len(left)
+}
+
+// fagent is one agent of the fault run and the model of its folder.
+type fagent struct {
+	n         int
+	name, key string
+	rng       *rand.Rand
+	mfiles    int
+	gen       int
+	model     fmodel
+	prev      fmodel   // before its last allowed change, while undo can restore it
+	allowed   []string // the ops of its allowed changes, in order
+	// The call the kill cut off and the folder it would leave.
+	flight                   string
+	flightNext               fmodel
+	calls, answered, refused int
+}
+
+// work makes calls until the daemon dies.
+func (a *fagent) work(ctx context.Context, r *running, special, quiet string, commands bool, dead chan struct{}) {
+	c, err := client.Dial(ctx, r.url, a.key)
+	if err != nil {
+		return // the daemon died first
+	}
+	defer c.Close()
+	first := a.n == 0 && special != ""
+	for {
+		select {
+		case <-dead:
+			// Its next call would fail: no call in flight.
+			return
+		default:
+		}
+		var op string
+		var params map[string]any
+		var next fmodel
+		if first {
+			op, params, next = a.special(special)
+			first = false
+		} else {
+			op, params, next = a.plan(quiet, commands)
+		}
+		a.calls++
+		_, err := c.Call(ctx, op, params)
+		var rpc *client.Error
+		switch {
+		case err == nil:
+			a.answered++
+			a.prev, a.model = a.model, next
+			a.allowed = append(a.allowed, op)
+		case errors.As(err, &rpc):
+			a.answered++
+			a.refused++
+		default:
+			a.flight, a.flightNext = op, next
+			return
+		}
+	}
+}
+
+func (a *fagent) wfile(k int) string { return fmt.Sprintf("a%d/w%d.txt", a.n, k) }
+
+// special is agent 0's named case: a command appending to 2,000 files,
+// or a patch of its 300 files (and one added).
+func (a *fagent) special(kind string) (string, map[string]any, fmodel) {
+	a.gen++
+	next := maps.Clone(a.model)
+	if kind == "cmd2000" {
+		for p, v := range next {
+			if strings.HasPrefix(p, "a0/big/") {
+				next[p] = v + fmt.Sprintf("more %d\n", a.gen)
+			}
+		}
+		return "command.run", map[string]any{"command": fmt.Sprintf("for f in a0/big/*.txt; do echo more %d >> $f; done", a.gen)}, next
+	}
+	return a.patch(next, a.mfiles)
+}
+
+// patch changes the first line of n of the agent's m files, and adds one.
+func (a *fagent) patch(next fmodel, n int) (string, map[string]any, fmodel) {
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	start := a.rng.IntN(a.mfiles - n + 1)
+	for i := start; i < start+n; i++ {
+		p := fmt.Sprintf("a%d/m/f%03d.txt", a.n, i)
+		old, rest, _ := strings.Cut(next[p], "\n")
+		fixed, _, _ := strings.Cut(rest, "\n")
+		nl := fmt.Sprintf("line %d", a.gen)
+		fmt.Fprintf(&b, "*** Update File: %s\n@@\n-%s\n+%s\n %s\n", p, old, nl, fixed)
+		next[p] = nl + "\n" + rest
+	}
+	add := fmt.Sprintf("a%d/m/p%d.txt", a.n, a.gen)
+	fmt.Fprintf(&b, "*** Add File: %s\n+added %d\n*** End Patch\n", add, a.gen)
+	next[add] = fmt.Sprintf("added %d\n", a.gen)
+	return "file.apply_patch", map[string]any{"patch": b.String()}, next
+}
+
+// plan picks the agent's next call and the folder it leaves.
+func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmodel) {
+	a.gen++
+	next := maps.Clone(a.model)
+	var have, free []int
+	for k := range 8 {
+		if _, ok := a.model[a.wfile(k)]; ok {
+			have = append(have, k)
+		} else {
+			free = append(free, k)
+		}
+	}
+	content := func() string {
+		return fmt.Sprintf("gen %d\n%s\n", a.gen, strings.Repeat("x", a.rng.IntN(3000)))
+	}
+	for {
+		switch a.rng.IntN(10) {
+		case 0, 1: // write
+			p := a.wfile(a.rng.IntN(8))
+			next[p] = content()
+			return "file.write", map[string]any{"path": p, "content": next[p]}, next
+		case 2: // edit the first line
+			if len(have) == 0 {
+				continue
+			}
+			p := a.wfile(have[a.rng.IntN(len(have))])
+			first, _, _ := strings.Cut(next[p], "\n")
+			nl := fmt.Sprintf("gen %d", a.gen)
+			next[p] = strings.Replace(next[p], first+"\n", nl+"\n", 1)
+			return "file.edit", map[string]any{"path": p, "old_text": first + "\n", "new_text": nl + "\n"}, next
+		case 3: // append, now and then 3.5 MB
+			if len(have) == 0 {
+				continue
+			}
+			p := a.wfile(have[a.rng.IntN(len(have))])
+			add := fmt.Sprintf("app %d\n", a.gen)
+			if a.rng.IntN(6) == 0 && len(next[p]) < 6<<20 {
+				add = strings.Repeat(fmt.Sprintf("big append %d\n", a.gen), 3_500_000/len(add)/2)
+			}
+			next[p] += add
+			return "file.write", map[string]any{"path": p, "content": add, "append": true}, next
+		case 4: // delete
+			if len(have) < 2 {
+				continue
+			}
+			p := a.wfile(have[a.rng.IntN(len(have))])
+			delete(next, p)
+			return "file.delete", map[string]any{"path": p}, next
+		case 5: // move
+			if len(have) == 0 || len(free) == 0 {
+				continue
+			}
+			from, to := a.wfile(have[a.rng.IntN(len(have))]), a.wfile(free[a.rng.IntN(len(free))])
+			next[to] = next[from]
+			delete(next, from)
+			return "file.move", map[string]any{"from": from, "to": to}, next
+		case 6, 7: // patch
+			if quiet == "patches" {
+				continue
+			}
+			return a.patch(next, 1+a.rng.IntN(a.mfiles))
+		default: // a command: a line to every m file, a w file written
+			if quiet == "commands" || !commands {
+				continue
+			}
+			prefix := fmt.Sprintf("a%d/m/", a.n)
+			for p, v := range next {
+				if strings.HasPrefix(p, prefix) {
+					next[p] = v + fmt.Sprintf("c%d\n", a.gen)
+				}
+			}
+			w := a.wfile(a.rng.IntN(8))
+			next[w] = fmt.Sprintf("gen %d\n", a.gen)
+			return "command.run", map[string]any{"command": fmt.Sprintf("for f in %s*.txt; do echo c%d >> $f; done; echo gen %d > %s", prefix, a.gen, a.gen, w)}, next
+		}
+	}
+}
