@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -179,6 +181,9 @@ func TestFaultRun(t *testing.T) {
 		wait := 30 * time.Second
 		if sp.killAt == "" {
 			wait = time.Duration(300+rng.IntN(2500)) * time.Millisecond
+			if long {
+				wait = time.Duration(300+rng.IntN(8000)) * time.Millisecond
+			}
 		}
 		select {
 		case <-dead:
@@ -195,6 +200,19 @@ func TestFaultRun(t *testing.T) {
 			t.Logf("round %d: kill point %s not reached in %v, killed", round, sp.killAt, wait)
 		}
 		st.orphans += orphans(t, home)
+
+		// Now and then the restart dies too, while Recover puts changes
+		// back (a kill point) or at a random moment of the start-up.
+		switch {
+		case round == 1 || (long && rng.IntN(3) == 0):
+			if killStart(t, home, fmt.Sprintf("CORRAL_KILL_AT=recover.change:%d", 1+rng.IntN(300)), 0) {
+				st.startKills++
+			}
+		case long && rng.IntN(3) == 0:
+			if killStart(t, home, "", time.Duration(rng.IntN(400))*time.Millisecond) {
+				st.startKills++
+			}
+		}
 
 		// Started again: check everything.
 		r = startServeIn(t, home)
@@ -286,12 +304,56 @@ func TestFaultRun(t *testing.T) {
 		r.cmd.Process.Kill()
 		r.cmd.Wait()
 	}
-	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point); in flight: %d rolled back, %d done but unanswered; %d undos; %d sandbox processes outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
-		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.failures, st.half, st.temps)
+	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos; %d sandbox processes outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
+		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.failures, st.half, st.temps)
 }
 
 type fstats struct {
-	calls, answered, refused, kills, pointKills, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
+	calls, answered, refused, kills, pointKills, startKills, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
+}
+
+// killStart starts the daemon in home with env and kills it after wait,
+// or lets it die at its kill point (wait 0); it reports whether it died
+// before it served. A daemon that serves is killed idle.
+func killStart(t *testing.T, home, env string, wait time.Duration) bool {
+	t.Helper()
+	cmd := exec.Command(corralBinary(t), "serve", "--headless", "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CORRAL_HOME="+home)
+	if env != "" {
+		cmd.Env = append(cmd.Env, env)
+	}
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serving := make(chan struct{})
+	go func() {
+		b := make([]byte, 1)
+		if n, _ := out.Read(b); n > 0 {
+			close(serving)
+		}
+		io.Copy(io.Discard, out)
+	}()
+	dead := make(chan struct{})
+	go func() { cmd.Wait(); close(dead) }()
+	var timer <-chan time.Time
+	if wait > 0 {
+		timer = time.After(wait)
+	}
+	select {
+	case <-dead:
+		return true
+	case <-serving:
+	case <-timer:
+	}
+	cmd.Process.Kill()
+	<-dead
+	select {
+	case <-serving:
+		return false
+	default:
+		return true
+	}
 }
 
 // fmodel maps an agent's files (relative to the scope) to their content.
@@ -518,7 +580,38 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 		return fmt.Sprintf("gen %d\n%s\n", a.gen, strings.Repeat("x", a.rng.IntN(3000)))
 	}
 	for {
-		switch a.rng.IntN(10) {
+		switch a.rng.IntN(12) {
+		case 10, 11: // a folder: files written into it, moved, deleted whole
+			d, e := fmt.Sprintf("a%d/d/", a.n), fmt.Sprintf("a%d/e/", a.n)
+			var in, other string
+			for p := range next {
+				if strings.HasPrefix(p, d) {
+					in, other = d, e
+				} else if strings.HasPrefix(p, e) {
+					in, other = e, d
+				}
+			}
+			k := a.rng.IntN(4)
+			if in == "" || k == 0 {
+				if in == "" {
+					in = d
+				}
+				p := fmt.Sprintf("%sk%d.txt", in, a.gen)
+				next[p] = content()
+				return "file.write", map[string]any{"path": p, "content": next[p]}, next
+			}
+			for p, v := range a.model {
+				if strings.HasPrefix(p, in) {
+					delete(next, p)
+					if k != 1 {
+						next[other+strings.TrimPrefix(p, in)] = v
+					}
+				}
+			}
+			if k == 1 {
+				return "file.delete", map[string]any{"path": strings.TrimSuffix(in, "/"), "recursive": true}, next
+			}
+			return "file.move", map[string]any{"from": strings.TrimSuffix(in, "/"), "to": strings.TrimSuffix(other, "/")}, next
 		case 0, 1: // write
 			p := a.wfile(a.rng.IntN(8))
 			next[p] = content()

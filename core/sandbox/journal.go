@@ -15,6 +15,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/killpoint"
 	"corral/core/paths"
 )
 
@@ -192,6 +193,7 @@ func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) aud
 					continue
 				}
 				put++
+				killpoint.Here("recover.change")
 			}
 		}
 		// planUndo lists the changes newest first; the event keeps them in
