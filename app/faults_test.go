@@ -672,3 +672,91 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 		}
 	}
 }
+
+// The owner's undo of a 300-file command, killed half-way (kill point
+// undo.change:150): after the restart the files are all as the command
+// left them (the undo rolled back, its event interrupted) or all as
+// before it (the undo done, with its event), never half of each; no
+// event is left pending, and the undo then works.
+func TestCrashDuringUndo(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	r := startServeIn(t, home)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	agent := dialAgent(ctx, t, r)
+	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "many/f000.txt", "content": "old 0\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"}); err != nil {
+		t.Skipf("commands are unavailable here: %v", err)
+	}
+	scope := scopeFolder(t, home, "many")
+	for i := 1; i < 300; i++ {
+		writeFile(t, filepath.Join(scope, "many", fmt.Sprintf("f%03d.txt", i)), fmt.Sprintf("old %d\n", i))
+	}
+	orig := snapshot(t, scope)
+	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": "for f in many/f*.txt; do echo more >> $f; done"}); err != nil {
+		t.Fatal(err)
+	}
+	after := snapshot(t, scope)
+	db := filepath.Join(home, "corral.db")
+	lastID := func(op string) (id int64, detail, decision string) {
+		t.Helper()
+		sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sdb.Close()
+		sdb.QueryRow(`SELECT id, detail, decision FROM audit_events WHERE op = ? ORDER BY id DESC LIMIT 1`, op).Scan(&id, &detail, &decision)
+		return id, detail, decision
+	}
+	cmdID, _, _ := lastID("command.run")
+	agent.Close()
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+
+	r = startServeIn(t, home, "CORRAL_KILL_AT=undo.change:150")
+	owner := dialKey(ctx, t, r, r.ownerKey)
+	if _, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": cmdID}); err == nil {
+		t.Fatal("the undo was answered; the daemon should have died half-way")
+	}
+	r.cmd.Wait()
+
+	r = startServeIn(t, home)
+	integrity(t, db)
+	got := snapshot(t, scope)
+	undoID, detail, decision := lastID("undo.apply")
+	switch {
+	case maps.Equal(got, after):
+		if undoID != 0 && decision == "allow" {
+			t.Errorf("the files are as the command left them, but the undo's event %d is allowed (%q)", undoID, detail)
+		}
+	case maps.Equal(got, orig):
+		if undoID == 0 || decision != "allow" {
+			t.Errorf("the files are undone, but the undo has no allowed event (%d %q %s)", undoID, detail, decision)
+		}
+	default:
+		var old, more int
+		for k, v := range got {
+			switch v {
+			case orig[k]:
+				old++
+			case after[k]:
+				more++
+			}
+		}
+		t.Errorf("the undo is half-done: %d files as before the command, %d as it left them; its event %d %q %s", old, more, undoID, detail, decision)
+	}
+	if strings.HasSuffix(detail, "pending") || strings.HasSuffix(detail, "running") {
+		t.Errorf("the undo's event is unfinished: %q", detail)
+	}
+	if left := temps(t, home); len(left) > 0 {
+		t.Errorf("temporary files left: %d", len(left))
+	}
+	owner = dialKey(ctx, t, r, r.ownerKey)
+	if _, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": cmdID}); err != nil && !maps.Equal(got, orig) {
+		t.Errorf("undo after the restart: %v", err)
+	}
+	sameSnapshot(t, orig, snapshot(t, scope))
+}

@@ -13,7 +13,7 @@
 // command's apply puts in place (apply.file), when a command has ended and
 // its changes are not applied yet (command.ended), after each change
 // Recover puts back at start-up (recover.change: a crash while
-// recovering).
+// recovering), after each change of the owner's undo (undo.change).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.
