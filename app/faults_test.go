@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -558,6 +559,27 @@ func (a *fagent) patch(next fmodel, n int) (string, map[string]any, fmodel) {
 		fmt.Fprintf(&b, "*** Update File: %s\n@@\n-%s\n+%s\n %s\n", p, old, nl, fixed)
 		next[p] = nl + "\n" + rest
 	}
+	// Now and then an added file is deleted, or moved and changed.
+	var extra []string
+	for p := range next {
+		if q := strings.TrimPrefix(p, fmt.Sprintf("a%d/m/", a.n)); q != p && (q[0] == 'p' || q[0] == 'q') {
+			extra = append(extra, p)
+		}
+	}
+	slices.Sort(extra)
+	if len(extra) > 0 && a.rng.IntN(3) == 0 {
+		p := extra[a.rng.IntN(len(extra))]
+		fmt.Fprintf(&b, "*** Delete File: %s\n", p)
+		delete(next, p)
+	} else if len(extra) > 0 && a.rng.IntN(2) == 0 {
+		p := extra[a.rng.IntN(len(extra))]
+		if first, rest, _ := strings.Cut(next[p], "\n"); strings.HasPrefix(first, "added ") {
+			to := fmt.Sprintf("a%d/m/q%d.txt", a.n, a.gen)
+			fmt.Fprintf(&b, "*** Update File: %s\n*** Move to: %s\n@@\n-%s\n+moved %d\n", p, to, first, a.gen)
+			delete(next, p)
+			next[to] = fmt.Sprintf("moved %d\n", a.gen) + rest
+		}
+	}
 	add := fmt.Sprintf("a%d/m/p%d.txt", a.n, a.gen)
 	fmt.Fprintf(&b, "*** Add File: %s\n+added %d\n*** End Patch\n", add, a.gen)
 	next[add] = fmt.Sprintf("added %d\n", a.gen)
@@ -666,9 +688,20 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 					next[p] = v + fmt.Sprintf("c%d\n", a.gen)
 				}
 			}
-			w := a.wfile(a.rng.IntN(8))
+			k := a.rng.IntN(8)
+			w := a.wfile(k)
 			next[w] = fmt.Sprintf("gen %d\n", a.gen)
-			return "command.run", map[string]any{"command": fmt.Sprintf("for f in %s*.txt; do echo c%d >> $f; done; echo gen %d > %s", prefix, a.gen, a.gen, w)}, next
+			cmd := fmt.Sprintf("for f in %s*.txt; do echo c%d >> $f; done; echo gen %d > %s", prefix, a.gen, a.gen, w)
+			if j := (k + 1 + a.rng.IntN(7)) % 8; len(have) > 1 && next[a.wfile(j)] != "" {
+				cmd += "; rm " + a.wfile(j)
+				delete(next, a.wfile(j))
+			}
+			if a.rng.IntN(3) == 0 {
+				made := fmt.Sprintf("a%d/c%d/x/f.txt", a.n, a.gen)
+				cmd += fmt.Sprintf("; mkdir -p a%d/c%d/x && echo made > %s", a.n, a.gen, made)
+				next[made] = "made\n"
+			}
+			return "command.run", map[string]any{"command": cmd}, next
 		}
 	}
 }
