@@ -81,8 +81,16 @@ func TestFaultRun(t *testing.T) {
 	for i := range fa {
 		fa[i] = &fagent{n: i, name: fmt.Sprintf("agent%d", i), key: fmt.Sprintf("fault-agent-%d-0123456789abcdef", i),
 			model: fmodel{}, rng: rand.New(rand.NewPCG(seed+uint64(i)+1, 7)), mfiles: mfiles}
+		fa[i].pre = fmt.Sprintf("a%d", i)
 		if i == 0 {
 			fa[i].mfiles = 300 // the named patch case
+		}
+		if i == agents-1 && i >= 2 {
+			// The last agent works in a readwrite root, by its host path.
+			rw := t.TempDir()
+			fmt.Fprintf(&cfg, "\n[[sandbox.roots]]\npath = %q\naccess = \"readwrite\"\n", rw)
+			fa[i].pre = filepath.Join(rw, fa[i].pre)
+			fa[i].host = fa[i].pre
 		}
 		fmt.Fprintf(&cfg, "\n[[clients]]\nname = %q\nkey = %q\nuser = \"root\"\n", fa[i].name, fa[i].key)
 	}
@@ -136,7 +144,7 @@ func TestFaultRun(t *testing.T) {
 			// by the owner directly.
 			for _, a := range fa {
 				c := dialKey(ctx, t, r, a.key)
-				p := fmt.Sprintf("a%d/w0.txt", a.n)
+				p := a.p("w0.txt")
 				if _, err := c.Call(ctx, "file.write", map[string]any{"path": p, "content": "gen first\n"}); err != nil {
 					t.Fatal(err)
 				}
@@ -155,16 +163,20 @@ func TestFaultRun(t *testing.T) {
 			scope = scopeFolder(t, home, "a0")
 			for _, a := range fa {
 				for i := range a.mfiles {
-					a.model[fmt.Sprintf("a%d/m/f%03d.txt", a.n, i)] = "line 0\nfixed\n"
+					a.model[a.p("m/f%03d.txt", i)] = "line 0\nfixed\n"
 				}
 				if a.n == 0 && commands {
 					for i := range 2000 {
 						a.model[fmt.Sprintf("a0/big/f%04d.txt", i)] = fmt.Sprintf("old %d\n", i)
 					}
 				}
+				if a.host == "" {
+					a.host = filepath.Join(scope, a.pre)
+				}
 				for p, v := range a.model {
-					os.MkdirAll(filepath.Dir(filepath.Join(scope, p)), 0o755)
-					writeFile(t, filepath.Join(scope, p), v)
+					h := filepath.Join(a.host, strings.TrimPrefix(p, a.pre+"/"))
+					os.MkdirAll(filepath.Dir(h), 0o755)
+					writeFile(t, h, v)
 				}
 			}
 		}
@@ -238,7 +250,18 @@ func TestFaultRun(t *testing.T) {
 			t.Errorf("round %d: %d events still running or pending", round, unfinished)
 			st.failures++
 		}
-		if left := temps(t, home); len(left) > 0 {
+		left := temps(t, home)
+		for _, a := range fa {
+			if !strings.HasPrefix(a.host, home) {
+				filepath.WalkDir(a.host, func(p string, d fs.DirEntry, err error) error {
+					if err == nil && strings.HasPrefix(d.Name(), ".corral-tmp-") {
+						left = append(left, p)
+					}
+					return nil
+				})
+			}
+		}
+		if len(left) > 0 {
 			t.Errorf("round %d: %d temporary files left, e.g. %s", round, len(left), left[0])
 			st.failures++
 			st.temps += len(left)
@@ -253,7 +276,7 @@ func TestFaultRun(t *testing.T) {
 			st.answered += a.answered
 			st.refused += a.refused
 			a.calls, a.answered, a.refused = 0, 0, 0
-			got := fsnap(t, scope, a.n)
+			got := fsnap(t, a)
 			if a.flight != "" {
 				switch {
 				case got.equal(a.flightNext):
@@ -289,7 +312,7 @@ func TestFaultRun(t *testing.T) {
 				if _, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": ids[len(ids)-1]}); err != nil {
 					t.Errorf("round %d: undo of %s's %s (event %d): %v", round, a.name, ops[len(ops)-1], ids[len(ids)-1], err)
 					st.failures++
-				} else if got := fsnap(t, scope, a.n); !got.equal(a.prev) {
+				} else if got := fsnap(t, a); !got.equal(a.prev) {
 					t.Errorf("round %d: undo of %s's %s (event %d) did not restore the old content: %s", round, a.name, ops[len(ops)-1], ids[len(ids)-1], halfOf(a.prev, a.model, got))
 					st.failures++
 					a.model = got
@@ -396,11 +419,11 @@ func tail(s []string) []string {
 	return s
 }
 
-// fsnap reads agent n's files below scope.
-func fsnap(t *testing.T, scope string, n int) fmodel {
+// fsnap reads the agent's files.
+func fsnap(t *testing.T, a *fagent) fmodel {
 	t.Helper()
 	out := fmodel{}
-	filepath.WalkDir(filepath.Join(scope, fmt.Sprintf("a%d", n)), func(p string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(a.host, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".corral-tmp-") {
 			return nil
 		}
@@ -408,8 +431,8 @@ func fsnap(t *testing.T, scope string, n int) fmodel {
 		if err != nil {
 			t.Errorf("read %s: %v", p, err)
 		}
-		rel, _ := filepath.Rel(scope, p)
-		out[rel] = string(b)
+		rel, _ := filepath.Rel(a.host, p)
+		out[a.pre+"/"+rel] = string(b)
 		return nil
 	})
 	return out
@@ -474,6 +497,9 @@ func orphans(t *testing.T, home string) int {
 type fagent struct {
 	n         int
 	name, key string
+	// pre starts its paths in calls ("a3", or a readwrite root's folder);
+	// host is that folder.
+	pre, host string
 	rng       *rand.Rand
 	mfiles    int
 	gen       int
@@ -528,7 +554,12 @@ func (a *fagent) work(ctx context.Context, r *running, special, quiet string, co
 	}
 }
 
-func (a *fagent) wfile(k int) string { return fmt.Sprintf("a%d/w%d.txt", a.n, k) }
+func (a *fagent) wfile(k int) string { return a.p("w%d.txt", k) }
+
+// p is the path of the agent's file name in its calls.
+func (a *fagent) p(format string, args ...any) string {
+	return a.pre + "/" + fmt.Sprintf(format, args...)
+}
 
 // special is agent 0's named case: a command appending to 2,000 files,
 // or a patch of its 300 files (and one added).
@@ -552,7 +583,7 @@ func (a *fagent) patch(next fmodel, n int) (string, map[string]any, fmodel) {
 	b.WriteString("*** Begin Patch\n")
 	start := a.rng.IntN(a.mfiles - n + 1)
 	for i := start; i < start+n; i++ {
-		p := fmt.Sprintf("a%d/m/f%03d.txt", a.n, i)
+		p := a.p("m/f%03d.txt", i)
 		old, rest, _ := strings.Cut(next[p], "\n")
 		fixed, _, _ := strings.Cut(rest, "\n")
 		nl := fmt.Sprintf("line %d", a.gen)
@@ -562,7 +593,7 @@ func (a *fagent) patch(next fmodel, n int) (string, map[string]any, fmodel) {
 	// Now and then an added file is deleted, or moved and changed.
 	var extra []string
 	for p := range next {
-		if q := strings.TrimPrefix(p, fmt.Sprintf("a%d/m/", a.n)); q != p && (q[0] == 'p' || q[0] == 'q') {
+		if q := strings.TrimPrefix(p, a.p("m/")); q != p && (q[0] == 'p' || q[0] == 'q') {
 			extra = append(extra, p)
 		}
 	}
@@ -574,13 +605,13 @@ func (a *fagent) patch(next fmodel, n int) (string, map[string]any, fmodel) {
 	} else if len(extra) > 0 && a.rng.IntN(2) == 0 {
 		p := extra[a.rng.IntN(len(extra))]
 		if first, rest, _ := strings.Cut(next[p], "\n"); strings.HasPrefix(first, "added ") {
-			to := fmt.Sprintf("a%d/m/q%d.txt", a.n, a.gen)
+			to := a.p("m/q%d.txt", a.gen)
 			fmt.Fprintf(&b, "*** Update File: %s\n*** Move to: %s\n@@\n-%s\n+moved %d\n", p, to, first, a.gen)
 			delete(next, p)
 			next[to] = fmt.Sprintf("moved %d\n", a.gen) + rest
 		}
 	}
-	add := fmt.Sprintf("a%d/m/p%d.txt", a.n, a.gen)
+	add := a.p("m/p%d.txt", a.gen)
 	fmt.Fprintf(&b, "*** Add File: %s\n+added %d\n*** End Patch\n", add, a.gen)
 	next[add] = fmt.Sprintf("added %d\n", a.gen)
 	return "file.apply_patch", map[string]any{"patch": b.String()}, next
@@ -604,7 +635,7 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 	for {
 		switch a.rng.IntN(12) {
 		case 10, 11: // a folder: files written into it, moved, deleted whole
-			d, e := fmt.Sprintf("a%d/d/", a.n), fmt.Sprintf("a%d/e/", a.n)
+			d, e := a.p("d/"), a.p("e/")
 			var in, other string
 			for p := range next {
 				if strings.HasPrefix(p, d) {
@@ -682,7 +713,7 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 			if quiet == "commands" || !commands {
 				continue
 			}
-			prefix := fmt.Sprintf("a%d/m/", a.n)
+			prefix := a.p("m/")
 			for p, v := range next {
 				if strings.HasPrefix(p, prefix) {
 					next[p] = v + fmt.Sprintf("c%d\n", a.gen)
@@ -697,8 +728,8 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 				delete(next, a.wfile(j))
 			}
 			if a.rng.IntN(3) == 0 {
-				made := fmt.Sprintf("a%d/c%d/x/f.txt", a.n, a.gen)
-				cmd += fmt.Sprintf("; mkdir -p a%d/c%d/x && echo made > %s", a.n, a.gen, made)
+				made := a.p("c%d/x/f.txt", a.gen)
+				cmd += fmt.Sprintf("; mkdir -p %s && echo made > %s", a.p("c%d/x", a.gen), made)
 				next[made] = "made\n"
 			}
 			return "command.run", map[string]any{"command": cmd}, next
