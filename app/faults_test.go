@@ -139,6 +139,7 @@ func TestFaultRun(t *testing.T) {
 		r := startServeIn(t, home, env...)
 		dead := make(chan struct{})
 		go func() { r.cmd.Wait(); close(dead) }()
+		procs := watchProcs(r.cmd.Process.Pid)
 		if round == 0 {
 			// Each agent's first file, answered; then its folders, written
 			// by the owner directly.
@@ -212,7 +213,8 @@ func TestFaultRun(t *testing.T) {
 		} else if sp.killAt != "" {
 			t.Logf("round %d: kill point %s not reached in %v, killed", round, sp.killAt, wait)
 		}
-		st.orphans += orphans(t, home)
+		st.orphans += procs.orphans(t)
+		st.procs += len(procs.seen)
 
 		// Now and then the restart dies too, while Recover puts changes
 		// back (a kill point) or at a random moment of the start-up.
@@ -328,12 +330,12 @@ func TestFaultRun(t *testing.T) {
 		r.cmd.Process.Kill()
 		r.cmd.Wait()
 	}
-	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos; %d sandbox processes outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
-		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.failures, st.half, st.temps)
+	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos; %d of the %d sandbox processes seen outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
+		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.procs, st.failures, st.half, st.temps)
 }
 
 type fstats struct {
-	calls, answered, refused, kills, pointKills, startKills, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
+	calls, answered, refused, kills, pointKills, startKills, procs, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
 }
 
 // killStart starts the daemon in home with env and kills it after wait,
@@ -457,37 +459,96 @@ func allowedEvents(t *testing.T, db *sql.DB, client string) (ids []int64, ops []
 	return ids, ops
 }
 
-// orphans counts the processes still running 3 s after the daemon's kill
-// whose command line names home (bubblewrap's, corral-netinit's, the
-// command's), and kills them.
-func orphans(t *testing.T, home string) int {
-	t.Helper()
-	find := func() map[int]string {
-		out := map[int]string{}
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
+// procWatch notes the daemon's descendants (bubblewrap, corral-netinit,
+// the commands) while it runs. bwrap takes its arguments through a file
+// descriptor, so nothing in their command lines names the daemon's home.
+type procWatch struct {
+	mu   sync.Mutex
+	seen map[int]string // pid → its start time
+	stop chan struct{}
+	done chan struct{}
+}
+
+func watchProcs(daemon int) *procWatch {
+	w := &procWatch{seen: map[int]string{}, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			kids := map[int][]int{}
+			start := map[int]string{}
+			ents, _ := os.ReadDir("/proc")
+			for _, e := range ents {
+				pid, err := strconv.Atoi(e.Name())
+				if err != nil {
+					continue
+				}
+				if st, ppid, ok := procStat(pid); ok {
+					kids[ppid] = append(kids[ppid], pid)
+					start[pid] = st
+				}
 			}
-			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			if err == nil && strings.Contains(string(b), home) {
-				out[pid] = strings.ReplaceAll(string(b), "\x00", " ")
+			w.mu.Lock()
+			for q := kids[daemon]; len(q) > 0; q = q[1:] {
+				w.seen[q[0]] = start[q[0]]
+				q = append(q, kids[q[0]]...)
+			}
+			w.mu.Unlock()
+			select {
+			case <-w.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return w
+}
+
+// procStat reads pid's start time and parent, false for a zombie or a
+// process gone.
+func procStat(pid int) (start string, ppid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", 0, false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 20 || f[0] == "Z" {
+		return "", 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return f[19], ppid, true
+}
+
+// orphans stops the watch and counts the daemon's descendants still
+// alive 3 s after its death, and kills them.
+func (w *procWatch) orphans(t *testing.T) int {
+	t.Helper()
+	close(w.stop)
+	<-w.done
+	alive := func() []int {
+		var out []int
+		for pid, st := range w.seen {
+			if s, _, ok := procStat(pid); ok && s == st {
+				out = append(out, pid)
 			}
 		}
 		return out
 	}
 	deadline := time.Now().Add(3 * time.Second)
-	left := find()
+	left := alive()
 	for len(left) > 0 && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
-		left = find()
+		left = alive()
 	}
-	for pid, cmd := range left {
-		if len(cmd) > 120 {
-			cmd = cmd[:120] + "…"
+	for _, pid := range left {
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		c := strings.ReplaceAll(string(cmd), "\x00", " ")
+		if len(c) > 100 {
+			c = c[:100] + "…"
 		}
-		t.Logf("orphaned after the kill: pid %d %s", pid, cmd)
+		t.Logf("outlived the daemon's kill by 3 s: pid %d %s", pid, c)
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	return len(left)
