@@ -885,3 +885,67 @@ func TestCrashDuringUndo(t *testing.T) {
 	}
 	sameSnapshot(t, orig, snapshot(t, scope))
 }
+
+// A command that made folders with files in them: the owner's undo
+// removes the files and then the folders (it answered a conflict, "out
+// holds files now", before), and so does Recover's roll back of such a
+// command killed while it was applied (it left the folders, and counted
+// them as changes it could not put back).
+func TestUndoCommandThatMadeFolders(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	r := startServeIn(t, home)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	agent := dialAgent(ctx, t, r)
+	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "keep.txt", "content": "kept\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"}); err != nil {
+		t.Skipf("commands are unavailable here: %v", err)
+	}
+	scope := scopeFolder(t, home, "keep.txt")
+	orig := snapshot(t, scope)
+	const made = "mkdir -p out/deep && echo x > out/deep/f.txt && echo y > out/g.txt && echo z > out/h.txt"
+	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": made}); err != nil {
+		t.Fatal(err)
+	}
+	owner := dialKey(ctx, t, r, r.ownerKey)
+	var page struct {
+		Events []struct {
+			ID int64 `json:"id"`
+		} `json:"events"`
+	}
+	if err := owner.CallInto(ctx, "audit.query", map[string]any{"limit": 1, "op": "command.run"}, &page); err != nil || len(page.Events) != 1 {
+		t.Fatalf("audit.query: %v %+v", err, page)
+	}
+	if raw, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": page.Events[0].ID}); err != nil {
+		t.Errorf("undo of the command: %v %s", err, raw)
+	}
+	sameSnapshot(t, orig, snapshot(t, scope))
+	agent.Close()
+	owner.Close()
+	r.cmd.Process.Kill()
+	r.cmd.Wait()
+
+	// Killed after the command's second file landed, then started again.
+	r = startServeIn(t, home, "CORRAL_KILL_AT=apply.file:2")
+	agent = dialAgent(ctx, t, r)
+	orig = snapshot(t, scope)
+	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": strings.ReplaceAll(made, "out", "out2")}); err == nil {
+		t.Fatal("the command was answered; the daemon should have died at apply.file:2")
+	}
+	r.cmd.Wait()
+	r = startServeIn(t, home)
+	owner = dialKey(ctx, t, r, r.ownerKey)
+	var info struct {
+		Recovered *struct {
+			RolledBack int `json:"rolled_back"`
+			Left       int `json:"left"`
+		} `json:"recovered"`
+	}
+	if err := owner.CallInto(ctx, "session.info", nil, &info); err != nil || info.Recovered == nil || info.Recovered.Left != 0 {
+		t.Errorf("session.info.recovered: %v %+v", err, info.Recovered)
+	}
+	sameSnapshot(t, orig, snapshot(t, scope))
+}

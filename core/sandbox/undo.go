@@ -342,29 +342,57 @@ func (s *Sandbox) planFolder(ev audit.Event, c audit.Change, now state, f *UndoF
 		f.Conflict = changedSince(c.Path)
 		return
 	}
+	// What the event made goes with the undo, newest first: the files it
+	// created (still as it left them) before the folders holding them.
 	made := map[string]bool{}
+	created := map[string]audit.Change{}
 	for _, o := range ev.Changes {
-		if o.Dir && o.Kind == audit.Created {
+		switch {
+		case o.Dir && o.Kind == audit.Created:
 			made[o.Path] = true
+		case o.Kind == audit.Created:
+			created[o.Path] = o
 		}
 	}
-	d, rel, done, err := s.ownerDir(ev.User, c.Path)
-	if err != nil {
-		f.Conflict = errs.As(err).Msg
-		return
+	budget := 10_000
+	if !s.folderGoes(ev.User, c.Path, made, created, &budget) {
+		f.Conflict = fmt.Sprintf("%s holds files now, so Corral will not remove it.", c.Path)
 	}
-	defer done()
-	entries, _, err := d.List(rel, 1, 100)
+}
+
+// folderGoes reports whether the folder vis holds only what the undo
+// removes before it: folders the event made (holding the same, all the
+// way down) and files it created, still as it left them; budget bounds
+// the entries looked at.
+func (s *Sandbox) folderGoes(scope, vis string, made map[string]bool, created map[string]audit.Change, budget *int) bool {
+	d, rel, done, err := s.ownerDir(scope, vis)
 	if err != nil {
-		f.Conflict = errs.As(err).Msg
-		return
+		return false
+	}
+	entries, truncated, err := d.List(rel, 1, max(1, min(*budget, fsbox.MaxEntries)))
+	done()
+	if err != nil || truncated {
+		return false
 	}
 	for _, e := range entries {
-		if !(e.Type == "dir" && made[e.Path]) {
-			f.Conflict = fmt.Sprintf("%s holds files now, so Corral will not remove it.", c.Path)
-			return
+		if *budget--; *budget < 0 {
+			return false
+		}
+		if e.Type == "dir" {
+			if !made[e.Path] || !s.folderGoes(scope, e.Path, made, created, budget) {
+				return false
+			}
+			continue
+		}
+		o, ok := created[e.Path]
+		if !ok {
+			return false
+		}
+		if now, err := s.stateAt(scope, e.Path); err != nil || !now.matches(o.After, o.Link) {
+			return false
 		}
 	}
+	return true
 }
 
 func notKeptSentence(why string) string {
