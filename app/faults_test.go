@@ -241,6 +241,15 @@ func TestFaultRun(t *testing.T) {
 			}
 			json.Unmarshal(raw, &info)
 			rec = string(info.Recovered)
+			// Each agent works alone in its folder: nothing an unfinished
+			// call changed can have changed again since.
+			var r struct {
+				Left int `json:"left"`
+			}
+			if json.Unmarshal(info.Recovered, &r) == nil && r.Left > 0 {
+				t.Errorf("round %d: Recover left %d changes as they were: %s", round, r.Left, rec)
+				st.failures++
+			}
 		}
 		sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
 		if err != nil {
