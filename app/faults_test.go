@@ -54,6 +54,9 @@ import (
 // (CORRAL_FAULT_ROUNDS=N, CORRAL_FAULT_AGENTS=N and CORRAL_FAULT_SEED=N
 // change its 24 rounds, 8 agents and seed.)
 func TestFaultRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fault run takes half a minute")
+	}
 	t.Parallel()
 	long := os.Getenv("CORRAL_LONG_FAULTS") != ""
 	rounds, agents, mfiles := 6, 4, 40
@@ -213,7 +216,14 @@ func TestFaultRun(t *testing.T) {
 		} else if sp.killAt != "" {
 			t.Logf("round %d: kill point %s not reached in %v, killed", round, sp.killAt, wait)
 		}
-		st.orphans += procs.orphans(t)
+		var cmds []string
+		for _, a := range fa {
+			if a.flightCmd != "" {
+				cmds = append(cmds, a.flightCmd)
+				a.flightCmd = ""
+			}
+		}
+		st.orphans += procs.orphans(t, cmds)
 		st.procs += len(procs.seen)
 
 		// Now and then the restart dies too, while Recover puts changes
@@ -282,6 +292,7 @@ func TestFaultRun(t *testing.T) {
 			st.failures++
 		}
 		var flights []string
+		var jobs []undoJob
 		for _, a := range fa {
 			st.calls += a.calls
 			st.answered += a.answered
@@ -317,33 +328,107 @@ func TestFaultRun(t *testing.T) {
 				st.failures++
 				a.allowed, a.prev = ops, nil
 			}
-			// The owner undoes its last change.
+			// The owner undoes its last change (below).
 			if a.prev != nil && len(ids) > 0 {
-				st.undos++
-				if _, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": ids[len(ids)-1]}); err != nil {
-					t.Errorf("round %d: undo of %s's %s (event %d): %v", round, a.name, ops[len(ops)-1], ids[len(ids)-1], err)
-					st.failures++
-				} else if got := fsnap(t, a); !got.equal(a.prev) {
-					t.Errorf("round %d: undo of %s's %s (event %d) did not restore the old content: %s", round, a.name, ops[len(ops)-1], ids[len(ids)-1], halfOf(a.prev, a.model, got))
-					st.failures++
-					a.model = got
-				} else {
-					a.model = a.prev
-				}
-				a.prev = nil
+				jobs = append(jobs, undoJob{a, ids[len(ids)-1], ops[len(ops)-1]})
 			}
 		}
 		sdb.Close()
 		t.Logf("round %d (%s): recovered %s; in flight %v", round, cmp.Or(sp.killAt, "random kill"), rec, flights)
+
+		// Now and then the daemon dies during the owner's undos too
+		// (kill point undo.change): each is then whole or not at all.
+		undoKill := len(jobs) > 0 && (round == 4 || (long && rng.IntN(3) == 0))
+		if undoKill {
+			owner.Close()
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+			r = startServeIn(t, home, fmt.Sprintf("CORRAL_KILL_AT=undo.change:%d", 1+rng.IntN(60)))
+			owner = dialKey(ctx, t, r, r.ownerKey)
+		}
+		died := -1
+		for i, j := range jobs {
+			a := j.a
+			st.undos++
+			_, err := owner.Call(ctx, "undo.apply", map[string]any{"event_id": j.id})
+			var rpc *client.Error
+			switch got := fsnap(t, a); {
+			case err != nil && undoKill && !errors.As(err, &rpc):
+				died = i
+			case err != nil:
+				t.Errorf("round %d: undo of %s's %s (event %d): %v", round, a.name, j.op, j.id, err)
+				st.failures++
+				a.model = got
+			case !got.equal(a.prev):
+				t.Errorf("round %d: undo of %s's %s (event %d) did not restore the old content: %s", round, a.name, j.op, j.id, halfOf(a.prev, a.model, got))
+				st.failures++
+				a.model = got
+			default:
+				a.model = a.prev
+			}
+			if died >= 0 {
+				break
+			}
+			a.prev = nil
+		}
+		if undoKill {
+			if died < 0 {
+				r.cmd.Process.Kill()
+			}
+			r.cmd.Wait()
+			st.kills++
+			r = startServeIn(t, home)
+			integrity(t, db)
+			owner = dialKey(ctx, t, r, r.ownerKey)
+			var n int
+			sdb, _ := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+			sdb.QueryRow(`SELECT count(*) FROM audit_events WHERE detail LIKE '%running' OR detail LIKE '%pending'`).Scan(&n)
+			sdb.Close()
+			if n > 0 {
+				t.Errorf("round %d: after a kill during an undo, %d events still running or pending", round, n)
+				st.failures++
+			}
+			if left := temps(t, home); len(left) > 0 {
+				t.Errorf("round %d: after a kill during an undo, %d temporary files left", round, len(left))
+				st.failures++
+			}
+			for i, j := range jobs {
+				a := j.a
+				got := fsnap(t, a)
+				switch {
+				case i == died && got.equal(a.prev):
+					a.model = a.prev // done, its answer cut off
+					st.undoKills++
+				case i == died && got.equal(a.model):
+					st.undoKills++ // rolled back
+				case i == died:
+					t.Errorf("round %d: the undo of %s's %s (event %d) killed half-way is half-done: %s", round, a.name, j.op, j.id, halfOf(a.model, a.prev, got))
+					st.failures++
+					a.model = got
+				case !got.equal(a.model):
+					t.Errorf("round %d: after a kill during another undo, %s's folder is not as it was: %s", round, a.name, halfOf(a.model, a.model, got))
+					st.failures++
+					a.model = got
+				}
+				a.prev = nil
+			}
+		}
 		owner.Close()
 		r.cmd.Process.Kill()
 		r.cmd.Wait()
 	}
-	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos; %d of the %d sandbox processes seen outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
-		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.orphans, st.procs, st.failures, st.half, st.temps)
+	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos (%d killed half-way); %d of the %d sandbox processes seen outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
+		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.undoKills, st.orphans, st.procs, st.failures, st.half, st.temps)
+}
+
+type undoJob struct {
+	a  *fagent
+	id int64
+	op string
 }
 
 type fstats struct {
+	undoKills                                                                                                                         int
 	calls, answered, refused, kills, pointKills, startKills, procs, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
 }
 
@@ -531,8 +616,9 @@ func procStat(pid int) (start string, ppid int, ok bool) {
 }
 
 // orphans stops the watch and counts the daemon's descendants still
-// alive 3 s after its death, and kills them.
-func (w *procWatch) orphans(t *testing.T) int {
+// alive 3 s after its death (and the processes running one of cmds, the
+// commands in flight), and kills them.
+func (w *procWatch) orphans(t *testing.T, cmds []string) int {
 	t.Helper()
 	close(w.stop)
 	<-w.done
@@ -541,6 +627,25 @@ func (w *procWatch) orphans(t *testing.T) int {
 		for pid, st := range w.seen {
 			if s, _, ok := procStat(pid); ok && s == st {
 				out = append(out, pid)
+			}
+		}
+		// A command started in the last poll's interval: its bwrap names
+		// the command's text (unique to this run) in its command line.
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || w.seen[pid] != "" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if _, _, ok := procStat(pid); err != nil || !ok {
+				continue
+			}
+			for _, c := range cmds {
+				if strings.Contains(string(b), c) {
+					out = append(out, pid)
+					break
+				}
 			}
 		}
 		return out
@@ -579,6 +684,7 @@ type fagent struct {
 	// The call the kill cut off and the folder it would leave.
 	flight                   string
 	flightNext               fmodel
+	flightCmd                string // a command's text
 	calls, answered, refused int
 }
 
@@ -619,6 +725,7 @@ func (a *fagent) work(ctx context.Context, r *running, special, quiet string, co
 			a.refused++
 		default:
 			a.flight, a.flightNext = op, next
+			a.flightCmd, _ = params["command"].(string)
 			return
 		}
 	}
