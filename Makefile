@@ -3,12 +3,15 @@
 
 GO        ?= go
 BIN       := bin/corral
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# One version for the binary, the dashboard and the package: VERSION, with
+# +git<commit time>.<hash> for a build of anything but its tag
+# (packaging/version.sh says how it sorts).
+VERSION   ?= $(shell packaging/version.sh 2>/dev/null || cat VERSION)
 LDFLAGS   := -X main.version=$(VERSION)
 # Most of a first build is cgo (go-sqlite3); keep it in one cache.
 export CGO_ENABLED := 1
 
-.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean package
+.PHONY: all deps build run test test-short vet fmt-check bench fuzz clean package package-build package-test
 
 all: build
 
@@ -52,10 +55,36 @@ fuzz:
 # The Debian package, bin/corral_<version>_<arch>.deb, made by nfpm from
 # packaging/nfpm.yaml (README, "Desktop app", says why nfpm). nfpm comes
 # through the Go module proxy the first time; NFPM=nfpm uses an installed one.
+# Its binaries are built apart from `make build`'s, in bin/pkg: -trimpath,
+# stripped, corral as PIE bound now (corral-netinit stays static, as `make
+# build` makes it: packaging/lintian-overrides says why); Depends comes from them (dpkg-shlibdeps), the man
+# page from `corral help`, the changelog from packaging/changelog.
 NFPM        ?= $(GO) run github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
-DEB_VERSION ?= $(shell v=$$(echo '$(VERSION)' | sed 's/^v//'); echo "$$v" | grep -q '^[0-9]' || v="0.0.0~git$$v"; echo "$$v" | tr -- '-' '.')
-package: build
-	CORRAL_VERSION='$(DEB_VERSION)' CORRAL_ARCH=$$($(GO) env GOARCH) $(NFPM) package --config packaging/nfpm.yaml --packager deb --target bin/
+DEB_VERSION ?= $(VERSION)
+PKG         := bin/pkg
+PKG_FLAGS   := -buildmode=pie -trimpath
+package-build: deps
+	@mkdir -p $(PKG)
+	$(GO) build $(PKG_FLAGS) -ldflags "-s -w -X main.version=$(DEB_VERSION) -extldflags '-Wl,-z,relro,-z,now'" -o $(PKG)/corral ./app
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "-s -w" -o $(PKG)/corral-netinit ./app/netinit
+	./$(PKG)/corral help | $(GO) run ./packaging/manpage -version '$(DEB_VERSION)' \
+	  -date "$$(git show -s --format=%cs HEAD 2>/dev/null || date +%F)" | gzip -9n > $(PKG)/corral.1.gz
+	packaging/changelog.sh '$(DEB_VERSION)' | gzip -9n > $(PKG)/changelog.gz
+
+package: package-build
+	CORRAL_VERSION='$(DEB_VERSION)' CORRAL_ARCH=$$($(GO) env GOARCH) \
+	CORRAL_SHLIBS="$$(packaging/shlibdeps.sh $(PKG)/corral)" \
+	  $(NFPM) package --config packaging/nfpm.yaml --packager deb --target bin/
+
+# Checks the package with lintian (no errors, no warnings), installs it on
+# this machine as root, runs Corral as an ordinary user, upgrades to a next
+# build ($(DEB_VERSION).1) under it, removes it while it runs and purges it
+# (packaging/package-test.sh). About 2 minutes with a warm build cache.
+package-test:
+	$(MAKE) package DEB_VERSION='$(DEB_VERSION)'
+	$(MAKE) package DEB_VERSION='$(DEB_VERSION).1'
+	lintian --fail-on error,warning bin/corral_$(DEB_VERSION)_*.deb
+	bash packaging/package-test.sh bin/corral_$(DEB_VERSION)_*.deb bin/corral_$(DEB_VERSION).1_*.deb
 
 clean:
 	rm -rf bin

@@ -8,7 +8,9 @@
 //
 // Guarantees: exit status 0 on success, 1 on an error (one line
 // "corral: …" on stderr, unless the command has reported it itself), 2
-// for an unknown command. Text an agent could have written that the
+// for an unknown command, 3 when the daemon cannot start because Corral
+// already runs with the same files (`corral` with no command opens that
+// one's dashboard instead). Text an agent could have written that the
 // command line prints for the owner (audit rows, waiting approvals, error
 // sentences) goes through core/visible, so hidden characters show and no
 // escape sequence reaches the terminal. `corral mcp` never repeats a call
@@ -30,6 +32,7 @@ import (
 	"slices"
 	"strings"
 
+	"corral/app/daemon"
 	"corral/core/docread"
 )
 
@@ -41,7 +44,8 @@ var version = "0.1.0-dev"
 
 const usage = `usage: corral [command]
 
-  (none)                 the tray app; headless when there is no display
+  (none)                 the tray app; headless when there is no display; when
+                         Corral already runs, opens its dashboard instead
   serve [--headless] [--config FILE] [--listen ADDR]
                          run the daemon
   open [--print]         open the dashboard with a fresh one-time login
@@ -104,6 +108,9 @@ func main() {
 		fmt.Fprintf(os.Stderr, "corral: unknown command %q\n\n%s", cmd, usage)
 		os.Exit(2)
 	}
+	if errors.Is(err, errRestart) {
+		err = fmt.Errorf("could not start again after an upgrade: %w", reexec())
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return // the flag package has printed the usage
 	}
@@ -112,6 +119,14 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corral:", err)
+		if errors.Is(err, daemon.ErrRunning) {
+			os.Exit(exitRunning)
+		}
 		os.Exit(1)
 	}
 }
+
+// exitRunning is the exit status of `corral serve` when Corral already
+// runs with the same files: the user unit does not restart on it
+// (RestartPreventExitStatus=3 in packaging/corral.service).
+const exitRunning = 3

@@ -81,10 +81,17 @@ func startServeUnlimited(t testing.TB) *running {
 }
 
 // startServe starts the daemon as a new user would, with no config: it
-// writes its own.
-func startServe(t testing.TB) *running {
+// writes its own. env adds to its environment (CORRAL_HOME there is
+// the daemon's home instead of a fresh folder).
+func startServe(t testing.TB, env ...string) *running {
 	t.Helper()
-	return startServeIn(t, t.TempDir())
+	home := t.TempDir()
+	for _, kv := range env {
+		if h, ok := strings.CutPrefix(kv, "CORRAL_HOME="); ok {
+			home = h
+		}
+	}
+	return startServeIn(t, home, env...)
 }
 
 // startServeIn starts the daemon in home (a fresh one, or one a daemon

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -91,16 +92,51 @@ func announce(d *daemon.Daemon, s *server.Server) {
 }
 
 // runDaemon opens the daemon and calls run with it and a context that
-// ends on SIGINT or SIGTERM; the daemon is closed after.
+// ends on SIGINT or SIGTERM; the daemon is closed after. On SIGUSR1 (the
+// package's maintainer scripts after an upgrade) it stops the same way
+// and then starts again from the installed program: errRestart.
 func runDaemon(f serveFlags, run func(ctx context.Context, d *daemon.Daemon) error) error {
 	d, err := openDaemon(f)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return run(ctx, d)
+	ctx, restart := context.WithCancelCause(ctx)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	go func() {
+		select {
+		case <-usr1:
+			d.Log.Info("restarting into the installed program (SIGUSR1: Corral was upgraded)")
+			restart(errRestart)
+		case <-ctx.Done():
+		}
+	}()
+	err = run(ctx, d)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && errors.Is(context.Cause(ctx), errRestart) {
+		return errRestart
+	}
+	return err
+}
+
+// errRestart asks main to start Corral again, in place, from its program
+// file as it is now on disk (a new version after an upgrade).
+var errRestart = errors.New("restart")
+
+// reexec replaces this process with the program now installed at its
+// path, with the same arguments and environment: same PID, so a systemd
+// unit or the desktop session keeps tracking it.
+func reexec() error {
+	exe, err := os.Executable() // without " (deleted)" once the package replaced it
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(exe, os.Args, os.Environ())
 }
 
 // serve runs the daemon until SIGINT or SIGTERM. note, if set, is printed

@@ -22,6 +22,9 @@ import (
 // without a tray host or a session bus it says so and shows only the
 // approval dialogs.
 func tray(f serveFlags) error {
+	if running, err := openRunning(f, 0); running {
+		return err
+	}
 	desk := ui.Detect(os.Getenv)
 	if desk.Display == "" {
 		// After the start-up lines, as in desktop, so they always come first.
@@ -30,6 +33,12 @@ func tray(f serveFlags) error {
 	err := runDaemon(f, func(ctx context.Context, d *daemon.Daemon) error {
 		return desktop(ctx, d, f.listen, desk)
 	})
+	if errors.Is(err, daemon.ErrRunning) {
+		// Another one took the lock first: open it once it listens.
+		if running, oerr := openRunning(f, 15*time.Second); running {
+			return oerr
+		}
+	}
 	// Started from the desktop, the owner may see no terminal: a broken
 	// config gets a window too (the line on stderr stays).
 	var ce *config.Error
@@ -39,6 +48,28 @@ func tray(f serveFlags) error {
 		return reported{err}
 	}
 	return err
+}
+
+// openRunning opens the dashboard of the Corral already running with the
+// files f names, as `corral open` does, waiting up to wait for one that
+// holds the lock to listen; it reports whether one runs. A second start
+// from the menu shows the first one's window this way.
+func openRunning(f serveFlags, wait time.Duration) (bool, error) {
+	files, err := locate(f.config)
+	if err != nil {
+		return false, nil // the start-up proper says what is wrong
+	}
+	deadline := time.Now().Add(wait)
+	u := daemon.RunningURL(files)
+	for u == "" && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		u = daemon.RunningURL(files)
+	}
+	if u == "" {
+		return false, nil
+	}
+	fmt.Printf("corral: Corral is already running at %s: opening its dashboard\n", u)
+	return true, runOpen(nil)
 }
 
 // reported is an error already printed on stderr: main only exits.
@@ -115,8 +146,15 @@ type trayControl struct {
 
 func (c trayControl) Status() ui.Status {
 	st := ui.Status{Listen: c.s.LocalURL(), Agents: c.s.AgentsConnected(), Paused: c.d.Policy.Paused()}
-	if c.d.Box.Writable() != nil {
-		st.Problem = "the audit log's disk is full"
+	if err := c.d.Box.Writable(); err != nil {
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "is full"):
+			st.Problem = "the audit log's disk is full"
+		case strings.Contains(msg, "version store"):
+			st.Problem = "the version store cannot be written"
+		default:
+			st.Problem = "the audit log cannot be written"
+		}
 	}
 	return st
 }

@@ -246,14 +246,15 @@ func (s *traySession) openTrayMenu(name string, want func([]rect) bool, keys ...
 	return menus
 }
 
-// waitMenus polls, up to 10 s, until the menus on screen (see
+// waitMenus polls, up to 30 s (the panel animates slowly on a loaded
+// machine: a menu was seen at 59 and 135 of its 200+ px after 10 s), until the menus on screen (see
 // menusShown) are as wanted, and returns the last ones seen: the caller
 // says what is wrong if they are not. A menu's window can be mapped
 // before it has its full height, so the height is polled too.
 func (s *traySession) waitMenus(want func([]rect) bool) []rect {
 	s.t.Helper()
 	var menus []rect
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if menus = s.menusShown(); want(menus) {
 			return menus
 		}

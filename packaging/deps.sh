@@ -18,6 +18,8 @@ pkgs=(
   poppler-utils             # pdftotext, the reference of the document_read benchmark
   iproute2                  # ip: the network tests' test host in a namespace of its own
   curl python3 patch        # programs the tests run inside the sandbox, and patch -p1 (benchmark)
+  dpkg-dev lintian          # make package: dpkg-shlibdeps, dpkg-parsechangelog; its check
+  apparmor                  # apparmor_parser checks the package's AppArmor profile
 )
 
 # The MCP tests drive Node clients (the MCP Inspector, the TypeScript SDK):

@@ -38,6 +38,9 @@ func (s *Store) checkpointer() {
 }
 
 func (s *Store) checkpoint() error {
+	if err := s.checkFiles(); err != nil {
+		return err // no checkpoint into files SQLite cannot write (fault.go)
+	}
 	var busy, frames, copied int
 	if err := s.rdb.QueryRow("PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
 		return err

@@ -20,6 +20,9 @@ import (
 // store then reports itself unwritable (Writable) until the disk has room
 // for the reserve again, when it takes the reserve back. Callers refuse
 // new operations meanwhile.
+//
+// Opened on a disk with less room than the reserve, the store starts full
+// (startReserve): the daemon starts, refuses, and resumes by itself.
 
 // DefaultReserve is Options.Reserve's default.
 const DefaultReserve = 16 << 20
@@ -31,13 +34,34 @@ type reserve struct {
 	checked atomic.Int64 // unix nanos of the last free-space check while full
 }
 
-func (s *Store) openReserve(dbPath string) {
+// startReserve runs before SQLite opens the database. On a disk with less
+// room than the reserve, it starts the store full: the reserve left by
+// the last run is given up, so SQLite has the room it needs to open
+// (after a clean stop it creates the -wal and a 32 KiB -shm), and
+// operations are refused until there is room again. Without this Corral
+// could not start on a full disk.
+func (s *Store) startReserve(dbPath string) {
 	r := &s.res
 	r.path, r.size = dbPath+".reserve", s.opts.Reserve
-	if r.size <= 0 {
+	if free, err := freeSpace(filepath.Dir(r.path)); err == nil && free < max(r.size, 4<<20) {
+		s.markFull()
+	}
+}
+
+// openReserve takes the reserve once the database is open, unless the
+// store started full.
+func (s *Store) openReserve() {
+	r := &s.res
+	if r.size <= 0 || r.full.Load() {
 		return
 	}
 	if err := r.take(); err != nil {
+		if diskFull(err) {
+			// Start anyway, refusing operations until there is room
+			// (Writable), rather than run without the reserve.
+			s.markFull()
+			return
+		}
 		s.opts.Logger.Warn("store: no reserve for a full disk", "path", r.path, "err", err)
 	}
 }
@@ -70,11 +94,18 @@ func (s *Store) markFull() {
 	}
 }
 
-// Writable reports whether events can be recorded now (audit.Health).
-// While the disk is full it checks, at most once a second, whether there
-// is room for the reserve and a margin again, and if so takes the reserve
+// Writable reports whether events can be recorded now (audit.Health):
+// not while the store is faulted (fault.go) or the disk is full. While
+// the disk is full it checks, at most once a second, whether there is
+// room for the reserve and a margin again, and if so takes the reserve
 // back and answers nil.
 func (s *Store) Writable() error {
+	if err := s.checkFiles(); err != nil {
+		return err
+	}
+	if err := s.problem(); err != nil {
+		return err
+	}
 	r := &s.res
 	if !r.full.Load() {
 		return nil
@@ -83,12 +114,8 @@ func (s *Store) Writable() error {
 	if last := r.checked.Load(); now-last < int64(time.Second) || !r.checked.CompareAndSwap(last, now) {
 		return r.fullError()
 	}
-	var st unix.Statfs_t
-	if err := unix.Statfs(filepath.Dir(r.path), &st); err != nil {
-		return r.fullError()
-	}
-	free := int64(st.Bavail) * st.Bsize
-	if free < 2*max(r.size, 4<<20) {
+	free, err := freeSpace(filepath.Dir(r.path))
+	if err != nil || free < 2*max(r.size, 4<<20) {
 		return r.fullError()
 	}
 	if r.size > 0 {
@@ -113,4 +140,14 @@ func diskFull(err error) bool {
 		return true
 	}
 	return errors.Is(err, syscall.ENOSPC)
+}
+
+// freeSpace is the room, in bytes, that an unprivileged writer has on the
+// file system holding dir.
+func freeSpace(dir string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
 }

@@ -17,6 +17,12 @@
 //     pages never repeat or shift pages.
 //   - A subscriber receives every event committed after Subscribe returned,
 //     in commit order, or has its channel closed if it falls behind.
+//   - Writable (audit.Health) answers a sentence, and no commit starts,
+//     while the database, its -wal or its -shm cannot be written or after
+//     a commit failed, until a probe (each second) finds them writable
+//     and commits a test transaction (fault.go); likewise while the disk
+//     is full, which a store opened on a disk with less room than its
+//     reserve starts as (reserve.go).
 //   - Every value reaches SQL as a parameter; a text filter matches a literal
 //     substring (% _ ' \ are ordinary characters).
 //
@@ -34,6 +40,13 @@
 //     expects to be the only writer.
 //   - Graceful failure if another program truncates the file: reads go
 //     through a memory map, and a vanished page is a SIGBUS, not an error.
+//   - Surviving a -shm made unwritable at the very moment SQLite writes
+//     it: the files are checked before every statement, transaction and
+//     commit (fault.go), but a write fault in that memory map between the
+//     check and the write is a SIGBUS. Closing while the -shm is
+//     unwritable is one too (the last connection checkpoints).
+//   - Starting on a disk so full that SQLite cannot create its -shm when
+//     no reserve is left from an earlier run (reserve.go): Open fails.
 package store
 
 import (
@@ -159,6 +172,7 @@ type Store struct {
 	subsClosed bool
 
 	res reserve // room kept for a full disk (reserve.go)
+	flt fault   // files or writes that fail for another reason (fault.go)
 }
 
 // Open opens or creates the database at path, applies any migrations it
@@ -180,11 +194,13 @@ func Open(path string, opts Options) (*Store, error) {
 		subs:     make(map[*subscriber]struct{}),
 		rows:     rowsPerStatement,
 	}
+	s.flt.init(abs)
+	s.startReserve(abs)
 	if err := s.open(abs); err != nil {
 		s.closeDBs()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s.openReserve(abs)
+	s.openReserve()
 	go s.run()
 	go s.checkpointer()
 	return s, nil
@@ -199,7 +215,11 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_txlock":       {"immediate"},
 		"_cache_size":   {"-16384"}, // KiB
-	}, mmapPragma+"PRAGMA wal_autocheckpoint = 0;") // see checkpoint.go
+	}, dbSetup{
+		sql:   mmapPragma + "PRAGMA wal_autocheckpoint = 0;",                      // see checkpoint.go
+		hook:  func(c *sqlite3.SQLiteConn) { c.RegisterCommitHook(s.commitHook) }, // see fault.go
+		guard: s.checkFiles,
+	})
 	s.wdb.SetMaxOpenConns(1)
 	s.wdb.SetConnMaxLifetime(0)
 	s.wdb.SetConnMaxIdleTime(0)
@@ -207,9 +227,10 @@ func (s *Store) open(path string) error {
 		return err
 	}
 	// Refresh planner statistics when they are missing or stale; cheap
-	// thanks to analysis_limit.
+	// thanks to analysis_limit. Not worth refusing to start for: on a
+	// full disk it fails, and the store starts full (reserve.go).
 	if _, err := s.wdb.Exec("PRAGMA analysis_limit = 1000; PRAGMA optimize = 0x10002"); err != nil {
-		return fmt.Errorf("optimize: %w", err)
+		s.opts.Logger.Warn("audit store: optimize at start", "err", err)
 	}
 	// The one-event INSERT now: a statement that cannot be prepared
 	// fails Open rather than the first Record.
@@ -222,7 +243,7 @@ func (s *Store) open(path string) error {
 		"_foreign_keys": {"1"},
 		"_query_only":   {"1"},
 		"_cache_size":   {"-16384"},
-	}, mmapPragma)
+	}, dbSetup{sql: mmapPragma, guard: s.readable})
 	s.rdb.SetMaxOpenConns(s.opts.Readers)
 	s.rdb.SetMaxIdleConns(s.opts.Readers)
 	return s.rdb.Ping()
@@ -233,26 +254,45 @@ func (s *Store) open(path string) error {
 // address space, not memory use.
 const mmapPragma = "PRAGMA mmap_size = 1073741824;"
 
+// dbSetup is what openDB does with each new connection: run sql, for
+// what parameters cannot set, and call hook. A guard that is not nil is
+// asked before each statement or transaction the connection starts, and
+// its error is returned instead (fault.go).
+type dbSetup struct {
+	sql   string
+	hook  func(*sqlite3.SQLiteConn)
+	guard func() error
+}
+
 // openDB returns a pool of connections to path with the given go-sqlite3
-// parameters; each new connection also runs setup, for what parameters
-// cannot set.
-func openDB(path string, params url.Values, setup string) *sql.DB {
+// parameters, each set up as su says.
+func openDB(path string, params url.Values, su dbSetup) *sql.DB {
 	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		_, err := c.Exec(setup, nil)
+		if su.hook != nil {
+			su.hook(c)
+		}
+		_, err := c.Exec(su.sql, nil)
 		return err
 	}}
-	return sql.OpenDB(connector{dsn: dsn(path, params), drv: drv})
+	return sql.OpenDB(connector{dsn: dsn(path, params), drv: drv, guard: su.guard})
 }
 
 // connector lets openDB use its own driver value instead of registering
 // one globally.
 type connector struct {
-	dsn string
-	drv *sqlite3.SQLiteDriver
+	dsn   string
+	drv   *sqlite3.SQLiteDriver
+	guard func() error
 }
 
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.drv.Open(c.dsn) }
-func (c connector) Driver() driver.Driver                        { return c.drv }
+func (c connector) Connect(context.Context) (driver.Conn, error) {
+	conn, err := c.drv.Open(c.dsn)
+	if err != nil || c.guard == nil {
+		return conn, err
+	}
+	return guardedConn{conn.(*sqlite3.SQLiteConn), c.guard}, nil
+}
+func (c connector) Driver() driver.Driver { return c.drv }
 
 // dsn builds a go-sqlite3 URI for path; escaping the path keeps '?', '#'
 // and '%' in file names from being read as URI syntax.
@@ -269,7 +309,9 @@ func (s *Store) Close() error {
 		<-s.stopped
 		<-s.ckptDone
 		s.closeSubscribers()
-		if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
+		if s.problem() != nil || s.flt.filesWritable() != nil {
+			s.opts.Logger.Warn("audit store: closing while the audit log cannot be written", "err", s.problem())
+		} else if _, err := s.wdb.Exec("PRAGMA optimize"); err != nil {
 			s.opts.Logger.Warn("audit store: optimize at close", "err", err)
 		}
 		if err := s.closeDBs(); err != nil {

@@ -209,7 +209,12 @@ func (s *Store) gather(batch []*recordReq) []*recordReq {
 // commit stores batch in one transaction, hands the committed events to
 // subscribers and then answers every Record waiting on the batch.
 func (s *Store) commit(batch []*recordReq) {
-	err := s.insert(batch)
+	// Unwritable files fail the batch before SQLite touches them
+	// (fault.go).
+	err := s.checkFiles()
+	if err == nil {
+		err = s.insert(batch)
+	}
 	if err != nil && diskFull(err) {
 		// Give SQLite the reserve and try once more: what was asked to be
 		// recorded is recorded; new operations are refused until there is
@@ -217,6 +222,7 @@ func (s *Store) commit(batch []*recordReq) {
 		s.markFull()
 		err = s.insert(batch)
 	}
+	s.writeFailed(err)
 	if err == nil {
 		s.publish(batch)
 		s.kickCheckpoint(len(batch))

@@ -7,7 +7,10 @@
 // Guarantees: Open starts nothing unless the config validates, the
 // sandbox base holds none of Corral's own folders (config, data, secrets)
 // and no root overlaps them or the base (compared by their real names).
-// Those folders are hidden from commands and guarded by the policy. One
+// Those folders are hidden from commands and guarded by the policy.
+// Commands use a copy of corral-netinit made at start in Corral's data
+// folder, so upgrading or removing the package under a running daemon
+// leaves its commands working. One
 // daemon runs per set of files: a second Open fails with a sentence that
 // says so, naming the running one's URL once it listens (an flock on
 // corral.lock, which holds that URL only while it listens, so RunningURL
@@ -28,6 +31,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -90,6 +94,10 @@ func RunningURL(files config.Files) string {
 	return u.String()
 }
 
+// ErrRunning is what Open's error wraps when another Corral holds the
+// lock of the same files.
+var ErrRunning = errors.New("Corral is already running with these files")
+
 // acquire takes the lock of files for this process, or says which daemon
 // holds it.
 func acquire(files config.Files) (*os.File, error) {
@@ -107,7 +115,7 @@ func acquire(files config.Files) (*os.File, error) {
 			where = " at " + u
 		}
 		f.Close()
-		return nil, fmt.Errorf("Corral is already running with these files%s (lock %s); stop it first, or give this one another CORRAL_HOME", where, name)
+		return nil, fmt.Errorf("%w%s (lock %s); stop it first, or give this one another CORRAL_HOME", ErrRunning, where, name)
 	}
 	f.Truncate(0) // a URL left by a daemon that died is not this one's
 	return f, nil
@@ -166,6 +174,49 @@ func NetInitPath() string {
 	return ""
 }
 
+// keepNetInit copies the corral-netinit program at src into dir (Corral's
+// data folder, which the lock makes this daemon's alone) and returns the
+// copy's path, so commands keep their helper when a package upgrade
+// replaces src or a removal deletes it while Corral runs (bubblewrap
+// binds the helper by path: an open descriptor of a deleted file cannot
+// be bound). On any error it logs and returns src.
+func keepNetInit(src, dir string, log *slog.Logger) string {
+	if src == "" {
+		return ""
+	}
+	dst := filepath.Join(dir, "corral-netinit")
+	err := func() error {
+		in, err := os.Open(src)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		tmp, err := os.CreateTemp(dir, ".corral-netinit-*")
+		if err != nil {
+			return err
+		}
+		defer os.Remove(tmp.Name())
+		_, err = io.Copy(tmp, in)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			// 0755, as installed: when Corral runs as root, the sandbox's
+			// first program runs as an unprivileged uid (core/execbox).
+			err = os.Chmod(tmp.Name(), 0o755)
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), dst)
+		}
+		return err
+	}()
+	if err != nil {
+		log.Warn("corral-netinit is used where it is installed: a package upgrade or removal while Corral runs may stop commands until Corral restarts", "path", src, "err", err)
+		return src
+	}
+	return dst
+}
+
 // Open loads the config (writing the default when missing), makes the
 // secrets, opens the database and wires every part.
 func Open(o Options) (*Daemon, error) {
@@ -200,7 +251,7 @@ func Open(o Options) (*Daemon, error) {
 	}
 	netinit := o.NetInit
 	if netinit == "" {
-		netinit = NetInitPath()
+		netinit = keepNetInit(NetInitPath(), filepath.Dir(LockFile(files)), log)
 	}
 	p, err := server.Build(server.Setup{
 		Config: cfg, Files: files, Store: st, Home: home, OwnerToken: owner, Version: o.Version,

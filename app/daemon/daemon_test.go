@@ -1,7 +1,10 @@
 package daemon
 
 import (
+	"io"
+	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,5 +110,44 @@ func TestRunningURL(t *testing.T) {
 		if u := RunningURL(files); u != want {
 			t.Errorf("%q: %q, want %q", content, u, want)
 		}
+	}
+}
+
+// TestKeepNetInit: the daemon runs its own copy of corral-netinit, so the
+// installed one may be replaced or removed under it (apt upgrade, apt
+// remove). Before, commands failed with "fork/exec
+// /usr/lib/corral/corral-netinit: no such file or directory" once the
+// package was removed.
+func TestKeepNetInit(t *testing.T) {
+	installed := filepath.Join(t.TempDir(), "corral-netinit")
+	os.WriteFile(installed, []byte("#!/bin/sh\necho v1\n"), 0o755)
+	data := t.TempDir()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	kept := keepNetInit(installed, data, log)
+	if kept != filepath.Join(data, "corral-netinit") {
+		t.Fatalf("kept at %q", kept)
+	}
+	os.Remove(installed) // apt remove
+	out, err := exec.Command(kept).Output()
+	if err != nil || string(out) != "v1\n" {
+		t.Errorf("the kept helper after removal: %v %q", err, out)
+	}
+	if fi, err := os.Stat(kept); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("kept helper: %v %v", fi, err)
+	}
+	// A restart after an upgrade takes the new one.
+	os.WriteFile(installed, []byte("#!/bin/sh\necho v2\n"), 0o755)
+	if out, _ := exec.Command(keepNetInit(installed, data, log)).Output(); string(out) != "v2\n" {
+		t.Errorf("after an upgrade: %q", out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, ".corral-netinit-*")); len(left) != 0 {
+		t.Errorf("temporary copies left: %v", left)
+	}
+	// No place to copy to: the installed one, as before.
+	if got := keepNetInit(installed, filepath.Join(data, "missing"), log); got != installed {
+		t.Errorf("without a data folder: %q", got)
+	}
+	if keepNetInit("", data, log) != "" {
+		t.Error("no helper became one")
 	}
 }

@@ -1293,6 +1293,10 @@ func TestDashboardDevices(t *testing.T) {
 	js[any](b, `sessionStorage.clear(), localStorage.setItem('corral.device', `+jsString(dev["secret"])+`)`)
 	b.do(chromedp.Navigate("about:blank"), chromedp.Navigate(h.url+"/#devices")) // a load, not a hash change
 	b.wait(`document.body.dataset.infoReady && document.querySelector('#conn').dataset.state === 'open' && location.hash === '#activity'`)
+	// The About line names Corral's version, as corral --version does.
+	if got := js[string](b, `document.querySelector('#about').textContent`); !strings.Contains(got, "Corral "+testVersion) {
+		t.Errorf("About line: %q, want it to name Corral %s", got, testVersion)
+	}
 	if got := js[[]bool](b, `[document.querySelector('.tab[data-tab="devices"]').hidden, document.querySelector('#view-devices').hidden, document.querySelector('#view-activity').hidden]`); !got[0] || !got[1] || got[2] {
 		t.Errorf("device session: devices tab hidden %v, view hidden %v, activity hidden %v", got[0], got[1], got[2])
 	}

@@ -103,7 +103,16 @@ func TestCommandRecordedBeforeItStarts(t *testing.T) {
 	if ev.Detail != "running" || ev.Decision != audit.Allow {
 		t.Errorf("while running: %+v", ev)
 	}
-	running := rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running
+	// The command is listed just after its event commits: a query may
+	// see the event first.
+	var running []wire.Running
+	for {
+		running = rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running
+		if len(running) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if len(running) != 1 {
 		t.Fatalf("running: %+v", running)
 	}

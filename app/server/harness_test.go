@@ -171,7 +171,7 @@ func startWith(t testing.TB, su setup) *harness {
 	}
 	p, err := Build(Setup{
 		Config: cfg, Files: files, Store: st, Home: dir, OwnerToken: ownerToken, NetInit: execboxtest.NetInit(t),
-		Resolver: r, CorralCommand: corralCommand, Clock: clock.Now, Logger: log,
+		Resolver: r, CorralCommand: corralCommand, Clock: clock.Now, Logger: log, Version: testVersion,
 	})
 	if err != nil {
 		st.Close()

@@ -50,10 +50,11 @@ func TestCommandFoldersRecorded(t *testing.T) {
 	}
 }
 
-// With the version store removed, a command's changes cannot be kept:
-// nothing is applied and the answer says so (before, the change was
-// applied and the agent told it was not), and versions.usage no longer
-// reports what is gone.
+// With the version store removed behind Corral's back, versions.usage no
+// longer reports what is gone, and the next change makes the store again
+// and keeps what it replaces there: a command's change is applied with
+// its old content kept, so undoing it works (before, the change was
+// applied, its old content lost and the agent told it was not).
 func TestCommandVersionStoreGone(t *testing.T) {
 	t.Parallel()
 	h := start(t, "")
@@ -68,18 +69,25 @@ func TestCommandVersionStoreGone(t *testing.T) {
 	if err := os.RemoveAll(h.files.VersionsDir()); err != nil {
 		t.Fatal(err)
 	}
+	if u := rpcCall[wire.Usage](t, own, "versions.usage", nil); u.Blobs != 0 || u.Bytes != 0 || len(u.Agents) != 0 {
+		t.Errorf("versions.usage with the store gone: %+v", u)
+	}
 	res := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo changed > keep.txt; echo new > new.txt"))
-	if na := res.NotApplied; na == nil || na.Kind != "io" || !strings.Contains(na.Message, "None of the command's changes were applied") {
-		t.Errorf("command.run with the version store gone: not_applied %+v, changes %+v", na, res.Changes)
+	if res.NotApplied != nil || len(res.Changes) != 2 {
+		t.Fatalf("command.run after the store was removed: not_applied %+v, changes %+v", res.NotApplied, res.Changes)
+	}
+	if u := rpcCall[wire.Usage](t, own, "versions.usage", nil); u.Blobs != 1 {
+		t.Errorf("versions.usage after the store was made again: %+v (want the one version kept since)", u)
+	}
+	ev := lastEvent(t, own, "command.run")
+	if r := rpcCall[wire.UndoResult](t, own, "undo.apply", m("event_id", ev.ID)); !r.Applied || r.Conflicts != 0 {
+		t.Fatalf("undo of the command: %+v", r)
 	}
 	if b, _ := os.ReadFile(filepath.Join(scope, "keep.txt")); string(b) != "second\n" {
-		t.Errorf("keep.txt holds %q: the command's change was applied", b)
+		t.Errorf("keep.txt holds %q after the undo, want its old content", b)
 	}
 	if _, err := os.Lstat(filepath.Join(scope, "new.txt")); !os.IsNotExist(err) {
-		t.Errorf("new.txt was created: %v", err)
-	}
-	if u := rpcCall[wire.Usage](t, own, "versions.usage", nil); u.Blobs != 0 || u.Bytes != 0 {
-		t.Errorf("versions.usage with the store gone: %+v", u)
+		t.Errorf("new.txt is still there after the undo: %v", err)
 	}
 }
 

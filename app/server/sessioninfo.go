@@ -39,6 +39,7 @@ type sessionArea struct {
 	people               func() []string
 	record               recordFunc
 	loginURL             func() (string, time.Time) // a one-time dashboard login (Server.LoginURL)
+	version              string                     // Corral's version (the dashboard's About)
 	logSize              auditSizer                 // nil: the store does not say
 	limit                string                     // each agent's rate of calls, in words
 	now                  func() time.Time
@@ -68,7 +69,7 @@ type auditLogInfo struct {
 func (s *Server) sessionArea() sessionArea {
 	x := sessionArea{box: s.box, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
 		running: fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D()),
-		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL, now: s.now}
+		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL, version: s.version, now: s.now}
 	x.logSize, _ = s.audit.(auditSizer)
 	x.limit = s.calls.describe()
 	for _, r := range s.cfg.Sandbox.Roots {
@@ -102,6 +103,7 @@ type execInfo struct {
 }
 
 type sessionInfo struct {
+	Version   string     `json:"version,omitempty"` // Corral's version, as `corral --version` says it
 	Role      string     `json:"role"`
 	Client    string     `json:"client"`
 	Scope     string     `json:"scope"`
@@ -187,7 +189,7 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	info := sessionInfo{
-		Role: "client", Client: c.caller.Client, Scope: scope, User: c.caller.User,
+		Version: x.version, Role: "client", Client: c.caller.Client, Scope: scope, User: c.caller.User,
 		SharedDir: x.sharedDir, OutputDir: x.outputDir,
 		Roots: []rootInfo{}, ActFor: c.caller.ActFor,
 	}

@@ -446,6 +446,10 @@ func (r *Runner) probe() error {
 		r.log.Debug("execbox: smoke test failed", "err", last, "flags", strings.Join(ns, " "))
 	}
 	r.nsArgs = nil
+	if why := usernsRefused(r.bwrap); why != "" {
+		r.why = why
+		return last
+	}
 	r.why = "Commands are unavailable: bubblewrap is installed but cannot create a sandbox on this computer. Allow unprivileged user namespaces (on Debian: sudo sysctl -w kernel.unprivileged_userns_clone=1; on Ubuntu 24.04 and later: an AppArmor profile that lets bwrap use them) and restart Corral."
 	return last
 }

@@ -281,8 +281,9 @@ func hasOpt(opts, want string) bool { return slices.Contains(strings.Split(opts,
 
 func hasWord(s, want string) bool { return slices.Contains(strings.Fields(s), want) }
 
-// sweep removes empty cgroups left by earlier Corral processes that are
-// gone (a crash skips the per-run cleanup).
+// sweep removes the cgroups left by earlier Corral processes that are
+// gone (a crash skips the per-run cleanup), killing first whatever still
+// runs in them: no command outlives its Corral (spawn.go).
 func (c *cgroupCtl) sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(c.parent, "corral-*-*"))
 	for _, d := range dirs {
@@ -294,7 +295,30 @@ func (c *cgroupCtl) sweep() {
 		if _, err := os.Stat("/proc/" + f[1]); err == nil {
 			continue
 		}
-		_ = unix.Rmdir(d) // fails harmlessly while tasks remain
+		if unix.Rmdir(d) == unix.EBUSY {
+			killCgroup(d)
+			_ = removeCgroup(d) // waits a moment for the tasks to go
+		}
+	}
+}
+
+// killCgroup sends SIGKILL to every task in the cgroup at dir: at once
+// through cgroup.kill where the kernel has it (v2, Linux 5.14), else to
+// each pid listed, a few times over in case one forked meanwhile.
+func killCgroup(dir string) {
+	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
+		return
+	}
+	for range 3 {
+		b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil || len(bytes.TrimSpace(b)) == 0 {
+			return
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				_ = unix.Kill(pid, unix.SIGKILL)
+			}
+		}
 	}
 }
 

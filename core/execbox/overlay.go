@@ -68,7 +68,11 @@ func (r *Runner) ProbeOverlay(ctx context.Context, dir string) error {
 	err := r.probeOverlay(ctx, dir)
 	if err != nil {
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
-		r.setOverlayWhy("The kernel refused the overlay Corral uses to record what commands change (" + err.Error() + "), so their changes are not recorded and cannot be undone.")
+		why := "The kernel refused the overlay Corral uses to record what commands change (" + err.Error() + "), so their changes are not recorded and cannot be undone."
+		if refused := usernsRefused(r.netinit); refused != "" {
+			why = "What commands change is not recorded and cannot be undone: " + strings.TrimPrefix(refused, "Commands are unavailable: ")
+		}
+		r.setOverlayWhy(why)
 	}
 	return err
 }
@@ -109,7 +113,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	defer p.status.Close() // the probe reads the helper's exit status, not its status pipe
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Start()
+	err = start(cmd)
 	for _, f := range files {
 		f.Close()
 	}

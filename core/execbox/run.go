@@ -223,7 +223,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	cmd.WaitDelay = drainWait
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		if errors.Is(err, syscall.E2BIG) {
 			return Result{}, errs.Wrap(err, errs.TooLarge, "", "The command and its environment are too large to start.")
 		}

@@ -253,16 +253,19 @@ func writePreview(host string, data []byte) string {
 	return b.String()
 }
 
-// Writable reports whether the audit log can be written now; when it
-// cannot, the error is unavailable with a sentence for the owner, and no
-// agent operation starts.
+// Writable reports whether the audit log and the version store can be
+// written now; when either cannot, the error is unavailable with a
+// sentence for the owner, and no agent operation starts.
 func (s *Sandbox) Writable() error {
-	h, ok := s.audit.(audit.Health)
-	if !ok {
-		return nil
+	if h, ok := s.audit.(audit.Health); ok {
+		if err := h.Writable(); err != nil {
+			return errs.Wrap(err, errs.Unavailable, "", "%s.", err.Error())
+		}
 	}
-	if err := h.Writable(); err != nil {
-		return errs.Wrap(err, errs.Unavailable, "", "%s.", err.Error())
+	if s.versions != nil {
+		if err := s.versions.Writable(); err != nil {
+			return errs.Wrap(err, errs.Unavailable, "", "%s.", err.Error())
+		}
 	}
 	return nil
 }

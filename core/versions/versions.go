@@ -268,11 +268,9 @@ type AgentUsage struct {
 // Usage reports the store's size and budget.
 func (s *Store) Usage() Usage {
 	if _, err := os.Stat(s.blobs); errors.Is(err, fs.ErrNotExist) {
-		// Removed behind Corral's back: nothing is kept any more, and Put
-		// fails (nothing is changed) until Corral starts again.
-		s.mu.Lock()
-		s.total, s.count, s.oldest = 0, 0, time.Time{}
-		s.mu.Unlock()
+		// Removed behind Corral's back: nothing is kept any more (Writable
+		// makes the folders again before the next change).
+		s.lost()
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -80,6 +80,7 @@ const app = {
       infoArrived();
       setDevice(String(info.client || '').startsWith('device:'));
       document.body.dataset.infoReady = '1';
+      $('#about-version').textContent = info.version || '';
       setPaused(info.paused);
       const banner = $('#audit-banner');
       banner.hidden = !info.audit_problem;
