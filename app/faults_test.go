@@ -343,7 +343,11 @@ func TestFaultRun(t *testing.T) {
 			owner.Close()
 			r.cmd.Process.Kill()
 			r.cmd.Wait()
-			r = startServeIn(t, home, fmt.Sprintf("CORRAL_KILL_AT=undo.change:%d", 1+rng.IntN(60)))
+			n := 1 + rng.IntN(3)
+			if long {
+				n = 1 + rng.IntN(60)
+			}
+			r = startServeIn(t, home, fmt.Sprintf("CORRAL_KILL_AT=undo.change:%d", n))
 			owner = dialKey(ctx, t, r, r.ownerKey)
 		}
 		died := -1
