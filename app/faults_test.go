@@ -26,33 +26,40 @@ import (
 )
 
 // TestFaultRun is the black-box fault run of issue 31: the real daemon,
-// several agents over WebSocket writing, editing, appending (some of 3.5
-// MB), deleting, moving, patching (up to 300 files) and running commands
-// (up to 2,000 files), SIGKILLed at a kill point (CORRAL_KILL_AT) or at a
-// random moment, and started again. After each kill:
+// several agents over WebSocket (one of them in a readwrite root, by its
+// host path) writing, editing, appending (some of 3.5 MB), deleting,
+// moving files and folders, patching (up to 300 files, adding, deleting
+// and moving some) and running commands (up to 2,000 files, making
+// folders), SIGKILLed at a kill point (CORRAL_KILL_AT) or at a random
+// moment, and started again; now and then the restart is killed too
+// (while Recover puts changes back: recover.change, or at random), and so
+// are the owner's undos (undo.change). After each kill:
 //
 //   - the database passes integrity_check, and no event is left
 //     "running" or "pending";
 //   - each agent's folder is exactly what its answered calls left, with
 //     the call in flight at the kill either wholly applied (then its
-//     event is allowed) or not at all: nothing half-applied;
+//     event is allowed) or not at all: nothing half-applied; Recover
+//     left nothing as it was (recovered.left 0);
 //   - each agent's allowed events are its answered successes, in order
 //     (plus the one done when the kill cut off its answer);
-//   - no ".corral-tmp-" file is left below the sandbox, no command layer;
+//   - no ".corral-tmp-" file is left below the sandbox or the root, no
+//     command layer;
 //   - the owner's undo.apply of each agent's last change restores the
-//     content before it;
-//   - sandbox processes still alive 3 s after the kill are counted (and
-//     killed); issue 31's point 6 is another branch's, so they are
-//     logged, not failed.
+//     content before it; an undo killed half-way is whole or absent;
+//   - the daemon's sandbox processes still alive 3 s after the kill are
+//     counted (and killed); issue 31's point 6 is another branch's, so
+//     they are logged, not failed.
 //
-// Short by default (6 rounds, 4 agents, including the issue's named
-// cases: a 2,000-file command killed during its apply, a 300-file patch
-// killed during staging and during commit). The long run:
+// Short by default (6 rounds, 4 agents, about 30 s, including the
+// issue's named cases: a 2,000-file command killed during its apply, a
+// 300-file patch killed during staging and during commit). The long run:
 //
 //	CORRAL_LONG_FAULTS=1 go test -count=1 -run TestFaultRun -timeout 60m -v ./app/
 //
 // (CORRAL_FAULT_ROUNDS=N, CORRAL_FAULT_AGENTS=N and CORRAL_FAULT_SEED=N
-// change its 24 rounds, 8 agents and seed.)
+// change its 24 rounds, 8 agents and seed; a failure names the seed to
+// run again.)
 func TestFaultRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault run takes half a minute")
