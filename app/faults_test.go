@@ -140,6 +140,7 @@ func TestFaultRun(t *testing.T) {
 	defer cancel()
 	var st fstats
 	var scope string
+	undosDone := 0
 	commands := true
 	for round, sp := range specs {
 		var env []string
@@ -376,6 +377,7 @@ func TestFaultRun(t *testing.T) {
 				a.model = got
 			default:
 				a.model = a.prev
+				undosDone++
 			}
 			if died >= 0 {
 				break
@@ -410,6 +412,7 @@ func TestFaultRun(t *testing.T) {
 				case i == died && got.equal(a.prev):
 					a.model = a.prev // done, its answer cut off
 					st.undoKills++
+					undosDone++
 				case i == died && got.equal(a.model):
 					st.undoKills++ // rolled back
 				case i == died:
@@ -422,6 +425,17 @@ func TestFaultRun(t *testing.T) {
 					a.model = got
 				}
 				a.prev = nil
+			}
+		}
+		// Every undo done has its event.
+		if sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro"); err == nil {
+			var n int
+			sdb.QueryRow(`SELECT count(*) FROM audit_events WHERE op = 'undo.apply' AND decision = 'allow'`).Scan(&n)
+			sdb.Close()
+			if n != undosDone {
+				t.Errorf("round %d: %d undos done, %d allowed undo.apply events", round, undosDone, n)
+				st.failures++
+				undosDone = n
 			}
 		}
 		owner.Close()
