@@ -249,6 +249,7 @@ func TestFaultRun(t *testing.T) {
 
 		// Started again: check everything.
 		r = startServeIn(t, home)
+		st.orphansLeft += procs.afterRestart(t)
 		db := filepath.Join(home, "corral.db")
 		integrity(t, db)
 		var rec string
@@ -442,8 +443,8 @@ func TestFaultRun(t *testing.T) {
 		r.cmd.Process.Kill()
 		r.cmd.Wait()
 	}
-	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos (%d killed half-way); %d of the %d sandbox processes seen outlived the kill by 3 s; %d failures (%d half-applied, %d temporary files)",
-		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.undoKills, st.orphans, st.procs, st.failures, st.half, st.temps)
+	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos (%d killed half-way); %d of the %d sandbox processes seen outlived the kill by 3 s (%d still alive after the restart); %d failures (%d half-applied, %d temporary files)",
+		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.undoKills, st.orphans, st.procs, st.orphansLeft, st.failures, st.half, st.temps)
 }
 
 type undoJob struct {
@@ -453,7 +454,7 @@ type undoJob struct {
 }
 
 type fstats struct {
-	undoKills                                                                                                                         int
+	undoKills, orphansLeft                                                                                                            int
 	calls, answered, refused, kills, pointKills, startKills, procs, rolledBack, doneUnanswered, undos, orphans, failures, half, temps int
 }
 
@@ -584,6 +585,7 @@ func allowedEvents(t *testing.T, db *sql.DB, client string) (ids []int64, ops []
 type procWatch struct {
 	mu   sync.Mutex
 	seen map[int]string // pid → its start time
+	left [][2]string    // pid and start time of those that outlived the kill
 	stop chan struct{}
 	done chan struct{}
 }
@@ -687,10 +689,32 @@ func (w *procWatch) orphans(t *testing.T, cmds []string) int {
 		if len(c) > 100 {
 			c = c[:100] + "…"
 		}
-		t.Logf("outlived the daemon's kill by 3 s: pid %d %s", pid, c)
-		syscall.Kill(pid, syscall.SIGKILL)
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		wchan, _ := os.ReadFile(fmt.Sprintf("/proc/%d/wchan", pid))
+		f := strings.Fields(string(stat)[strings.LastIndexByte(string(stat), ')')+1:])
+		if len(f) > 1 {
+			t.Logf("outlived the daemon's kill by 3 s: pid %d (state %s, parent %s, waits in %s) %s", pid, f[0], f[1], wchan, c)
+		}
+		st, _, _ := procStat(pid)
+		w.left = append(w.left, [2]string{strconv.Itoa(pid), st})
 	}
 	return len(left)
+}
+
+// afterRestart counts the processes orphans found that are still alive
+// once the daemon started again (its start-up may sweep them), and kills
+// them.
+func (w *procWatch) afterRestart(t *testing.T) int {
+	n := 0
+	for _, l := range w.left {
+		pid, _ := strconv.Atoi(l[0])
+		if st, _, ok := procStat(pid); ok && st == l[1] {
+			n++
+			t.Logf("still alive after the restart: pid %d", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return n
 }
 
 // fagent is one agent of the fault run and the model of its folder.
