@@ -11,7 +11,9 @@
 // (write.partial), between a patch's staged files and its renames
 // (patch.staged) and after each rename (patch.commit), after each file a
 // command's apply puts in place (apply.file), when a command has ended and
-// its changes are not applied yet (command.ended).
+// its changes are not applied yet (command.ended), after each change
+// Recover puts back at start-up (recover.change: a crash while
+// recovering), after each change of the owner's undo (undo.change).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.

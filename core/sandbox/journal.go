@@ -15,6 +15,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
+	"corral/core/killpoint"
 	"corral/core/paths"
 )
 
@@ -61,8 +62,9 @@ const tempPrefix = ".corral-tmp-"
 // core/versions); a change whose old content was not kept (too large,
 // hard-linked) cannot be rolled back and stays listed; empty folders
 // made for a new file's parents may stay behind after a roll back; the
-// owner's undo (undo.apply, version.restore) is recorded after it writes,
-// as before; a file operation that writes a file between a command's
+// owner's undo (undo.apply, version.restore) is a unit too
+// (applyJournaled), but the owner's undo.client is one unit per event it
+// undoes; a file operation that writes a file between a command's
 // plan and its apply is kept on the command's event once the apply has
 // swapped it out, but a crash in that instant rolls the file back to what
 // the plan kept, the older content.
@@ -192,6 +194,7 @@ func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) aud
 					continue
 				}
 				put++
+				killpoint.Here("recover.change")
 			}
 		}
 		// planUndo lists the changes newest first; the event keeps them in

@@ -16,6 +16,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/killpoint"
 	"corral/core/patch"
 	"corral/core/paths"
 	"corral/core/versions"
@@ -341,29 +342,57 @@ func (s *Sandbox) planFolder(ev audit.Event, c audit.Change, now state, f *UndoF
 		f.Conflict = changedSince(c.Path)
 		return
 	}
+	// What the event made goes with the undo, newest first: the files it
+	// created (still as it left them) before the folders holding them.
 	made := map[string]bool{}
+	created := map[string]audit.Change{}
 	for _, o := range ev.Changes {
-		if o.Dir && o.Kind == audit.Created {
+		switch {
+		case o.Dir && o.Kind == audit.Created:
 			made[o.Path] = true
+		case o.Kind == audit.Created:
+			created[o.Path] = o
 		}
 	}
-	d, rel, done, err := s.ownerDir(ev.User, c.Path)
-	if err != nil {
-		f.Conflict = errs.As(err).Msg
-		return
+	budget := 10_000
+	if !s.folderGoes(ev.User, c.Path, made, created, &budget) {
+		f.Conflict = fmt.Sprintf("%s holds files now, so Corral will not remove it.", c.Path)
 	}
-	defer done()
-	entries, _, err := d.List(rel, 1, 100)
+}
+
+// folderGoes reports whether the folder vis holds only what the undo
+// removes before it: folders the event made (holding the same, all the
+// way down) and files it created, still as it left them; budget bounds
+// the entries looked at.
+func (s *Sandbox) folderGoes(scope, vis string, made map[string]bool, created map[string]audit.Change, budget *int) bool {
+	d, rel, done, err := s.ownerDir(scope, vis)
 	if err != nil {
-		f.Conflict = errs.As(err).Msg
-		return
+		return false
+	}
+	entries, truncated, err := d.List(rel, 1, max(1, min(*budget, fsbox.MaxEntries)))
+	done()
+	if err != nil || truncated {
+		return false
 	}
 	for _, e := range entries {
-		if !(e.Type == "dir" && made[e.Path]) {
-			f.Conflict = fmt.Sprintf("%s holds files now, so Corral will not remove it.", c.Path)
-			return
+		if *budget--; *budget < 0 {
+			return false
+		}
+		if e.Type == "dir" {
+			if !made[e.Path] || !s.folderGoes(scope, e.Path, made, created, budget) {
+				return false
+			}
+			continue
+		}
+		o, ok := created[e.Path]
+		if !ok {
+			return false
+		}
+		if now, err := s.stateAt(scope, e.Path); err != nil || !now.matches(o.After, o.Link) {
+			return false
 		}
 	}
+	return true
 }
 
 func notKeptSentence(why string) string {
@@ -428,13 +457,66 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "undo.apply", User: ev.User,
 		Target: fmt.Sprintf("event %d", ev.ID), Decision: audit.Allow, DecidedBy: audit.ByOwner}}
 	o.ev.Detail = fmt.Sprintf("undo of %s by %s", ev.Op, ev.Client)
-	err = s.applySteps(o, steps)
+	err = s.applyJournaled(o, steps)
 	res.Applied = err == nil
 	if err := o.end(ctx, err); err != nil {
 		return res, err
 	}
 	res.UndoEvent = o.ev.ID
 	return res, nil
+}
+
+// applyJournaled is applySteps for the owner's undo and restore, as a
+// journaled unit (journal.go): the changes the steps will make, what
+// they replace kept first, are committed on o's event as pending before
+// any is made, so a crash half-way leaves an unfinished event Recover
+// rolls back, not a half-done undo nobody recorded.
+func (s *Sandbox) applyJournaled(o *op, steps []*undoStep) error {
+	var planned []audit.Change
+	for _, st := range steps {
+		if st.file.Conflict != "" || st.file.Action == "none" {
+			continue
+		}
+		d, rel, done, err := s.ownerDir(st.scope, st.change.Path)
+		if err != nil {
+			return err
+		}
+		before, err := s.priors(versions.Owner, d, rel, false, false)
+		done()
+		if err != nil {
+			return err
+		}
+		planned = append(planned, stepChanges(st, before)...)
+	}
+	if len(planned) > 0 {
+		if err := o.intend(planned); err != nil {
+			return err
+		}
+	}
+	return s.applySteps(o, steps)
+}
+
+// stepChanges is what carrying out st changes, given what its path holds
+// before (before).
+func stepChanges(st *undoStep, before []prior) []audit.Change {
+	c := st.change
+	switch {
+	case c.Dir && c.Kind == audit.Created:
+		return []audit.Change{{Path: c.Path, Kind: audit.Deleted, Dir: true, Mode: c.Mode}}
+	case c.Dir:
+		return []audit.Change{{Path: c.Path, Kind: audit.Created, Dir: true, Mode: c.Mode}}
+	case c.Kind == audit.Created:
+		return removed(before)
+	case c.Kind == audit.Modified || c.Kind == audit.Deleted:
+		return []audit.Change{restoredChange(before, c.Path, st.content, c.Link, c.Mode)}
+	case c.Kind == audit.Moved:
+		mc := audit.Change{Path: c.From, From: c.Path, Kind: audit.Moved, SizeAfter: int64(len(st.content)), After: versions.Sum(st.content), Mode: c.Mode, Link: c.Link}
+		if len(before) == 1 {
+			mc.SizeBefore, mc.Version, mc.NotKept = before[0].size, before[0].version, before[0].notKept
+		}
+		return []audit.Change{mc}
+	}
+	return nil
 }
 
 // applySteps carries out the planned steps without conflicts, keeping
@@ -458,27 +540,18 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 		case c.Dir && c.Kind == audit.Created:
 			// Only this folder: the folders above it that the event made
 			// are changes of their own, and the ones it did not make stay.
-			if err = d.RemoveEntry(rel); err == nil {
-				o.ev.Changes = append(o.ev.Changes, audit.Change{Path: c.Path, Kind: audit.Deleted, Dir: true, Mode: c.Mode})
-			}
-		case c.Dir:
-			if err = d.Mkdir(rel); err == nil {
-				o.ev.Changes = append(o.ev.Changes, audit.Change{Path: c.Path, Kind: audit.Created, Dir: true, Mode: c.Mode})
-			}
-		case c.Kind == audit.Created:
 			err = d.RemoveEntry(rel)
-			if err == nil {
+		case c.Dir:
+			err = d.Mkdir(rel)
+		case c.Kind == audit.Created:
+			if err = d.RemoveEntry(rel); err == nil {
 				removeEmptyParents(d, rel)
-				o.ev.Changes = append(o.ev.Changes, removed(before)...)
 			}
 		case c.Kind == audit.Modified || c.Kind == audit.Deleted:
 			if c.Link != "" {
 				err = d.PutLink(rel, c.Link)
 			} else {
 				err = d.PutFile(rel, st.content, fs.FileMode(c.Mode))
-			}
-			if err == nil {
-				o.ev.Changes = append(o.ev.Changes, restoredChange(before, c.Path, st.content, c.Link, c.Mode))
 			}
 		case c.Kind == audit.Moved:
 			fd, frel, fdone, ferr := s.ownerDir(st.scope, c.From)
@@ -497,18 +570,13 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 				}
 			}
 			fdone()
-			if err == nil {
-				mc := audit.Change{Path: c.From, From: c.Path, Kind: audit.Moved, SizeAfter: int64(len(st.content)), After: versions.Sum(st.content), Mode: c.Mode, Link: c.Link}
-				if len(before) == 1 {
-					mc.SizeBefore, mc.Version, mc.NotKept = before[0].size, before[0].version, before[0].notKept
-				}
-				o.ev.Changes = append(o.ev.Changes, mc)
-			}
 		}
 		done()
 		if err != nil {
 			return err
 		}
+		o.ev.Changes = append(o.ev.Changes, stepChanges(st, before)...)
+		killpoint.Here("undo.change")
 	}
 	return nil
 }
@@ -585,7 +653,7 @@ func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoRes
 		file: UndoFile{Path: t.Visible, Action: "restore", Kind: string(audit.Modified), SizeNow: now.size, SizeAfter: int64(len(data))}}
 	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "version.restore", User: scope,
 		Target: t.Visible, Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: "version " + a.Version[:12]}}
-	err = s.applySteps(o, []*undoStep{st})
+	err = s.applyJournaled(o, []*undoStep{st})
 	res := UndoResult{Op: "version.restore", Client: c.Client, Files: []UndoFile{st.file}, Applied: err == nil}
 	if err := o.end(ctx, err); err != nil {
 		return res, err
