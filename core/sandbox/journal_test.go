@@ -130,8 +130,8 @@ func TestRecoverRollsBack(t *testing.T) {
 	os.WriteFile(filepath.Join(scope, "b.txt"), []byte("someone else's\n"), 0o644)
 	os.Remove(filepath.Join(scope, "gone.txt"))
 	os.Mkdir(filepath.Join(scope, "made"), 0o755)
-	os.WriteFile(filepath.Join(scope, ".corral-tmp-0123"), []byte("staged"), 0o600)
-	os.WriteFile(filepath.Join(w.outside, ".corral-tmp-4567"), []byte("staged"), 0o600)
+	os.WriteFile(filepath.Join(scope, ".corral-tmp-0123456789abcdef"), []byte("staged"), 0o600)
+	os.WriteFile(filepath.Join(w.outside, ".corral-tmp-4567456745674567"), []byte("staged"), 0o600)
 	os.MkdirAll(filepath.Join(w.rwRoot, "deep", "er"), 0o755)
 	os.WriteFile(filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2"), []byte("copy"), 0o600)
 
@@ -150,7 +150,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(scope, "gone.txt")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("gone.txt back as %v (%v)", fi, err)
 	}
-	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123"), filepath.Join(w.outside, ".corral-tmp-4567"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
+	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123456789abcdef"), filepath.Join(w.outside, ".corral-tmp-4567456745674567"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", p, err)
 		}
