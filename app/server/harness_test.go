@@ -155,6 +155,9 @@ func startWith(t testing.TB, su setup) *harness {
 	if rest, ok := strings.CutPrefix(su.extra, "[server]\n"); ok { // more keys for the [server] table
 		text = strings.Replace(testConfig, "[server]\n", "[server]\n"+rest, 1)
 	}
+	if strings.Contains(su.extra, "max_message_bytes") { // the test's own bound
+		text = strings.Replace(text, "max_message_bytes = 65536\n", "", 1)
+	}
 	cfg, err := config.Parse(files.Config, []byte(text), dir, files.Sandbox)
 	if err != nil {
 		t.Fatal(err)

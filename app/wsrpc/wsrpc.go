@@ -149,6 +149,25 @@ func (w *Waiting) bigPlaces(n int) chan struct{} {
 	return w.big
 }
 
+// BigMessageBytes is the size past which a message needs one of its
+// key's places for large frames (the default BigFrameBytes).
+const BigMessageBytes = bigFrameBytes
+
+// TakeBig takes one of w's places for large frames, for a large message
+// that does not come through a Peer (MCP over HTTP), so that it counts
+// against the same bound as the large frames of the Peers sharing w
+// (which must use the default BigFrames). It waits until ctx ends, and
+// returns the function that gives the place back.
+func (w *Waiting) TakeBig(ctx context.Context) (release func(), err error) {
+	places := w.bigPlaces(maxBigFrames)
+	select {
+	case places <- struct{}{}:
+		return sync.OnceFunc(func() { <-places }), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
 // Peer is one WebSocket connection served by a Dispatcher.
 type Peer struct {
 	ws    *websocket.Conn

@@ -20,7 +20,8 @@
 //     joined with the relative path), never host paths.
 //   - Writes and edits replace the file atomically: a temporary file
 //     ".corral-tmp-<random>" is written in the same folder, synced, and
-//     renamed into place; it is removed on failure. Write and Move refuse
+//     renamed into place; it is removed on failure. Write and Move (and
+//     a patch, through RefuseTempName) refuse
 //     to create a name starting with ".corral-tmp-" (any component), and
 //     List, Find and Grep show such names like any other, so a leftover
 //     is never hidden from the owner. Writing to a path whose last component is a symlink
@@ -330,6 +331,12 @@ func (d Dir) createTemp(dir string) (*os.File, string, error) {
 }
 
 func isTemp(name string) bool { return strings.HasPrefix(name, tempPrefix) }
+
+// RefuseTempName is refuseTempName for callers that create files through
+// Stage (a patch's added and moved-to files).
+func (d Dir) RefuseTempName(rel string) error {
+	return d.refuseTempName(strings.TrimSuffix(rel, "/"))
+}
 
 // refuseTempName refuses to create a file or folder named like Corral's
 // temporary files: such a name would pass for a leftover of an

@@ -2,10 +2,12 @@ package netgate
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"corral/core/audit"
 	"corral/core/policy"
 )
 
@@ -87,4 +89,55 @@ func TestAllowOnceCoversOnlyItsRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantRefused(t, <-secondDone, "the owner denied it")
+}
+
+// TestRefusalsRecordedAtABoundedRate (red team): a command looping on
+// refused connections (a domain outside its list) wrote one event per
+// attempt, 43,847 events (15 MB of database, 148 MB of WAL) in 20 s from
+// one command. Now an agent's refusals are recorded one by one up to
+// its bucket, the rest counted in one event when the run closes; another
+// agent's bucket is its own.
+func TestRefusalsRecordedAtABoundedRate(t *testing.T) {
+	now := time.Date(2026, 11, 27, 20, 0, 0, 0, time.UTC)
+	f := newFixture(t, func(c *Config) { c.Clock = func() time.Time { return now } })
+	ctx := t.Context()
+	run := f.gate.Open(pipCommand(t))
+	const n = 5000
+	for range n {
+		if _, err := run.Dial(ctx, "nope.invalid", 443); err == nil {
+			t.Fatal("a domain outside the list connected")
+		}
+	}
+	run.Close(ctx)
+	evs := f.log.all()
+	if len(evs) != RefusalBurst+1 {
+		t.Fatalf("%d refused attempts wrote %d events, want %d one by one and one summary", n, len(evs), RefusalBurst+1)
+	}
+	last := evs[len(evs)-1]
+	if last.Op != "network.connect" || last.Decision != audit.Deny || !strings.Contains(last.Detail, "4800 more refused connection attempts") || !strings.Contains(last.Detail, "for command 7") {
+		t.Errorf("the summary: %+v", last)
+	}
+	if got := run.Summary(); len(got.Refused) != 1 {
+		t.Errorf("the command's summary: %+v", got)
+	}
+	other := pipCommand(t)
+	other.Client = "bob-agent"
+	orun := f.gate.Open(other)
+	if _, err := orun.Dial(ctx, "nope.invalid", 443); err == nil {
+		t.Fatal("connected")
+	}
+	orun.Close(ctx)
+	if evs := f.log.all(); len(evs) != RefusalBurst+2 || evs[len(evs)-1].Client != "bob-agent" || strings.Contains(evs[len(evs)-1].Detail, "more refused") {
+		t.Errorf("another agent's refusal was not recorded on its own: %+v", evs[len(evs)-1])
+	}
+	// Time refills the bucket: 50 a second.
+	now = now.Add(time.Second)
+	run2 := f.gate.Open(pipCommand(t))
+	for range 60 {
+		run2.Dial(ctx, "nope.invalid", 443)
+	}
+	run2.Close(ctx)
+	if evs := f.log.all(); len(evs) != RefusalBurst+2+RefusalsPerSecond+1 {
+		t.Errorf("after a second, 60 refusals wrote %d events, want %d and one summary", len(evs)-RefusalBurst-2, RefusalsPerSecond)
+	}
 }

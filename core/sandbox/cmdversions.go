@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -60,6 +61,9 @@ func (s *Sandbox) layerDir() string {
 	return filepath.Join(s.versions.Dir(), "run", strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(layerSeq.Add(1), 10))
 }
 
+// overlayProbeTimeout bounds the one-time overlay probe.
+const overlayProbeTimeout = time.Minute
+
 // CommandVersions reports whether what commands change is recorded, and
 // otherwise why not. The first call checks, once, that the kernel allows
 // the overlay.
@@ -77,7 +81,12 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 		if ok, _ := ec.Runner.Overlay(); ok {
 			run := filepath.Join(s.versions.Dir(), "run")
 			execbox.RemoveLayers(run) // what a crash left
-			_ = ec.Runner.ProbeOverlay(ctx, run)
+			// Detached from the call that came first: an agent that
+			// cancels it (closes its connection) must not kill the
+			// probe, which would disable recording for good.
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), overlayProbeTimeout)
+			_ = ec.Runner.ProbeOverlay(pctx, run)
+			cancel()
 		}
 		s.probed = true
 	}

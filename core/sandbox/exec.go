@@ -436,6 +436,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		}
 	}
 	if gate != nil {
+		gate.Close(o.ctx)
 		sum := gate.Summary()
 		res.Network = &sum
 		for _, f := range sum.Refused {

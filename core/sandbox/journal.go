@@ -52,7 +52,8 @@ const tempPrefix = ".corral-tmp-"
 // answer) is left as it is and stays listed on the event, so the owner
 // can see and undo it. The event is then completed as an error
 // ("interrupted"): no event stays "running" or "pending". Recover also
-// removes Corral's temporary files (".corral-tmp-*") from every folder it
+// removes Corral's temporary files (exactly the names it gives them, see
+// isCorralTemp) from every folder it
 // manages (the sandbox base, every readwrite root, and the folders outside
 // the fence that an unfinished event changed) and the layers of commands
 // that were running.
@@ -254,6 +255,45 @@ func (s *Sandbox) sweepOutside(ev audit.Event) int {
 	return n
 }
 
+// isCorralTemp reports whether name is exactly one of the names Corral
+// gives its temporary files: fsbox's ".corral-tmp-" and 16 lowercase hex
+// digits, or a command's copy ".corral-tmp-cmd-<pid>-<n>". Any other name
+// that merely starts with ".corral-tmp-" (the owner's own file in a
+// readwrite root, or one an agent's command made) is not Corral's, and
+// the sweep leaves it alone: removing it would lose a file unrecorded.
+func isCorralTemp(name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok {
+		return false
+	}
+	if cmd, ok := strings.CutPrefix(rest, "cmd-"); ok {
+		pid, n, ok := strings.Cut(cmd, "-")
+		return ok && digits(pid) && digits(n)
+	}
+	if len(rest) != 16 {
+		return false
+	}
+	for _, c := range rest {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// digits reports whether s is 1 to 19 ASCII digits.
+func digits(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // sweepTemps removes Corral's temporary files below rel of root, visiting
 // at most *left entries, without following symlinks (in rel itself only
 // unless deep), and returns how many it removed.
@@ -275,7 +315,7 @@ func sweepTemps(root *os.Root, rel string, left *int, deep bool) int {
 		*left--
 		p := path.Join(rel, e.Name())
 		switch {
-		case strings.HasPrefix(e.Name(), tempPrefix) && e.Type()&fs.ModeType == 0:
+		case isCorralTemp(e.Name()) && e.Type()&fs.ModeType == 0:
 			if root.Remove(p) == nil {
 				n++
 			}

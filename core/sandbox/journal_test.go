@@ -130,8 +130,8 @@ func TestRecoverRollsBack(t *testing.T) {
 	os.WriteFile(filepath.Join(scope, "b.txt"), []byte("someone else's\n"), 0o644)
 	os.Remove(filepath.Join(scope, "gone.txt"))
 	os.Mkdir(filepath.Join(scope, "made"), 0o755)
-	os.WriteFile(filepath.Join(scope, ".corral-tmp-0123"), []byte("staged"), 0o600)
-	os.WriteFile(filepath.Join(w.outside, ".corral-tmp-4567"), []byte("staged"), 0o600)
+	os.WriteFile(filepath.Join(scope, ".corral-tmp-0123456789abcdef"), []byte("staged"), 0o600)
+	os.WriteFile(filepath.Join(w.outside, ".corral-tmp-4567456745674567"), []byte("staged"), 0o600)
 	os.MkdirAll(filepath.Join(w.rwRoot, "deep", "er"), 0o755)
 	os.WriteFile(filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2"), []byte("copy"), 0o600)
 
@@ -150,7 +150,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(scope, "gone.txt")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("gone.txt back as %v (%v)", fi, err)
 	}
-	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123"), filepath.Join(w.outside, ".corral-tmp-4567"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
+	for _, p := range []string{filepath.Join(scope, "made"), filepath.Join(scope, "never.txt"), filepath.Join(scope, ".corral-tmp-0123456789abcdef"), filepath.Join(w.outside, ".corral-tmp-4567456745674567"), filepath.Join(w.rwRoot, "deep", "er", ".corral-tmp-cmd-1-2")} {
 		if _, err := os.Lstat(p); !os.IsNotExist(err) {
 			t.Errorf("%s is still there (%v)", p, err)
 		}
@@ -172,5 +172,57 @@ func TestRecoverRollsBack(t *testing.T) {
 	}
 	if got := w.box.Recovered(); got == nil || *got != r {
 		t.Errorf("Recovered: %+v", got)
+	}
+}
+
+// The start-up sweep removes only Corral's own temporary files, never a
+// file that merely starts with ".corral-tmp-": the red team's owner kept
+// ".corral-tmp-notes.txt" in a readwrite root and every start of the
+// daemon deleted it (and one in a sub-folder), with no event and no
+// version kept. The same held for an agent's own file a command made.
+func TestRecoverKeepsLookalikeTemps(t *testing.T) {
+	t.Parallel()
+	w, sink := journalWorld(t)
+	ctx := context.Background()
+	scope := filepath.Join(w.dir, "base", "alice")
+	os.MkdirAll(scope, 0o755)
+	os.MkdirAll(filepath.Join(w.rwRoot, "sub"), 0o755)
+	sink.Record(ctx, audit.Event{Client: "alice-agent", User: "alice", Op: "file.write", Decision: audit.Allow, Detail: audit.Pending,
+		Changes: []audit.Change{{Path: filepath.Join(w.outside, "approved.txt"), Kind: audit.Created, After: versions.Sum([]byte("x\n")), Mode: 0o644}}})
+	keep := []string{
+		filepath.Join(w.rwRoot, ".corral-tmp-notes.txt"),
+		filepath.Join(w.rwRoot, "sub", ".corral-tmp-draft"),
+		filepath.Join(w.rwRoot, ".corral-tmp-0123456789ABCDEF"),
+		filepath.Join(w.rwRoot, ".corral-tmp-cmd-1-x"),
+		filepath.Join(scope, ".corral-tmp-mine"),
+		filepath.Join(w.outside, ".corral-tmp-owner"),
+	}
+	gone := []string{
+		filepath.Join(w.rwRoot, "sub", ".corral-tmp-0123456789abcdef"),
+		filepath.Join(w.rwRoot, ".corral-tmp-cmd-4242-7"),
+		filepath.Join(scope, ".corral-tmp-fedcba9876543210"),
+		filepath.Join(w.outside, ".corral-tmp-00112233445566ff"),
+	}
+	for _, p := range append(append([]string{}, keep...), gone...) {
+		if err := os.WriteFile(p, []byte("content of "+filepath.Base(p)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := w.box.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range keep {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "content of "+filepath.Base(p) {
+			t.Errorf("%s: not Corral's temporary file, yet the sweep removed it (%q, %v)", p, b, err)
+		}
+	}
+	for _, p := range gone {
+		if _, err := os.Lstat(p); !os.IsNotExist(err) {
+			t.Errorf("%s: Corral's temporary file is still there (%v)", p, err)
+		}
+	}
+	if r.TempFiles != len(gone) {
+		t.Errorf("recovery removed %d temporary files, want %d", r.TempFiles, len(gone))
 	}
 }

@@ -298,6 +298,15 @@ func mustBeFree(d fsbox.Dir, rel, visible string) error {
 // first error is returned. It is the one place file.apply_patch changes
 // files: a version store records the whole patch as one change here.
 func commitPatch(plan []*change) error {
+	for _, ch := range plan {
+		// As file.write and file.move: a new name must not pass for one
+		// of Corral's temporary files (the start-up sweep removes those).
+		if ch.writes() && ch.creates() {
+			if err := ch.dst.RefuseTempName(ch.dstRel); err != nil {
+				return err
+			}
+		}
+	}
 	staged := make([]*fsbox.Staged, len(plan))
 	errsOf := make([]error, len(plan))
 	var wg sync.WaitGroup

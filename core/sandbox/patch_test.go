@@ -399,3 +399,28 @@ func TestApplyPatchTooLarge(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestApplyPatchRefusesTempNames (red team): file.write and file.move
+// refuse to create a name starting with ".corral-tmp-", but a patch's
+// Add File and Move to created one (.corral-tmp-0123456789abcdef, exactly
+// Corral's own form), which the start-up sweep then deletes with no
+// event, though the patch's event says it was created.
+func TestApplyPatchRefusesTempNames(t *testing.T) {
+	w := newWorld(t)
+	w.layout(t, map[string]string{"q.txt": "q\n"})
+	for _, p := range []string{
+		"*** Begin Patch\n*** Add File: .corral-tmp-0123456789abcdef\n+x\n*** End Patch\n",
+		"*** Begin Patch\n*** Add File: sub/.corral-tmp-cmd-1-2/f\n+x\n*** End Patch\n",
+		"*** Begin Patch\n*** Update File: q.txt\n*** Move to: .corral-tmp-0123456789abcdef\n@@\n-q\n+r\n*** End Patch\n",
+	} {
+		_, err := w.patch(t, p, false)
+		if e := errs.As(err); err == nil || e.Kind != errs.InvalidPath {
+			t.Errorf("patch %q: %v; want invalid_path", p, err)
+		}
+	}
+	got := readAll(t, w.scope(), "q.txt", ".corral-tmp-0123456789abcdef", "sub/.corral-tmp-cmd-1-2/f")
+	want := map[string]string{"q.txt": "q\n", ".corral-tmp-0123456789abcdef": "(missing)", "sub/.corral-tmp-cmd-1-2/f": "(missing)"}
+	if !maps.Equal(got, want) {
+		t.Errorf("files:\n got %q\nwant %q", got, want)
+	}
+}
