@@ -58,7 +58,7 @@ func dial(ctx context.Context) (*client.Client, error) {
 	case !errors.As(err, &de):
 		return nil, err
 	case de.Status == http.StatusUnauthorized:
-		return nil, fmt.Errorf("Corral at %s did not accept the key: CORRAL_KEY must be the key of an agent (Agents in the dashboard, or a [[clients]] entry in config.toml); a removed agent or a rotated key no longer works (or leave it unset to act as the owner with owner.token)", base)
+		return nil, fmt.Errorf("Corral at %s did not accept the key: CORRAL_KEY must be the key of an agent (Agents in the dashboard, or a [[clients]] entry in config.toml); a removed agent or a rotated key no longer works (the owner leaves it unset: `corral call`, `approve` and `audit` then use owner.token, and `corral mcp` needs --owner)", base)
 	case de.Status != 0:
 		return nil, fmt.Errorf("Corral at %s refused the connection (%s)", base, http.StatusText(de.Status))
 	case !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://"):
