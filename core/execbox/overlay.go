@@ -51,6 +51,18 @@ func (r *Runner) Overlay() (bool, string) {
 	return r.ovWhy == "", r.ovWhy
 }
 
+// RetryOverlay forgets why overlays were refused and probes again in dir
+// (ProbeOverlay): a refusal may have been passing (a probe that timed out
+// on a loaded machine, a mount that failed once). It reports whether
+// overlays can be used now.
+func (r *Runner) RetryOverlay(ctx context.Context, dir string) bool {
+	if !r.ok || r.netinit == "" {
+		return false
+	}
+	r.setOverlayWhy("")
+	return r.ProbeOverlay(ctx, dir) == nil
+}
+
 func (r *Runner) setOverlayWhy(why string) {
 	r.ovMu.Lock()
 	r.ovWhy = why

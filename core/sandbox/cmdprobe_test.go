@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
@@ -49,5 +50,47 @@ func TestOverlayProbeOutlivesItsCall(t *testing.T) {
 	r, err := w.box.Run(context.Background(), alice, RunArgs{Command: "echo hi > made.txt"}, "1", nil)
 	if err != nil || len(r.Changes) != 1 {
 		t.Errorf("the command's changes after that: %+v, %v; want made.txt recorded", r.Changes, err)
+	}
+}
+
+// TestOverlayRefusalIsRetried: a refusal of the overlay may be passing (a
+// probe that timed out on a loaded machine); before, it lasted until
+// Corral restarted, every command unrecorded meanwhile. Here the first
+// probe times out, and a call overlayRetry later checks again and finds
+// overlays working. Not parallel: it shortens overlayProbeTimeout.
+func TestOverlayRefusalIsRetried(t *testing.T) {
+	if _, err := exec.LookPath("bwrap"); err != nil && testing.Short() {
+		t.Skip("bubblewrap is not installed; skipped under -short")
+	}
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	w := newWorldWith(t, func(w *world, cfg *Config) {
+		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, why := r.Available(); !ok {
+			t.Fatalf("sandbox unavailable: %s", why)
+		}
+		cfg.Exec = ExecConfig{Runner: r, Enabled: true}
+		cfg.Versions = versions.Config{Dir: filepath.Join(w.private, "versions")}
+		cfg.Clock = func() time.Time { return now }
+	})
+	if ok, why := w.box.exec.Runner.Overlay(); !ok {
+		t.Skipf("overlays unavailable here: %s", why)
+	}
+	old := overlayProbeTimeout
+	overlayProbeTimeout = time.Nanosecond
+	ok, _ := w.box.CommandVersions(t.Context())
+	overlayProbeTimeout = old
+	if ok {
+		t.Fatal("a probe with no time to run found overlays working")
+	}
+	now = now.Add(overlayRetry - time.Second)
+	if ok, _ := w.box.CommandVersions(t.Context()); ok {
+		t.Fatal("probed again before overlayRetry")
+	}
+	now = now.Add(time.Second)
+	if ok, why := w.box.CommandVersions(t.Context()); !ok {
+		t.Fatalf("a passing refusal of the overlay lasts: %s", why)
 	}
 }

@@ -61,12 +61,16 @@ func (s *Sandbox) layerDir() string {
 	return filepath.Join(s.versions.Dir(), "run", strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(layerSeq.Add(1), 10))
 }
 
-// overlayProbeTimeout bounds the one-time overlay probe.
-const overlayProbeTimeout = time.Minute
+// overlayProbeTimeout bounds the overlay probe; overlayRetry is how long
+// after a refusal CommandVersions probes again (the refusal may have been
+// passing), so commands are not left unrecorded until a restart.
+var overlayProbeTimeout = time.Minute // a variable for tests
+
+const overlayRetry = 5 * time.Minute
 
 // CommandVersions reports whether what commands change is recorded, and
-// otherwise why not. The first call checks, once, that the kernel allows
-// the overlay.
+// otherwise why not. The first call checks that the kernel allows the
+// overlay; after a refusal, a call overlayRetry later checks again.
 func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 	if !s.keeping() {
 		return false, "Corral keeps no versions here."
@@ -77,18 +81,28 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 	}
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	if !s.probed {
-		if ok, _ := ec.Runner.Overlay(); ok {
-			run := filepath.Join(s.versions.Dir(), "run")
-			execbox.RemoveLayers(run) // what a crash left
-			// Detached from the call that came first: an agent that
-			// cancels it (closes its connection) must not kill the
-			// probe, which would disable recording for good.
-			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), overlayProbeTimeout)
-			_ = ec.Runner.ProbeOverlay(pctx, run)
-			cancel()
+	run := filepath.Join(s.versions.Dir(), "run")
+	// Detached from the call that came first: an agent that cancels it
+	// (closes its connection) must not kill the probe, which would
+	// disable recording.
+	probe := func() (context.Context, context.CancelFunc) {
+		s.probed = s.now()
+		return context.WithTimeout(context.WithoutCancel(ctx), overlayProbeTimeout)
+	}
+	switch ok, _ := ec.Runner.Overlay(); {
+	case s.probed.IsZero() && ok:
+		execbox.RemoveLayers(run) // what a crash left
+		pctx, cancel := probe()
+		_ = ec.Runner.ProbeOverlay(pctx, run)
+		cancel()
+	case s.probed.IsZero():
+		s.probed = s.now()
+	case !ok && s.now().Sub(s.probed) >= overlayRetry:
+		pctx, cancel := probe()
+		if ec.Runner.RetryOverlay(pctx, run) {
+			s.log.Info("overlays work again: commands' changes are recorded")
 		}
-		s.probed = true
+		cancel()
 	}
 	return ec.Runner.Overlay()
 }

@@ -108,7 +108,7 @@ type Sandbox struct {
 	applyMu  sync.Mutex // one command's changes applied at a time (cmdversions.go)
 	reportMu sync.Mutex // one report named at a time (SaveResult)
 	probeMu  sync.Mutex
-	probed   bool // the overlay was checked (CommandVersions)
+	probed   time.Time // when the overlay was last checked (CommandVersions)
 	rec      recovered
 }
 
