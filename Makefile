@@ -53,7 +53,7 @@ fuzz:
 	done
 
 # The Debian package, bin/corral_<version>_<arch>.deb, made by nfpm from
-# packaging/nfpm.yaml (README, "Desktop app", says why nfpm). nfpm comes
+# packaging/nfpm.yaml (docs/install.md says why nfpm). nfpm comes
 # through the Go module proxy the first time; NFPM=nfpm uses an installed one.
 # Its binaries are built apart from `make build`'s, in bin/pkg: -trimpath,
 # stripped, corral as PIE bound now (corral-netinit stays static, as `make

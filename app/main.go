@@ -1,5 +1,5 @@
 // Command corral keeps AI agents in a fenced yard on a home computer.
-// See README.md and PROTOCOL.md section 3 for the command line.
+// See docs/owner.md and docs/protocol.md section 3 for the command line.
 //
 // It is the one package that imports everything: it parses the command
 // line and runs the tray (ui) or the daemon alone, both started through

@@ -199,12 +199,12 @@ type Exec struct {
 	Ask         bool     `toml:"ask"`
 	Timeout     Duration `toml:"timeout"`
 	MaxOutputKB int      `toml:"max_output_kb"`
-	// Resource ceilings (README, "Commands").
+	// Resource ceilings (docs/security.md, "Commands").
 	MaxRunning         int      `toml:"max_running"`           // commands running at once, all agents
 	MaxRunningPerAgent int      `toml:"max_running_per_agent"` // commands one agent runs at once
 	MaxMemoryMB        int64    `toml:"max_memory_mb"`         // memory of one whole command (memory cgroup)
 	QueueWait          Duration `toml:"queue_wait"`            // how long a command waits for a free slot
-	// Network limits for commands given network (README, "Network").
+	// Network limits for commands given network (docs/security.md, "Network").
 	MaxConnections int      `toml:"max_connections"` // open at once per command
 	MaxUploadMB    int64    `toml:"max_upload_mb"`   // sent upstream per command
 	AllowPrivate   []string `toml:"allow_private"`   // "host:port" on this computer or the LAN commands may reach
@@ -218,7 +218,7 @@ type Audit struct {
 	AgentCallBurst      int     `toml:"agent_call_burst"`
 }
 
-// Versions is the budget of the version store (README, "Undo").
+// Versions is the budget of the version store (docs/undo.md).
 type Versions struct {
 	Enabled   bool     `toml:"enabled"`
 	Retention Duration `toml:"retention"`   // how long a version is kept

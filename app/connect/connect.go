@@ -82,7 +82,7 @@ func Apps() []App {
 			Doc:  "https://block.github.io/goose/docs/guides/config-files",
 			Note: "Paste this under the extensions: key of the file (Corral does not rewrite YAML), or add it with `goose configure` → Add Extension → Command-line Extension."},
 		{ID: "other", Title: "Anything else (WebSocket, MCP over HTTP)", Format: "text",
-			Doc:  "Corral's README, \"Agents\"",
+			Doc:  "Corral's docs/agents.md, \"Connecting\"",
 			Note: "Any MCP client that speaks streamable HTTP can use the URL and header; a JSON-RPC program uses the WebSocket."},
 	}
 }

@@ -20,7 +20,7 @@ import (
 	"corral/store"
 )
 
-// Agents and people the owner manages at runtime (README "Agents and
+// Agents and people the owner manages at runtime (docs/owner.md "Agents and
 // people"). The directory is the live table every bearer key is looked up
 // in: the agents and people written in config.toml (read-only here) and
 // those added from the dashboard, kept in SQLite. A change takes effect

@@ -17,7 +17,7 @@ import (
 	"corral/core/patch"
 )
 
-// Connecting an agent app (README "Connect an app"). The daemon writes
+// Connecting an agent app (docs/agents.md "Connect an app"). The daemon writes
 // the app's config file on the owner's behalf: the browser names an app
 // from connect.Apps(), never a path, and the file is always the one that
 // app documents under the owner's home folder. These are the owner's own

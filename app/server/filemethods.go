@@ -34,7 +34,7 @@ type fileOps interface {
 }
 
 // fileArea answers the file and folder methods, and the owner's versions
-// and undo methods (core/sandbox/undo.go; README "Undo").
+// and undo methods (core/sandbox/undo.go; docs/undo.md).
 type fileArea struct {
 	box fileOps
 }
@@ -52,7 +52,7 @@ func (x fileArea) methods(add func(name string, m method)) {
 	add("folder.create", method{fn: handle(b.CreateFolder)})
 	add("file.find", method{fn: handle(b.Find)})
 	add("file.grep", method{fn: handle(b.Grep)})
-	add("file.document_read", method{fn: handle(b.DocumentRead)}) // an extension: text out of PDF, DOCX, … (README)
+	add("file.document_read", method{fn: handle(b.DocumentRead)}) // an extension: text out of PDF, DOCX, … (docs/protocol.md)
 
 	add("versions.list", method{owner: true, fn: handle(b.History)})
 	add("versions.usage", method{owner: true, fn: handle(b.VersionsInfo)})

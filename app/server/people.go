@@ -17,7 +17,7 @@ import (
 	"corral/store"
 )
 
-// People the owner manages at runtime (README "Agents and people"): each
+// People the owner manages at runtime (docs/owner.md "Agents and people"): each
 // has a folder under the sandbox base, which outlives them.
 
 // personKeeper is what the people methods write to the store.

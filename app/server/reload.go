@@ -12,7 +12,7 @@ import (
 	"corral/app/rpc"
 )
 
-// config.toml while Corral runs (README "Agents and people"): [[users]]
+// config.toml while Corral runs (docs/owner.md "Agents and people"): [[users]]
 // and [[clients]] take effect at once; other sections need a restart,
 // which the dashboard says; a file that does not parse or validate keeps
 // what runs and shows the same message start-up would.

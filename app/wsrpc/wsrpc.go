@@ -648,7 +648,7 @@ func (p *Peer) writeLoop() {
 		case f := <-p.send:
 			// No yield here: with bare and corral measured in turns,
 			// a runtime.Gosched after each frame changed neither the
-			// rate nor the CPU per call (README, What the benchmarks compare).
+			// rate nor the CPU per call (docs/benchmarks.md).
 			if !p.write(f, time.Now().Add(p.opt.WriteWait)) {
 				return
 			}

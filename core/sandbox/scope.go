@@ -13,7 +13,7 @@ type Caller struct {
 	User   string   // the client's own scope: a user id, "companion" or "default"
 	ActFor []string // other scopes the client may name in a context ("*": any)
 	Owner  bool     // the owner may act for any scope
-	// Set per agent by the owner (README "Agents and people"); the
+	// Set per agent by the owner (docs/owner.md "Agents and people"); the
 	// transport fills them in from its live table on every call.
 	Paused      bool // every operation is refused at once (decided_by paused)
 	AskCommands bool // each command needs the owner's one-time approval, as [exec] ask does for all
