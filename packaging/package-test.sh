@@ -3,7 +3,7 @@
 # make package-test: installs the package on this machine (as root, with
 # apt-get), runs Corral as an ordinary user, upgrades the package under it,
 # removes it while it runs and purges it, checking at each step what the
-# README promises. Leaves the machine without the package, as it found it.
+# README and docs/install.md promise. Leaves the machine without the package, as it found it.
 #
 #   packaging/package-test.sh OLD.deb NEW.deb   # NEW sorts after OLD
 set -euo pipefail
@@ -93,7 +93,7 @@ say "purge"
 apt-get purge -y -qq corral >/dev/null
 [ -e /usr/lib/corral ] && fail "purge left /usr/lib/corral"
 [ -e /usr/share/doc/corral ] && fail "purge left /usr/share/doc/corral"
-# What stays is the user's, as the README says.
+# What stays is the user's, as docs/install.md says.
 for f in config.toml corral.db owner.token secret.key; do
   [ -e "$home/corral-home/$f" ] || fail "the user's $f is gone"
 done

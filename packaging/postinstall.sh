@@ -34,7 +34,7 @@ if [ "$1" = configure ]; then
     cp "$profile" /etc/apparmor.d/corral
     if [ -d /sys/kernel/security/apparmor ]; then
       apparmor_parser -r -T -W /etc/apparmor.d/corral ||
-        echo "corral: the AppArmor profile did not load; Corral may be refused user namespaces (see /usr/share/doc/corral/README.md)" >&2
+        echo "corral: the AppArmor profile did not load; Corral may be refused user namespaces (see /usr/share/doc/corral/docs/install.md)" >&2
     fi
   else
     rm -f /etc/apparmor.d/corral

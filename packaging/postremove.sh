@@ -3,7 +3,7 @@
 # corral's postrm. Removes what the postinst made outside the package's
 # files: the AppArmor profile in /etc/apparmor.d (prerm unloaded it) and
 # AppArmor's cache of it. Nothing in the users' homes is touched: the
-# README says what stays there and how to remove it.
+# docs/install.md says what stays there and how to remove it.
 set -e
 case "$1" in
   remove | purge)
