@@ -30,7 +30,10 @@ export class Notifier {
     const url = window.trustedTypes
       ? trustedTypes.createPolicy('corral-sw', { createScriptURL: (u) => { if (u !== '/sw.js') throw new TypeError('not the worker'); return u; } }).createScriptURL('/sw.js')
       : '/sw.js';
-    navigator.serviceWorker.register(url, { scope: '/' }).then((reg) => {
+    // ready, not register's own answer: a registration shows
+    // notifications only once its worker is active (before, a question
+    // that came while the worker was still installing showed none).
+    navigator.serviceWorker.register(url, { scope: '/' }).then(() => navigator.serviceWorker.ready).then((reg) => {
       this.reg = reg;
       document.body.dataset.swReady = '1';
       this.show();
