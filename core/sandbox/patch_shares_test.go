@@ -10,17 +10,44 @@ import (
 	"testing"
 )
 
-// searching counts the goroutines of this process that are inside a hunk
-// search (core/patch's File.Apply) at this instant.
-func searching() int {
+// inside counts the goroutines of this process whose stack holds frame
+// (a function's name as runtime.Stack prints it) at this instant.
+func inside(frame string) int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			return bytes.Count(buf[:n], []byte("corral/core/patch.(*File).Apply("))
+			return bytes.Count(buf[:n], []byte(frame))
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+}
+
+// mostAtOnce runs call n times at once and returns the most goroutines
+// seen inside frame meanwhile.
+func mostAtOnce(n int, frame string, call func()) int {
+	stop := make(chan struct{})
+	var most int
+	var watch sync.WaitGroup
+	watch.Go(func() {
+		for {
+			most = max(most, inside(frame))
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.Gosched()
+			}
+		}
+	})
+	var calls sync.WaitGroup
+	for range n {
+		calls.Go(call)
+	}
+	calls.Wait()
+	close(stop)
+	watch.Wait()
+	return most
 }
 
 // TestPatchSearchFairShare: hunk searches run in the daemon's own process,
@@ -34,32 +61,12 @@ func TestPatchSearchFairShare(t *testing.T) {
 	w := newWorld(t)
 	content, text := pathologicalPatch()
 	w.layout(t, map[string]string{"a.go": content})
-	stop := make(chan struct{})
-	var most int
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		for {
-			most = max(most, searching())
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.Gosched()
-			}
+	most := mostAtOnce(6, "corral/core/patch.(*File).Apply(", func() {
+		_, err := w.box.ApplyPatch(context.Background(), alice, PatchArgs{Patch: text})
+		if err == nil || !strings.Contains(err.Error(), "does not match") {
+			t.Errorf("the pathological patch answered %v", err)
 		}
 	})
-	var calls sync.WaitGroup
-	for range 6 {
-		calls.Go(func() {
-			_, err := w.box.ApplyPatch(context.Background(), alice, PatchArgs{Patch: text})
-			if err == nil || !strings.Contains(err.Error(), "does not match") {
-				t.Errorf("the pathological patch answered %v", err)
-			}
-		})
-	}
-	calls.Wait()
-	close(stop)
-	watch.Wait()
 	if most > 1 {
 		t.Errorf("%d of one agent's hunk searches ran at once", most)
 	}
@@ -92,34 +99,12 @@ func TestGrepFairShare(t *testing.T) {
 		files["big/f"+strconv.Itoa(i)+".txt"] = text
 	}
 	w.layout(t, files)
-	stop := make(chan struct{})
-	var most int
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		for {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			most = max(most, bytes.Count(buf[:n], []byte("corral/core/fsbox.Dir.Grep(")))
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.Gosched()
-			}
+	most := mostAtOnce(6, "corral/core/fsbox.Dir.Grep(", func() {
+		res, err := w.box.Grep(context.Background(), alice, GrepArgs{Pattern: "zq[0-9]+x", Path: "big"})
+		if err != nil || len(res.Matches) != 0 {
+			t.Errorf("grep answered %+v, %v", res, err)
 		}
 	})
-	var calls sync.WaitGroup
-	for range 6 {
-		calls.Go(func() {
-			res, err := w.box.Grep(context.Background(), alice, GrepArgs{Pattern: "zq[0-9]+x", Path: "big"})
-			if err != nil || len(res.Matches) != 0 {
-				t.Errorf("grep answered %+v, %v", res, err)
-			}
-		})
-	}
-	calls.Wait()
-	close(stop)
-	watch.Wait()
 	if most > 1 {
 		t.Errorf("%d of one agent's greps ran at once", most)
 	}
@@ -139,34 +124,12 @@ func TestFindFairShare(t *testing.T) {
 		}
 	}
 	w.layout(t, files)
-	stop := make(chan struct{})
-	var most int
-	var watch sync.WaitGroup
-	watch.Go(func() {
-		for {
-			buf := make([]byte, 1<<20)
-			n := runtime.Stack(buf, true)
-			most = max(most, bytes.Count(buf[:n], []byte("corral/core/fsbox.Dir.Find(")))
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.Gosched()
-			}
+	most := mostAtOnce(6, "corral/core/fsbox.Dir.Find(", func() {
+		res, err := w.box.Find(context.Background(), alice, FindArgs{Pattern: "**/*.nomatch", Path: "tree"})
+		if err != nil || len(res.Matches) != 0 {
+			t.Errorf("find answered %+v, %v", res, err)
 		}
 	})
-	var calls sync.WaitGroup
-	for range 6 {
-		calls.Go(func() {
-			res, err := w.box.Find(context.Background(), alice, FindArgs{Pattern: "**/*.nomatch", Path: "tree"})
-			if err != nil || len(res.Matches) != 0 {
-				t.Errorf("find answered %+v, %v", res, err)
-			}
-		})
-	}
-	calls.Wait()
-	close(stop)
-	watch.Wait()
 	if most > 1 {
 		t.Errorf("%d of one agent's finds ran at once", most)
 	}
