@@ -1,8 +1,6 @@
 package store
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +8,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
+	"corral/store/storetest"
 )
 
 // TestUnwritableFilesFaultAndRecover: with the -wal and -shm immutable,
@@ -18,25 +17,15 @@ import (
 // probe clears the fault by itself and recording resumes.
 func TestUnwritableFilesFaultAndRecover(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("chattr +i needs root; skipped under -short")
-		}
-		t.Fatal("chattr +i needs root (CI runs as root)")
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "corral-storefault-") // tmpfs has no immutable flag
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := storetest.DiskDir(t, "corral-storefault-")
 	path := filepath.Join(dir, "corral.db")
 	s := openAt(t, path, Options{Reserve: -1})
 	record(t, s, audit.Event{Client: "a", Op: "file.write", Target: "before"})
 	files := []string{path + "-wal", path + "-shm"}
-	if out, err := exec.Command("chattr", append([]string{"+i"}, files...)...).CombinedOutput(); err != nil {
-		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v %s", err, out)
+	if err := storetest.Chattr("+i", files...); err != nil {
+		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v", err)
 	}
-	t.Cleanup(func() { exec.Command("chattr", append([]string{"-i"}, files...)...).Run() })
+	t.Cleanup(func() { storetest.Chattr("-i", files...) })
 
 	if err := s.Writable(); err == nil || !strings.Contains(err.Error(), "corral.db-") || strings.Contains(err.Error(), dir) {
 		t.Errorf("Writable with the files immutable: %v", err)
@@ -53,8 +42,8 @@ func TestUnwritableFilesFaultAndRecover(t *testing.T) {
 		t.Error("a query read with the -shm immutable")
 	}
 
-	if out, err := exec.Command("chattr", append([]string{"-i"}, files...)...).CombinedOutput(); err != nil {
-		t.Fatalf("chattr -i: %v %s", err, out)
+	if err := storetest.Chattr("-i", files...); err != nil {
+		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for s.Writable() != nil {

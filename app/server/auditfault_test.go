@@ -2,13 +2,13 @@ package server
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"corral/app/wire"
+	"corral/store/storetest"
 )
 
 // TestAuditLogUnwritable is issue 31's sixth case: with the audit log's
@@ -20,18 +20,7 @@ import (
 // the files are writable again.
 func TestAuditLogUnwritable(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("chattr +i needs root; skipped under -short")
-		}
-		t.Fatal("chattr +i needs root (CI runs as root)")
-	}
-	// On the real disk: tmpfs, where TMPDIR may point, has no immutable flag.
-	dir, err := os.MkdirTemp("/var/tmp", "corral-auditfault-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := storetest.DiskDir(t, "corral-auditfault-")
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)
@@ -40,19 +29,12 @@ func TestAuditLogUnwritable(t *testing.T) {
 	rpcCall[any](t, alice, "file.write", m("path", "gone.txt", "content", "still here"))
 
 	wal, shm := h.files.DB+"-wal", h.files.DB+"-shm"
-	chattr := func(flag string, files ...string) error {
-		out, err := exec.Command("chattr", append([]string{flag}, files...)...).CombinedOutput()
-		if err != nil {
-			return &chattrError{string(out), err}
-		}
-		return nil
-	}
-	if err := chattr("+i", wal); err != nil {
+	if err := storetest.Chattr("+i", wal); err != nil {
 		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v", err)
 	}
 	// Before the harness stops (cleanups run last first): Close must be
 	// able to write.
-	t.Cleanup(func() { chattr("-i", wal, shm) })
+	t.Cleanup(func() { storetest.Chattr("-i", wal, shm) })
 
 	refused := func(when string) {
 		t.Helper()
@@ -105,19 +87,19 @@ func TestAuditLogUnwritable(t *testing.T) {
 	}
 
 	refused("-wal immutable")
-	if err := chattr("-i", wal); err != nil {
+	if err := storetest.Chattr("-i", wal); err != nil {
 		t.Fatal(err)
 	}
 	resumes("-wal writable again")
 
-	if err := chattr("+i", wal, shm); err != nil {
+	if err := storetest.Chattr("+i", wal, shm); err != nil {
 		t.Fatal(err)
 	}
 	refused("-wal and -shm immutable")
 	// The owner's own reads and writes must not kill the daemon either.
 	owner.Call(t.Context(), "audit.query", m("client", "alice-agent"))
 	owner.Call(t.Context(), "audit.stats", m("bucket", "hour"))
-	if err := chattr("-i", wal, shm); err != nil {
+	if err := storetest.Chattr("-i", wal, shm); err != nil {
 		t.Fatal(err)
 	}
 	resumes("-shm writable again")
@@ -145,17 +127,7 @@ func TestAuditLogUnwritable(t *testing.T) {
 // version there.
 func TestVersionStoreUnwritable(t *testing.T) {
 	t.Parallel()
-	if os.Geteuid() != 0 {
-		if testing.Short() {
-			t.Skip("chattr +i needs root; skipped under -short")
-		}
-		t.Fatal("chattr +i needs root (CI runs as root)")
-	}
-	dir, err := os.MkdirTemp("/var/tmp", "corral-versionsfault-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := storetest.DiskDir(t, "corral-versionsfault-")
 	h := startIn(t, dir, "")
 	alice := h.dial(aliceKey)
 	owner := h.dial(ownerToken)
@@ -163,10 +135,10 @@ func TestVersionStoreUnwritable(t *testing.T) {
 	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "old"))
 
 	blobs := filepath.Join(h.files.VersionsDir(), "blobs")
-	if out, err := exec.Command("chattr", "+i", blobs).CombinedOutput(); err != nil {
-		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v %s", err, out)
+	if err := storetest.Chattr("+i", blobs); err != nil {
+		t.Skipf("this file system (under /var/tmp) refuses the immutable flag, which the test needs: %v", err)
 	}
-	t.Cleanup(func() { exec.Command("chattr", "-i", blobs).Run() })
+	t.Cleanup(func() { storetest.Chattr("-i", blobs) })
 	ce := callErr(t, alice, "file.write", m("path", "keep.txt", "content", "overwritten"))
 	if ce.Data.Kind != "unavailable" || !strings.Contains(ce.Message, "version store") {
 		t.Errorf("an overwrite with the version store immutable: %+v", ce)
@@ -177,8 +149,8 @@ func TestVersionStoreUnwritable(t *testing.T) {
 	if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); !strings.Contains(p, "version store") {
 		t.Errorf("the owner is not told: audit_problem %q", p)
 	}
-	if out, err := exec.Command("chattr", "-i", blobs).CombinedOutput(); err != nil {
-		t.Fatalf("chattr -i: %v %s", err, out)
+	if err := storetest.Chattr("-i", blobs); err != nil {
+		t.Fatal(err)
 	}
 	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "second"))
 
@@ -194,10 +166,3 @@ func TestVersionStoreUnwritable(t *testing.T) {
 		t.Errorf("still a problem: %q", p)
 	}
 }
-
-type chattrError struct {
-	out string
-	err error
-}
-
-func (e *chattrError) Error() string { return e.err.Error() + ": " + strings.TrimSpace(e.out) }

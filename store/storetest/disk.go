@@ -1,11 +1,13 @@
 // Package storetest holds what tests of the store and of the daemon share
 // to put Corral's files on a disk that misbehaves: a small filesystem to
-// fill. It is for tests only.
+// fill, a folder whose files can be made immutable. It is for tests only.
 package storetest
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -27,4 +29,34 @@ func SmallDisk(t testing.TB, size string) string {
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
 	return dir
+}
+
+// DiskDir is a fresh folder on the real disk, under /var/tmp (tmpfs, where
+// TMPDIR may point, has no immutable flag), removed when the test ends.
+// Making its files immutable (Chattr) needs root: without it the test
+// fails, or is skipped under -short.
+func DiskDir(t testing.TB, prefix string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		if testing.Short() {
+			t.Skip("chattr +i needs root; skipped under -short")
+		}
+		t.Fatal("chattr +i needs root (CI runs as root)")
+	}
+	dir, err := os.MkdirTemp("/var/tmp", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// Chattr runs chattr flag (such as "+i" or "-i") on files; its error
+// carries chattr's own words.
+func Chattr(flag string, files ...string) error {
+	out, err := exec.Command("chattr", append([]string{flag}, files...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("chattr %s: %w: %s", flag, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }
