@@ -530,8 +530,11 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, errs.Wrap(err, errs.IO, "", "The command was cancelled before it started.")
+	if ctx.Err() != nil {
+		// Cancelled (command.cancel, or its caller gone) between being
+		// listed and starting: the same answer as a cancel a moment later,
+		// with nothing run.
+		return Result{Cancelled: true}, nil
 	}
 	if s.LayerDir == "" {
 		return r.exec(ctx, p)
