@@ -99,9 +99,9 @@ func newActivityWindow(t *Tray) *activityWindow {
 	}
 	var bottom fyne.CanvasObject
 	if t.undoer != nil {
-		w.undoPick = widget.NewSelect(nil, func(string) { w.undoBtn.SetText(undoLabel(w.undoPick.Selected)) })
+		w.undoPick = widget.NewSelect(nil, func(string) { w.undoBtn.SetText(undoLabel(w.undoPick.Selected, t.activity.events)) })
 		w.undoPick.PlaceHolder = "(agent)"
-		w.undoBtn = widget.NewButton(undoLabel(""), func() { t.showUndo(w.undoPick.Selected) })
+		w.undoBtn = widget.NewButton(undoLabel("", nil), func() { t.showUndo(w.undoPick.Selected) })
 		bottom = container.NewBorder(nil, nil, nil, w.undoPick, w.undoBtn)
 	}
 	w.win.SetContent(container.NewBorder(w.note, bottom, nil, nil, w.list))
@@ -124,7 +124,7 @@ func (w *activityWindow) refresh() {
 				w.undoPick.ClearSelected()
 			}
 		}
-		w.undoBtn.SetText(undoLabel(w.undoPick.Selected))
+		w.undoBtn.SetText(undoLabel(w.undoPick.Selected, w.t.activity.events))
 		if w.undoPick.Selected == "" {
 			w.undoBtn.Disable()
 		} else {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -68,12 +69,75 @@ const (
 	labelClose  = "Close"
 )
 
-// undoLabel is the Recent activity button for client.
-func undoLabel(client string) string {
+// undoLabel is the Recent activity button for client: the change it
+// undoes in words ("Undo: claude-desktop deleted folder project/ (30
+// files)…"), from the newest of events that client can undo.
+func undoLabel(client string, events []audit.Event) string {
 	if client == "" {
 		return "Undo last change by …"
 	}
+	for _, e := range events {
+		if e.Client == client && undoable(e) {
+			return clip("Undo: "+changeWords(e), 100) + "…"
+		}
+	}
 	return "Undo last change by " + visible.Line(client) + "…"
+}
+
+// undoable reports whether e is an agent's change the tray offers to
+// undo: allowed, with files changed, not the owner's own undo or restore.
+func undoable(e audit.Event) bool {
+	return len(e.Changes) > 0 && e.Decision == audit.Allow && !strings.HasPrefix(e.Op, "undo.") && e.Op != "version.restore"
+}
+
+var kindVerbs = map[audit.ChangeKind]string{audit.Created: "created", audit.Modified: "changed", audit.Deleted: "deleted", audit.Moved: "moved"}
+
+// changeWords says what event e changed, in words: "alice-agent changed
+// notes.txt", "claude-desktop deleted folder project/ (30 files)",
+// "bob-agent's command changed 4 files".
+func changeWords(e audit.Event) string {
+	who := visible.Line(e.Client)
+	var files []audit.Change
+	for _, c := range e.Changes {
+		if !c.Dir {
+			files = append(files, c)
+		}
+	}
+	n := len(files)
+	switch {
+	case n == 0:
+		return fmt.Sprintf("%s made %d folder%s", who, len(e.Changes), plural(len(e.Changes)))
+	case n == 1:
+		return fmt.Sprintf("%s %s %s", who, kindVerbs[files[0].Kind], clip(visible.Line(files[0].Path), 60))
+	}
+	deleted := true
+	for _, c := range files {
+		deleted = deleted && c.Kind == audit.Deleted
+	}
+	if dir := commonFolder(files); deleted && dir != "" {
+		return fmt.Sprintf("%s deleted folder %s/ (%d files)", who, clip(visible.Line(dir), 60), n)
+	} else if deleted {
+		return fmt.Sprintf("%s deleted %d files", who, n)
+	}
+	if e.Op == "command.run" {
+		return fmt.Sprintf("%s's command changed %d files", who, n)
+	}
+	return fmt.Sprintf("%s changed %d files", who, n)
+}
+
+// commonFolder is the deepest folder holding every file of cs, or ""
+// when that is the top of the agent's folder.
+func commonFolder(cs []audit.Change) string {
+	dir := path.Dir(cs[0].Path)
+	for _, c := range cs[1:] {
+		for dir != "." && dir != "/" && !strings.HasPrefix(c.Path, dir+"/") {
+			dir = path.Dir(dir)
+		}
+	}
+	if dir == "." || dir == "/" {
+		return ""
+	}
+	return dir
 }
 
 // undoAgents lists the agents of the recent events that changed files,
@@ -82,7 +146,7 @@ func undoLabel(client string) string {
 func undoAgents(events []audit.Event) []string {
 	var out []string
 	for _, e := range events {
-		if len(e.Changes) == 0 || e.Decision != audit.Allow || strings.HasPrefix(e.Op, "undo.") || e.Op == "version.restore" {
+		if !undoable(e) {
 			continue
 		}
 		if !slices.Contains(out, e.Client) {

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -77,7 +78,39 @@ func TestUndoAgents(t *testing.T) {
 	}
 }
 
-// Recent activity offers "Undo last change by <agent>…"; the window it
+// The tray's undo button names the change in words, not an operation's
+// name: a folder a command deleted is "deleted folder project/ (30
+// files)".
+func TestUndoLabelWords(t *testing.T) {
+	deleted := audit.Event{ID: 9, Client: "claude-desktop", Op: "command.run", Decision: audit.Allow, Target: "rm -rf project"}
+	for i := range 30 {
+		dir := "project"
+		if i%3 == 0 {
+			dir = "project/src"
+		}
+		deleted.Changes = append(deleted.Changes, audit.Change{Path: fmt.Sprintf("%s/f%02d.py", dir, i), Kind: audit.Deleted})
+	}
+	moved := changed(5, "bob-agent", "file.move", audit.Allow, "new.txt")
+	moved.Changes[0].Kind, moved.Changes[0].From = audit.Moved, "old.txt"
+	cases := []struct {
+		events []audit.Event
+		client string
+		want   string
+	}{
+		{[]audit.Event{deleted}, "claude-desktop", "Undo: claude-desktop deleted folder project/ (30 files)…"},
+		{[]audit.Event{changed(7, "bob-agent", "file.read", audit.Allow), moved}, "bob-agent", "Undo: bob-agent moved new.txt…"},
+		{[]audit.Event{changed(3, "alice-agent", "file.write", audit.Allow, "a.txt", "b/c.txt")}, "alice-agent", "Undo: alice-agent changed 2 files…"},
+		{nil, "alice-agent", "Undo last change by alice-agent…"},
+		{nil, "", "Undo last change by …"},
+	}
+	for _, c := range cases {
+		if got := undoLabel(c.client, c.events); got != c.want {
+			t.Errorf("label for %s: %q, want %q", c.client, got, c.want)
+		}
+	}
+}
+
+// Recent activity offers "Undo: <the change in words>…"; the window it
 // opens says what that change was and undoes it only when the owner
 // confirms with "Undo it".
 func TestUndoLastChange(t *testing.T) {
@@ -94,7 +127,7 @@ func TestUndoLastChange(t *testing.T) {
 	h.loop.await(t)
 	h.tray.showActivity()
 	w := h.tray.actWin
-	if w.undoBtn == nil || w.undoBtn.Text != "Undo last change by alice-agent…" || w.undoBtn.Disabled() {
+	if w.undoBtn == nil || w.undoBtn.Text != "Undo: alice-agent's command changed 2 files…" || w.undoBtn.Disabled() {
 		t.Fatalf("the undo button: %+v", w.undoBtn)
 	}
 	if !slices.Equal(w.undoPick.Options, []string{"alice-agent"}) {
@@ -144,7 +177,7 @@ func TestUndoLastChange(t *testing.T) {
 		{Path: "b.txt", What: "changed", Conflict: "b.txt changed after this event, so Corral will not overwrite it."},
 	}}
 	w.undoPick.SetSelected("bob-agent")
-	if w.undoBtn.Text != "Undo last change by bob-agent…" {
+	if w.undoBtn.Text != "Undo: bob-agent changed b.txt…" {
 		t.Errorf("button after choosing bob %q", w.undoBtn.Text)
 	}
 	test.Tap(w.undoBtn)
