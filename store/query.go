@@ -297,6 +297,9 @@ func attrs(c *conds, f audit.Filter) {
 		c.add(`(NOT (client IN (`+marks(len(audit.OwnerClients))+`) OR client LIKE ? ESCAPE '\') OR op NOT IN (`+marks(len(audit.Housekeeping))+`))`,
 			slices.Concat(anys(audit.OwnerClients), []any{likeEscaper.Replace(audit.DevicePrefix) + "%"}, anys(audit.Housekeeping))...)
 	}
+	if f.Asked {
+		c.add("(answer <> '' OR decided_by = ?)", string(audit.ByTimeout))
+	}
 	if f.Changed || f.Path != "" {
 		c.add("changes <> ''")
 	}

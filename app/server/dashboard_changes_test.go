@@ -105,7 +105,7 @@ func TestDashboardWhatChanged(t *testing.T) {
 			t.Errorf("alice's changes list bob's %s:\n%s", not, text)
 		}
 	}
-	if n := js[int](b, `document.querySelectorAll('#wc-list button').length`); n != 4 { // Undo all, and Restore for notes.txt, data.bin, old.txt
+	if n := js[int](b, `document.querySelectorAll('#wc-list button').length`); n != 4 { // Undo all, and one Undo for each of the 3 calls
 		t.Errorf("%d buttons in the list, want 4", n)
 	}
 	b.shot("what-changed")
@@ -127,15 +127,16 @@ func TestDashboardWhatChanged(t *testing.T) {
 	}
 	sameTree(t, "bob's folder after alice's undo", tree(t, bScope), bobAfter)
 
-	// Bob's view lists his; Restore puts one file back on its own.
+	// Bob's view lists his; one call's Undo puts its file back on its own.
 	b.choose("#wc-agent", "bob-agent")
 	b.wait(`location.hash.includes('client=bob-agent') && document.body.dataset.changesReady && document.querySelector('#wc-list')?.innerText.includes('bob-new.txt')`)
 	if text := js[string](b, `document.querySelector('#wc-list').innerText`); strings.Contains(text, "notes.txt") {
 		t.Errorf("bob's changes list alice's files:\n%s", text)
 	}
-	b.click(`#wc-list li.change[data-path="bob.txt"] button`)
-	b.click(`#wc-list li.change[data-path="bob.txt"] button`)
-	b.wait(`document.querySelector('#wc-status').textContent.includes('bob.txt has its content from before')`)
+	bobUndo := `#wc-list li.wc-event:has(li.change[data-path="bob.txt"]) .wc-undo-event`
+	b.click(bobUndo)
+	b.click(bobUndo)
+	b.wait(`document.querySelector('#wc-status').textContent.includes('Undone: 1 file put back') && !document.querySelector(` + jsString(bobUndo) + `)`)
 	if got, _ := os.ReadFile(filepath.Join(bScope, "bob.txt")); string(got) != "bob's own\n" {
 		t.Errorf("bob.txt after Restore: %q", got)
 	}

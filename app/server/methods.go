@@ -98,6 +98,7 @@ func (s *Server) methodTable() map[string]method {
 	s.personArea().methods(add)
 	s.connectArea().methods(add)
 	configArea{status: s.ConfigStatus}.methods(add)
+	summaryArea{log: s.audit}.methods(add)
 	return t
 }
 
@@ -117,6 +118,7 @@ type auditFilter struct {
 	Op       string   `json:"op"`
 	Ops      []string `json:"ops"`
 	Changed  bool     `json:"changed"`
+	Asked    bool     `json:"asked"`
 	HideOwn  bool     `json:"hide_own"`
 	Decision string   `json:"decision"`
 	Text     string   `json:"text"`
@@ -127,7 +129,7 @@ type auditFilter struct {
 }
 
 func (a auditFilter) filter() (audit.Filter, error) {
-	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, HideOwn: a.HideOwn, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
+	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, Asked: a.Asked, HideOwn: a.HideOwn, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
 	if a.Ops != nil && (len(a.Ops) == 0 || len(a.Ops) > maxOps) {
 		return f, errs.New(errs.InvalidParams, "", "ops must list between 1 and 64 operations.")
 	}

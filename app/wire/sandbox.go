@@ -261,6 +261,8 @@ type UndoArgs struct {
 	// conflicting files as they are; without it a conflict stops the
 	// whole undo.
 	SkipConflicts bool `json:"skip_conflicts"`
+	// Folder limits the undo to the changes at that path or under it.
+	Folder string `json:"folder,omitempty"`
 }
 
 // UndoFile is sandbox.UndoFile on the wire.
@@ -293,6 +295,16 @@ type UndoResult struct {
 	Applied   bool       `json:"applied"`
 	// UndoEvent is the event that recorded the undo (undo it to redo).
 	UndoEvent int64 `json:"undo_event,omitempty"`
+	// Target is the event's target (a command's command line).
+	Target string `json:"target,omitempty"`
+	// Folders are the folders the event deleted that are gone now.
+	Folders []UndoFolder `json:"folders,omitempty"`
+}
+
+// UndoFolder is sandbox.UndoFolder on the wire.
+type UndoFolder struct {
+	Path  string `json:"path"`
+	Files int    `json:"files"`
 }
 
 // RestoreArgs is sandbox.RestoreArgs on the wire.
@@ -342,7 +354,7 @@ type ChangesResult struct {
 
 // UndoClientArgs is sandbox.UndoClientArgs on the wire.
 type UndoClientArgs struct {
-	Client        string    `json:"client" rpc:"required"`
+	Client        string    `json:"client"` // "": every agent
 	Since         time.Time `json:"since" rpc:"required"`
 	Until         time.Time `json:"until"` // exclusive; zero: up to now
 	DryRun        bool      `json:"dry_run"`

@@ -72,6 +72,7 @@ var pairs = []typePair{
 	pair[UndoArgs, sandbox.UndoArgs](),
 	pair[UndoFile, sandbox.UndoFile](),
 	pair[UndoResult, sandbox.UndoResult](),
+	pair[UndoFolder, sandbox.UndoFolder](),
 	pair[RestoreArgs, sandbox.RestoreArgs](),
 	pair[HistoryArgs, sandbox.HistoryArgs](),
 	pair[Version, sandbox.Version](),

@@ -112,6 +112,7 @@ type Filter struct {
 	Changed  bool   // only events that changed files (Event.Changes not empty)
 	HideOwn  bool   // leave out the owner's own housekeeping (see Housekeeping)
 	Path     string // only events whose changes name this path (as Path or From); implies Changed
+	Asked    bool   // only events the owner was asked about (answered, or unanswered until the question expired)
 	Cursor   string // opaque, from Page.NextCursor
 	Limit    int    // clamped to 1..1000; 0 means 100
 }

@@ -42,6 +42,10 @@ type UndoArgs struct {
 	// conflicting files as they are; without it a conflict stops the
 	// whole undo.
 	SkipConflicts bool
+	// Folder, when given, limits the undo to the changes at that
+	// agent-visible path or under it ("Restore this folder"): the other
+	// changes of the event stay as they are.
+	Folder string
 }
 
 // UndoFile is what undoing one change does (or would do) to one file.
@@ -74,6 +78,19 @@ type UndoResult struct {
 	Applied   bool
 	// UndoEvent is the event that recorded the undo (undo it to redo).
 	UndoEvent int64
+	// Target is the event's target: a command's command line, a file's
+	// path.
+	Target string
+	// Folders are the folders the event deleted that are gone now, each
+	// with the files undoing puts back in it: what "Restore this folder"
+	// (undo.apply with folder) restores. Empty when none is missing.
+	Folders []UndoFolder
+}
+
+// UndoFolder is a folder an event deleted, missing now.
+type UndoFolder struct {
+	Path  string // agent-visible
+	Files int    // the files under it the undo puts back
 }
 
 // undoStep is one planned change of an undo.
@@ -418,12 +435,95 @@ func (s *Sandbox) UndoPreview(ctx context.Context, c Caller, a UndoArgs) (UndoRe
 	if err != nil {
 		return UndoResult{}, err
 	}
-	steps := s.planUndo(ev)
-	return undoResult(ev, steps), nil
+	if ev, err = onlyFolder(ev, a.Folder); err != nil {
+		return UndoResult{}, err
+	}
+	r := undoResult(ev, s.planUndo(ev))
+	r.Folders = s.missingFolders(ev.User, r.Files)
+	return r, nil
+}
+
+// onlyFolder keeps the changes of ev at folder or under it (all of them
+// when folder is ""); none there is invalid_params.
+func onlyFolder(ev audit.Event, folder string) (audit.Event, error) {
+	if folder == "" {
+		return ev, nil
+	}
+	f := strings.TrimSuffix(folder, "/")
+	under := func(p string) bool { return p != "" && (p == f || strings.HasPrefix(p, f+"/") || f == "") }
+	var keep []audit.Change
+	for _, c := range ev.Changes {
+		if under(c.Path) || under(c.From) {
+			keep = append(keep, c)
+		}
+	}
+	if len(keep) == 0 {
+		return ev, errs.New(errs.InvalidParams, folder, "Event %d changed nothing in %s.", ev.ID, folder)
+	}
+	ev.Changes = keep
+	return ev, nil
+}
+
+// maxFolderChecks bounds the folders missingFolders looks at on disk.
+const maxFolderChecks = 256
+
+// missingFolders lists the folders the deleted files of a plan were in
+// that are gone now, the topmost of each, with the files undoing puts
+// back under it, in the order the plan names them. A folder Corral
+// cannot look at counts as there (it is not offered).
+func (s *Sandbox) missingFolders(scope string, files []UndoFile) []UndoFolder {
+	there := map[string]bool{}
+	var out []UndoFolder
+	at := map[string]int{}
+	checks := 0
+	for _, f := range files {
+		if f.Kind != string(audit.Deleted) || f.Conflict != "" || f.Action != "restore" {
+			continue
+		}
+		top := ""
+		for _, d := range ancestors(f.Path) {
+			ok, seen := there[d]
+			if !seen {
+				if checks >= maxFolderChecks {
+					break
+				}
+				checks++
+				st, err := s.stateAt(scope, d)
+				ok = err != nil || st.exists
+				there[d] = ok
+			}
+			if !ok {
+				top = d
+				break
+			}
+		}
+		if top == "" {
+			continue
+		}
+		if i, ok := at[top]; ok {
+			out[i].Files++
+			continue
+		}
+		at[top] = len(out)
+		out = append(out, UndoFolder{Path: top, Files: 1})
+	}
+	return out
+}
+
+// ancestors lists the folders above an agent-visible path, the topmost
+// first ("a/b/c" gives "a", "a/b"; "/share/x/y" gives "/share",
+// "/share/x").
+func ancestors(p string) []string {
+	var out []string
+	for d := path.Dir(p); d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		out = append(out, d)
+	}
+	slices.Reverse(out)
+	return out
 }
 
 func undoResult(ev audit.Event, steps []*undoStep) UndoResult {
-	r := UndoResult{EventID: ev.ID, Op: ev.Op, Client: ev.Client, User: ev.User, Time: ev.Time, Files: []UndoFile{}}
+	r := UndoResult{EventID: ev.ID, Op: ev.Op, Client: ev.Client, User: ev.User, Time: ev.Time, Target: ev.Target, Files: []UndoFile{}}
 	for _, st := range steps {
 		r.Files = append(r.Files, st.file)
 		if st.file.Conflict != "" {
@@ -449,6 +549,9 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	if len(ev.Changes) == 0 {
 		return UndoResult{}, errs.New(errs.InvalidParams, "", "Event %d changed no files, so there is nothing to undo.", ev.ID)
 	}
+	if ev, err = onlyFolder(ev, a.Folder); err != nil {
+		return UndoResult{}, err
+	}
 	steps := s.planUndo(ev)
 	res := undoResult(ev, steps)
 	if res.Conflicts > 0 && !a.SkipConflicts {
@@ -457,6 +560,9 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "undo.apply", User: ev.User,
 		Target: fmt.Sprintf("event %d", ev.ID), Decision: audit.Allow, DecidedBy: audit.ByOwner}}
 	o.ev.Detail = fmt.Sprintf("undo of %s by %s", ev.Op, ev.Client)
+	if a.Folder != "" {
+		o.ev.Detail += " (only " + a.Folder + ")"
+	}
 	err = s.applyJournaled(o, steps)
 	res.Applied = err == nil
 	if err := o.end(ctx, err); err != nil {
@@ -764,8 +870,17 @@ func (s *Sandbox) Changes(ctx context.Context, c Caller, a ChangesArgs) (Changes
 	return ChangesResult{Event: ev, Changes: cs}, nil
 }
 
+// ownerSurface reports whether client is one of the owner's own
+// surfaces (the owner's key, the dashboard, a paired device): not an
+// agent.
+func ownerSurface(client string) bool {
+	return slices.Contains(audit.OwnerClients, client) || strings.HasPrefix(client, audit.DevicePrefix)
+}
+
 // UndoClientArgs are undo.client's parameters.
 type UndoClientArgs struct {
+	// Client is the agent; "" is every agent (not the owner's own
+	// surfaces).
 	Client        string
 	Since         time.Time
 	Until         time.Time // exclusive; zero: up to now
@@ -808,9 +923,15 @@ func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (U
 		f.Cursor = p.NextCursor
 	}
 	if len(evs) > maxUndoEvents {
-		return res, errs.New(errs.TooLarge, "", "%s changed files in more than %d calls since then; choose a later time.", a.Client, maxUndoEvents)
+		who := a.Client
+		if who == "" {
+			who = "The agents"
+		}
+		return res, errs.New(errs.TooLarge, "", "%s changed files in more than %d calls since then; choose a later time.", who, maxUndoEvents)
 	}
-	evs = slices.DeleteFunc(evs, func(e audit.Event) bool { return e.Decision != audit.Allow || strings.HasPrefix(e.Op, "undo.") })
+	evs = slices.DeleteFunc(evs, func(e audit.Event) bool {
+		return e.Decision != audit.Allow || strings.HasPrefix(e.Op, "undo.") || (a.Client == "" && ownerSurface(e.Client))
+	})
 	if a.DryRun || !a.SkipConflicts {
 		// A preview of each event against the disk as it is now: a file
 		// changed by several of the events shows as a conflict in all but
@@ -818,6 +939,9 @@ func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (U
 		touched := map[string]bool{}
 		for _, ev := range evs {
 			r := undoResult(ev, s.planUndo(ev))
+			if a.DryRun {
+				r.Folders = s.missingFolders(ev.User, r.Files)
+			}
 			for i := range r.Files {
 				f := &r.Files[i]
 				key := ev.User + "\x00" + f.Path

@@ -8,6 +8,7 @@
 // Test connection listens to the live audit stream (audit.subscribe,
 // audit.event) for the agent's next call.
 import { h, $, $$, ago, full, toast, confirmButton, scopeName } from './dom.js';
+import { daySummary } from './daysummary.js';
 
 const TEST_GIVE_UP_MS = 5 * 60 * 1000;
 
@@ -131,7 +132,8 @@ export class Agents {
       h('div', { class: 'agent-main' },
         h('strong', { class: 'agent-name' }, a.name), ...badges,
         h('div', { class: 'muted small' }, `works in ${person ? `${person.name || person.id}’s` : scopeName(a.user)} folder`,
-          a.act_for?.length ? ` · may act for ${a.act_for.includes('*') ? 'everyone' : a.act_for.join(', ')}` : '', ' · ', used)),
+          a.act_for?.length ? ` · may act for ${a.act_for.includes('*') ? 'everyone' : a.act_for.join(', ')}` : '', ' · ', used),
+        daySummary(this.rpc, a.name)),
       actions);
   }
 

@@ -13,6 +13,7 @@ import { Devices } from './devices.js';
 import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
+import { AllDays } from './daysummary.js';
 import { Notifier } from './notify.js';
 
 performance.mark('corral:start');
@@ -168,6 +169,7 @@ const rules = new Rules(app);
 const files = new Files(app);
 const devices = new Devices(app);
 const agents = new Agents(app);
+new AllDays(app); // eslint-disable-line no-new
 const shared = new SharedLinks(app);
 const changes = new Changes(app);
 const views = { approvals, activity, changes, rules, files, devices, shared, agents };

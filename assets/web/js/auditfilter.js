@@ -16,6 +16,7 @@ export const HOUR = 3600e3, DAY = 864e5;
 const OP_GROUPS = {
   changes: { q: () => ({ changed: true }), test: (e) => (e.changes || []).length > 0 },
   looks: { q: () => ({ ops: opsIn('looks') }), test: (e) => opsIn('looks').includes(e.op) },
+  asked: { q: () => ({ asked: true }), test: (e) => !!e.answer || e.decided_by === 'timeout' },
 };
 
 export function blankFilter() {

@@ -2,7 +2,7 @@
 // click, Enter or Space opens the detail, and arrow keys move between
 // rows. A command's event comes twice (when it starts and, under the same
 // id, when it ends): the row is updated in place.
-import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope } from './dom.js';
+import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope, confirmButton, plural, visible } from './dom.js';
 
 /** exitCode is a finished command's exit status from its event's detail, or null. */
 export function exitCode(e) {
@@ -25,10 +25,18 @@ export function before(a, b) {
   return a.id > b.id;
 }
 
+/** undoable reports whether a row offers Undo: an allowed event that changed files. */
+export const undoable = (e) => e.decision === 'allow' && (e.changes || []).length > 0;
+
 export class Rows {
-  /** onOpen(e) opens an event's detail; onClient(name) learns an agent's name. */
-  constructor(onOpen, onClient) {
+  /**
+   * onOpen(e) opens an event's detail; onClient(name) learns an agent's
+   * name; undo(e), when given, undoes an event (undo.apply) for the Undo
+   * in the row of every event that changed files.
+   */
+  constructor(onOpen, onClient, undo) {
     this.onClient = onClient;
+    this.undo = undo;
     this.tbody = $('#audit-table tbody');
     this.events = new Map(); // id → event, for rows on the page
     this.tbody.addEventListener('click', (e) => {
@@ -37,7 +45,7 @@ export class Rows {
     });
     this.tbody.addEventListener('keydown', (e) => {
       const tr = e.target.closest('tr[data-id]');
-      if (!tr) return;
+      if (!tr || e.target.closest('button')) return;
       if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); onOpen(this.events.get(Number(tr.dataset.id))); }
       else if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
       else if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
@@ -119,7 +127,24 @@ export class Rows {
       h('td', { class: 't-result' },
         h('span', { class: `pill ${e.decision}` }, decisionName(e.decision)),
         by ? h('span', { class: 't-by' }, by) : null,
-        exit ? h('span', { class: 'pill exit-bad', title: 'The command ended with an error status' }, `exit ${exit}`) : null));
+        exit ? h('span', { class: 'pill exit-bad', title: 'The command ended with an error status' }, `exit ${exit}`) : null,
+        this.undo && undoable(e) ? this.undoButton(e) : null));
+  }
+
+  /** undoButton undoes the row's event after a second click, without opening its detail. */
+  undoButton(e) {
+    const n = e.changes.length;
+    const btn = h('button', { type: 'button', class: 'btn small row-undo', 'data-act': 'undo', 'aria-label': `Undo ${opName(e.op)} (${plural(n, 'file')})` }, 'Undo');
+    confirmButton(btn, 'Sure? Undo', async () => {
+      try {
+        const r = await this.undo(e);
+        btn.replaceWith(h('span', { class: 't-by row-undone', role: 'status' }, `undone: ${plural(r.files.filter((f) => f.action !== 'none').length, 'file')} put back`));
+      } catch (err) {
+        btn.replaceWith(h('span', { class: 't-by conflict', role: 'status' }, `not undone: ${visible(err.message)}`));
+      }
+    });
+    btn.addEventListener('click', (ev) => ev.stopPropagation()); // the row's click opens the detail
+    return btn;
   }
 
   /** freshRow is a row marked as new since the table was loaded. */

@@ -1,13 +1,18 @@
-// "What changed": every file one agent changed in a time range (last
-// hour, today, yesterday, last 7 days), read from undo.client's dry run,
-// so each file shows what undoing would do — a diff for text, sizes for
-// binary files, and a conflict in plain words when the file changed again
-// since. One button undoes all of it (after a second click); each file
-// can be restored on its own. The header shows the version store's size
-// (versions.usage). The agent and range live in the URL
-// (#changes?client=NAME&range=today).
-import { h, $, when, size, isoSeconds, opName, plural, toast, visible, confirmButton, ago, scopeName } from './dom.js';
-import { scopeContext } from './links.js';
+// "What changed": every file the agents (all of them, or one) changed in
+// a time range (last hour, today, yesterday, last 7 days), read from
+// undo.client's dry run, so each file shows what undoing would do — a
+// diff for text, sizes for binary files, and a conflict in plain words
+// when the file changed again since. A file changed by several calls
+// counts once. Each call is a group with one action: "Undo this command"
+// (or "Undo this change"); a folder the call deleted that is gone now
+// offers "Restore this folder" (undo.apply with folder). After any undo
+// the list is read again, so what is back no longer offers a restore.
+// One button undoes all of it (after a second click). The agent list
+// follows agents added meanwhile (agent.* events on the audit stream).
+// The header shows the version store's size (versions.usage). The agent
+// and range live in the URL (#changes?client=NAME&range=today; no
+// client: all agents).
+import { h, $, when, size, isoSeconds, opName, opIn, plural, toast, visible, confirmButton, ago, scopeName } from './dom.js';
 
 const RANGES = ['1h', 'today', 'yesterday', '7d'];
 const HOUR = 3600e3, DAY = 864e5;
@@ -38,6 +43,17 @@ function days(d) {
   return hours ? plural(hours, 'hour') : d;
 }
 
+/** fileCount counts the distinct files of undo.client's events (a file changed by two calls counts once). */
+export function fileCount(events) {
+  return new Set(events.flatMap((ev) => ev.files.map((f) => `${ev.user}\u0000${f.path}`))).size;
+}
+
+/** undone reports whether undoing an event would change nothing any more (it is already as it was). */
+const undone = (ev) => ev.files.length > 0 && ev.files.every((f) => f.action === 'none' && !f.conflict);
+
+/** FOLD: a group with more files than this shows them folded. */
+const FOLD = 3;
+
 export class Changes {
   constructor(app) {
     this.app = app;
@@ -47,35 +63,44 @@ export class Changes {
     this.range = 'today';
     this.gen = 0;
     this.shown = false;
+    this.message = ''; // what the last undo did, kept across the reload after it
     this.list = $('#wc-list');
     this.summary = $('#wc-summary');
     $('#wc-form').addEventListener('submit', (e) => e.preventDefault());
-    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.go(); this.usage(); });
-    $('#wc-range').addEventListener('change', () => { this.range = $('#wc-range').value; this.go(); });
+    $('#wc-agent').addEventListener('change', () => { this.client = $('#wc-agent').value; this.message = ''; this.go(); this.usage(); });
+    $('#wc-range').addEventListener('change', () => { this.range = $('#wc-range').value; this.message = ''; this.go(); });
+    // An agent added, renamed or removed in any tab: the list follows.
+    this.rpc.on('audit.event', ({ event }) => {
+      if (/^agent\.(add|remove|update)$/.test(event.op) && event.decision === 'allow') this.refreshClients();
+    });
+    this.rpc.addEventListener('open', () => { if (this.shown) this.rpc.call('audit.subscribe').catch(() => {}); });
+  }
+
+  async refreshClients() {
+    try {
+      const r = await this.rpc.call('client.list');
+      this.setClients((r.clients || []).map((c) => c.name));
+    } catch { /* the next connection fills it */ }
   }
 
   /** setClients fills the agent list from client.list. */
   setClients(names) {
     this.clients = names;
     this.fillAgents();
-    if (this.shown && !this.client && names.length) {
-      this.client = names[0];
-      this.go();
-    }
   }
 
   fillAgents() {
     const sel = $('#wc-agent');
     const names = [...this.clients];
     if (this.client && !names.includes(this.client)) names.push(this.client);
-    sel.replaceChildren(...names.map((n) => h('option', { value: n }, n)));
-    if (!names.length) sel.append(h('option', { value: '' }, 'No agents yet'));
+    sel.replaceChildren(h('option', { value: '' }, 'All agents'), ...names.map((n) => h('option', { value: n }, n)));
     sel.value = this.client;
   }
 
   show(params) {
     this.shown = true;
-    this.client = params.get('client') || this.client || this.clients[0] || '';
+    this.rpc.call('audit.subscribe').catch(() => {});
+    this.client = params.has('client') ? params.get('client') : this.client;
     const r = params.get('range');
     this.range = RANGES.includes(r) ? r : this.range;
     this.fillAgents();
@@ -106,7 +131,7 @@ export class Changes {
     const el = $('#versions-usage');
     try {
       const u = await this.rpc.call('versions.usage');
-      const mine = (u.agents || []).find((a) => a.client === this.client);
+      const mine = this.client ? (u.agents || []).find((a) => a.client === this.client) : null;
       el.textContent = `Kept versions: ${size(u.bytes)} of ${size(u.max_bytes)} (${plural(u.blobs, 'file')})`
         + (u.oldest ? `, the oldest from ${ago(u.oldest)}` : '')
         + `; kept for ${days(u.max_age)}, the oldest go first.`
@@ -153,12 +178,7 @@ export class Changes {
   async load() {
     const gen = ++this.gen;
     delete document.body.dataset.changesReady;
-    if (!this.client) {
-      this.summary.textContent = 'Choose an agent.';
-      this.list.replaceChildren();
-      return;
-    }
-    this.summary.textContent = 'Reading the files as they are now…';
+    if (!this.list.childElementCount) this.summary.textContent = 'Reading the files as they are now…';
     const params = this.range2params();
     let r;
     try {
@@ -174,63 +194,105 @@ export class Changes {
     document.body.dataset.changesReady = String(gen);
   }
 
+  /** done says what an undo did, and reads the list again. */
+  done(message) {
+    this.message = message;
+    toast('Undone.');
+    this.usage();
+    this.load();
+  }
+
   render(r, params) {
     const label = $('#wc-range').selectedOptions[0]?.textContent.toLowerCase() || '';
-    const files = r.events.reduce((n, ev) => n + ev.files.length, 0);
+    const period = label === 'today' || label === 'yesterday' ? label : `in the ${label}`;
+    const who = this.client || 'Your agents';
+    const files = fileCount(r.events);
+    const status = h('p', { class: 'small', role: 'status', id: 'wc-status' }, this.message);
     if (!files) {
-      this.summary.textContent = `${this.client} changed no files ${label === 'today' || label === 'yesterday' ? label : `in the ${label}`}.`;
-      this.list.replaceChildren();
+      this.summary.textContent = `${who} changed no files ${period}.`;
+      this.list.replaceChildren(status);
       return;
     }
-    const status = h('p', { class: 'small', role: 'status', id: 'wc-status' });
+    const agents = new Set(r.events.map((ev) => ev.client));
     this.summary.replaceChildren(h('span', null,
-      h('span', null, `${this.client} changed ${plural(files, 'file')} in ${plural(r.events.length, 'call')}.`),
+      h('span', null, `${who} changed ${plural(files, 'file')} in ${plural(r.events.length, 'call')} ${period}`
+        + (!this.client && agents.size > 1 ? ` (${[...agents].join(', ')}).` : '.')),
       r.conflicts ? h('span', { class: 'conflict' }, ` ${plural(r.conflicts, 'file')} changed again since, by someone else; Corral will not overwrite ${r.conflicts === 1 ? 'it' : 'them'}.`) : null));
 
-    const undo = h('button', { type: 'button', class: 'btn primary', id: 'wc-undo' }, 'Undo all of these');
+    const undo = h('button', { type: 'button', class: 'btn', id: 'wc-undo' }, 'Undo all of these');
     confirmButton(undo, `Click again to undo ${plural(files, 'change')}`, async () => {
       try {
         const done = await this.rpc.call('undo.client', { ...params });
         const n = done.events.reduce((k, ev) => k + ev.files.filter((f) => f.action !== 'none' && !f.conflict).length, 0);
-        status.textContent = `Undone: ${plural(n, 'file')} put back. Each undo is an event in the activity, and can itself be undone.`;
-        toast('Undone.');
-        this.usage();
+        this.done(`Undone: ${plural(n, 'file')} put back. Each undo is an event in the activity, and can itself be undone.`);
       } catch (err) {
         status.textContent = err.kind === 'conflict'
-          ? `Nothing was undone: ${err.message} The files are marked below; restore the others one by one.`
+          ? `Nothing was undone: ${err.message} The files are marked below; undo the other calls one by one.`
           : visible(err.message);
       }
     });
 
-    const groups = r.events.map((ev) => h('li', { class: 'wc-event' },
-      h('p', { class: 'muted small' },
-        h('a', { href: `#event=${ev.event_id}` }, `${ev.time ? when(ev.time) : `Event ${ev.event_id}`}`),
-        ` · ${opName(ev.op)}${ev.user ? ` · ${scopeName(ev.user)}` : ''}`),
-      h('ul', { class: 'changes' }, ev.files.map((f) => this.file(ev, f, status)))));
+    const groups = r.events.map((ev) => this.group(ev, status));
     this.list.replaceChildren(
       h('div', { class: 'detail-actions' }, undo), status,
       h('ul', { class: 'wc-events' }, groups));
   }
 
-  file(ev, f, status) {
+  /** group is one call's changes under the call, with one action for all of them. */
+  group(ev, status) {
+    const command = opIn('command', ev.op);
+    const head = h('p', { class: 'wc-head' },
+      h('a', { href: `#event=${ev.event_id}` }, `${ev.time ? when(ev.time) : `Event ${ev.event_id}`}`),
+      ` · ${ev.client} · ${opName(ev.op)}`,
+      command && ev.target ? [' ', h('code', { class: 'wc-cmd', title: visible(ev.target) }, visible(ev.target))] : null,
+      ` · ${plural(ev.files.length, 'file')}${ev.user ? ` in ${scopeName(ev.user)}` : ''}`);
+    const actions = h('div', { class: 'wc-actions' });
+    if (undone(ev)) {
+      actions.append(h('span', { class: 'ok small wc-undone' }, 'Undone: everything is as it was before this call.'));
+    } else {
+      const btn = h('button', { type: 'button', class: 'btn small primary wc-undo-event', dataset: { event: String(ev.event_id) } },
+        command ? 'Undo this command' : 'Undo this change');
+      confirmButton(btn, `Click again to undo ${plural(ev.files.length, 'change')}`, async () => {
+        try {
+          const res = await this.rpc.call('undo.apply', { event_id: ev.event_id });
+          const n = res.files.filter((f) => f.action !== 'none').length;
+          this.done(`Undone: ${plural(n, 'file')} put back (event ${res.undo_event}, which can itself be undone).`);
+        } catch (err) {
+          status.textContent = err.kind === 'conflict'
+            ? `Nothing was undone: ${err.message} The files are marked below.`
+            : visible(err.message);
+        }
+      });
+      actions.append(btn);
+    }
+    for (const d of ev.folders || []) {
+      const btn = h('button', { type: 'button', class: 'btn small primary wc-restore-folder', dataset: { folder: d.path }, 'aria-label': `Restore the folder ${d.path}` }, 'Restore this folder');
+      confirmButton(btn, `Click again to put back ${plural(d.files, 'file')}`, async () => {
+        try {
+          const res = await this.rpc.call('undo.apply', { event_id: ev.event_id, folder: d.path });
+          const n = res.files.filter((f) => f.action !== 'none').length;
+          this.done(`${d.path}/ is back: ${plural(n, 'file')} restored.`);
+        } catch (err) {
+          status.textContent = visible(err.message);
+        }
+      });
+      actions.append(h('div', { class: 'wc-folder' },
+        h('span', null, 'Deleted folder ', h('code', null, `${visible(d.path)}/`), ` (${plural(d.files, 'file')})`), btn));
+    }
+    const items = h('ul', { class: 'changes' }, ev.files.map((f) => this.file(f)));
+    const body = ev.files.length > FOLD
+      ? h('details', { class: 'wc-files' }, h('summary', null, `Show the ${plural(ev.files.length, 'file')}`), items)
+      : items;
+    return h('li', { class: undone(ev) ? 'wc-event undone' : 'wc-event', dataset: { event: String(ev.event_id) } }, head, actions, body);
+  }
+
+  file(f) {
     const what = h('div', null, h('code', null, visible(f.path)), ` — ${kinds[f.kind] || f.kind}`,
       f.from ? [' from ', h('code', null, visible(f.from))] : null, f.conflict ? '.' : `; ${actions[f.action] || f.action}.`);
     let body = null;
     if (f.conflict) body = h('p', { class: 'conflict' }, f.conflict);
     else if (f.diff) body = h('pre', { class: 'diff' }, f.diff.split('\n').map((l) => h('span', { class: l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : '' }, l + '\n')));
     else if (f.action !== 'none') body = h('p', { class: 'muted small' }, `${f.binary ? 'Binary file: ' : ''}${size(f.size_now)} now, ${size(f.size_after)} after the undo.`);
-    let restore = null;
-    if (f.version && (f.kind === 'modified' || f.kind === 'deleted')) {
-      restore = h('button', { type: 'button', class: 'btn small', 'aria-label': `Restore ${f.path}` }, 'Restore');
-      confirmButton(restore, 'Click again to restore', async () => {
-        try {
-          await this.rpc.call('version.restore', { path: f.path, version: f.version, context: scopeContext(ev.user) });
-          status.textContent = `${f.path} has its content from before this change again.`;
-        } catch (err) {
-          status.textContent = visible(err.message);
-        }
-      });
-    }
-    return h('li', { class: f.conflict ? 'change conflict' : 'change', dataset: { path: f.path } }, what, body, restore);
+    return h('li', { class: f.conflict ? 'change conflict' : 'change', dataset: { path: f.path } }, what, body);
   }
 }
