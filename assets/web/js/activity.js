@@ -32,7 +32,7 @@ export class Activity {
     this.end = $('#audit-end');
     this.emptyEl = $('#audit-empty');
     this.filters = new FilterForm((f, force) => this.setFilter(f, force));
-    this.rows = new Rows((e) => this.detail.open(e), (name) => this.filters.addClients([name]), (e) => this.rpc.call('undo.apply', { event_id: e.id }));
+    this.rows = new Rows((e) => this.detail.open(e), (name) => this.filters.addClients([name]), (e) => this.rpc.call('undo.apply', { event_id: e.id }), () => !this.app.device);
     this.chart = new ActivityChart(this);
     this.detail = new Detail(this);
     this.tail = new Tail(this);

@@ -32,11 +32,13 @@ export class Rows {
   /**
    * onOpen(e) opens an event's detail; onClient(name) learns an agent's
    * name; undo(e), when given, undoes an event (undo.apply) for the Undo
-   * in the row of every event that changed files.
+   * in the row of every event that changed files, while mayUndo() holds
+   * (a paired phone may not undo).
    */
-  constructor(onOpen, onClient, undo) {
+  constructor(onOpen, onClient, undo, mayUndo = () => true) {
     this.onClient = onClient;
     this.undo = undo;
+    this.mayUndo = mayUndo;
     this.tbody = $('#audit-table tbody');
     this.events = new Map(); // id → event, for rows on the page
     this.tbody.addEventListener('click', (e) => {
@@ -128,7 +130,7 @@ export class Rows {
         h('span', { class: `pill ${e.decision}` }, decisionName(e.decision)),
         by ? h('span', { class: 't-by' }, by) : null,
         exit ? h('span', { class: 'pill exit-bad', title: 'The command ended with an error status' }, `exit ${exit}`) : null,
-        this.undo && undoable(e) ? this.undoButton(e) : null));
+        this.undo && undoable(e) && this.mayUndo() ? this.undoButton(e) : null));
   }
 
   /** undoButton undoes the row's event after a second click, without opening its detail. */

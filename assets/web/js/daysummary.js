@@ -109,6 +109,7 @@ export class AllDays {
     this.box = $('#day-summaries');
     this.box.addEventListener('toggle', () => { if (this.box.open) this.load(); });
     this.rpc.addEventListener('open', () => { if (this.box.open) this.load(); });
+    app.infoReady.then(() => { this.box.hidden = !!app.device; }); // a paired phone may not read summaries
   }
 
   async load() {
