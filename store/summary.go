@@ -17,15 +17,9 @@ var _ audit.Summarizer = (*Store)(nil)
 // exitStatus finds a finished command's exit status in its detail.
 var exitStatus = regexp.MustCompile(`(?:^|; )exit (\d+)(?:;|$)`)
 
-// Summary counts what client did in [since, until) (until zero: up to
-// now) in one query over the (client, time) index, reading only the
-// events that changed files, ran a command, used the network or asked
-// the owner.
-func (s *Store) Summary(ctx context.Context, client string, since, until time.Time) (audit.Summary, error) {
-	sum := audit.Summary{Client: client, Since: since, Until: until}
-	if s.closed() {
-		return sum, ErrClosed
-	}
+// summaryQuery is Summary's one SELECT: the client's events in the range
+// (through the (client, time_ns) index) that count in a summary.
+func summaryQuery(client string, since, until time.Time) (string, []any) {
 	var c conds
 	c.add("client = ?", client)
 	if !since.IsZero() {
@@ -35,7 +29,20 @@ func (s *Store) Summary(ctx context.Context, client string, since, until time.Ti
 		c.add("time_ns < ?", clampNanos(until))
 	}
 	c.add(`(changes <> '' OR op IN ('command.run', 'network.connect') OR answer <> '' OR decided_by = ?)`, string(audit.ByTimeout))
-	rows, err := s.rdb.QueryContext(ctx, `SELECT op, user, target, decision, decided_by, detail, answer, changes FROM audit_events`+c.clause(), c.args...)
+	return `SELECT op, user, target, decision, decided_by, detail, answer, changes FROM audit_events` + c.clause(), c.args
+}
+
+// Summary counts what client did in [since, until) (until zero: up to
+// now) in one query over the (client, time) index, reading only the
+// events that changed files, ran a command, used the network or asked
+// the owner.
+func (s *Store) Summary(ctx context.Context, client string, since, until time.Time) (audit.Summary, error) {
+	sum := audit.Summary{Client: client, Since: since, Until: until}
+	if s.closed() {
+		return sum, ErrClosed
+	}
+	q, args := summaryQuery(client, since, until)
+	rows, err := s.rdb.QueryContext(ctx, q, args...)
 	if err != nil {
 		return sum, fmt.Errorf("audit summary: %w", err)
 	}
