@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
+
 	"corral/app/wire"
 )
 
@@ -140,4 +142,82 @@ func TestNetworkAskedBeforeTheCommand(t *testing.T) {
 	if r.Network == nil || r.Network.Connections != 0 {
 		t.Errorf("a denied domain connected: %+v", r.Network)
 	}
+}
+
+// TestDashboardNetworkAskedAndLabelled (issue 27 items 1 and 2), in real
+// Chromium: the owner answers the one question about a pip command's
+// domains on the Approvals page before the command runs; on the Activity
+// page each connection's row says what decided it (the owner's answer,
+// the command's list, a failed lookup), never "file rules"; the detail
+// explains it and "for command N" opens the command's event. On the old
+// code those rows read "file rules" and the detail named a request
+// number only.
+func TestDashboardNetworkAskedAndLabelled(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t) // skip early under -short
+	w := newNetWorld(t, "")
+	b := newBrowser(t)
+	b.login(w.h)
+	b.hash("#approvals")
+	b.wait(`document.body.dataset.approvalsReady`)
+	pipDomains := "*.pypi.org, *.pythonhosted.org, files.pythonhosted.org, pypi.org"
+	done := w.run(m("command", pipCmd, "package_managers", []string{"pip"}, "reason", "fetch a package"))
+	b.wait(`document.querySelectorAll('.approval.network').length === 1 && !!document.querySelector('.approval.network .headline code')`)
+	if code := js[string](b, `document.querySelector('.approval.network .headline code').textContent`); code != pipDomains {
+		t.Errorf("the question names %q; want every pip domain", code)
+	}
+	if run := rpcCall[struct{ Running []wire.Running }](t, w.own.c, "command.list", nil).Running; len(run) != 0 {
+		t.Errorf("running while the owner is asked: %+v", run)
+	}
+	b.shot("approval-network-list-1280")
+	b.wait(`(() => { const x = document.querySelector('.approval.network button[data-decision="allow_once"]'); if (!x) return false; x.click(); return true; })()`)
+	r := <-done
+	if strings.Contains(r.Stdout+r.Stderr, "ProxyError") || r.Network == nil || r.Network.Connections < 3 {
+		t.Errorf("after Allow once: %+v", r)
+	}
+
+	b.openTab("activity")
+	// Each connection's row, labelled by what decided it.
+	b.wait(`[...document.querySelectorAll('#audit-table tbody tr')].filter(tr => tr.querySelector('.t-op').title === 'network.connect').length >= 5`)
+	type netRow struct{ Target, By, Decision string }
+	rows := js[[]netRow](b, `[...document.querySelectorAll('#audit-table tbody tr')].filter(tr => tr.querySelector('.t-op').title.startsWith('network.')).map(tr => ({
+		Target: tr.querySelector('.t-target').textContent, By: tr.querySelector('.t-by')?.textContent || '', Decision: tr.dataset.decision}))`)
+	by := map[string]string{}
+	for _, row := range rows {
+		if strings.Contains(row.By, "file rules") || strings.Contains(row.By, "own folder") {
+			t.Errorf("a network row labelled %q: %+v", row.By, row)
+		}
+		by[row.Target] = row.By + " · " + row.Decision
+	}
+	for target, want := range map[string]string{
+		"pypi.org:80":               "your answer · allow",
+		"files.pythonhosted.org:80": "your answer · allow",
+		"other.test:80":             "not in its list · deny",
+		"nowhere.pypi.org:80":       "lookup failed · error",
+		pipDomains:                  "by you · allow",
+	} {
+		if by[target] != want {
+			t.Errorf("row %s: %q, want %q (rows %+v)", target, by[target], want, rows)
+		}
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
+	js[chromedp.Void](b, `document.getElementById('toasts')?.replaceChildren(); document.querySelector('#audit-table').scrollIntoView({block: 'start'})`)
+	b.shot("activity-network-1280")
+
+	// The refused connection's detail says why, and links to the command.
+	b.wait(`(() => { const tr = [...document.querySelectorAll('#audit-table tbody tr')].find(tr => tr.querySelector('.t-target').textContent === 'other.test:80'); if (!tr) return false; tr.click(); return true; })()`)
+	b.wait(`document.querySelector('#detail').open && document.querySelector('#detail .decided strong')?.textContent.includes('Not in the command’s list')`)
+	text := js[string](b, `document.querySelector('#detail .decided').innerText`)
+	if strings.Contains(text, "rules for files") || !strings.Contains(text, "refused it at once, without asking") || !strings.Contains(text, "not in this command's allowed_domains") {
+		t.Errorf("the detail of the refused connection: %q", text)
+	}
+	b.shot("activity-network-detail-1280")
+	cmdEv := rpcCall[struct{ Events []wire.Event }](t, w.own.c, "audit.query", m("op", "command.run")).Events[0]
+	href := js[string](b, `document.querySelector('#detail a.command-link')?.getAttribute('href') || ''`)
+	if href != fmt.Sprintf("#event=%d", cmdEv.ID) {
+		t.Fatalf("the command link is %q; want #event=%d", href, cmdEv.ID)
+	}
+	b.click(`#detail a.command-link`)
+	b.wait(fmt.Sprintf(`document.querySelector('#detail').open && document.querySelector('#detail-title').textContent.startsWith('Ran a command') && [...document.querySelectorAll('#detail dd')].some(dd => dd.textContent === '%d')`, cmdEv.ID))
+	b.noPageErrors()
 }
