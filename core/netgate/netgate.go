@@ -38,7 +38,7 @@
 //   - Every connection attempt is one audit event (op "network.connect",
 //     target "host:port"): a refusal before the proxy answers the program,
 //     an allowed connection when it ends, with bytes up and down and its
-//     duration. The command's request id links them to its event.
+//     duration. The command's request id and event link them to it.
 //     Refusals cost Corral nothing but their event, so each agent's are
 //     recorded one by one at a bounded rate (a token bucket of
 //     RefusalBurst, refilled RefusalsPerSecond, shared by the agent's

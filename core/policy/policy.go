@@ -15,7 +15,10 @@
 // one client) every question is denied at once and pausing withdraws
 // those waiting; one-time-only approvals (network, asked commands)
 // accept only allow_once and deny_once and never create a rule; deny rules
-// beat allow rules; rule changes are audited.
+// beat allow rules; rule changes are audited. A command's domains asked in
+// one question (Request.Domains) are decided by no rule as a list (the
+// caller leaves out what rules decide), and an answer that makes rules
+// makes one per domain.
 //
 // Not guaranteed: policy does not know scopes or roots — the sandbox
 // facade allows those before it asks — and it trusts the "by" names its
