@@ -338,12 +338,15 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	// The card may be drawn again (the list reloads on reconnect): wait
 	// for it whole, not for its first appearance.
 	b.wait(`document.querySelectorAll('.approval.network').length === 1 && !!document.querySelector('.approval.network .headline code')`)
+	// One question, before the command starts, about every domain of
+	// the bundle.
+	pipDomains := "*.pypi.org, *.pythonhosted.org, files.pythonhosted.org, pypi.org"
 	head := js[string](b, `document.querySelector('.approval .headline')?.textContent || ''`)
-	if head != "alice-agent wants to connect to pypi.org for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
+	if head != "alice-agent wants to connect to "+pipDomains+" for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
 		t.Errorf("headline %q", head)
 	}
-	if code := js[string](b, `document.querySelector('.approval .headline code')?.textContent || ''`); code != "pypi.org" {
-		t.Errorf("the domain is not set off: %q", code)
+	if code := js[string](b, `document.querySelector('.approval .headline code')?.textContent || ''`); code != pipDomains {
+		t.Errorf("the domains are not set off: %q", code)
 	}
 	got := js[[]string](b, `[...document.querySelectorAll('.approval .decisions button')].map(x => x.dataset.decision)`)
 	if strings.Join(got, " ") != "allow_once allow_session allow_always deny_once deny_always" {
@@ -376,8 +379,10 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	if !strings.Contains(text, "pypi.org") || !strings.Contains(text, "until") {
 		t.Errorf("rule %q", text)
 	}
-	if n := js[int](b, `[...document.querySelectorAll('#view-rules .rule')].filter(r => r.textContent.includes('pypi.org') && r.querySelector('button')).length`); n != 1 {
-		t.Errorf("the domain rule has no Revoke button")
+	// One rule per domain, each with its Revoke button.
+	b.wait(`document.querySelectorAll('#view-rules .rule').length === 4`)
+	if n := js[int](b, `[...document.querySelectorAll('#view-rules .rule')].filter(r => /pypi\.org|pythonhosted\.org/.test(r.textContent) && r.querySelector('button')).length`); n != 4 {
+		t.Errorf("%d domain rules with a Revoke button; want 4", n)
 	}
 	b.shot("rules-domain-desktop")
 	b.noPageErrors()
