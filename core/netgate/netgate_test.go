@@ -478,6 +478,18 @@ func TestRulesDecide(t *testing.T) {
 	if len(f.pol.asked) != 0 {
 		t.Errorf("asked %v", f.pol.asked)
 	}
+	// Each event says a network rule decided it.
+	cmd.AnyDomain = false
+	cmd.Domains = []string{"example.com"}
+	f.w.dns["example.com"] = addrs("203.0.113.10")
+	if c, err := f.gate.Open(cmd).Dial(t.Context(), "example.com", 443); err == nil {
+		c.Finish(0, 0)
+	}
+	for _, e := range f.log.all() {
+		if !strings.HasPrefix(e.Detail, string(CauseRule)+"; for command 7") || e.DecidedBy != audit.ByRule {
+			t.Errorf("event %+v: not labelled a network rule", e)
+		}
+	}
 }
 
 func TestDenyOnceHoldsForTheRun(t *testing.T) {
