@@ -68,8 +68,9 @@
 //   - No idle timeout: a tunnel lasts as long as its two ends keep it open
 //     or until ctx ends. The caller bounds a command's connections by
 //     cancelling ctx when the command ends.
-//   - A client that hangs up while Dial waits for the owner is not noticed
-//     until Dial returns.
+//   - A client that hangs up while Dial resolves or connects is not
+//     noticed until Dial returns (Dial never waits for the owner: the
+//     owner is asked before the command starts).
 //   - HTTP keep-alive towards the client, HTTP/2, Upgrade (WebSocket over a
 //     plain http:// request; over CONNECT it works), SOCKS4, SOCKS5 BIND,
 //     UDP ASSOCIATE and authentication are not offered.

@@ -494,7 +494,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	if timeout <= 0 {
 		timeout = execbox.DefaultTimeout
 	}
-	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in the sandbox; output is capped. No network unless asked: allowed_domains and package_managers give those domains, each new one asked of the owner; network=true any public domain, asked every time. " +
+	addTool[wire.RunResult](r, tool{"run_command", "command.run", "Run a command", "Run a shell command in the sandbox; output is capped. No network unless asked: allowed_domains and package_managers give those domains, the ones no rule covers asked of the owner in one question before it starts (list every domain it needs: others are refused at once); network=true any public domain, asked every time. " +
 		"Programs reach them through Corral's proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; ssh: ProxyCommand via socks5 127.0.0.1:3128), never this computer or the home network; network.refused says what was refused.",
 		sdk.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(true)}},
 		func(p map[string]*jsonschema.Schema) {

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -55,6 +56,9 @@ func (w *netWorld) start(t testing.TB, extra string) {
 		"lan.test":  {netip.MustParseAddr("192.168.1.20")},
 		"self.test": {w.host.Gateway},
 		"localhost": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1")},
+		// The pip bundle's names, served by the test host.
+		"pypi.org":               {w.host.Addr},
+		"files.pythonhosted.org": {w.host.Addr},
 	}}
 	w.h = startWith(t, setup{dir: w.dir, extra: extra, resolver: r})
 	w.alice = w.h.dial(aliceKey)
@@ -77,13 +81,16 @@ func (w *netWorld) run(params map[string]any) chan wire.RunResult {
 	return ch
 }
 
-func (w *netWorld) answer(t *testing.T, domain, decision string) {
+// answer answers the one question a command's declared domains get
+// before it starts; domains lists them as the question joins them.
+func (w *netWorld) answer(t *testing.T, domains, decision string) wire.Approval {
 	t.Helper()
 	a := w.own.requested()
-	if a.Access != "network" || a.Domain != domain || a.OneTimeOnly || !strings.Contains(a.Description, "wants to connect to "+domain) {
-		t.Fatalf("question %+v; want one about %s", a, domain)
+	if a.Access != "network" || a.Domain != domains || strings.Join(a.Domains, ", ") != domains || a.OneTimeOnly || !strings.Contains(a.Description, "wants to connect to "+domains) {
+		t.Fatalf("question %+v; want one about %s", a, domains)
 	}
 	rpcCall[any](t, w.own.c, "approval.respond", m("id", a.ID, "decision", decision))
+	return a
 }
 
 func wantOut(t *testing.T, r wire.RunResult, parts ...string) {
@@ -115,20 +122,21 @@ func TestNetworkThroughTheGate(t *testing.T) {
 			`python3 -c 'import ssl, urllib.request; print(urllib.request.urlopen("https://pypi.test/pip", context=ssl.create_default_context(cafile="ca.pem")).read().decode())'; ` +
 			socksTCP
 		done := w.run(m("command", cmd, "allowed_domains", []string{"pypi.test", "git.test"}, "reason", "install a package"))
-		w.answer(t, "pypi.test", "allow_once")
-		w.answer(t, "git.test", "allow_once")
+		w.answer(t, "git.test, pypi.test", "allow_once")
 		r := <-done
 		wantOut(t, r, "hello from the test host: GET /simple host=pypi.test", "hello from the test host: GET /pip", "socks reply 0", "SSH-2.0-CorralTestHost")
 		if r.Network == nil || r.Network.Connections != 3 || len(r.Network.Refused) != 0 {
 			t.Errorf("network summary %+v", r.Network)
 		}
 		evs := rpcCall[struct{ Events []wire.Event }](t, w.own.c, "audit.query", m("op", "network.connect"))
-		if len(evs.Events) != 3 || evs.Events[0].Decision != audit.Allow || evs.Events[0].Bytes == 0 || !strings.Contains(evs.Events[0].Detail, "for command") {
+		if len(evs.Events) != 3 || evs.Events[0].Decision != audit.Allow || evs.Events[0].Bytes == 0 || !strings.Contains(evs.Events[0].Detail, "the owner's answer; for command") {
 			t.Errorf("connection events %+v", evs.Events)
 		}
 	})
 	t.Run("unlisted domain: refused without asking, explained", func(t *testing.T) {
-		r := <-w.run(m("command", `curl -sS -o /dev/null -w "%{http_code}\n" http://other.test/ 2>&1; curl -sS -p https://other.test/ 2>&1 | head -c 200; echo`, "allowed_domains", []string{"pypi.test"}))
+		done := w.run(m("command", `curl -sS -o /dev/null -w "%{http_code}\n" http://other.test/ 2>&1; curl -sS -p https://other.test/ 2>&1 | head -c 200; echo`, "allowed_domains", []string{"pypi.test"}))
+		w.answer(t, "pypi.test", "allow_once") // the declared one, before it starts
+		r := <-done
 		wantOut(t, r, "403")
 		if r.Network == nil || len(r.Network.Refused) != 2 || !strings.Contains(r.Network.Refused[0].Reason, "not in this command's allowed_domains") ||
 			!strings.Contains(r.Stderr, "corral: Corral refused other.test:") {
@@ -140,7 +148,7 @@ func TestNetworkThroughTheGate(t *testing.T) {
 	})
 	t.Run("denied domain", func(t *testing.T) {
 		done := w.run(m("command", `curl -s http://v1.api.test/x; echo " exit=$?"`, "allowed_domains", []string{"*.api.test"}))
-		w.answer(t, "v1.api.test", "deny_once")
+		w.answer(t, "*.api.test", "deny_once")
 		r := <-done
 		wantOut(t, r, "Corral refused v1.api.test:80: the owner denied it.")
 		if strings.Contains(r.Stdout, "hello from the test host") {
@@ -184,7 +192,7 @@ func TestNetworkThroughTheGate(t *testing.T) {
 	// Last: the restarted server lives only as long as this subtest.
 	t.Run("allow always persists across a restart", func(t *testing.T) {
 		done := w.run(m("command", `curl -s http://files.test/a`, "package_managers", []string{"pip"}, "allowed_domains", []string{"files.test"}))
-		w.answer(t, "files.test", "allow_always")
+		w.answer(t, "*.pypi.org, *.pythonhosted.org, files.pythonhosted.org, files.test, pypi.org", "allow_always")
 		wantOut(t, <-done, "GET /a")
 		w.h.stop()
 		w.start(t, "")
@@ -196,7 +204,15 @@ func TestNetworkThroughTheGate(t *testing.T) {
 		rules := rpcCall[struct {
 			Rules []struct{ Access, Target string }
 		}](t, w.own.c, "rule.list", nil)
-		if len(rules.Rules) != 1 || rules.Rules[0].Access != "network" || rules.Rules[0].Target != "files.test" {
+		// One rule per domain the one question named.
+		var targets []string
+		for _, r := range rules.Rules {
+			if r.Access == "network" {
+				targets = append(targets, r.Target)
+			}
+		}
+		slices.Sort(targets)
+		if strings.Join(targets, ", ") != "*.pypi.org, *.pythonhosted.org, files.pythonhosted.org, files.test, pypi.org" || len(rules.Rules) != 5 {
 			t.Errorf("rules %+v", rules.Rules)
 		}
 	})
@@ -322,12 +338,15 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	// The card may be drawn again (the list reloads on reconnect): wait
 	// for it whole, not for its first appearance.
 	b.wait(`document.querySelectorAll('.approval.network').length === 1 && !!document.querySelector('.approval.network .headline code')`)
+	// One question, before the command starts, about every domain of
+	// the bundle.
+	pipDomains := "*.pypi.org, *.pythonhosted.org, files.pythonhosted.org, pypi.org"
 	head := js[string](b, `document.querySelector('.approval .headline')?.textContent || ''`)
-	if head != "alice-agent wants to connect to pypi.org for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
+	if head != "alice-agent wants to connect to "+pipDomains+" for: curl -s -o /dev/null -w '%{http_code}' https://pypi.org/simple/" {
 		t.Errorf("headline %q", head)
 	}
-	if code := js[string](b, `document.querySelector('.approval .headline code')?.textContent || ''`); code != "pypi.org" {
-		t.Errorf("the domain is not set off: %q", code)
+	if code := js[string](b, `document.querySelector('.approval .headline code')?.textContent || ''`); code != pipDomains {
+		t.Errorf("the domains are not set off: %q", code)
 	}
 	got := js[[]string](b, `[...document.querySelectorAll('.approval .decisions button')].map(x => x.dataset.decision)`)
 	if strings.Join(got, " ") != "allow_once allow_session allow_always deny_once deny_always" {
@@ -360,8 +379,10 @@ func TestDashboardDomainQuestion(t *testing.T) {
 	if !strings.Contains(text, "pypi.org") || !strings.Contains(text, "until") {
 		t.Errorf("rule %q", text)
 	}
-	if n := js[int](b, `[...document.querySelectorAll('#view-rules .rule')].filter(r => r.textContent.includes('pypi.org') && r.querySelector('button')).length`); n != 1 {
-		t.Errorf("the domain rule has no Revoke button")
+	// One rule per domain, each with its Revoke button.
+	b.wait(`document.querySelectorAll('#view-rules .rule').length === 4`)
+	if n := js[int](b, `[...document.querySelectorAll('#view-rules .rule')].filter(r => /pypi\.org|pythonhosted\.org/.test(r.textContent) && r.querySelector('button')).length`); n != 4 {
+		t.Errorf("%d domain rules with a Revoke button; want 4", n)
 	}
 	b.shot("rules-domain-desktop")
 	b.noPageErrors()

@@ -232,7 +232,7 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 				info.Exec.Writable = append(info.Exec.Writable, r.Path)
 			}
 		}
-		info.Exec.Network = "off unless asked for. allowed_domains and package_managers give the command those domains only, each asked of the owner (or answered by a rule) when first used; network=true gives any public domain and is asked every time. Programs reach the network only through Corral's proxy at " + execbox.ProxyAddr + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); this computer and the home network are never reachable."
+		info.Exec.Network = "off unless asked for. allowed_domains and package_managers give the command those domains only, those no rule decides asked of the owner in one question before the command starts (a domain not listed is refused at once); network=true gives any public domain and is asked every time. Programs reach the network only through Corral's proxy at " + execbox.ProxyAddr + " (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); this computer and the home network are never reachable."
 		if ok, why := x.box.NetworkInfo(); !ok {
 			info.Exec.Network = why
 		}

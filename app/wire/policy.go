@@ -24,6 +24,11 @@ type Approval struct {
 	// command, as the owner reads it.
 	Domain  string `json:"domain,omitempty"`
 	Command string `json:"command,omitempty"`
+	// Domains, on a command's question asked before it starts, lists the
+	// domains it declared that no rule covers (Target and Domain are them
+	// joined by ", "): one answer decides them all; an answer that makes
+	// rules makes one per domain.
+	Domains []string `json:"domains,omitempty"`
 	// Sensitive, when set, says why the target holds secrets (SSH keys, a
 	// browser profile …): surfaces mark the question, make Deny the
 	// default and offer no folder-wide answer.

@@ -189,8 +189,8 @@ type RunArgs struct {
 	WorkingDir string   `json:"working_dir"`
 	Network    bool     `json:"network"`
 	// AllowedDomains and PackageManagers give the command network to
-	// those domains only, each asked of the owner (or answered by a rule)
-	// when the command first connects there.
+	// those domains only, those no rule decides asked of the owner in one
+	// question before the command starts.
 	AllowedDomains  []string          `json:"allowed_domains"`
 	PackageManagers []string          `json:"package_managers"`
 	TimeoutMs       int64             `json:"timeout_ms"`

@@ -47,6 +47,7 @@ var Operations = []Operation{
 	{"command.run", "Ran a command", []string{GroupCommand}},
 	{"command.cancel", "Stopped a command", nil},
 	{"network.connect", "Used the network", nil},
+	{"network.ask", "Asked about the network", nil},
 	{"result.save", "Saved a report", []string{GroupPath, GroupLinks}},
 	{"link.create", "Made a link", []string{GroupPath, GroupLinks}},
 	{"files.out", "Link opened", []string{GroupPath}},

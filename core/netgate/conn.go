@@ -15,8 +15,9 @@ type Dialer interface {
 	// Dial decides host:port for the command (its allowed domains, the
 	// owner's rules and answers, the address checks) and, when allowed,
 	// connects. host is a domain name or an IP literal as the program
-	// named it; port is 1–65535. Dial may block while the owner is asked;
-	// it returns when ctx ends.
+	// named it; port is 1–65535. Dial never waits for the owner (the
+	// owner was asked before the command started): it blocks only to
+	// resolve and connect, and returns when ctx ends.
 	//
 	// A refusal is an *errs.Error (kind denied, or io/timeout for a
 	// failed connect) whose message is one polite sentence the proxy

@@ -24,14 +24,21 @@
 //     true, which the owner allowed for this run), any public one; else only
 //     those matching Command.Domains (its allowed_domains and package
 //     bundles, "*.example.com" matching names below example.com), each
-//     decided by the owner's rules or, failing a rule, asked per (client,
-//     domain, run) while the connection waits, with this run's command. A
-//     deny rule refuses in both modes. An "allow once"/"deny once" answer
-//     holds for the rest of this run and for no other run.
+//     decided by the owner's rules or by the owner's answer to the one
+//     question [Run.Ask] puts before the command starts, about every
+//     declared domain no rule decides. A connection never waits for the
+//     owner: a domain outside the list, or one that neither a rule nor
+//     that answer decides, is refused at once, saying why. A deny rule
+//     refuses in both modes. The answer holds for this run and for no
+//     other run (unless it made rules).
+//   - Every connection's event says what decided it (Event.Detail starts
+//     with one of the Cause phrases: the command's list, a refused
+//     address, a failed name lookup, a limit, a network rule, the owner's
+//     answer) and names the command's event (Run.Started).
 //   - Every connection attempt is one audit event (op "network.connect",
 //     target "host:port"): a refusal before the proxy answers the program,
 //     an allowed connection when it ends, with bytes up and down and its
-//     duration. The command's request id links them to its event.
+//     duration. The command's request id and event link them to it.
 //     Refusals cost Corral nothing but their event, so each agent's are
 //     recorded one by one at a bounded rate (a token bucket of
 //     RefusalBurst, refilled RefusalsPerSecond, shared by the agent's
@@ -254,10 +261,11 @@ type Run struct {
 	cmd    Command
 	budget atomic.Int64
 
-	mu   sync.Mutex
-	open int
-	once map[string]onceAnswer // domain → the owner's allow/deny once, for this run
-	sum  Summary
+	mu    sync.Mutex
+	open  int
+	once  map[string]onceAnswer // declared pattern → the owner's answer before the run, for this run
+	event int64                 // the command's audit event, once it started
+	sum   Summary
 	// unrecorded counts refusals past the agent's bucket, not recorded
 	// one by one; Close records them in one event.
 	unrecorded int
@@ -289,14 +297,14 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 	target := net.JoinHostPort(host, strconv.Itoa(port))
 	h, err := normalHost(host)
 	if err != nil || port < 1 || port > 65535 {
-		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible.Line(target)))
+		return nil, r.refuse(ctx, target, because(CauseLimit), fmt.Sprintf("Corral refused %s: it is not a valid host and port.", visible.Line(target)))
 	}
 	host, target = h, net.JoinHostPort(h, strconv.Itoa(port))
 
 	r.mu.Lock()
 	if r.open >= r.g.cfg.MaxConns {
 		r.mu.Unlock()
-		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: the command already has %d connections open.", target, r.g.cfg.MaxConns))
+		return nil, r.refuse(ctx, target, because(CauseLimit), fmt.Sprintf("Corral refused %s: the command already has %d connections open.", target, r.g.cfg.MaxConns))
 	}
 	r.open++
 	r.mu.Unlock()
@@ -328,7 +336,8 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 		release()
 		kind, reason := dialFailure(last)
 		why := fmt.Sprintf("Corral could not connect to %s: %s.", target, reason)
-		r.record(ctx, target, audit.Error, v, why, 0, start)
+		v.cause = CauseConnect
+		r.record(ctx, target, audit.Error, v, "", why, 0, start)
 		r.note(Refusal{Target: target, Reason: why})
 		return nil, errs.Wrap(last, kind, "", "%s", why)
 	}
@@ -351,23 +360,86 @@ func (r *Run) Dial(ctx context.Context, host string, port int) (*Conn, error) {
 		r.sum.BytesUp += up
 		r.sum.BytesDown += down
 		r.mu.Unlock()
-		detail := fmt.Sprintf("%s; to %s; up %d B, down %d B", r.link(), remote, up, down)
-		r.record(context.WithoutCancel(ctx), target, audit.Allow, v, detail, up+down, start)
+		detail := fmt.Sprintf("to %s; up %d B, down %d B", remote, up, down)
+		r.record(context.WithoutCancel(ctx), target, audit.Allow, v, detail, "", up+down, start)
 	}}, nil
 }
 
-// decide applies the rules, the command's mode and its domains, asking the
-// owner when nothing else decides.
+// Question is what the owner was asked before a command started, and
+// the answer (Run.Ask).
+type Question struct {
+	Domains []string // the declared patterns no rule decided, asked in one question
+	Outcome policy.Outcome
+	Start   time.Time // when it was asked
+}
+
+// Ask puts the command's declared domains that no rule decides to the
+// owner in one question, before the command starts, and keeps the answer
+// for the run's connections: allowed domains connect without asking,
+// denied ones are refused at once. It asks nothing (and returns a zero
+// Question) for an AnyDomain command, whose question the caller asked,
+// or when rules decide every domain. An error (ctx ended, too many
+// questions waiting) means the command must not start; a denial or an
+// unanswered question is no error: the command starts and those domains
+// are refused, saying why.
+func (r *Run) Ask(ctx context.Context) (Question, error) {
+	pol := r.g.cfg.Policy
+	if r.cmd.AnyDomain || pol == nil {
+		return Question{}, nil
+	}
+	var open []string
+	for _, d := range r.cmd.Domains {
+		if _, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, d); !ok {
+			open = append(open, d)
+		}
+	}
+	if len(open) == 0 {
+		return Question{}, nil
+	}
+	q := Question{Domains: open, Start: r.g.cfg.Clock()}
+	out, err := pol.Check(ctx, policy.Request{
+		Client: r.cmd.Client, Scope: r.cmd.Scope, Access: policy.Network, Target: strings.Join(open, ", "), Domains: open,
+		Command: r.cmd.Command, Reason: r.cmd.Reason, Run: r.id,
+	})
+	q.Outcome = out
+	if err != nil {
+		return q, err
+	}
+	v := verdict{by: out.By, cause: CauseAnswer, answer: string(out.Decision), via: out.Via}
+	if out.By == audit.ByRule {
+		v.cause = CauseRule
+	}
+	if out.Rule != nil {
+		v.rule = out.Rule.ID
+	}
+	r.mu.Lock()
+	for _, d := range open {
+		r.once[d] = onceAnswer{out.Allowed, v}
+	}
+	r.mu.Unlock()
+	return q, nil
+}
+
+// Started tells the run its command's audit event (recorded before the
+// command started): the connections' events name it.
+func (r *Run) Started(event int64) {
+	r.mu.Lock()
+	r.event = event
+	r.mu.Unlock()
+}
+
+// decide applies the rules, the command's mode and its domains, and the
+// owner's answer given before the command started. It never asks.
 func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) {
 	// The list first: it is what this command asked for, and a rule for
 	// another domain must not widen it.
 	if !r.cmd.AnyDomain && !MatchAny(r.cmd.Domains, host) {
-		return verdict{}, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
+		return verdict{}, r.refuse(ctx, target, because(CauseList), fmt.Sprintf("Corral refused %s: %s is not in this command's allowed_domains or package_managers; ask for it there.", target, host))
 	}
 	pol := r.g.cfg.Policy
 	if pol != nil {
 		if rule, ok := pol.RuleFor(r.cmd.Client, r.cmd.Scope, policy.Network, host); ok {
-			v := verdict{by: audit.ByRule, rule: rule.ID}
+			v := verdict{by: audit.ByRule, cause: CauseRule, rule: rule.ID}
 			if rule.Decision == policy.EffectDeny {
 				return verdict{}, r.refuse(ctx, target, v, fmt.Sprintf("Corral refused %s: the owner's rules deny %s.", target, host))
 			}
@@ -375,66 +447,75 @@ func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) 
 		}
 	}
 	if r.cmd.AnyDomain {
-		return decided(audit.ByOwner), nil
-	}
-	r.mu.Lock()
-	prior, answered := r.once[host]
-	r.mu.Unlock()
-	if answered {
-		if !prior.allowed {
-			return verdict{}, r.refuse(ctx, target, prior.v, fmt.Sprintf("Corral refused %s: the owner denied it.", target))
-		}
-		return prior.v, nil
+		return verdict{by: audit.ByOwner, cause: CauseAnyDomain}, nil
 	}
 	if pol == nil {
-		return verdict{}, r.refuse(ctx, target, decided(audit.ByStrict), fmt.Sprintf("Corral refused %s: nobody is there to approve it.", target))
+		return verdict{}, r.refuse(ctx, target, verdict{by: audit.ByStrict, cause: CauseAnswer}, fmt.Sprintf("Corral refused %s: nobody is there to approve it.", target))
 	}
-	out, err := pol.Check(ctx, policy.Request{
-		Client: r.cmd.Client, Scope: r.cmd.Scope, Access: policy.Network, Target: host,
-		Command: r.cmd.Command, Reason: r.cmd.Reason, Run: r.id,
-	})
-	if err != nil {
-		by := out.By
-		if by == "" {
-			by = audit.ByOwner
+	// The answer before the run: an allow for any declared pattern the
+	// host matches lets it through; else a denial says why.
+	var denied *onceAnswer
+	r.mu.Lock()
+	for _, d := range r.cmd.Domains {
+		a, ok := r.once[d]
+		if !ok || !MatchAny([]string{d}, host) {
+			continue
 		}
-		return verdict{}, r.refuse(ctx, target, decided(by), fmt.Sprintf("Corral refused %s: %s", target, errs.As(err).Msg))
-	}
-	v := verdict{by: out.By, answer: string(out.Decision), via: out.Via}
-	if out.Rule != nil {
-		v.rule = out.Rule.ID
-	}
-	switch out.Decision {
-	case policy.AllowOnce, policy.DenyOnce:
-		r.mu.Lock()
-		r.once[host] = onceAnswer{out.Allowed, v}
-		r.mu.Unlock()
-	}
-	if !out.Allowed {
-		var why string
-		switch out.By {
-		case audit.ByTimeout:
-			why = "the owner did not answer in time"
-		case audit.ByPaused:
-			why = "agents are paused"
-		case audit.ByStrict:
-			why = "nobody is there to approve it"
-		default:
-			why = "the owner denied it"
+		if a.allowed {
+			r.mu.Unlock()
+			return a.v, nil
 		}
-		return verdict{}, r.refuse(ctx, target, v, fmt.Sprintf("Corral refused %s: %s.", target, why))
+		denied = &a
 	}
-	return v, nil
+	r.mu.Unlock()
+	if denied == nil {
+		// A rule decided it when the command started and is gone now (or
+		// the run was never asked).
+		return verdict{}, r.refuse(ctx, target, because(CauseList), fmt.Sprintf("Corral refused %s: no rule allows %s now, and the owner is asked about a command's domains only before it starts; run the command again to be asked.", target, host))
+	}
+	var why string
+	switch denied.v.by {
+	case audit.ByTimeout:
+		why = "the owner did not answer in time"
+	case audit.ByPaused:
+		why = "agents are paused"
+	case audit.ByStrict:
+		why = "nobody is there to approve it"
+	case audit.ByRule:
+		why = "the owner's rules deny it"
+	default:
+		why = "the owner denied it"
+	}
+	return verdict{}, r.refuse(ctx, target, denied.v, fmt.Sprintf("Corral refused %s: %s.", target, why))
 }
+
+// Cause is what decided a connection, as the first words of its event's
+// Detail; the dashboard labels the event's row by them
+// (assets/web/js/netlabels.js), so they do not change.
+type Cause string
+
+// The causes.
+const (
+	CauseList      Cause = "the command's list"   // not in allowed_domains/package_managers (or no longer decided)
+	CauseAddress   Cause = "refused address"      // this computer, the home network, a reserved range
+	CauseLookup    Cause = "name lookup failed"   // the name has no address
+	CauseLimit     Cause = "the command's limits" // too many connections, an invalid host or port
+	CauseRule      Cause = "network rule"         // one of the owner's rules
+	CauseAnswer    Cause = "the owner's answer"   // the question before the command (or nobody answering it)
+	CauseAnyDomain Cause = "network for this run" // network: true, allowed by the owner for the run
+	CauseConnect   Cause = "could not connect"    // allowed, but the host did not answer
+)
 
 // verdict is how a connection was decided, as its event records it: by
 // what, and the owner's answer with the surface that gave it, or the rule.
 type verdict struct {
 	by                audit.DecidedBy
+	cause             Cause
 	answer, via, rule string
 }
 
-func decided(by audit.DecidedBy) verdict { return verdict{by: by} }
+// because is a verdict of Corral's own fixed checks.
+func because(c Cause) verdict { return verdict{by: audit.ByScope, cause: c} }
 
 // onceAnswer is an answer that holds for the rest of a run, and how it
 // was given.
@@ -447,7 +528,7 @@ type onceAnswer struct {
 func (r *Run) addresses(ctx context.Context, host string, port int, target string) ([]netip.Addr, error) {
 	if (host == "localhost" || strings.HasSuffix(host, ".localhost")) && !r.privateAllowed(host, target) {
 		// RFC 6761: always this computer, whatever a resolver says.
-		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is this computer itself, which commands may not reach.", target, host))
+		return nil, r.refuse(ctx, target, because(CauseAddress), fmt.Sprintf("Corral refused %s: %s is this computer itself, which commands may not reach.", target, host))
 	}
 	var addrs []netip.Addr
 	if a, err := netip.ParseAddr(host); err == nil {
@@ -457,7 +538,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 		addrs, err = r.g.cfg.Resolver.LookupNetIP(rctx, "ip", host)
 		cancel()
 		if err != nil || len(addrs) == 0 {
-			return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral could not find the address of %s.", host))
+			return nil, r.refuse(ctx, target, because(CauseLookup), fmt.Sprintf("Corral could not find the address of %s: the name lookup failed.", host))
 		}
 	}
 	if r.privateAllowed(host, target) {
@@ -468,7 +549,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 	local, nets, err := r.g.local()
 	if err != nil {
 		r.g.log.Warn("netgate: the host's own addresses or networks are unknown", "err", err)
-		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
+		return nil, r.refuse(ctx, target, because(CauseAddress), fmt.Sprintf("Corral refused %s: it could not read this computer's network addresses, so it cannot tell whether %s is on the home network.", target, host))
 	}
 	var ok []netip.Addr
 	var bad netip.Addr
@@ -489,7 +570,7 @@ func (r *Run) addresses(ctx context.Context, host string, port int, target strin
 		if name != bad.String() {
 			name = fmt.Sprintf("%s (%s)", host, bad)
 		}
-		return nil, r.refuse(ctx, target, decided(audit.ByScope), fmt.Sprintf("Corral refused %s: %s is %s, which commands may not reach.", target, name, where))
+		return nil, r.refuse(ctx, target, because(CauseAddress), fmt.Sprintf("Corral refused %s: %s is %s, which commands may not reach.", target, name, where))
 	}
 	return ok, nil
 }
@@ -506,10 +587,15 @@ func (r *Run) privateAllowed(host, target string) bool {
 }
 
 // refuse records a refused connection and returns the error the proxy
-// passes on.
+// passes on. A failed name lookup is recorded as a failure, not a
+// refusal: nothing was decided against it.
 func (r *Run) refuse(ctx context.Context, target string, v verdict, why string) error {
 	if r.g.takeRefusal(r.cmd.Client) {
-		r.record(ctx, target, audit.Deny, v, why, 0, r.g.cfg.Clock())
+		d := audit.Deny
+		if v.cause == CauseLookup {
+			d = audit.Error
+		}
+		r.record(ctx, target, d, v, "", why, 0, r.g.cfg.Clock())
 	} else {
 		r.mu.Lock()
 		r.unrecorded++
@@ -530,7 +616,7 @@ func (r *Run) Close(ctx context.Context) {
 	if n == 0 {
 		return
 	}
-	r.record(ctx, "*", audit.Deny, decided(audit.ByScope), fmt.Sprintf("%d more refused connection attempts, over the %d a second recorded one by one", n, RefusalsPerSecond), 0, r.g.cfg.Clock())
+	r.record(ctx, "*", audit.Deny, because(CauseLimit), fmt.Sprintf("%d more refused connection attempts, over the %d a second recorded one by one", n, RefusalsPerSecond), "", 0, r.g.cfg.Clock())
 }
 
 func (r *Run) note(f Refusal) {
@@ -541,17 +627,31 @@ func (r *Run) note(f Refusal) {
 	}
 }
 
+// link names the command: "for command 7 (event 41)", the event once the
+// command started (Run.Started). The dashboard makes it a link to that
+// event.
 func (r *Run) link() string {
-	return "for command " + visible.Line(r.cmd.RequestID)
+	r.mu.Lock()
+	ev := r.event
+	r.mu.Unlock()
+	s := "for command " + visible.Line(r.cmd.RequestID)
+	if ev > 0 {
+		s += fmt.Sprintf(" (event %d)", ev)
+	}
+	return s
 }
 
-func (r *Run) record(ctx context.Context, target string, d audit.Decision, v verdict, detail string, bytes int64, start time.Time) {
-	if d != audit.Allow {
-		detail = r.link() + "; " + detail
+// record writes a connection's event: its Detail is what decided it (the
+// cause), the command it belongs to, then detail; a refusal's or
+// failure's sentence is its Error.
+func (r *Run) record(ctx context.Context, target string, d audit.Decision, v verdict, detail, why string, bytes int64, start time.Time) {
+	full := string(v.cause) + "; " + r.link()
+	if detail != "" {
+		full += "; " + detail
 	}
 	_, err := r.g.cfg.Audit.Record(context.WithoutCancel(ctx), audit.Event{
 		Time: start.UTC(), Client: r.cmd.Client, User: r.cmd.Scope, Op: "network.connect", Target: target,
-		Decision: d, DecidedBy: v.by, Detail: detail, Bytes: bytes, DurationMs: r.g.cfg.Clock().Sub(start).Milliseconds(),
+		Decision: d, DecidedBy: v.by, Detail: full, Error: why, Bytes: bytes, DurationMs: r.g.cfg.Clock().Sub(start).Milliseconds(),
 		Answer: v.answer, AnsweredBy: v.via, Rule: v.rule,
 	})
 	if err != nil {

@@ -173,9 +173,29 @@ func wantRefused(t *testing.T, err error, words string) {
 	}
 }
 
-func TestAllowedDomainAskedOncePerRun(t *testing.T) {
+// TestDomainsAskedOnceBeforeTheRun (issue 27): the owner is asked once,
+// before the command starts, about every declared domain (one question
+// listing them); the run's connections then never ask, and each one's
+// event says the owner's answer decided it.
+func TestDomainsAskedOnceBeforeTheRun(t *testing.T) {
 	f := newFixture(t, nil)
 	run := f.gate.Open(pipCommand(t))
+	q, err := run.Ask(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.pol.asked) != 1 {
+		t.Fatalf("asked %d times; want one question", len(f.pol.asked))
+	}
+	want := pipCommand(t).Domains
+	a := f.pol.asked[0]
+	if a.Access != policy.Network || a.Target != strings.Join(want, ", ") || !slices.Equal(a.Domains, want) || a.OneTimeOnly || a.Command != "pip install requests" || a.Run == "" {
+		t.Errorf("question %+v; want one about %v", a, want)
+	}
+	if !slices.Equal(q.Domains, want) || !q.Outcome.Allowed {
+		t.Errorf("Ask returned %+v", q)
+	}
+	run.Started(41)
 	for i := range 3 {
 		c, err := run.Dial(t.Context(), "PyPI.org.", 443)
 		if err != nil {
@@ -183,34 +203,138 @@ func TestAllowedDomainAskedOncePerRun(t *testing.T) {
 		}
 		c.Finish(10, 5)
 	}
-	if len(f.pol.asked) != 1 {
-		t.Fatalf("asked %d times; want once for the run", len(f.pol.asked))
-	}
-	q := f.pol.asked[0]
-	if q.Access != policy.Network || q.Target != "pypi.org" || q.OneTimeOnly || q.Command != "pip install requests" {
-		t.Errorf("question %+v", q)
-	}
-	// A new run asks again: allow_once held for one command.
-	if _, err := f.gate.Open(pipCommand(t)).Dial(t.Context(), "pypi.org", 443); err != nil {
+	c, err := run.Dial(t.Context(), "files.pythonhosted.org", 443)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.pol.asked) != 2 {
-		t.Errorf("a second command was not asked")
+	c.Finish(1, 1)
+	if len(f.pol.asked) != 1 {
+		t.Fatalf("asked %d times; want the one question before the run", len(f.pol.asked))
 	}
 	s := run.Summary()
-	if s.Connections != 3 || s.BytesUp != 30 || s.BytesDown != 15 || len(s.Allowed) != 1 || s.Allowed[0] != "pypi.org:443" {
+	if s.Connections != 4 || s.BytesUp != 31 || s.BytesDown != 16 || len(s.Allowed) != 2 || s.Allowed[0] != "pypi.org:443" {
 		t.Errorf("summary %+v", s)
 	}
 	evs := f.log.all()
-	if len(evs) != 3 || evs[0].Op != "network.connect" || evs[0].Target != "pypi.org:443" || evs[0].Decision != audit.Allow || evs[0].Bytes != 15 || !strings.Contains(evs[0].Detail, "for command 7") {
+	if len(evs) != 4 || evs[0].Op != "network.connect" || evs[0].Target != "pypi.org:443" || evs[0].Decision != audit.Allow || evs[0].Bytes != 15 {
 		t.Errorf("events %+v", evs)
 	}
-	// Every connection the answer let through says who answered, and where.
+	// Every connection the answer let through says so, who answered and
+	// where, and names the command's event.
 	for _, e := range evs {
-		if e.DecidedBy != audit.ByOwner || e.Answer != string(f.pol.answer) || e.AnsweredBy != "device:Pixel" {
-			t.Errorf("event %+v: not the owner's answer on the phone", e)
+		if e.DecidedBy != audit.ByOwner || e.Answer != string(f.pol.answer) || e.AnsweredBy != "device:Pixel" ||
+			!strings.HasPrefix(e.Detail, string(CauseAnswer)+"; for command 7 (event 41); to ") {
+			t.Errorf("event %+v: not the owner's answer on the phone, for command 7", e)
 		}
 	}
+	// A new run is not covered by this one's answer: unasked, it is
+	// refused at once, and asking it asks again.
+	other := f.gate.Open(pipCommand(t))
+	_, err = other.Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "no rule allows pypi.org now")
+	if len(f.pol.asked) != 1 {
+		t.Errorf("a connection asked the owner")
+	}
+	if _, err := other.Ask(t.Context()); err != nil || len(f.pol.asked) != 2 {
+		t.Errorf("a second command was not asked: %v", err)
+	}
+}
+
+// TestAskLeavesOutWhatRulesDecide: domains a rule decides are not asked
+// about; when rules decide them all, nothing is asked.
+func TestAskLeavesOutWhatRulesDecide(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.rules["pypi.org"] = policy.Rule{ID: "ru_a", Decision: policy.EffectAllow}
+	f.pol.rules["*.pypi.org"] = policy.Rule{ID: "ru_b", Decision: policy.EffectDeny}
+	q, err := f.gate.Open(pipCommand(t)).Ask(t.Context())
+	if err != nil || !slices.Equal(q.Domains, []string{"*.pythonhosted.org", "files.pythonhosted.org"}) || len(f.pol.asked) != 1 {
+		t.Errorf("asked %+v (%v); want only the two domains no rule decides", f.pol.asked, err)
+	}
+	cmd := pipCommand(t)
+	cmd.Domains = []string{"pypi.org"}
+	if q, err := f.gate.Open(cmd).Ask(t.Context()); err != nil || q.Domains != nil || len(f.pol.asked) != 1 {
+		t.Errorf("asked about a domain a rule decides: %+v %v", q, err)
+	}
+	cmd.AnyDomain = true
+	if q, err := f.gate.Open(cmd).Ask(t.Context()); err != nil || q.Domains != nil || len(f.pol.asked) != 1 {
+		t.Errorf("asked again for network: true (asked by the caller): %+v %v", q, err)
+	}
+}
+
+// blockingPolicy never answers: a connection that asked would hang.
+type blockingPolicy struct{ fakePolicy }
+
+func (p *blockingPolicy) Check(ctx context.Context, r policy.Request) (policy.Outcome, error) {
+	p.mu.Lock()
+	p.asked = append(p.asked, r)
+	p.mu.Unlock()
+	<-ctx.Done()
+	return policy.Outcome{By: audit.ByTimeout}, ctx.Err()
+}
+
+// TestDialNeverWaitsForTheOwner (issue 27): pip waited 15 s for its
+// connection while the owner's question waited, printed ProxyError three
+// times and retried. A connection now never asks: undeclared and
+// unasked domains are refused at once.
+func TestDialNeverWaitsForTheOwner(t *testing.T) {
+	f := newFixture(t, nil)
+	bp := &blockingPolicy{fakePolicy{rules: map[string]policy.Rule{}}}
+	f.gate.cfg.Policy = bp
+	run := f.gate.Open(pipCommand(t))
+	_, err := run.Dial(t.Context(), "example.com", 443)
+	wantRefused(t, err, "not in this command's allowed_domains")
+	_, err = run.Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "no rule allows pypi.org now")
+	if len(bp.asked) != 0 {
+		t.Errorf("a connection asked the owner: %+v", bp.asked)
+	}
+	evs := f.log.all()
+	if len(evs) != 2 || !strings.HasPrefix(evs[0].Detail, string(CauseList)+"; for command 7") || !strings.Contains(evs[0].Error, "not in this command's allowed_domains") {
+		t.Errorf("events %+v", evs)
+	}
+}
+
+// TestAnswerWidensNothing (red team): an allow given before the run
+// covers the declared domains only, never an undeclared one, never an
+// address the gate refuses (a declared name that resolves to loopback,
+// a declared IP literal), and never another run.
+func TestAnswerWidensNothing(t *testing.T) {
+	f := newFixture(t, nil)
+	cmd := pipCommand(t)
+	cmd.Domains = []string{"evil.test", "127.0.0.1", "router.test", "pypi.org"}
+	run := f.gate.Open(cmd)
+	if _, err := run.Ask(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for host, words := range map[string]string{
+		"evil.test":              "evil.test (127.0.0.1) is this computer itself",
+		"127.0.0.1":              "127.0.0.1 is this computer itself",
+		"router.test":            "home network",
+		"example.com":            "not in this command's allowed_domains",
+		"files.pythonhosted.org": "not in this command's allowed_domains",
+	} {
+		_, err := run.Dial(t.Context(), host, 80)
+		wantRefused(t, err, words)
+	}
+	if len(f.w.dialed) != 0 {
+		t.Errorf("dialled %v", f.w.dialed)
+	}
+	for _, e := range f.log.all() {
+		want := CauseAddress
+		if strings.Contains(e.Target, "example.com") || strings.Contains(e.Target, "files.") {
+			want = CauseList
+		}
+		if !strings.HasPrefix(e.Detail, string(want)+";") || e.Decision != audit.Deny {
+			t.Errorf("event %s: %q, want it decided by %q", e.Target, e.Detail, want)
+		}
+	}
+	f.pol.answer = policy.DenyOnce
+	second := f.gate.Open(cmd)
+	if _, err := second.Ask(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := second.Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "the owner denied it")
 }
 
 func TestRefusals(t *testing.T) {
@@ -219,21 +343,22 @@ func TestRefusals(t *testing.T) {
 		port       int
 		any        bool
 		words      string
+		cause      Cause
 	}{
-		{"not in the list", "example.com", 443, false, "not in this command's allowed_domains"},
-		{"loopback literal", "127.0.0.1", 8765, true, "this computer itself"},
-		{"loopback name", "evil.test", 80, true, "evil.test (127.0.0.1) is this computer itself"},
-		{"home network", "router.test", 80, true, "home network"},
-		{"mapped loopback", "mapped.test", 80, true, "this computer itself"},
-		{"ipv6 loopback", "[::1]", 80, true, "this computer itself"},
-		{"localhost, whatever DNS says", "api.localhost", 80, true, "api.localhost is this computer itself"},
-		{"link local", "169.254.169.254", 80, true, "home network"},
-		{"own address", "self.test", 80, true, "this computer itself"},
-		{"public address on the host's own network", "neighbour.test", 80, true, "neighbour.test (198.51.100.20) is an address on this computer or its home network"},
-		{"private port other than allowed", "printer.test", 9, true, "this computer itself"},
-		{"unknown name", "nowhere.test", 80, true, "could not find the address"},
-		{"bad port", "pypi.org", 0, true, "not a valid host and port"},
-		{"control character", "a\nb.test", 80, true, `a\nb.test`},
+		{"not in the list", "example.com", 443, false, "not in this command's allowed_domains", CauseList},
+		{"loopback literal", "127.0.0.1", 8765, true, "this computer itself", CauseAddress},
+		{"loopback name", "evil.test", 80, true, "evil.test (127.0.0.1) is this computer itself", CauseAddress},
+		{"home network", "router.test", 80, true, "home network", CauseAddress},
+		{"mapped loopback", "mapped.test", 80, true, "this computer itself", CauseAddress},
+		{"ipv6 loopback", "[::1]", 80, true, "this computer itself", CauseAddress},
+		{"localhost, whatever DNS says", "api.localhost", 80, true, "api.localhost is this computer itself", CauseAddress},
+		{"link local", "169.254.169.254", 80, true, "home network", CauseAddress},
+		{"own address", "self.test", 80, true, "this computer itself", CauseAddress},
+		{"public address on the host's own network", "neighbour.test", 80, true, "neighbour.test (198.51.100.20) is an address on this computer or its home network", CauseAddress},
+		{"private port other than allowed", "printer.test", 9, true, "this computer itself", CauseAddress},
+		{"unknown name", "nowhere.test", 80, true, "could not find the address", CauseLookup},
+		{"bad port", "pypi.org", 0, true, "not a valid host and port", CauseLimit},
+		{"control character", "a\nb.test", 80, true, `a\nb.test`, CauseLimit},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -245,7 +370,14 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("dialled %v", f.w.dialed)
 			}
 			evs := f.log.all()
-			if len(evs) != 1 || evs[0].Decision != audit.Deny || evs[0].Op != "network.connect" {
+			// A failed lookup is a failure, not a refusal; each event
+			// says what decided it, and why in its error.
+			want := audit.Deny
+			if tc.cause == CauseLookup {
+				want = audit.Error
+			}
+			if len(evs) != 1 || evs[0].Decision != want || evs[0].Op != "network.connect" ||
+				!strings.HasPrefix(evs[0].Detail, string(tc.cause)+"; for command 7") || !strings.Contains(evs[0].Error, tc.words) {
 				t.Errorf("events %+v", evs)
 			}
 		})
@@ -346,12 +478,27 @@ func TestRulesDecide(t *testing.T) {
 	if len(f.pol.asked) != 0 {
 		t.Errorf("asked %v", f.pol.asked)
 	}
+	// Each event says a network rule decided it.
+	cmd.AnyDomain = false
+	cmd.Domains = []string{"example.com"}
+	f.w.dns["example.com"] = addrs("203.0.113.10")
+	if c, err := f.gate.Open(cmd).Dial(t.Context(), "example.com", 443); err == nil {
+		c.Finish(0, 0)
+	}
+	for _, e := range f.log.all() {
+		if !strings.HasPrefix(e.Detail, string(CauseRule)+"; for command 7") || e.DecidedBy != audit.ByRule {
+			t.Errorf("event %+v: not labelled a network rule", e)
+		}
+	}
 }
 
 func TestDenyOnceHoldsForTheRun(t *testing.T) {
 	f := newFixture(t, nil)
 	f.pol.answer = policy.DenyOnce
 	run := f.gate.Open(pipCommand(t))
+	if _, err := run.Ask(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	for range 3 {
 		_, err := run.Dial(t.Context(), "files.pythonhosted.org", 443)
 		wantRefused(t, err, "the owner denied")

@@ -25,7 +25,7 @@ func (s askedSurface) ApprovalRequested(a policy.Approval)              { s.aske
 func (s askedSurface) ApprovalResolved(string, policy.Decision, string) {}
 
 // TestAllowOnceCoversOnlyItsRun (issue 25): a second command started
-// while the first one's question about a domain waits must not ride on
+// while the first one's question about its domains waits must not ride on
 // the owner's "allow once", which was shown with the first command only:
 // it is asked itself, with its own command.
 func TestAllowOnceCoversOnlyItsRun(t *testing.T) {
@@ -45,10 +45,16 @@ func TestAllowOnceCoversOnlyItsRun(t *testing.T) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
+	// Each command is asked before it runs, then connects.
 	dial := func(ctx context.Context, c Command) chan error {
 		done := make(chan error, 1)
 		wg.Go(func() {
-			conn, err := f.gate.Open(c).Dial(ctx, "pypi.org", 443)
+			run := f.gate.Open(c)
+			if _, err := run.Ask(ctx); err != nil {
+				done <- err
+				return
+			}
+			conn, err := run.Dial(ctx, "pypi.org", 443)
 			if err == nil {
 				conn.Close()
 			}

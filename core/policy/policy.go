@@ -15,7 +15,10 @@
 // one client) every question is denied at once and pausing withdraws
 // those waiting; one-time-only approvals (network, asked commands)
 // accept only allow_once and deny_once and never create a rule; deny rules
-// beat allow rules; rule changes are audited.
+// beat allow rules; rule changes are audited. A command's domains asked in
+// one question (Request.Domains) are decided by no rule as a list (the
+// caller leaves out what rules decide), and an answer that makes rules
+// makes one per domain.
 //
 // Not guaranteed: policy does not know scopes or roots — the sandbox
 // facade allows those before it asks — and it trusts the "by" names its
@@ -65,6 +68,11 @@ type Approval struct {
 	// command, as the owner reads it.
 	Domain  string
 	Command string
+	// Domains, on a command's question asked before it starts, lists the
+	// domains it declared that no rule covers (Target and Domain are
+	// them joined by ", "): one answer decides them all, and an answer
+	// that makes rules makes one per domain.
+	Domains []string
 	// Sensitive, when set, says why the target holds secrets (SSH keys, a
 	// browser profile …): surfaces mark the question, make Deny the
 	// default and offer no folder-wide answer.
@@ -110,6 +118,11 @@ type Request struct {
 	// one-time answer covers only the run whose command the owner saw.
 	// Questions of one run (two connections to the domain) share.
 	Run string
+	// Domains, on a network request that is not one-time-only, asks about
+	// several domains in one question (Target is them joined by ", "):
+	// a command's declared domains, before it starts. The caller leaves
+	// out those a rule decides; Check applies no rule to the list.
+	Domains []string
 	// Sensitive, Asked and Preview are shown with the question (see
 	// Approval).
 	Sensitive, Asked, Preview string
@@ -332,7 +345,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	}
 	now := p.now()
 	p.mu.Lock()
-	if !r.OneTimeOnly {
+	if !r.OneTimeOnly && len(r.Domains) == 0 {
 		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
 			p.mu.Unlock()
 			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
@@ -378,6 +391,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		}
 		if r.domainQuestion() {
 			pd.a.Domain, pd.a.Command = r.Target, visibleReason(r.Command, 500)
+			pd.a.Domains = slices.Clone(r.Domains)
 			pd.a.Description = fmt.Sprintf("%s wants to connect to %s for: %s", r.Client, r.Target, pd.a.Command)
 		}
 		p.pending[k], p.byID[pd.a.ID] = pd, pd
@@ -513,6 +527,9 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 		if ans.Widen == "folder" {
 			r.Target, r.Match = a.Folder, Prefix
 		}
+		if len(a.Domains) > 1 {
+			r.Target = a.Domains[0] // and one rule like it per other domain
+		}
 		if ans.ExpiresIn > 0 {
 			exp := r.Created.Add(ans.ExpiresIn)
 			r.Expires = &exp
@@ -528,12 +545,12 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	}
 	var err error
 	if rule != nil {
-		if err = p.addRule(ctx, *rule); err == nil {
+		if err = p.addRules(ctx, *rule, a.Domains); err == nil {
 			out.Rule = rule
 		}
 	}
 	p.complete(pd, out, ans.Decision, ans.By)
-	if out.Rule != nil {
+	if out.Rule != nil && len(a.Domains) < 2 {
 		p.answerByRule(pd, *out.Rule, ans.Decision)
 	}
 	return err
@@ -557,6 +574,22 @@ func (p *Policy) answerByRule(pd *pending, rule Rule, d Decision) {
 	for _, v := range same {
 		p.finish(v, out, d, "rule")
 	}
+}
+
+// addRules adds r and, for a question about several domains (r is for
+// the first), one rule like r for each of the others.
+func (p *Policy) addRules(ctx context.Context, r Rule, domains []string) error {
+	if err := p.addRule(ctx, r); err != nil || len(domains) < 2 {
+		return err
+	}
+	for _, d := range domains[1:] {
+		each := r
+		each.ID, each.Target = newID("ru_"), d
+		if err := p.addRule(ctx, each); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // addRule stores (always) or keeps (session) a rule and audits it.

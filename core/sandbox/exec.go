@@ -87,8 +87,8 @@ type RunArgs struct {
 	WorkingDir string
 	Network    bool
 	// AllowedDomains and PackageManagers give the command network to
-	// those domains only, each asked of the owner (or answered by a rule)
-	// when the command first connects there.
+	// those domains only: those no rule decides are asked of the owner in
+	// one question before the command starts.
 	AllowedDomains  []string
 	PackageManagers []string
 	TimeoutMs       int64
@@ -375,12 +375,25 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, "changes not recorded: "+why)
 	}
 	var gate *netgate.Run
+	var asked netgate.Question
 	if wantsNet {
 		gate = ec.Gate.Open(netgate.Command{
 			Client: o.ev.Client, Scope: o.scope, RequestID: requestID, Command: clip(a.Command, 2000), Reason: o.reason,
 			AnyDomain: anyDomain, Domains: domains,
 		})
 		spec.Egress = func(ctx context.Context, c net.Conn) { ec.Proxy(ctx, c, gate) }
+		// The declared domains no rule decides: one question, now, so
+		// that no connection waits for the owner.
+		if asked, err = gate.Ask(o.ctx); err != nil {
+			o.ev.Decision = audit.Deny
+			if asked.Outcome.By != "" {
+				o.ev.DecidedBy = asked.Outcome.By
+			}
+			return RunResult{}, err
+		}
+		if asked.Domains != nil {
+			o.ev.Detail = appendDetail(o.ev.Detail, askedDetail(asked))
+		}
 	}
 	release, err := s.slots.acquire(o.ctx, o.ev.Client)
 	if err != nil {
@@ -390,6 +403,12 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	o.ev.Decision = audit.Allow
 	if err := o.recordStart("the command"); err != nil {
 		return RunResult{}, err
+	}
+	if gate != nil {
+		gate.Started(o.recorded)
+		if asked.Domains != nil {
+			o.recordAsked(asked, requestID)
+		}
 	}
 	rctx, cancel := context.WithCancel(o.ctx)
 	defer cancel()
@@ -458,6 +477,55 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
 	return res, nil
+}
+
+// askedDetail says, in the command's event, what the owner was asked
+// about its domains before it started and how it was answered.
+func askedDetail(q netgate.Question) string {
+	return fmt.Sprintf("network asked before it started (%s): %s", clip(strings.Join(q.Domains, ", "), 500), answerWords(q.Outcome))
+}
+
+// answerWords is how a question was answered: "owner answered
+// allow_once", "timeout", "rule ru_…".
+func answerWords(out policy.Outcome) string {
+	switch {
+	case out.Decision != "":
+		return "owner answered " + string(out.Decision)
+	case out.Rule != nil:
+		return "rule " + out.Rule.ID
+	}
+	return string(out.By)
+}
+
+// recordAsked records the question about a command's domains as its own
+// event (op network.ask), once the command's event exists so that it can
+// name it. It is recorded at the time it was asked; the answer was given
+// before the command started (the command's event says so too), so a
+// failure to record it is logged, not fatal.
+func (o *op) recordAsked(q netgate.Question, requestID string) {
+	ev := audit.Event{
+		Time: q.Start.UTC(), Client: o.ev.Client, User: o.scope, Op: "network.ask", Target: clip(strings.Join(q.Domains, ", "), 2000),
+		Decision: audit.Deny, DecidedBy: q.Outcome.By, Answer: string(q.Outcome.Decision), AnsweredBy: q.Outcome.Via,
+		DurationMs: o.s.now().Sub(q.Start).Milliseconds(),
+	}
+	if q.Outcome.Allowed {
+		ev.Decision = audit.Allow
+	}
+	if q.Outcome.Rule != nil {
+		ev.Rule = q.Outcome.Rule.ID
+	}
+	link := "for command " + visible.Line(requestID)
+	if o.recorded > 0 {
+		link += fmt.Sprintf(" (event %d)", o.recorded)
+	}
+	n := fmt.Sprintf("%d domains", len(q.Domains))
+	if len(q.Domains) == 1 {
+		n = "1 domain"
+	}
+	ev.Detail = fmt.Sprintf("%s; %s asked before the command started; %s", link, n, answerWords(q.Outcome))
+	if _, err := o.s.audit.Record(context.WithoutCancel(o.ctx), ev); err != nil {
+		o.s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", err)
+	}
 }
 
 // notAppliedOf says which of a command's changes were not applied and

@@ -141,6 +141,9 @@ export class Approvals {
       h('h2', { class: 'headline', id: `${id}-h` }, headline),
       a.sensitive ? h('p', { class: 'careful', role: 'alert' }, `Careful: secrets — ${a.sensitive}. Deny unless you are sure.`) : null,
       a.asked ? h('p', { class: 'asked muted' }, 'The agent asked for ', h('code', null, a.asked), ', which leads there.') : null,
+      a.domains?.length ? h('p', { class: 'domains-note muted' }, a.domains.length > 1
+        ? `Asked before the command starts, once for these ${a.domains.length} domains: your answer covers them all for this run (“Always” makes one rule per domain). Domains it did not list are refused without asking.`
+        : 'Asked before the command starts: your answer covers this domain for this run. Domains it did not list are refused without asking.') : null,
       h('div', { class: 'who' },
         h('span', { class: 'chip', title: 'Agent' }, a.client),
         h('span', { class: 'chip', title: 'Folder' }, `In ${folderName(a.user)}`),

@@ -6,6 +6,7 @@ import {
   h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton,
 } from './dom.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
+import { commandLink } from './netlabels.js';
 
 export class Detail {
   /** view is the activity: its rows, and narrow(patch) to filter by a field of the event. */
@@ -91,7 +92,7 @@ export class Detail {
         e.rule ? h('div', null, h('a', {
           id: 'detail-rule', href: `#rules?${new URLSearchParams({ rule: e.rule })}`, onclick: () => $('#detail').close(),
         }, e.decided_by === 'rule' ? 'Show the rule on the Rules page' : 'Show the rule this answer made')) : null,
-        e.detail ? h('div', null, `Detail: ${e.detail}`) : null,
+        e.detail ? h('div', null, 'Detail: ', this.detailText(e.detail)) : null,
         e.error ? h('div', null, `Error: ${e.error}`) : null),
       fileBox,
       changeBox,
@@ -106,6 +107,13 @@ export class Detail {
     if (!dlg.open) dlg.showModal();
     this.fileLinks(e, fileBox);
     if (e.changes?.length) this.changes(e, changeBox);
+  }
+
+  /** detailText is an event's detail, with "for command N" a link opening that command's event (netlabels.js). */
+  detailText(detail) {
+    const c = commandLink(detail);
+    if (!c) return detail;
+    return [c.before, h('a', { href: `#event=${c.id}`, class: 'command-link', title: `Open event ${c.id}, the command` }, c.label), c.after];
   }
 
   /**

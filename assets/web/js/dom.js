@@ -5,6 +5,8 @@
 // passes through visible(): an agent's control characters and bidi
 // overrides are shown as escapes, never as themselves.
 
+import { netDecidedBy } from './netlabels.js';
+
 // Control (Cc), format (Cf: bidi embeddings, overrides and isolates,
 // zero-width characters) and lone surrogate (Cs) code points, and the
 // line and paragraph separators. The server's core/visible makes the same
@@ -276,6 +278,8 @@ const fileRuleReasons = [
 
 // decidedBy explains a decision: [headline, explanation, short word for the table].
 export function decidedBy(e) {
+  const net = netDecidedBy(e); // a connection: by what decided it (netlabels.js)
+  if (net) return net;
   if (e.decision === 'deny' && (e.decided_by === 'scope' || e.decided_by === 'root')) {
     const text = e.error || '';
     for (const [re, head, short, why] of fileRuleReasons) if (re.test(text)) return [head, why, short];
