@@ -23,7 +23,7 @@ slow=""
 if printf '%s\n' "$stale" | grep -qx 'github.com/mattn/go-sqlite3'; then
   slow=1
   echo "build: compiling $todo packages, SQLite's and Fyne's C code (cgo) among them."
-  echo "build: a first build takes about 6–10 minutes on an idle 2-core machine, up to 20 on a busy one; later builds take seconds."
+  echo "build: a first build takes about 5 minutes on 2 cores, up to 20 when the machine is busy; later builds take seconds."
 elif [ "$todo" -gt 1 ]; then
   echo "build: compiling $todo packages…"
 fi
