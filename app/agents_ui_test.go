@@ -312,6 +312,9 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	if got := evalJS[string](b, `document.querySelector('#connect-body [data-written]').textContent`); !strings.HasPrefix(got, "Created "+cursorFile) {
 		t.Errorf("written message %q", got)
 	}
+	if got := evalJS[string](b, `document.querySelector('#connect-body p.where').textContent`); !strings.Contains(got, "it is on this computer") {
+		t.Errorf("after Write the pane still says %q", got)
+	}
 
 	// A file in Dana's folder, then an MCP client started with exactly
 	// what the config file now says.

@@ -363,7 +363,7 @@ export class Agents {
     const out = [];
     const pre = h('pre', { class: 'snippet', tabindex: '0', dataset: { app: app.id } }, app.snippet);
     if (app.format === 'command') out.push(h('p', null, 'Run this in a terminal:'));
-    else if (app.path) out.push(h('p', null, app.format === 'yaml' ? 'In ' : 'Add this to ', h('code', null, app.path), app.exists ? ' (it is on this computer)' : app.writable ? ' (not on this computer yet: Write creates it)' : ' (not on this computer yet)', ':'));
+    else if (app.path) out.push(h('p', { class: 'where' }, app.format === 'yaml' ? 'In ' : 'Add this to ', h('code', null, app.path), app.exists ? ' (it is on this computer)' : app.writable ? ' (not on this computer yet: Write creates it)' : ' (not on this computer yet)', ':'));
     out.push(pre, h('div', { class: 'detail-actions' },
       h('button', { type: 'button', class: 'btn', 'data-act': 'copy', onclick: () => copyText(app.snippet, pre) }, 'Copy'),
       app.writable ? h('button', { type: 'button', class: 'btn primary', 'data-act': 'preview', onclick: () => this.preview(name, key, app, plan) }, `Write into ${app.path.split('/').pop()}…`) : ''));
@@ -385,6 +385,10 @@ export class Agents {
         try {
           const w = await this.rpc.call('agent.connect_write', { name, key, app: app.id, digest: p.digest });
           const linked = w.link ? ` ${w.link} now leads to this Corral.` : '';
+          if (w.creates) { // the file is there now
+            app.exists = true;
+            box.parentElement?.querySelector('p.where')?.replaceChildren('Add this to ', h('code', null, app.path), ' (it is on this computer):');
+          }
           box.replaceChildren(h('p', { class: 'notice ok', role: 'status', dataset: { written: '1' } },
             w.creates ? `Created ${w.path}.${linked}` : `Written into ${w.path}. The old file is kept as ${w.backup}.${linked}`));
         } catch (e) {
