@@ -3,11 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"corral/app/client"
 	"corral/core/audit"
@@ -118,5 +121,54 @@ func TestDenyWithReason(t *testing.T) {
 	}
 	if ev := newestEvent(t, hc, "command.run", "rm -rf build"); !strings.Contains(ev.Detail, "owner's reason: run make clean instead") {
 		t.Errorf("command's audit row: %+v", ev)
+	}
+}
+
+// TestDenyWithReasonFromAPairedPhone: a paired phone's connection (the
+// dashboard the phone opens) denies with a reason: the agent reads it,
+// and the audit row says the phone answered and keeps the sentence.
+func TestDenyWithReasonFromAPairedPhone(t *testing.T) {
+	t.Parallel()
+	dir, outside := denyReasonSetup(t)
+	h := startIn(t, dir, "[server]\nlan = true\n")
+	lan, err := h.srv.ListenLAN() // binds only; no traffic goes to the LAN address
+	if err != nil {
+		t.Skipf("no LAN address on this machine: %v", err)
+	}
+	defer lan.Close()
+	code := rpcCall[struct{ Code string }](t, h.dial(ownerToken), "pairing.start", nil).Code
+	resp, dev := pair(t, h, code, "Kitchen phone")
+	if resp.StatusCode != 200 || dev["token"] == "" {
+		t.Fatalf("pair: %d %v", resp.StatusCode, dev)
+	}
+	cookie := &http.Cookie{Name: deviceCookie, Value: dev["token"]}
+	signed := &websocket.Dialer{Subprotocols: []string{"corral", "corral.secret." + dev["secret"]}}
+	conn, _, err := signed.Dial("ws"+strings.TrimPrefix(h.url, "http")+"/ws", http.Header{"Cookie": {cookie.String()}, "Origin": {h.url}})
+	if err != nil {
+		t.Fatalf("device /ws: %v", err)
+	}
+	defer conn.Close()
+	phone := wsCaller(t, conn)
+	phone("approval.subscribe", nil)
+
+	done := async(h.dial(aliceKey), "file.read", m("path", outside))
+	var id string
+	for deadline := time.Now().Add(10 * time.Second); id == ""; {
+		if time.Now().After(deadline) {
+			t.Fatal("the question never reached the phone's approval.list")
+		}
+		if p, _ := phone("approval.list", nil)["result"].(map[string]any)["pending"].([]any); len(p) == 1 {
+			id, _ = p[0].(map[string]any)["id"].(string)
+		}
+	}
+	if v := phone("approval.respond", map[string]any{"id": id, "decision": "deny_once", "reason": "not from the laptop, please"}); v["error"] != nil {
+		t.Fatalf("the phone's answer: %v", v["error"])
+	}
+	err = <-done
+	if want := "The owner denied access to " + outside + ": not from the laptop, please."; err == nil || err.Error() != want {
+		t.Errorf("agent's error %v, want %q", err, want)
+	}
+	if ev := newestEvent(t, h, "file.read", outside); ev.AnsweredBy != "device:Kitchen phone" || !strings.Contains(ev.Detail, "owner's reason: not from the laptop, please") {
+		t.Errorf("audit row: %+v", ev)
 	}
 }
