@@ -15,7 +15,9 @@
 // one client) every question is denied at once and pausing withdraws
 // those waiting; one-time-only approvals (network, asked commands)
 // accept only allow_once and deny_once and never create a rule; deny rules
-// beat allow rules; rule changes are audited.
+// beat allow rules; rule changes are audited; the owner's sentence with
+// a denial (Answer.Reason) is accepted with deny answers only and reaches
+// the outcome as one visible line of at most MaxAnswerReason runes.
 //
 // Not guaranteed: policy does not know scopes or roots — the sandbox
 // facade allows those before it asks — and it trusts the "by" names its
