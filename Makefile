@@ -16,15 +16,21 @@ export CGO_ENABLED := 1
 all: build
 
 deps:
+	@echo "deps: checking the system packages Corral needs (packaging/deps.sh)…"
 	@bash packaging/deps.sh
 
 build: deps
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./app
+	@GO=$(GO) bash packaging/build.sh -ldflags "$(LDFLAGS)" -o $(BIN) ./app
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/corral-netinit ./app/netinit
 
 # Starts Corral on the embedded default config (created on first start under
 # $CORRAL_HOME, else the XDG folders), headless when there is no display.
+# First it links ~/.local/bin/corral to the binary (never over a file that is
+# not such a link): that is the stable path the Agents page writes into an
+# app's MCP config, so `corral` and `corral open` work from any shell.
 run: build
+	@packaging/link-bin.sh $(CURDIR)/$(BIN)
+	@echo "run: starting Corral…"
 	./$(BIN)
 
 vet:

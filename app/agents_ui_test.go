@@ -234,8 +234,14 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	if err := json.Unmarshal([]byte(copied), &snippet); err != nil {
 		t.Fatalf("snippet: %v\n%s", err, copied)
 	}
-	if s := snippet.MCPServers["corral"]; s.Command != bin || s.Env["CORRAL_URL"] != url || !strings.HasPrefix(s.Env["CORRAL_KEY"], "corral_") {
+	// The command is a stable path: ~/.local/bin/corral, linked to the
+	// program (as `make run` links it), never the build folder.
+	link := filepath.Join(home, ".local", "bin", "corral")
+	if s := snippet.MCPServers["corral"]; s.Command != link || s.Env["CORRAL_URL"] != url || !strings.HasPrefix(s.Env["CORRAL_KEY"], "corral_") {
 		t.Fatalf("snippet: %+v", s)
+	}
+	if to, err := os.Readlink(link); err != nil || to != bin {
+		t.Fatalf("%s leads to %q (%v), want %s", link, to, err, bin)
 	}
 
 	// Write it into the config file: preview, diff, write.
@@ -274,6 +280,40 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	}
 	if bk, _ := os.ReadFile(backups[0]); string(bk) != original {
 		t.Errorf("backup differs from the original:\n%s", bk)
+	}
+	if !strings.HasPrefix(string(written), strings.TrimSuffix(original, "    }\n  }\n}\n")) {
+		t.Errorf("the weather server's lines changed:\n%s", written)
+	}
+	// Success reads as success: the allow colours, not the warning's.
+	if got := evalJS[[]string](b, `(() => { const el = document.querySelector('#connect-body [data-written]'), root = getComputedStyle(document.documentElement);
+		const probe = document.createElement('div'); probe.style.color = root.getPropertyValue('--allow-soft'); document.body.append(probe);
+		const want = getComputedStyle(probe).color; probe.remove(); return [getComputedStyle(el).backgroundColor, want]; })()`); got[0] != got[1] {
+		t.Errorf("the written message's background %s, want the allow colour %s", got[0], got[1])
+	}
+
+	// Cursor without ~/.cursor/mcp.json: Write creates the file and its folder.
+	b.click(`#connect-body .app-picker button[data-app="cursor"]`)
+	b.wait(`document.querySelector('pre.snippet[data-app="cursor"]')`)
+	if got := evalJS[string](b, `document.querySelector('#connect-body .app-pane').textContent`); !strings.Contains(got, "Write creates it") {
+		t.Errorf("cursor's pane without its file: %q", got)
+	}
+	b.click(`#connect-body button[data-act="preview"]`)
+	b.wait(`document.querySelector('#connect-body pre.diff')`)
+	if got := evalJS[string](b, `document.querySelector('#connect-body .plan').textContent`); !strings.Contains(got, "will create") {
+		t.Errorf("cursor's preview: %q", got)
+	}
+	b.click(`#connect-body button[data-act="write"]`)
+	b.wait(`document.querySelector('#connect-body [data-written]')`)
+	b.shot("misc-connect-written-cursor-created-1280")
+	cursorFile := filepath.Join(home, ".cursor", "mcp.json")
+	if got, err := os.ReadFile(cursorFile); err != nil || !strings.Contains(string(got), `"command": "`+link+`"`) {
+		t.Errorf("%s after Write: %v\n%s", cursorFile, err, got)
+	}
+	if got := evalJS[string](b, `document.querySelector('#connect-body [data-written]').textContent`); !strings.HasPrefix(got, "Created "+cursorFile) {
+		t.Errorf("written message %q", got)
+	}
+	if got := evalJS[string](b, `document.querySelector('#connect-body p.where').textContent`); !strings.Contains(got, "it is on this computer") {
+		t.Errorf("after Write the pane still says %q", got)
 	}
 
 	// A file in Dana's folder, then an MCP client started with exactly
@@ -322,6 +362,22 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	if got := evalJS[string](b, `document.querySelector('`+row+`').textContent`); !strings.Contains(got, "may act for companion") {
 		t.Errorf("the row after adding with act_for companion: %q", got)
 	}
+	// The unused agent of the config file is listed after the one added
+	// here, its Connect not the green one; its dialog says where its key is.
+	if got := evalJS[[]string](b, `[...document.querySelectorAll('#agent-list li')].map(li => li.dataset.name + (li.querySelector('[data-act="connect"]').classList.contains('primary') ? ' primary' : ''))`); len(got) != 2 || got[0] != "dana-desktop primary" || got[1] != "local-agent" {
+		t.Errorf("agent rows %q, want dana-desktop (primary Connect) first, then local-agent", got)
+	}
+	b.click(`#agent-list li[data-name="local-agent"] button[data-act="connect"]`)
+	b.wait(`document.querySelector('#connect').open && document.querySelector('#connect-body .config-key')`)
+	if got := evalJS[string](b, `document.querySelector('#connect-body .config-key').textContent`); !strings.Contains(got, filepath.Join(corralHome, "config.toml")) || !strings.Contains(got, "[[clients]]") {
+		t.Errorf("the config agent's connect notice: %q", got)
+	}
+	if n := evalJS[int](b, `[...document.querySelectorAll('#connect-body button')].filter(x => x.textContent === 'Make a new key').length`); n != 0 {
+		t.Error("the config agent's dialog offers a new key")
+	}
+	b.shot("misc-connect-config-agent-1280")
+	b.click("#connect-close")
+	b.wait(`!document.querySelector('#connect').open`)
 	// The config file's agent is read-only: no Edit, and it says so.
 	if got := evalJS[string](b, `(() => { const li = document.querySelector('#agent-list li[data-name="local-agent"]'); return li ? li.textContent + (li.querySelector('[data-act="edit"]') ? ' EDIT' : '') : 'missing'; })()`); !strings.Contains(got, "read-only") || strings.HasSuffix(got, " EDIT") {
 		t.Errorf("the config agent's row: %q", got)

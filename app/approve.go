@@ -24,7 +24,8 @@ type pendingApproval struct {
 // runApprove is `corral approve`: without arguments it lists what waits
 // for the owner and the answers each accepts; `corral approve ID ANSWER`
 // answers one, ANSWER being a button's words ("Always deny") or its
-// decision (deny_always).
+// decision (deny_always); a deny may add REASON, a sentence the agent
+// reads in its error.
 func runApprove(args []string) error {
 	var list struct {
 		Pending []pendingApproval `json:"pending"`
@@ -36,9 +37,9 @@ func runApprove(args []string) error {
 	case 0:
 		printApprovals(os.Stdout, list.Pending)
 		return nil
-	case 2:
+	case 2, 3:
 	default:
-		return errors.New(`usage: corral approve [ID ANSWER], e.g. corral approve ap_1 "Allow once"; without arguments it lists what is waiting`)
+		return errors.New(`usage: corral approve [ID ANSWER [REASON]], e.g. corral approve ap_1 "Allow once" or corral approve ap_1 Deny "use the share folder instead"; without arguments it lists what is waiting`)
 	}
 	for _, a := range list.Pending {
 		if a.ID != args[0] {
@@ -46,8 +47,15 @@ func runApprove(args []string) error {
 		}
 		for _, c := range a.Choices {
 			if strings.EqualFold(c.Label, args[1]) || string(c.Decision) == args[1] {
+				params := map[string]any{"id": a.ID, "decision": c.Decision}
+				if len(args) == 3 {
+					if c.Allows {
+						return errors.New("a reason goes with a deny only")
+					}
+					params["reason"] = args[2]
+				}
 				var ignored json.RawMessage
-				if err := callOnce("approval.respond", map[string]any{"id": a.ID, "decision": c.Decision}, &ignored); err != nil {
+				if err := callOnce("approval.respond", params, &ignored); err != nil {
 					return err
 				}
 				fmt.Printf("%s was %s.\n", visible.Text(a.Client), c.Said)

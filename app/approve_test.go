@@ -28,8 +28,12 @@ func TestCLIApprove(t *testing.T) {
 	}
 	agent := exec.Command(r.bin, "call", "file.read", `{"path":"/etc/hostname"}`)
 	agent.Env = r.agentEnv()
-	res := make(chan error, 1)
-	go func() { _, err := agent.CombinedOutput(); res <- err }()
+	type result struct {
+		out []byte
+		err error
+	}
+	res := make(chan result, 1)
+	go func() { out, err := agent.CombinedOutput(); res <- result{out, err} }()
 
 	var list struct {
 		Pending []pendingApproval `json:"pending"`
@@ -76,13 +80,16 @@ func TestCLIApprove(t *testing.T) {
 		t.Errorf("corral approve says \"scope\":\n%s", out)
 	}
 
-	if got := cli(a.ID, "deny"); !strings.Contains(got, "was denied.") {
+	if got := cli(a.ID, "deny", "use the share folder instead"); !strings.Contains(got, "was denied.") {
 		t.Errorf("answer: %q", got)
 	}
 	select {
-	case err := <-res:
-		if err == nil {
+	case r := <-res:
+		if r.err == nil {
 			t.Error("denied with corral approve, yet the read went through")
+		}
+		if !strings.Contains(string(r.out), "The owner denied access to /etc/hostname: use the share folder instead.") {
+			t.Errorf("the agent's error lacks the reason:\n%s", r.out)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the agent still waits after corral approve answered")

@@ -56,8 +56,10 @@ const usage = `usage: corral [command]
                          as the agent of CORRAL_KEY (with CORRAL_URL);
                          --owner: as the owner, with owner.token
   call METHOD [JSON]     one JSON-RPC call to the running daemon
-  approve [ID ANSWER]    list what waits for your answer, or answer one
-                         ("Allow once", "Always deny" …)
+  approve [ID ANSWER [REASON]]
+                         list what waits for your answer, or answer one
+                         ("Allow once", "Always deny" …); a deny may add
+                         REASON, a sentence the agent reads in its error
   audit [--follow] [--client N] [--user ID] [--op OP] [--decision D] [--text T] [--limit N]
                          print audit events as a table
   version                print the version

@@ -39,7 +39,10 @@ if [ "$(id -u)" -ne 0 ]; then
   command -v sudo >/dev/null || { echo "deps.sh: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
   sudo="sudo"
 fi
-echo "deps.sh: installing ${missing[*]}"
+echo "deps.sh: installing ${#missing[@]} packages with apt (about 1–3 minutes the first time, once): ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+echo "deps.sh: apt-get update…"
 $sudo apt-get update -qq
+echo "deps.sh: apt-get install…"
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "deps.sh: done"

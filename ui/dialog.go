@@ -58,6 +58,7 @@ type approvalDialog struct {
 	bar       *countdownBar
 	widen     *widget.Check
 	expiry    *widget.Select
+	reason    *widget.Entry // the owner's sentence with a denial; Enter denies once
 	options   *fyne.Container
 	status    *widget.Label
 	buttons   map[policy.Decision]*widget.Button
@@ -95,6 +96,14 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 	d.status = wrap(widget.NewLabel(""))
 	d.status.Importance = widget.DangerImportance
 	d.status.Hide()
+	d.reason = widget.NewEntry()
+	d.reason.SetPlaceHolder(reasonHint)
+	d.reason.OnChanged = func(s string) {
+		if r := []rune(s); len(r) > policy.MaxAnswerReason {
+			d.reason.SetText(string(r[:policy.MaxAnswerReason]))
+		}
+	}
+	d.reason.OnSubmitted = func(string) { d.press(policy.DenyOnce) }
 
 	// One row of allow buttons, one of deny buttons, all of the same
 	// weight; only the default answer (render) stands out.
@@ -132,6 +141,7 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 			widget.NewSeparator(),
 			d.options,
 			container.NewGridWithColumns(len(allow), allow...),
+			d.reason,
 			container.NewGridWithColumns(len(deny), deny...),
 			d.status,
 		),
@@ -231,6 +241,7 @@ func (d *approvalDialog) render(a policy.Approval) {
 		d.widen.Hide()
 	}
 	d.expiry.SetSelected(expiries[defaultExpiry].Label)
+	d.reason.SetText("")
 
 	d.setButtons(false)
 	if d.stopGuard != nil {
@@ -317,7 +328,7 @@ func (d *approvalDialog) press(dec policy.Decision) {
 	}
 	d.answering = true
 	d.setButtons(false)
-	d.t.respond(ans)
+	d.t.respond(withReason(ans, d.reason.Text))
 }
 
 // failed shows why an answer did not go through and lets the owner try

@@ -111,6 +111,19 @@ func (p prompt) answer(now time.Time, d policy.Decision, widen bool, exp time.Du
 	return ans, nil
 }
 
+// withReason adds the owner's sentence typed next to Deny ("use the
+// share folder instead") to a denying answer; an allow never carries it.
+// The policy cleans it again (policy.AnswerReason).
+func withReason(ans policy.Answer, reason string) policy.Answer {
+	if !ans.Decision.Allows() {
+		ans.Reason = policy.AnswerReason(reason)
+	}
+	return ans
+}
+
+// reasonHint is the reason field's placeholder.
+const reasonHint = "If you deny, tell the agent why (optional)"
+
 // The texts below are what the dialog and the notification show. An
 // agent chose the target, the reason and parts of the description, so
 // each is passed through visible.Text: no control character, ANSI

@@ -6,11 +6,14 @@
 // Guarantees: Merge returns a file that parses, holds exactly what the
 // old one held except Corral's own entry (for JSON: every other key, in
 // its order; for TOML: every other line as it was), and holds Corral's
-// entry as given. A file that does not parse is refused, never rewritten.
+// entry as given. A JSON file keeps every byte outside Corral's entry:
+// the entry is spliced in (replacing an earlier one, or after the last
+// server) in the indentation the file uses, so other servers keep their
+// formatting. A file that does not parse is refused, never rewritten.
 //
-// Not guaranteed: JSON is re-indented with two spaces (a file indented
-// otherwise shows that change in the diff); JSON with comments (JSONC) is
-// refused rather than merged; YAML (Goose) and ~/.claude.json (use
+// Not guaranteed: a JSON file whose layout the splice cannot follow is
+// re-indented with two spaces (the diff shows it); JSON with comments
+// (JSONC) is refused rather than merged; YAML (Goose) and ~/.claude.json (use
 // `claude mcp add`) are never written, only shown. The file locations are
 // those the apps document for Linux; an app installed elsewhere is not
 // found.
@@ -192,7 +195,216 @@ func (a App) mergeJSON(old []byte, e Entry) ([]byte, error) {
 	}
 	servers.set(ServerName, jsonEntry(a, e))
 	root.set(a.Servers, servers)
-	return encodeJSON(root)
+	whole, err := encodeJSON(root)
+	if err != nil {
+		return nil, err
+	}
+	// Splice the entry into the file as it is; keep the splice only if it
+	// holds exactly what the re-encoded file holds.
+	if len(bytes.TrimSpace(old)) > 0 {
+		if spliced, ok := spliceJSON(old, a.Servers, jsonEntry(a, e)); ok && sameJSON(spliced, whole) {
+			return spliced, nil
+		}
+	}
+	return whole, nil
+}
+
+// sameJSON reports whether a and b are the same JSON text but for
+// whitespace outside strings.
+func sameJSON(a, b []byte) bool {
+	var ca, cb bytes.Buffer
+	return json.Compact(&ca, a) == nil && json.Compact(&cb, b) == nil && bytes.Equal(ca.Bytes(), cb.Bytes())
+}
+
+// member is one key of a JSON object as it sits in the file: where its
+// key starts, where the key ends, and the span of its value.
+type member struct {
+	key                             string
+	keyStart, keyEnd, valStart, end int
+}
+
+// spliceJSON puts entry under servers.corral in data, a JSON object that
+// parses, by editing only the bytes of Corral's entry: it replaces an
+// earlier entry, or goes after the last server (or, with no servers
+// object, after the root's last key), indented as the file is. ok is
+// false when the layout defeats it.
+func spliceJSON(data []byte, servers string, entry *object) ([]byte, bool) {
+	root := skipWS(data, 0)
+	if root >= len(data) || data[root] != '{' {
+		return nil, false
+	}
+	top, _, ok := members(data, root)
+	if !ok || len(top) == 0 {
+		return nil, false
+	}
+	unit := indentUnit(data, root, top[0])
+	replace := func(start, end int, with string) []byte {
+		out := make([]byte, 0, len(data)+len(with))
+		out = append(out, data[:start]...)
+		out = append(out, with...)
+		return append(out, data[end:]...)
+	}
+	for _, m := range top {
+		if m.key != servers {
+			continue
+		}
+		if data[m.valStart] != '{' {
+			return nil, false
+		}
+		inner, _, ok := members(data, m.valStart)
+		if !ok {
+			return nil, false
+		}
+		if len(inner) == 0 { // "mcpServers": {}
+			o := newObject()
+			o.set(ServerName, entry)
+			return replace(m.valStart, m.end, indentJSON(o, lineIndent(data, m.keyStart), unit)), true
+		}
+		for _, c := range inner {
+			if c.key == ServerName {
+				return replace(c.valStart, c.end, indentJSON(entry, lineIndent(data, c.keyStart), unit)), true
+			}
+		}
+		last := inner[len(inner)-1]
+		return replace(last.end, last.end, after(data, inner[0], last, m.valStart)+indentJSON(entry, lineIndent(data, last.keyStart), unit)), true
+	}
+	o := newObject()
+	o.set(ServerName, entry)
+	last := top[len(top)-1]
+	key, _ := marshalNoEscape(servers)
+	return replace(last.end, last.end, strings.Replace(after(data, top[0], last, root), `"`+ServerName+`"`, string(key), 1)+indentJSON(o, lineIndent(data, last.keyStart), unit)), true
+}
+
+// after is what goes after an object's last member to start one more
+// called corral: a comma, the break and indentation between the object's
+// opening and its first key, and the key with the colon spelled as the
+// last member spells it.
+func after(data []byte, first, last member, open int) string {
+	key, _ := marshalNoEscape(ServerName)
+	return "," + string(data[open+1:first.keyStart]) + string(key) + string(data[last.keyEnd:last.valStart])
+}
+
+// indentUnit is one level of the file's indentation: what the root's
+// first key is indented by beyond the root's own line; "" for a file on
+// one line.
+func indentUnit(data []byte, root int, first member) string {
+	if !bytes.ContainsRune(data[root:first.keyStart], '\n') {
+		return ""
+	}
+	return strings.TrimPrefix(lineIndent(data, first.keyStart), lineIndent(data, root))
+}
+
+// lineIndent is the blank space that starts the line holding data[at].
+func lineIndent(data []byte, at int) string {
+	start := bytes.LastIndexByte(data[:at], '\n') + 1
+	end := start
+	for end < at && (data[end] == ' ' || data[end] == '\t') {
+		end++
+	}
+	return string(data[start:end])
+}
+
+// indentJSON encodes v with lines after the first starting with prefix,
+// one unit per level; compact when unit is "".
+func indentJSON(v any, prefix, unit string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if unit != "" {
+		enc.SetIndent(prefix, unit)
+	}
+	enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func skipWS(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// members lists the members of the object opening at data[open]; end is
+// just after its closing brace. data is JSON that parses.
+func members(data []byte, open int) (out []member, end int, ok bool) {
+	i := skipWS(data, open+1)
+	for i < len(data) && data[i] != '}' {
+		if data[i] == ',' {
+			i = skipWS(data, i+1)
+			continue
+		}
+		if data[i] != '"' {
+			return nil, 0, false
+		}
+		keyEnd, ok := skipValue(data, i)
+		if !ok {
+			return nil, 0, false
+		}
+		var key string
+		if json.Unmarshal(data[i:keyEnd], &key) != nil {
+			return nil, 0, false
+		}
+		j := skipWS(data, keyEnd)
+		if j >= len(data) || data[j] != ':' {
+			return nil, 0, false
+		}
+		val := skipWS(data, j+1)
+		valEnd, ok := skipValue(data, val)
+		if !ok {
+			return nil, 0, false
+		}
+		out = append(out, member{key: key, keyStart: i, keyEnd: keyEnd, valStart: val, end: valEnd})
+		i = skipWS(data, valEnd)
+	}
+	if i >= len(data) {
+		return nil, 0, false
+	}
+	return out, i + 1, true
+}
+
+// skipValue returns the index just after the JSON value starting at
+// data[i].
+func skipValue(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return 0, false
+	}
+	switch data[i] {
+	case '"':
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return 0, false
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				end, ok := skipValue(data, j)
+				if !ok {
+					return 0, false
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, true
+				}
+			}
+		}
+		return 0, false
+	}
+	j := i
+	for j < len(data) && !strings.ContainsRune(",}] \t\r\n", rune(data[j])) {
+		j++
+	}
+	return j, j > i
 }
 
 func kindOf(v any) string {

@@ -108,6 +108,7 @@ func (ap approvalArea) respond(ctx context.Context, c *call) (any, error) {
 		Decision  string          `json:"decision" rpc:"required"`
 		Widen     string          `json:"widen"`
 		ExpiresIn json.RawMessage `json:"expires_in"`
+		Reason    string          `json:"reason"` // the owner's sentence with a denial
 	}
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
@@ -121,7 +122,7 @@ func (ap approvalArea) respond(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	err = p.Respond(ctx, policy.Answer{ID: a.ID, Decision: policy.Decision(a.Decision), Widen: a.Widen, ExpiresIn: exp,
-		By: c.caller.Client, Via: answeredVia(c)})
+		By: c.caller.Client, Via: answeredVia(c), Reason: a.Reason})
 	if err != nil {
 		return nil, err
 	}

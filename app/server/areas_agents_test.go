@@ -599,7 +599,6 @@ func TestConnectAreaPreviewWritesNothingWriteDoes(t *testing.T) {
 		{`{"name":"bot","app":"cursor"}`, errs.InvalidParams}, // writing needs the key
 		{`{"name":"nobody","app":"cursor","key":"` + key + `"}`, errs.NotFound},
 		{`{"name":"bot","app":"goose","key":"` + key + `"}`, errs.Unavailable}, // shown, never written
-		{`{"name":"bot","app":"vscode","key":"` + key + `"}`, errs.NotFound},   // no file to merge into
 	} {
 		_, err := x.preview(t.Context(), ownerCall(tc.params))
 		if errs.KindOf(err) != tc.kind {

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -53,10 +55,31 @@ type connectArea struct {
 	url     func() string                       // where apps reach Corral (Server.LocalURL)
 	now     func() time.Time                    // names the backups
 	record  recordFunc
+	// cfgFile is config.toml; fromConfig reports whether an agent is
+	// written there (its key is then in that file, not in the dashboard).
+	cfgFile    string
+	fromConfig func(agent string) bool
 }
 
 func (s *Server) connectArea() connectArea {
-	return connectArea{keyOf: s.dir.keyOf, home: s.ownerHome, command: s.corralCommand, url: s.LocalURL, now: s.now, record: s.record}
+	return connectArea{keyOf: s.dir.keyOf, home: s.ownerHome, command: s.corralCommand, url: s.LocalURL, now: s.now, record: s.record,
+		cfgFile: s.cfg.Path, fromConfig: s.dir.fromConfig}
+}
+
+// fromConfig reports whether the agent name is written in config.toml.
+func (d *directory) fromConfig(name string) bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	a, ok := d.agents[name]
+	return ok && a.fromConfig
+}
+
+// inConfig is the config file an agent is written in, or "".
+func (x connectArea) inConfig(name string) string {
+	if x.fromConfig != nil && x.fromConfig(name) {
+		return x.cfgFile
+	}
+	return ""
 }
 
 func (x connectArea) methods(add func(name string, m method)) {
@@ -73,6 +96,11 @@ func (x connectArea) entry(p connectParams) (connect.Entry, error) {
 		return connect.Entry{}, errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
 	}
 	key := keyPlaceholder
+	if f := x.inConfig(p.Name); f != "" {
+		// Its key is in the owner's config file, and cannot be rotated
+		// here: the placeholder says where it is.
+		key = fmt.Sprintf("<%s's key: the key of its [[clients]] entry in %s>", p.Name, f)
+	}
 	if p.Key != "" {
 		h := sha256.Sum256([]byte(p.Key))
 		if subtle.ConstantTimeCompare(h[:], hash[:]) != 1 {
@@ -80,11 +108,20 @@ func (x connectArea) entry(p connectParams) (connect.Entry, error) {
 		}
 		key = p.Key
 	}
-	cmd := x.command
-	if cmd == "" {
-		cmd, _ = os.Executable()
-	}
+	cmd, _, _ := x.program()
 	return connect.Entry{Command: cmd, URL: x.url(), Key: key}, nil
+}
+
+// program is the corral apps start: the configured command, else the
+// installed program or the ~/.local/bin/corral link (connect.Program),
+// never the build folder. link says the link is still to be made, to exe.
+func (x connectArea) program() (cmd string, link bool, exe string) {
+	if x.command != "" {
+		return x.command, false, ""
+	}
+	exe, _ = os.Executable()
+	cmd, link = connect.Program(exe, x.home)
+	return cmd, link, exe
 }
 
 func (x connectArea) appPath(app connect.App) string {
@@ -99,6 +136,15 @@ func (x connectArea) show(ctx context.Context, c *call) (any, error) {
 	if err := rpc.DecodeParams(c.params, &p); err != nil {
 		return nil, err
 	}
+	if cmd, link, exe := x.program(); link {
+		// A copied setup must name a program that is there: make the link
+		// now (as `make run` does), or name this program if it cannot be.
+		if err := connect.MakeLink(exe, x.home); err != nil {
+			x.command = exe
+		} else if err := x.record(ctx, c.caller.Client, "agent.connect", p.Name, "linked "+cmd+" to "+exe); err != nil {
+			return nil, err
+		}
+	}
 	e, err := x.entry(p)
 	if err != nil {
 		return nil, err
@@ -110,11 +156,12 @@ func (x connectArea) show(ctx context.Context, c *call) (any, error) {
 			if fi, err := os.Stat(ca.Path); err == nil && fi.Mode().IsRegular() {
 				ca.Exists = true
 			}
-			ca.Writable = ca.Exists && app.Writable() && p.Key != ""
+			// A missing file is created, with its folder, on Write.
+			ca.Writable = app.Writable() && p.Key != ""
 		}
 		out = append(out, ca)
 	}
-	return connectResult{Apps: out, URL: e.URL, Command: e.Command, HasKey: p.Key != ""}, nil
+	return connectResult{Apps: out, URL: e.URL, Command: e.Command, HasKey: p.Key != "", ConfigFile: x.inConfig(p.Name)}, nil
 }
 
 type connectPlan struct {
@@ -126,6 +173,12 @@ type connectPlan struct {
 	Unchanged bool   `json:"unchanged,omitempty"`
 	Backup    string `json:"backup,omitempty"` // after a write: where the old file is kept
 	Written   bool   `json:"written,omitempty"`
+	// Creates: the file (and perhaps its folder) is not there yet; the
+	// write creates it, readable by the owner alone.
+	Creates bool `json:"creates,omitempty"`
+	// Link: the write also links ~/.local/bin/corral to this corral, the
+	// stable command the file names.
+	Link string `json:"link,omitempty"`
 }
 
 // plan reads the app's file and merges Corral into it.
@@ -145,13 +198,19 @@ func (x connectArea) plan(p connectParams) (connectPlan, []byte, os.FileMode, er
 	if path == "" || !app.Writable() {
 		return connectPlan{}, nil, 0, errs.New(errs.Unavailable, "", "Corral does not write %s's configuration; copy the snippet instead.", app.Title)
 	}
+	var old []byte
+	mode := os.FileMode(0o600) // a new file holds the agent's key
 	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() {
-		return connectPlan{}, nil, 0, errs.New(errs.NotFound, "", "%s has no configuration file at %s on this computer; copy the snippet instead.", app.Title, path)
-	}
-	old, err := os.ReadFile(path)
-	if err != nil {
-		return connectPlan{}, nil, 0, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// Created on Write, with its folder.
+	case err != nil || !fi.Mode().IsRegular():
+		return connectPlan{}, nil, 0, errs.New(errs.Conflict, "", "%s is not a plain file, so Corral does not write it; copy the snippet instead.", path)
+	default:
+		mode = fi.Mode().Perm()
+		if old, err = os.ReadFile(path); err != nil {
+			return connectPlan{}, nil, 0, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", path)
+		}
 	}
 	merged, err := app.Merge(old, e)
 	if err != nil {
@@ -159,8 +218,11 @@ func (x connectArea) plan(p connectParams) (connectPlan, []byte, os.FileMode, er
 	}
 	sum := sha256.Sum256(old)
 	plan := connectPlan{App: app.ID, Path: path, Digest: hex.EncodeToString(sum[:]),
-		Diff: patch.Diff(app.File, app.File, old, merged), Unchanged: string(old) == string(merged)}
-	return plan, merged, fi.Mode().Perm(), nil
+		Diff: patch.Diff(app.File, app.File, old, merged), Unchanged: fi != nil && string(old) == string(merged), Creates: fi == nil}
+	if cmd, link, _ := x.program(); link {
+		plan.Link = cmd
+	}
+	return plan, merged, mode, nil
 }
 
 func (x connectArea) preview(ctx context.Context, c *call) (any, error) {
@@ -184,22 +246,48 @@ func (x connectArea) write(ctx context.Context, c *call) (any, error) {
 	if p.Digest != "" && p.Digest != plan.Digest {
 		return nil, errs.New(errs.Conflict, "", "%s changed since the preview; look at the new preview before writing.", plan.Path)
 	}
+	if plan.Link != "" {
+		_, _, exe := x.program()
+		if err := connect.MakeLink(exe, x.home); err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not link %s to %s, so it did not write %s.", plan.Link, exe, plan.Path)
+		}
+	}
 	if plan.Unchanged {
 		return plan, nil
 	}
-	old, err := os.ReadFile(plan.Path)
-	if err != nil {
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", plan.Path)
+	var detail string
+	if plan.Creates {
+		if err := os.MkdirAll(filepath.Dir(plan.Path), 0o700); err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not make the folder %s.", filepath.Dir(plan.Path))
+		}
+		err := config.WriteAtomic(plan.Path, merged, mode, false)
+		if errors.Is(err, fs.ErrExist) {
+			return nil, errs.New(errs.Conflict, "", "%s appeared since the preview; look at the new preview before writing.", plan.Path)
+		}
+		if err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s.", plan.Path)
+		}
+		detail = fmt.Sprintf("wrote %s into %s (a new file)", p.Name, plan.Path)
+	} else {
+		old, err := os.ReadFile(plan.Path)
+		if err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not read %s.", plan.Path)
+		}
+		backup := plan.Path + ".corral-backup-" + x.now().Format("20060102-150405.000")
+		if err := config.WriteAtomic(backup, old, mode, false); err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not keep a backup of %s, so it did not change it.", plan.Path)
+		}
+		if err := config.WriteAtomic(plan.Path, merged, mode, true); err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; the backup is %s.", plan.Path, backup)
+		}
+		plan.Backup = backup
+		detail = fmt.Sprintf("wrote %s into %s (backup %s)", p.Name, plan.Path, backup)
 	}
-	backup := plan.Path + ".corral-backup-" + x.now().Format("20060102-150405.000")
-	if err := config.WriteAtomic(backup, old, mode, false); err != nil {
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not keep a backup of %s, so it did not change it.", plan.Path)
+	plan.Written = true
+	if plan.Link != "" {
+		detail += "; linked " + plan.Link
 	}
-	if err := config.WriteAtomic(plan.Path, merged, mode, true); err != nil {
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; the backup is %s.", plan.Path, backup)
-	}
-	plan.Backup, plan.Written = backup, true
-	if err := x.record(ctx, c.caller.Client, "agent.connect", p.Name, fmt.Sprintf("wrote %s into %s (backup %s)", p.Name, plan.Path, backup)); err != nil {
+	if err := x.record(ctx, c.caller.Client, "agent.connect", p.Name, detail); err != nil {
 		return nil, err
 	}
 	return plan, nil

@@ -1066,7 +1066,7 @@ func TestDashboardOneTimeApproval(t *testing.T) {
 	if strings.Join(got, "|") != "Allow once|Deny" {
 		t.Errorf("one-time-only buttons: %q", got)
 	}
-	if n := js[int](b, `document.querySelectorAll('.approval input, .approval select').length`); n != 0 {
+	if n := js[int](b, `document.querySelectorAll('.approval input:not(.deny-reason), .approval select').length`); n != 0 {
 		t.Errorf("one-time-only card has %d remember options", n)
 	}
 	b.shot("approval-once-desktop")

@@ -130,6 +130,9 @@ type connectResult struct {
 	Command string       `json:"command"`
 	HasKey  bool         `json:"has_key"`
 	URL     string       `json:"url"`
+	// ConfigFile is config.toml when the agent is written there: its key
+	// is in that file.
+	ConfigFile string `json:"config_file,omitempty"`
 }
 
 // loginResult answers session.login: a one-time dashboard URL.

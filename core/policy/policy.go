@@ -18,7 +18,9 @@
 // beat allow rules; rule changes are audited. A command's domains asked in
 // one question (Request.Domains) are decided by no rule as a list (the
 // caller leaves out what rules decide), and an answer that makes rules
-// makes one per domain.
+// makes one per domain. The owner's sentence with a denial (Answer.Reason)
+// is accepted with deny answers only and reaches the outcome as one
+// visible line of at most MaxAnswerReason runes.
 //
 // Not guaranteed: policy does not know scopes or roots — the sandbox
 // facade allows those before it asks — and it trusts the "by" names its
@@ -34,6 +36,7 @@ import (
 	"log/slog"
 	"path"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -139,6 +142,9 @@ type Outcome struct {
 	Decision Decision        // the owner's answer when By is owner
 	Via      string          // which of the owner's surfaces answered (Answer.Via)
 	Rule     *Rule           // the rule that decided, or that the answer created
+	// Reason is the owner's sentence with a denial (Answer.Reason), made
+	// safe to pass on and show (AnswerReason); "" without one.
+	Reason string
 }
 
 // Config holds the policy's dependencies and settings.
@@ -481,6 +487,37 @@ type Answer struct {
 	// (audit.Event.AnsweredBy): "dialog", "cli", "dashboard:<browser>",
 	// "device:<name>".
 	Via string
+	// Reason is the owner's short sentence with a denial ("use the share
+	// folder instead"): the agent reads it in the error it gets and the
+	// audit log keeps it. Only deny_once and deny_always take one. It is
+	// passed through AnswerReason.
+	Reason string
+}
+
+// MaxAnswerReason bounds the owner's sentence with a denial, in runes.
+const MaxAnswerReason = 500
+
+// AnswerReason makes the owner's sentence with a denial safe to pass on
+// and show on any surface: trimmed, one line (control, format and line
+// characters made visible as escapes, visible.Line), cut to
+// MaxAnswerReason runes, saying so. Whoever typed it, it is shown as text.
+func AnswerReason(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return visible.Cut(visible.Line(s), MaxAnswerReason)
+}
+
+// WithReason ends a denial sentence with the owner's reason, if any:
+// "The owner denied access to /x." becomes "The owner denied access to
+// /x: use the share folder instead."
+func WithReason(sentence, reason string) string {
+	if reason == "" {
+		return sentence
+	}
+	end := ""
+	if !strings.ContainsAny(reason[len(reason)-1:], ".!?") {
+		end = "."
+	}
+	return strings.TrimSuffix(sentence, ".") + ": " + reason + end
 }
 
 // Respond answers a pending approval. The first answer wins; later ones,
@@ -494,6 +531,10 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	}
 	if ans.ExpiresIn < 0 || (ans.ExpiresIn > 0 && ans.Decision != AllowAlways && ans.Decision != DenyAlways) {
 		return errs.New(errs.InvalidParams, "", "expires_in goes with allow_always or deny_always only.")
+	}
+	ans.Reason = AnswerReason(ans.Reason)
+	if ans.Reason != "" && ans.Decision.Allows() {
+		return errs.New(errs.InvalidParams, "", "reason goes with deny_once or deny_always only.")
 	}
 	p.mu.Lock()
 	pd, ok := p.byID[ans.ID]
@@ -511,7 +552,7 @@ func (p *Policy) Respond(ctx context.Context, ans Answer) error {
 	if ans.Widen == "folder" && a.Folder == "" {
 		return errs.New(errs.InvalidParams, "", "This answer cannot cover the whole folder: it would reach your home folder, Corral's own files or the whole disk. Answer for %s alone.", a.Target)
 	}
-	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision, Via: ans.Via}
+	out := Outcome{Allowed: ans.Decision.Allows(), By: audit.ByOwner, Decision: ans.Decision, Via: ans.Via, Reason: ans.Reason}
 	var rule *Rule
 	if ans.Decision == AllowSession || ans.Decision == AllowAlways || ans.Decision == DenyAlways {
 		r := Rule{

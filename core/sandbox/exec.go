@@ -605,7 +605,7 @@ func (o *op) askOnce(a policy.Access, target string) error {
 		case audit.ByStrict:
 			return errs.New(errs.Denied, "", "Nobody is there to approve %s, so Corral refused it.", what)
 		}
-		return errs.New(errs.Denied, "", "The owner did not allow %s.", what)
+		return errs.New(errs.Denied, "", "%s", policy.WithReason("The owner did not allow "+what+".", out.Reason))
 	}
 	return nil
 }

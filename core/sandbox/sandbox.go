@@ -463,7 +463,7 @@ func (o *op) ask(t paths.Target, n need) error {
 		return err
 	}
 	if !out.Allowed {
-		return errs.New(errs.Denied, t.Visible, "%s", deniedSentence(t.Visible, out.By))
+		return errs.New(errs.Denied, t.Visible, "%s", policy.WithReason(deniedSentence(t.Visible, out.By), out.Reason))
 	}
 	return nil
 }
@@ -485,6 +485,9 @@ func (o *op) check(r policy.Request, label string) (policy.Outcome, error) {
 	if out.Decision != "" {
 		o.ev.Detail = appendDetail(o.ev.Detail, label+"owner answered "+string(out.Decision))
 		o.ev.Answer, o.ev.AnsweredBy = string(out.Decision), out.Via
+	}
+	if out.Reason != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, "owner's reason: "+out.Reason)
 	}
 	if out.Rule != nil {
 		o.ev.Detail = appendDetail(o.ev.Detail, "rule "+out.Rule.ID)

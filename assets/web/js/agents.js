@@ -29,6 +29,16 @@ async function copyText(text, el) {
   toast('Selected: press Ctrl+C to copy.');
 }
 
+/**
+ * connectOrder lists agents as the Agents page shows them: those used,
+ * most recent first, then those added here, then unused ones written in
+ * config.toml (their Connect is not the page's first, green button).
+ */
+function connectOrder(agents) {
+  const rank = (a) => (a.last_used ? 0 : a.from_config ? 2 : 1);
+  return [...agents].sort((x, y) => rank(x) - rank(y) || (y.last_used || '').localeCompare(x.last_used || ''));
+}
+
 export class Agents {
   constructor(app) {
     this.app = app;
@@ -90,7 +100,7 @@ export class Agents {
     $('#first-run').hidden = !first || this.app.view === 'agents';
     document.body.dataset.agentsReady = '1';
     const list = $('#agent-list');
-    list.replaceChildren(...this.agents.map((a) => this.row(a)));
+    list.replaceChildren(...connectOrder(this.agents).map((a) => this.row(a)));
     $('#agents-empty').hidden = this.agents.length > 0;
     const people = $('#person-list');
     people.replaceChildren(...this.people.map((p) => this.personRow(p)));
@@ -116,7 +126,7 @@ export class Agents {
     if (a.network === 'off') badges.push(h('span', { class: 'tag' }, 'no network'));
     const used = a.last_used ? h('time', { datetime: a.last_used, title: full(a.last_used) }, `last used ${ago(a.last_used)}`) : h('span', { class: 'muted' }, 'never used yet');
     const actions = h('div', { class: 'row-actions' },
-      h('button', { type: 'button', class: 'btn small primary', 'data-act': 'connect', onclick: () => this.openConnect(a.name) }, 'Connect an app…'),
+      h('button', { type: 'button', class: `btn small${a.from_config && !a.last_used ? '' : ' primary'}`, 'data-act': 'connect', onclick: () => this.openConnect(a.name) }, 'Connect an app…'),
       h('a', { class: 'btn small', href: `#activity?${new URLSearchParams({ client: a.name })}` }, 'Activity'),
       h('button', { type: 'button', class: 'btn small', 'data-act': 'pause', onclick: () => this.pause(a) }, a.paused ? 'Resume' : 'Pause'));
     if (!a.from_config) {
@@ -317,8 +327,9 @@ export class Agents {
     }
     const intro = key
       ? h('p', null, 'Pick the app the agent runs in. Each setup below already holds this agent’s key; keep it private.')
-      : h('p', { class: 'notice' }, 'Corral keeps only a fingerprint of this agent’s key, so the setups below have a placeholder. ',
-        r.apps && !this.agents.find((a) => a.name === name)?.from_config ? h('button', { type: 'button', class: 'btn small', onclick: () => this.rotate(name) }, 'Make a new key') : 'Use the key from config.toml.');
+      : r.config_file ? this.configKeyNotice(name, r.config_file)
+        : h('p', { class: 'notice' }, 'Corral keeps only a fingerprint of this agent’s key, so the setups below have a placeholder. ',
+          h('button', { type: 'button', class: 'btn small', onclick: () => this.rotate(name) }, 'Make a new key'));
     const test = h('div', { class: 'test-conn' },
       h('button', { type: 'button', class: 'btn', id: 'connect-test', onclick: () => this.startTest(name) }, 'Test connection'),
       h('span', { id: 'connect-test-result', role: 'status', class: 'muted' }, 'Start the app and ask it to list its files; its first call shows here.'));
@@ -326,11 +337,35 @@ export class Agents {
     pick(r.apps[0], picker.firstElementChild);
   }
 
+  /**
+   * configKeyNotice says where the key of an agent written in config.toml
+   * is (it cannot be rotated here), and takes it, pasted, to fill in and
+   * write the setups; the daemon checks it against the agent's key.
+   */
+  configKeyNotice(name, file) {
+    const input = h('input', { type: 'password', id: 'connect-key', autocomplete: 'off', spellcheck: 'false', placeholder: 'corral_…' });
+    const use = async (e) => {
+      e.preventDefault();
+      const key = input.value.trim();
+      if (!key) return;
+      try {
+        await this.rpc.call('agent.connect', { name, key });
+        this.keys.set(name, key);
+        this.openConnect(name);
+      } catch (err) { toast(err.message, { kind: 'error', timeout: 10000 }); }
+    };
+    return h('form', { class: 'notice config-key', onsubmit: use },
+      h('span', null, `${name} is written in `, h('code', null, file), ': its key is the ', h('code', null, 'key = "…"'),
+        ` line of its [[clients]] entry there (an entry with only key_sha256 keeps it elsewhere). The setups below show where it goes. Paste it here to fill them in and write them:`),
+      h('label', { for: 'connect-key', class: 'sr-only' }, `${name}’s key`), input,
+      h('button', { type: 'submit', class: 'btn small' }, 'Use this key'));
+  }
+
   appPane(name, key, app) {
     const out = [];
     const pre = h('pre', { class: 'snippet', tabindex: '0', dataset: { app: app.id } }, app.snippet);
     if (app.format === 'command') out.push(h('p', null, 'Run this in a terminal:'));
-    else if (app.path) out.push(h('p', null, app.format === 'yaml' ? 'In ' : 'Add this to ', h('code', null, app.path), app.exists ? ' (it is on this computer)' : ' (not on this computer yet)', ':'));
+    else if (app.path) out.push(h('p', { class: 'where' }, app.format === 'yaml' ? 'In ' : 'Add this to ', h('code', null, app.path), app.exists ? ' (it is on this computer)' : app.writable ? ' (not on this computer yet: Write creates it)' : ' (not on this computer yet)', ':'));
     out.push(pre, h('div', { class: 'detail-actions' },
       h('button', { type: 'button', class: 'btn', 'data-act': 'copy', onclick: () => copyText(app.snippet, pre) }, 'Copy'),
       app.writable ? h('button', { type: 'button', class: 'btn primary', 'data-act': 'preview', onclick: () => this.preview(name, key, app, plan) }, `Write into ${app.path.split('/').pop()}…`) : ''));
@@ -351,13 +386,19 @@ export class Agents {
         write.disabled = true;
         try {
           const w = await this.rpc.call('agent.connect_write', { name, key, app: app.id, digest: p.digest });
-          box.replaceChildren(h('p', { class: 'notice ok', role: 'status', dataset: { written: '1' } }, `Written into ${w.path}. The old file is kept as ${w.backup}.`));
+          const linked = w.link ? ` ${w.link} now leads to this Corral.` : '';
+          if (w.creates) { // the file is there now
+            app.exists = true;
+            box.parentElement?.querySelector('p.where')?.replaceChildren('Add this to ', h('code', null, app.path), ' (it is on this computer):');
+          }
+          box.replaceChildren(h('p', { class: 'notice ok', role: 'status', dataset: { written: '1' } },
+            w.creates ? `Created ${w.path}.${linked}` : `Written into ${w.path}. The old file is kept as ${w.backup}.${linked}`));
         } catch (e) {
           write.disabled = false;
           toast(e.message, { kind: 'error', timeout: 10000 });
         }
       });
-      box.replaceChildren(h('p', null, `Corral will change ${p.path} like this (a backup is kept):`),
+      box.replaceChildren(h('p', null, p.creates ? `Corral will create ${p.path} (with its folder) holding this:` : `Corral will change ${p.path} like this (a backup is kept):`),
         h('pre', { class: 'diff' }, ...p.diff.split('\n').map((l) => h('span', { class: l.startsWith('+') ? 'add' : l.startsWith('-') ? 'del' : '' }, `${l}\n`))),
         h('div', { class: 'detail-actions' }, write));
     } catch (e) {

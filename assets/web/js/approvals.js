@@ -121,12 +121,22 @@ export class Approvals {
     // One row of allow buttons and one of deny buttons, of equal weight;
     // only the default answer (Deny for a target that holds secrets) is
     // the strong button.
+    // The owner's sentence with a denial ("use the share folder
+    // instead"): the agent reads it in its error, the log keeps it. Sent
+    // only with a deny; Enter in it denies once.
+    const reason = h('input', {
+      type: 'text', id: `${id}-reason`, class: 'deny-reason', maxlength: 500, autocomplete: 'off', enterkeyhint: 'send',
+      placeholder: 'use the share folder instead',
+      onkeydown: (e) => { if (e.key === 'Enter') { e.preventDefault(); this.answer(a, 'deny_once', widen, expiry, reason); } },
+    });
+    const reasonField = h('label', { class: 'deny-reason-field', for: reason.id },
+      h('span', null, 'If you deny, tell the agent why (optional)'), reason);
     const button = (x) => h('button', {
       type: 'button',
       class: `btn ${x.allows ? 'allow' : 'deny'}${x.decision === a.default_decision ? '' : '-soft'}`,
       title: x.explain,
       dataset: { decision: x.decision, default: x.decision === a.default_decision ? '1' : '' },
-      onclick: () => this.answer(a, x.decision, widen, expiry),
+      onclick: () => this.answer(a, x.decision, widen, expiry, reason),
     }, x.label);
     const choices = a.choices || [];
     const buttons = choices.map(button);
@@ -153,15 +163,18 @@ export class Approvals {
       a.preview ? h('pre', { class: 'preview' }, a.preview) : null,
       countdown,
       options,
-      h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, row(true), row(false)),
+      h('div', { class: 'decisions', role: 'group', 'aria-label': 'Answer' }, row(true), reasonField, row(false)),
       h('p', { class: 'muted small' }, `Asked ${full(a.requested_at)}`));
-    return { a, el, fill, left, countdown, buttons, mine: false };
+    return { a, el, fill, left, countdown, buttons: [...buttons, reason], mine: false };
   }
 
-  async answer(a, decision, widen, expiry) {
+  async answer(a, decision, widen, expiry, reason) {
     const c = this.cards.get(a.id);
-    if (!c) return;
+    if (!c || c.el.classList.contains('answering')) return;
     const params = { id: a.id, decision };
+    const why = reason?.value.trim() || '';
+    const denies = !a.choices.find((x) => x.decision === decision)?.allows;
+    if (denies && why) params.reason = why;
     const remembered = !!a.choices.find((x) => x.decision === decision)?.remembers;
     if (remembered && widen?.checked) params.widen = 'folder';
     if ((decision === 'allow_always' || decision === 'deny_always') && expiry?.value) params.expires_in = expiry.value;
@@ -171,7 +184,7 @@ export class Approvals {
     try {
       await this.rpc.call('approval.respond', params);
       this.remove(a.id);
-      toast(`${a.client} was ${said(a, decision)}.`);
+      toast(`${a.client} was ${said(a, decision)}${params.reason ? ', with your reason' : ''}.`);
       if (remembered) this.app.rulesChanged();
     } catch (e) {
       c.mine = false;
