@@ -414,7 +414,7 @@ func (r *Run) Ask(ctx context.Context) (Question, error) {
 	}
 	r.mu.Lock()
 	for _, d := range open {
-		r.once[d] = onceAnswer{out.Allowed, v}
+		r.once[d] = onceAnswer{out.Allowed, v, out.Reason}
 	}
 	r.mu.Unlock()
 	return q, nil
@@ -485,6 +485,9 @@ func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) 
 		why = "the owner's rules deny it"
 	default:
 		why = "the owner denied it"
+		if denied.reason != "" {
+			why += ": " + denied.reason
+		}
 	}
 	return verdict{}, r.refuse(ctx, target, denied.v, fmt.Sprintf("Corral refused %s: %s.", target, why))
 }
@@ -522,6 +525,7 @@ func because(c Cause) verdict { return verdict{by: audit.ByScope, cause: c} }
 type onceAnswer struct {
 	allowed bool
 	v       verdict
+	reason  string // the owner's sentence with a denial, made safe (policy.AnswerReason)
 }
 
 // addresses resolves host and keeps the addresses a command may reach.

@@ -24,6 +24,7 @@ type fakePolicy struct {
 	mu     sync.Mutex
 	rules  map[string]policy.Rule
 	answer policy.Decision
+	reason string // the owner's sentence with a denial
 	asked  []policy.Request
 }
 
@@ -38,7 +39,7 @@ func (p *fakePolicy) Check(ctx context.Context, r policy.Request) (policy.Outcom
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, r)
-	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer, Via: "device:Pixel"}, nil
+	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer, Via: "device:Pixel", Reason: p.reason}, nil
 }
 
 type sink struct {
@@ -335,6 +336,19 @@ func TestAnswerWidensNothing(t *testing.T) {
 	}
 	_, err := second.Dial(t.Context(), "pypi.org", 443)
 	wantRefused(t, err, "the owner denied it")
+}
+
+// TestNetworkDenialCarriesTheReason (issue 26.4): the owner's sentence
+// with a denial reaches the program's refusal, as it does for files.
+func TestNetworkDenialCarriesTheReason(t *testing.T) {
+	f := newFixture(t, nil)
+	f.pol.answer, f.pol.reason = policy.DenyOnce, "use the mirror in share/ instead"
+	run := f.gate.Open(pipCommand(t))
+	if _, err := run.Ask(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := run.Dial(t.Context(), "pypi.org", 443)
+	wantRefused(t, err, "the owner denied it: use the mirror in share/ instead")
 }
 
 func TestRefusals(t *testing.T) {
