@@ -14,6 +14,7 @@ import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
 import { Notifier } from './notify.js';
+import './layout.js';
 
 performance.mark('corral:start');
 
