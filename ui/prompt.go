@@ -145,10 +145,19 @@ func (p prompt) notification() string {
 	return strings.NewReplacer("<", "‹", ">", "›", "&", "＆").Replace(s)
 }
 
+// access is the "Wants to" line in the web's words: "change", and for a
+// question that cannot be remembered the web's sentence saying so.
 func (p prompt) access() string {
-	s := string(p.a.Access)
+	s, ok := words.Access[string(p.a.Access)]
+	if !ok {
+		s = visible.Text(string(p.a.Access))
+	}
 	if p.a.OneTimeOnly {
-		s += " (this once only: never remembered)"
+		once := words.OnceOnly
+		if p.a.Access == policy.Network {
+			once = words.NetworkOnce
+		}
+		s += " — " + once
 	}
 	return s
 }

@@ -90,6 +90,12 @@ var DecidedBy = map[audit.DecidedBy]string{
 	audit.ByPaused:  "paused",
 }
 
+// Access names what a question asks for, on its own (a chip, the
+// dialog's "Wants to" line).
+var Access = map[string]string{
+	"read": "read", "write": "change", "delete": "delete", "execute": "run a command", "network": "network access",
+}
+
 // Lifetime is one choice of how long an "always" answer lasts.
 type Lifetime struct {
 	Label string        // "for 7 days"
@@ -224,6 +230,7 @@ type Words struct {
 	Operations     []op              `json:"operations"`
 	Decisions      map[string]string `json:"decisions"`
 	DecidedBy      map[string]string `json:"decided_by"`
+	Access         map[string]string `json:"access"`
 	Choices        []Choice          `json:"choices"`
 	Lifetimes      []lifetime        `json:"lifetimes"`
 	DefaultLife    int               `json:"default_lifetime"`
@@ -250,7 +257,7 @@ type Words struct {
 func Table() Words {
 	w := Words{
 		You: You, OwnerClients: ownerClients, DevicePrefix: audit.DevicePrefix,
-		Decisions: map[string]string{}, DecidedBy: map[string]string{},
+		Decisions: map[string]string{}, DecidedBy: map[string]string{}, Access: Access,
 		DefaultLife: DefaultLifetime, AlwaysLasts: AlwaysLasts, FolderWide: FolderWide,
 		OnceOnly: OnceOnly, NetworkOnce: NetworkOnce, CountdownLabel: CountdownLabel, CountdownText: CountdownText, TimeUp: TimeUp,
 		CountdownLowMs: CountdownLow.Milliseconds(), Careful: Careful("%s"),

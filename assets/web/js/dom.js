@@ -309,9 +309,7 @@ export function decidedBy(e) {
 const accessVerbs = {
   read: 'read', write: 'change', delete: 'delete', execute: 'run',
 };
-export const accessLabels = {
-  read: 'read', write: 'change', delete: 'delete', execute: 'run a command', network: 'network access',
-};
+export const accessLabels = words.access;
 
 /** wantsSentence is the plain line of an approval when the server gave none. */
 export function wantsSentence(client, access, target) {

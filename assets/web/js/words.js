@@ -198,6 +198,13 @@ export const words = {
     "strict": "nobody asked",
     "timeout": "timed out"
   },
+  "access": {
+    "delete": "delete",
+    "execute": "run a command",
+    "network": "network access",
+    "read": "read",
+    "write": "change"
+  },
   "choices": [
     {
       "decision": "allow_once",
