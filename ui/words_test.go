@@ -1,6 +1,9 @@
 package ui
 
 import (
+	"image/color"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,5 +55,33 @@ func TestDialogLifetimesAreTheTable(t *testing.T) {
 	}
 	if expiries[defaultExpiry].Label != "for 7 days" {
 		t.Errorf("default lifetime %q", expiries[defaultExpiry].Label)
+	}
+}
+
+// The native dialog names the choices as the web's card does and colours
+// its countdown the same: the table's colour, then its "low" colour once
+// less than words.CountdownLow is left.
+func TestDialogSaysWhatTheWebSays(t *testing.T) {
+	h := newHarness(t)
+	h.request(h.approval("ap_1", "/home/alice/notes/todo.txt", 0))
+	d := h.tray.dialog
+	if d.widen.Text != words.FolderWide+" /home/alice/notes" {
+		t.Errorf("folder-wide box %q", d.widen.Text)
+	}
+	if !strings.Contains(d.countdown.Text, "Denied automatically in 2:00") {
+		t.Errorf("countdown %q", d.countdown.Text)
+	}
+	if d.bar.fill.FillColor != countdownColor(words.CountdownColor) {
+		t.Errorf("bar colour %v with two minutes left", d.bar.fill.FillColor)
+	}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		saveWindow(t, h.tray.dialog.win.Canvas().Capture(), filepath.Join(d, "native-dialog.png"))
+	}
+	h.advance(105 * time.Second)
+	if d.bar.fill.FillColor != countdownColor(words.CountdownLowColor) {
+		t.Errorf("bar colour %v with 15 s left, want the low colour", d.bar.fill.FillColor)
+	}
+	if countdownColor("#c8643f") != (color.NRGBA{R: 0xc8, G: 0x64, B: 0x3f, A: 0xff}) {
+		t.Error("countdownColor")
 	}
 }
