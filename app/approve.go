@@ -11,6 +11,7 @@ import (
 	"corral/app/wire"
 	"corral/core/policy"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // pendingApproval is an approval as approval.list gives it to the owner:
@@ -85,7 +86,7 @@ func printApprovals(w io.Writer, pending []pendingApproval) {
 	for i, a := range pending {
 		fmt.Fprintf(w, "%s  (%d of %d)  %s\n", a.ID, i+1, len(pending), visible.Text(a.Description))
 		if a.Sensitive != "" {
-			fmt.Fprintf(w, "  Careful: secrets — %s. Deny unless you are sure.\n", visible.Text(a.Sensitive))
+			fmt.Fprintf(w, "  %s\n", words.Careful(visible.Text(a.Sensitive)))
 		}
 		for _, allows := range []bool{true, false} {
 			var row []string

@@ -11,6 +11,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // activityMax is how many events the Recent activity window keeps.
@@ -42,15 +43,17 @@ func (a *activity) add(e audit.Event) bool {
 	return true
 }
 
-// eventLine is one row: "14:03:07  alice-agent  file.read  /etc/hosts  deny (strict)".
+// eventLine is one row in core/words' words, as the dashboard's Activity
+// says it: "14:03:07  alice-agent  Read a file  /etc/hosts  Denied (nobody
+// asked)"; the owner is "you", a paired device goes by its name.
 func eventLine(e audit.Event) string {
-	parts := []string{e.Time.Local().Format(time.TimeOnly), visible.Line(e.Client), visible.Line(e.Op)}
+	parts := []string{e.Time.Local().Format(time.TimeOnly), visible.Line(words.Who(e.Client)), words.OpLabel(visible.Line(e.Op))}
 	if e.Target != "" {
 		parts = append(parts, clip(visible.Line(e.Target), 60)) // an agent's text: hidden characters shown
 	}
-	d := string(e.Decision)
-	if e.DecidedBy != "" {
-		d += " (" + string(e.DecidedBy) + ")"
+	d := words.DecisionLabel(e.Decision)
+	if by, ok := words.DecidedBy[e.DecidedBy]; ok {
+		d += " (" + by + ")"
 	}
 	return strings.Join(append(parts, d), "  ")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"image/color"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"corral/core/policy"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // dialogTitle is the approval window's title (the smoke test finds the
@@ -133,7 +135,7 @@ func newApprovalDialog(t *Tray) *approvalDialog {
 		d.form.Add(row.value)
 	}
 	d.scroll = container.NewVScroll(d.form)
-	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel("Remember “always” for"), d.expiry))
+	d.options = container.NewVBox(d.widen, container.NewHBox(widget.NewLabel(words.AlwaysLasts), d.expiry))
 	d.win.SetContent(container.NewPadded(container.NewBorder(
 		container.NewBorder(nil, nil, nil, container.NewHBox(d.prev, d.position, d.next), d.title),
 		container.NewVBox(
@@ -235,7 +237,7 @@ func (d *approvalDialog) render(a policy.Approval) {
 	}
 	d.widen.SetChecked(false)
 	if d.p.canWiden() {
-		d.widen.SetText("Apply to this folder: " + d.p.folder())
+		d.widen.SetText(words.FolderWide + " " + d.p.folder())
 		d.widen.Show()
 	} else {
 		d.widen.Hide()
@@ -298,6 +300,7 @@ func (d *approvalDialog) tick() {
 	now := d.t.now()
 	d.countdown.SetText(d.p.countdown(now))
 	d.bar.SetValue(d.p.progress(now))
+	d.bar.SetLow(d.p.remaining(now) < words.CountdownLow)
 	d.stopTick = d.t.afterFunc(time.Second, func() {
 		d.t.do(func() {
 			if d.visible {
@@ -367,10 +370,30 @@ type countdownBar struct {
 }
 
 func newCountdownBar() *countdownBar {
-	b := &countdownBar{fill: canvas.NewRectangle(color.NRGBA{R: 0xe6, G: 0x51, A: 0xff}), frac: 1}
+	b := &countdownBar{fill: canvas.NewRectangle(countdownColor(words.CountdownColor)), frac: 1}
 	track := canvas.NewRectangle(color.NRGBA{R: 0x80, G: 0x80, B: 0x80, A: 0x40})
 	b.box = container.New(b, track, b.fill)
 	return b
+}
+
+// SetLow turns the fill to the web's "little time left" colour.
+func (b *countdownBar) SetLow(low bool) {
+	c := countdownColor(words.CountdownColor)
+	if low {
+		c = countdownColor(words.CountdownLowColor)
+	}
+	if b.fill.FillColor != c {
+		b.fill.FillColor = c
+		b.fill.Refresh()
+	}
+}
+
+// countdownColor reads "#rrggbb" (core/words' colours, which the web's
+// CSS uses too).
+func countdownColor(hex string) color.Color {
+	var r, g, bl uint8
+	fmt.Sscanf(hex, "#%02x%02x%02x", &r, &g, &bl)
+	return color.NRGBA{R: r, G: g, B: bl, A: 0xff}
 }
 
 func (b *countdownBar) SetValue(f float64) {

@@ -267,7 +267,7 @@ func TestActivityModel(t *testing.T) {
 		t.Fatalf("after 60 events: %d kept, first %d, last %d", len(a.events), a.events[0].ID, a.events[len(a.events)-1].ID)
 	}
 	line := eventLine(ev(7))
-	for _, part := range []string{"alice-agent", "file.read", "/tmp/f7", "deny (strict)"} {
+	for _, part := range []string{"alice-agent", "Read a file", "/tmp/f7", "Denied (nobody asked)"} {
 		if !strings.Contains(line, part) {
 			t.Errorf("line %q lacks %q", line, part)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"corral/core/policy"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // Status is what the tray's status line shows of the running Corral.
@@ -80,8 +81,8 @@ type menuItem struct {
 const (
 	labelDashboard = "Open dashboard"
 	labelConnect   = "Connect an agent…"
-	labelPause     = "Pause agents"
-	labelResume    = "Resume agents"
+	labelPause     = words.PauseAgents
+	labelResume    = words.ResumeAgents
 	labelActivity  = "Recent activity…"
 	labelSettings  = "Settings…"
 	labelPair      = "Pair a phone…"

@@ -9,6 +9,7 @@ import (
 
 	"corral/core/policy"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // GuardDelay is how long a freshly shown approval ignores its buttons, so
@@ -23,20 +24,9 @@ var (
 	errNotAccepted = errors.New("this approval does not accept that decision")
 )
 
-// expiry is one entry of the "remember for" choice that goes with the
-// "always" answers.
-type expiry struct {
-	Label string
-	D     time.Duration // 0: forever
-}
-
-var expiries = []expiry{
-	{"forever", 0},
-	{"1 hour", time.Hour},
-	{"1 day", 24 * time.Hour},
-	{"7 days", 7 * 24 * time.Hour},
-	{"30 days", 30 * 24 * time.Hour},
-}
+// expiries are the "“Always” lasts" choices that go with the "always"
+// answers, in the words and order of core/words (the web's too).
+var expiries = words.Lifetimes
 
 func expiryLabels() []string {
 	out := make([]string, len(expiries))
@@ -148,12 +138,12 @@ func (p prompt) careful() string {
 	if p.a.Sensitive == "" {
 		return ""
 	}
-	return "Secrets — " + visible.Text(p.a.Sensitive) + ". Deny unless you are sure."
+	return words.Careful(visible.Text(p.a.Sensitive))
 }
 
 // defaultExpiry is the "always" lifetime offered first: a week, so that
 // nothing is allowed forever by default.
-const defaultExpiry = 3
+const defaultExpiry = words.DefaultLifetime
 
 func (p prompt) who() string {
 	return visible.Text(p.a.Client + ", working in " + policy.FolderName(p.a.User))
@@ -168,10 +158,19 @@ func (p prompt) notification() string {
 	return strings.NewReplacer("<", "‹", ">", "›", "&", "＆").Replace(s)
 }
 
+// access is the "Wants to" line in the web's words: "change", and for a
+// question that cannot be remembered the web's sentence saying so.
 func (p prompt) access() string {
-	s := string(p.a.Access)
+	s, ok := words.Access[string(p.a.Access)]
+	if !ok {
+		s = visible.Text(string(p.a.Access))
+	}
 	if p.a.OneTimeOnly {
-		s += " (this once only: never remembered)"
+		once := words.OnceOnly
+		if p.a.Access == policy.Network {
+			once = words.NetworkOnce
+		}
+		s += " — " + once
 	}
 	return s
 }
@@ -190,11 +189,7 @@ func (p prompt) remaining(now time.Time) time.Duration {
 // countdown is the line under the question: how long until the broker
 // denies by timeout.
 func (p prompt) countdown(now time.Time) string {
-	left := p.remaining(now).Round(time.Second)
-	if left <= 0 {
-		return "Time is up: the request is being denied."
-	}
-	return fmt.Sprintf("Denied automatically in %d:%02d unless you answer.", int(left.Minutes()), int(left.Seconds())%60)
+	return words.Countdown(p.remaining(now))
 }
 
 // progress is the share of the answering time that is left, 1 → 0.

@@ -92,7 +92,7 @@ func TestDialogShowsTheRequest(t *testing.T) {
 	if got, want := visibleButtons(d), tableLabels(a); !slices.Equal(got, want) {
 		t.Errorf("buttons %q, want %q", got, want)
 	}
-	if !d.options.Visible() || !d.widen.Visible() || d.widen.Text != "Apply to this folder: /home/alice/notes" || d.expiry.Selected != "7 days" {
+	if !d.options.Visible() || !d.widen.Visible() || d.widen.Text != "Remembered answers cover the whole folder /home/alice/notes" || d.expiry.Selected != "for 7 days" {
 		t.Errorf("options: visible %v, widen %v %q, expiry %q", d.options.Visible(), d.widen.Visible(), d.widen.Text, d.expiry.Selected)
 	}
 	if d.position.Text != "" {
@@ -181,7 +181,7 @@ func TestDialogDecisions(t *testing.T) {
 			d := h.tray.dialog
 			h.advance(time.Second)
 			test.Tap(d.widen)
-			d.expiry.SetSelected("7 days")
+			d.expiry.SetSelected("for 7 days")
 			test.Tap(d.buttons[tt.d])
 			if len(h.broker.answers) != 1 || h.broker.answers[0] != tt.want {
 				t.Errorf("answers %+v, want %+v", h.broker.answers, tt.want)

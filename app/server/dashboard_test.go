@@ -917,7 +917,7 @@ func TestDashboardApprovals(t *testing.T) {
 	done := async(alice, "file.read", m("path", outside, "reason", "summarise my taxes"))
 	b.wait(`document.querySelectorAll('.approval').length === 1`)
 	card := js[string](b, `document.querySelector('.approval').innerText`)
-	for _, want := range []string{"alice-agent", outside, "summarise my taxes", "left", "In alice’s folder"} {
+	for _, want := range []string{"alice-agent", outside, "summarise my taxes", "Denied automatically in", "In alice’s folder"} {
 		if !strings.Contains(card, want) {
 			t.Errorf("card lacks %q:\n%s", want, card)
 		}
@@ -996,7 +996,7 @@ func TestDashboardApprovals(t *testing.T) {
 	b.openTab("rules")
 	b.wait(`document.querySelectorAll('#rule-list .rule').length === 1`)
 	rule := js[string](b, `document.querySelector('#rule-list .rule').innerText`)
-	for _, want := range []string{filepath.Dir(outside), "Allow", "alice-agent", "by browser", "expires in 7 days"} {
+	for _, want := range []string{filepath.Dir(outside), "Allow", "alice-agent", "by you", "expires in 7 days"} {
 		if !strings.Contains(rule, want) {
 			t.Errorf("rule card lacks %q:\n%s", want, rule)
 		}

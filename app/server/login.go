@@ -41,12 +41,15 @@ type loginHandler struct {
 	record    recordFunc // a phone's sign out is a revocation, audited
 	publicURL string     // an Origin of public_url is the server's own too
 	log       *slog.Logger
+	// signedIn reports whether the request comes from a browser signed in
+	// as the owner (Server.session); nil: never.
+	signedIn func(*http.Request) bool
 }
 
 func (s *Server) loginHandler() loginHandler {
 	return loginHandler{
 		sessions: s.logins, devices: s.paired, secrets: s.secretKey, hangUp: s.finishConns,
-		record: s.record, publicURL: s.cfg.Server.PublicURL, log: s.log,
+		record: s.record, publicURL: s.cfg.Server.PublicURL, log: s.log, signedIn: s.session,
 	}
 }
 
@@ -72,10 +75,16 @@ func (l loginHandler) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sid, ok := l.sessions.redeem(r.URL.Query().Get("code"))
-	if !ok {
+	if !ok && l.signedIn != nil && l.signedIn(r) {
+		// A used link opened again in a browser that is signed in: the
+		// dashboard it was for (the browser keeps a fragment such as
+		// #event=ID across the redirect).
 		w.Header().Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusForbidden)
-		pageTmpl.Execute(w, page{Title: "Login link used or expired", Body: "This login link was already used or has expired. Run “corral open” or choose Open dashboard in the tray for a fresh one."})
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if !ok {
+		writePage(w, http.StatusForbidden, page{Title: "Login link used or expired", Body: "This login link was already used or has expired. A link works once, for two minutes: choose Open dashboard in the Corral tray menu for a fresh one, or run “corral open” on this computer."})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{

@@ -395,7 +395,7 @@ func (p pairHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/pair.js":
 		static(w, "text/javascript; charset=utf-8", "no-store", pairJS)
 	case "/pair.css":
-		static(w, "text/css; charset=utf-8", "no-cache", pairCSS)
+		static(w, "text/css; charset=utf-8", "no-cache", pairCSS())
 	case "/pair":
 		if r.Method == http.MethodPost {
 			p.post(w, r)
@@ -487,22 +487,22 @@ func (p pairHandler) post(w http.ResponseWriter, r *http.Request) {
 
 var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark"><title>Pair with Corral</title>
+<meta name="color-scheme" content="light dark"><title>Pair with Corral</title><link rel="icon" href="/app-icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/pair.css"><script type="module" src="/pair.js"></script></head>
-<body><main class="card">
-{{if .Usable}}<h1>Pair this phone with Corral</h1>
-<p>Give this phone a name so you can recognise it in Corral's device list. Then it can answer your agents' requests.</p>
+<body class="signed-out"><main class="signed-out-card">
+{{if .Usable}}<h1><img src="/app-icon.svg" alt="" width="32" height="32"> Pair this phone with Corral</h1>
+<p class="muted">Give this phone a name so you can recognise it in Corral's device list. Then it can answer your agents' requests.</p>
 {{if .Fingerprint}}<div class="note"><p>Before you pair: your browser warned about this page's certificate. Open the certificate details (the icon left of the address) and check that its SHA-256 fingerprint is the one on the computer's pairing screen:</p>
 <p><code id="fingerprint">{{.Fingerprint}}</code></p></div>{{end}}
 <form id="pair"><input type="hidden" name="code" value="{{.Code}}">
 <label for="name">Phone name</label>
 <input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone">
-<button type="submit">Pair</button></form>
+<button type="submit" class="btn primary">Pair</button></form>
 <p id="status" role="status"></p>
-{{else if not .Code}}<h1>This phone is not paired with Corral</h1>
+{{else if not .Code}}<h1><img src="/app-icon.svg" alt="" width="32" height="32"> This phone is not paired with Corral</h1>
 <p id="not-paired">To answer your agents' requests from here, pair it again.</p>
 <p>On the computer, open Corral's dashboard, choose <strong>Devices → Pair a phone</strong>, and scan the code.</p>
-{{else}}<h1>This pairing code no longer works</h1>
+{{else}}<h1><img src="/app-icon.svg" alt="" width="32" height="32"> This pairing code no longer works</h1>
 <p id="code-gone" class="note warn">It was already used or has expired (a code works once, for a few minutes).</p>
 <p>On the computer, open Corral's dashboard, choose <strong>Devices → Pair a phone</strong>, and scan the new code.</p>
 {{end}}</main></body></html>
@@ -525,20 +525,23 @@ form?.addEventListener('submit', async (e) => {
 });
 `
 
-// pairCSS styles the pairing page; the dashboard's own stylesheet is for
-// paired devices only.
-const pairCSS = `:root { color-scheme: light dark; --bg: #f6f7f9; --card: #fff; --ink: #1b1f24; --muted: #5b6470; --accent: #2f6fde; --warn: #fff4e0; --warn-ink: #6b4400; }
-@media (prefers-color-scheme: dark) { :root { --bg: #14171b; --card: #1e2228; --ink: #e8eaed; --muted: #a3abb6; --accent: #6b9cff; --warn: #3a2c12; --warn-ink: #ffd58a; } }
-* { box-sizing: border-box; }
-body { margin: 0; min-height: 100vh; background: var(--bg); color: var(--ink); font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; display: flex; align-items: flex-start; justify-content: center; padding: 1.5rem 1rem; }
-.card { width: 100%; max-width: 28rem; background: var(--card); border-radius: 12px; padding: 1.5rem 1.25rem; box-shadow: 0 1px 3px rgba(0,0,0,.12); }
-h1 { font-size: 1.35rem; margin: 0 0 .75rem; }
-p { margin: 0 0 1rem; color: var(--muted); }
-label { display: block; font-weight: 600; margin-bottom: .35rem; }
-input { width: 100%; font: inherit; padding: .7rem .8rem; border: 1px solid var(--muted); border-radius: 8px; background: transparent; color: var(--ink); margin-bottom: 1rem; }
-button { width: 100%; font: inherit; font-weight: 600; padding: .8rem; min-height: 48px; border: 0; border-radius: 8px; background: var(--accent); color: #fff; cursor: pointer; }
-.note { background: var(--warn); color: var(--warn-ink); border-radius: 8px; padding: .75rem; }
-.note p, .note.warn { color: var(--warn-ink); }
-code { word-break: break-all; }
+// pairCSS styles the pages outside the dashboard (pairing, a used login
+// link, errors) with the dashboard's own stylesheet — its palette, type
+// and buttons — and a few rules for the pairing form. It is served to the
+// LAN before pairing: the stylesheet holds no secrets.
+var pairCSS = sync.OnceValue(func() string {
+	return string(uiAssets().files["app.css"].body) + pairExtraCSS
+})
+
+const pairExtraCSS = `
+/* ---------- pages outside the dashboard (app/server pairing.go) ---------- */
+.signed-out-card { width: 100%; }
+.signed-out-card p { margin: 0; }
+.signed-out-card form { display: grid; gap: .5rem; }
+.signed-out-card label { font-weight: 600; }
+.signed-out-card form .btn { min-height: 48px; margin-top: .5rem; }
+.signed-out-card .note { background: var(--warn-soft); color: var(--warn-ink); border-radius: var(--radius-sm); padding: .75rem; display: grid; gap: .5rem; }
+.signed-out-card code { word-break: break-all; font-family: var(--mono); }
+.signed-out-card .muted { color: var(--muted); }
 #status:empty { display: none; }
 `

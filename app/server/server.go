@@ -451,9 +451,27 @@ func (s *Server) hasDevice(r *http.Request) bool {
 
 type page struct{ Title, Body string }
 
+// pageTmpl is Corral's page outside the dashboard (a used login link, an
+// error): the dashboard's look and logo, from /pair.css and /app-icon.svg,
+// which a phone on the LAN may load before it is paired.
 var pageTmpl = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title></head>
-<body><main><h1>{{.Title}}</h1><p>{{.Body}}</p>
+<meta name="color-scheme" content="light dark">
+<title>{{.Title}}</title><link rel="icon" href="/app-icon.svg" type="image/svg+xml"><link rel="stylesheet" href="/pair.css"></head>
+<body class="signed-out"><main class="signed-out-card">
+<h1><img src="/app-icon.svg" alt="" width="32" height="32"> {{.Title}}</h1><p>{{.Body}}</p>
 </main></body></html>
 `))
+
+// pageCSP lets a page outside the dashboard load its stylesheet, logo and
+// script from this origin only.
+const pageCSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// writePage answers a page of pageTmpl with status code.
+func writePage(w http.ResponseWriter, code int, p page) {
+	w.Header().Set("Content-Security-Policy", pageCSP)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	pageTmpl.Execute(w, p)
+}

@@ -108,7 +108,7 @@ func (s *Server) home(w http.ResponseWriter, r *http.Request) {
 	}
 	ui := uiAssets()
 	if len(ui.index) == 0 {
-		http.Error(w, "The dashboard is missing from this build.", http.StatusInternalServerError)
+		writePage(w, http.StatusInternalServerError, page{Title: "The dashboard is missing", Body: "The dashboard is missing from this build of Corral; reinstall it or build it again."})
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -113,7 +113,7 @@ var extRe = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
 // fsbox, and its bytes are parsed by the sandboxed helper, which never
 // opens a path.
 func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs) (DocumentResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.document_read", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.document_read", a.Reason, a.Path)
 	if err != nil {
 		return DocumentResult{}, err
 	}

@@ -255,7 +255,7 @@ func (s *Sandbox) StopCommands() int {
 // scope's folder, after any approvals it needs. requestID names it for
 // command.cancel; onOutput, if set, receives output as it comes.
 func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string, onOutput func(stream string, data []byte)) (RunResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "command.run", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "command.run", a.Reason, a.Command)
 	if err != nil {
 		return RunResult{}, err
 	}

@@ -40,7 +40,7 @@ type ReadArgs struct {
 // Read answers file.read.
 func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadResult, error) {
 	var res fsbox.ReadResult
-	o, err := s.begin(ctx, c, a.Context, "file.read", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.read", a.Reason, a.Path)
 	if err != nil {
 		return res, err
 	}
@@ -99,7 +99,7 @@ type WriteResult struct {
 
 // Write answers file.write.
 func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.write", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.write", a.Reason, a.Path)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -180,7 +180,7 @@ type EditResult struct {
 
 // Edit answers file.edit.
 func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.edit", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.edit", a.Reason, a.Path)
 	if err != nil {
 		return EditResult{}, err
 	}
@@ -264,7 +264,7 @@ type PathResult struct {
 
 // Delete answers file.delete.
 func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.delete", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.delete", a.Reason, a.Path)
 	if err != nil {
 		return PathResult{}, err
 	}
@@ -304,7 +304,7 @@ type MoveResult struct {
 
 // Move answers file.move.
 func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "file.move", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.move", a.Reason, a.From)
 	if err != nil {
 		return MoveResult{}, err
 	}
@@ -347,7 +347,7 @@ type FolderResult struct {
 // folders above it. Each folder it made is a change of kind created
 // (Dir), so an undo removes them again while they are empty.
 func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (FolderResult, error) {
-	o, err := s.begin(ctx, c, a.Context, "folder.create", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "folder.create", a.Reason, a.Path)
 	if err != nil {
 		return FolderResult{}, err
 	}
@@ -413,7 +413,7 @@ type StatArgs struct {
 // Stat answers file.stat.
 func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, error) {
 	var info fsbox.Info
-	o, err := s.begin(ctx, c, a.Context, "file.stat", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.stat", a.Reason, a.Path)
 	if err != nil {
 		return info, err
 	}
@@ -442,7 +442,7 @@ type ListResult struct {
 // List answers folder.list.
 func (s *Sandbox) List(ctx context.Context, c Caller, a ListArgs) (ListResult, error) {
 	var res ListResult
-	o, err := s.begin(ctx, c, a.Context, "folder.list", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "folder.list", a.Reason, a.Path)
 	if err != nil {
 		return res, err
 	}
@@ -481,7 +481,7 @@ type FindResult struct {
 // Find answers file.find.
 func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, error) {
 	res := FindResult{Matches: []string{}}
-	o, err := s.begin(ctx, c, a.Context, "file.find", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.find", a.Reason, a.Path)
 	if err != nil {
 		return res, err
 	}
@@ -528,7 +528,7 @@ type GrepResult struct {
 // Grep answers file.grep.
 func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, error) {
 	res := GrepResult{Matches: []fsbox.Match{}}
-	o, err := s.begin(ctx, c, a.Context, "file.grep", a.Reason)
+	o, err := s.beginOn(ctx, c, a.Context, "file.grep", a.Reason, a.Path)
 	if err != nil {
 		return res, err
 	}

@@ -326,6 +326,13 @@ func (o *op) intend(changes []audit.Change) error {
 // begin starts an operation: it selects the scope and, when the caller may
 // not act in it, records the refusal and returns the error.
 func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason string) (*op, error) {
+	return s.beginOn(ctx, c, cx, name, reason, "")
+}
+
+// beginOn is begin for an operation on named (the path or command as the
+// agent gave it): a refusal before the target is resolved (agents paused)
+// is recorded with it, so the log says what was refused.
+func (s *Sandbox) beginOn(ctx context.Context, c Caller, cx *Context, name, reason, named string) (*op, error) {
 	if err := s.Writable(); err != nil {
 		// Nothing may happen that cannot be recorded; this refusal itself
 		// cannot be recorded either, so it is logged.
@@ -345,11 +352,11 @@ func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason
 	o.scope, o.ev.User = scope, scope
 	if !c.Owner && s.policy != nil && s.policy.Paused() {
 		// Pause stops everything an agent does, not only what would ask.
-		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
+		o.ev.Decision, o.ev.DecidedBy, o.ev.Target = audit.Deny, audit.ByPaused, clip(named, 2000)
 		return nil, o.end(ctx, errs.New(errs.Denied, "", "Agents are paused by the owner, so Corral refused this. It works again once the owner resumes agents."))
 	}
 	if !c.Owner && c.Paused {
-		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
+		o.ev.Decision, o.ev.DecidedBy, o.ev.Target = audit.Deny, audit.ByPaused, clip(named, 2000)
 		return nil, o.end(ctx, errs.New(errs.Denied, "", "The owner has paused this agent (%s), so Corral refused this. It works again once the owner resumes it.", c.Client))
 	}
 	return o, nil

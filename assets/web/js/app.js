@@ -15,6 +15,8 @@ import { Agents } from './agents.js';
 import { Changes } from './changes.js';
 import { AllDays } from './daysummary.js';
 import { Notifier } from './notify.js';
+import './layout.js';
+import { words } from './words.js';
 
 performance.mark('corral:start');
 
@@ -147,7 +149,7 @@ function setPaused(paused) {
   const b = $('#pause');
   b.disabled = false;
   b.setAttribute('aria-pressed', String(paused));
-  b.textContent = paused ? 'Resume agents' : 'Pause agents';
+  b.textContent = paused ? words.resume_agents : words.pause_agents;
   $('#paused-banner').hidden = !paused;
 }
 

@@ -1,7 +1,8 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName } from './dom.js';
+import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from './dom.js';
+import { words } from './words.js';
 
 // The answers, their words and which one comes first are the server's
 // (policy's one table): each approval carries its `choices` and
@@ -60,7 +61,7 @@ export class Approvals {
     if (!c.mine) {
       const who = by === 'timeout' ? 'Nobody answered in time'
         : by === 'paused' ? 'Agents were paused'
-          : `Answered elsewhere${by ? ` (${by})` : ''}`;
+          : `Answered elsewhere${by ? ` by ${who(by)}` : ''}`;
       toast(`${who}: ${c.a.client} was ${said(c.a, decision)}.`);
     }
   }
@@ -84,8 +85,8 @@ export class Approvals {
       const total = Math.max(1, new Date(c.a.expires_at) - new Date(c.a.requested_at));
       const left = new Date(c.a.expires_at) - now;
       c.fill.style.width = `${Math.max(0, Math.min(100, (left / total) * 100))}%`;
-      c.left.textContent = left > 0 ? `${clock(left / 1000)} left` : 'Time is up';
-      c.countdown.classList.toggle('low', left < 20000);
+      c.left.textContent = left > 0 ? words.countdown.replace('%s', clock(left / 1000)) : words.time_up;
+      c.countdown.classList.toggle('low', left < words.countdown_low_ms);
       if (left <= 0) for (const b of c.buttons) b.disabled = true;
     }
   }
@@ -98,25 +99,21 @@ export class Approvals {
     const widenable = !oneTime && fileAccess.has(a.access) && !!a.folder;
     const fill = h('div', { class: 'fill' });
     const left = h('span', { class: 'left' });
-    const countdown = h('div', { class: 'countdown' },
-      h('span', null, 'Time left to answer'),
-      h('div', { class: 'bar', role: 'presentation' }, fill), left);
+    // As the native dialog says it and colours it (core/words).
+    const countdown = h('div', { class: 'countdown', 'aria-label': words.countdown_label },
+      left, h('div', { class: 'bar', role: 'presentation' }, fill));
 
     const widen = widenable ? h('input', { type: 'checkbox', id: `${id}-widen` }) : null;
     const expiry = oneTime ? null : h('select', { id: `${id}-exp` },
-      h('option', { value: '1h' }, 'for 1 hour'),
-      h('option', { value: '24h' }, 'for 1 day'),
-      h('option', { value: '7d', selected: true }, 'for 7 days'),
-      h('option', { value: '30d' }, 'for 30 days'),
-      h('option', { value: '' }, 'forever'));
+      words.lifetimes.map((l, i) => h('option', { value: l.value, selected: i === words.default_lifetime }, l.label)));
     const options = oneTime
       ? h('p', { class: 'once-note' }, a.access === 'network'
-        ? 'Network access is asked every time: it can only be allowed or denied once.'
-        : 'This can only be allowed or denied once.')
+        ? words.network_once
+        : words.once_only)
       : h('div', { class: 'options' },
         widen && h('label', { for: widen.id }, widen,
-          h('span', null, 'Remembered answers cover the whole folder ', h('code', null, a.folder))),
-        h('label', { for: expiry.id }, h('span', null, '“Always” lasts'), expiry));
+          h('span', null, `${words.folder_wide} `, h('code', null, a.folder))),
+        h('label', { for: expiry.id }, h('span', null, words.always_lasts), expiry));
 
     // One row of allow buttons and one of deny buttons, of equal weight;
     // only the default answer (Deny for a target that holds secrets) is
@@ -149,7 +146,7 @@ export class Approvals {
     const headline = at < 0 ? [line] : [line.slice(0, at), h('code', null, a.target), line.slice(at + a.target.length)];
     const el = h('article', { class: `approval card ${a.access}${a.sensitive ? ' sensitive' : ''}`, id, 'aria-labelledby': `${id}-h`, dataset: { id: a.id } },
       h('h2', { class: 'headline', id: `${id}-h` }, headline),
-      a.sensitive ? h('p', { class: 'careful', role: 'alert' }, `Careful: secrets — ${a.sensitive}. Deny unless you are sure.`) : null,
+      a.sensitive ? h('p', { class: 'careful', role: 'alert' }, words.careful.replace('%s', a.sensitive)) : null,
       a.asked ? h('p', { class: 'asked muted' }, 'The agent asked for ', h('code', null, a.asked), ', which leads there.') : null,
       a.domains?.length ? h('p', { class: 'domains-note muted' }, a.domains.length > 1
         ? `Asked before the command starts, once for these ${a.domains.length} domains: your answer covers them all for this run (“Always” makes one rule per domain). Domains it did not list are refused without asking.`

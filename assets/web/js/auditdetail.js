@@ -3,7 +3,7 @@
 // changed (undo it, restore one file) and "show similar" filters. Opened
 // from a row or by "#event=ID" (the tray's Recent activity).
 import {
-  h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton,
+  h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton, who,
 } from './dom.js';
 import { openFile, shareDialog, scopeContext } from './links.js';
 import { commandLink } from './netlabels.js';
@@ -70,7 +70,7 @@ export class Detail {
     const fields = [
       ['Event number', String(e.id)],
       ['Time', `${full(e.time)} (${e.time})`],
-      ['Agent', e.client],
+      ['Who', who(e.client)],
       ['Folder', eventScope(e)],
       ['Action', `${opName(e.op)} (${e.op})`],
       ['Target', e.target || '—'],
@@ -84,7 +84,7 @@ export class Detail {
       ['Error', e.error || '—'],
     ];
     $('#detail-body').replaceChildren(
-      h('p', { class: 'sentence' }, `${when(e.time)}: `, h('strong', null, e.client), ` — ${opName(e.op).toLowerCase()}`,
+      h('p', { class: 'sentence' }, `${when(e.time)}: `, h('strong', null, who(e.client)), ` — ${opName(e.op).toLowerCase()}`,
         e.target ? [' ', h('code', null, e.target)] : null, `${scopePhrase(e)}. ${outcome}`),
       h('div', { class: `decided ${e.decision}` },
         h('strong', null, `How it was decided: ${by[0]}`), h('span', null, by[1]),

@@ -11,6 +11,8 @@ import { netDecidedBy } from './netlabels.js';
 // zero-width characters) and lone surrogate (Cs) code points, and the
 // line and paragraph separators. The server's core/visible makes the same
 // characters visible for its own surfaces.
+import { words } from './words.js';
+
 const HIDDEN = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u;
 const HIDDEN_ALL = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/gu;
 
@@ -176,6 +178,16 @@ export function localInput(iso) {
 
 // ---------- words for Corral's vocabulary ----------
 
+/** who names the client that did or decided something, as core/words.Who:
+ * "you" for the owner's own surfaces, a paired device by its name, an
+ * agent by its name. */
+export function who(client) {
+  const c = String(client || '');
+  if (c.startsWith(words.device_prefix)) return c.slice(words.device_prefix.length);
+  if (c.startsWith('dashboard:') || words.owner_clients.includes(c)) return words.you;
+  return c;
+}
+
 // The operations and decisions, their labels and groups, are the server's
 // (session.info's operations and decisions, from core/audit's table):
 // setVocabulary takes them, and until then a name stands for itself.
@@ -194,10 +206,10 @@ export const operations = () => [...vocab.ops.keys()];
 export const opIn = (group, op) => !!vocab.ops.get(op)?.groups?.includes(group);
 /** opsIn lists the operations of a group. */
 export const opsIn = (group) => operations().filter((op) => opIn(group, op));
-export const opName = (op) => vocab.ops.get(op)?.label || op;
+export const opName = (op) => vocab.ops.get(op)?.label || words.operations.find((o) => o.op === op)?.label || op;
 /** decisions lists the decisions' names, in the server's order. */
 export const decisions = () => [...vocab.decisions.keys()];
-export const decisionName = (d) => vocab.decisions.get(d) || d;
+export const decisionName = (d) => vocab.decisions.get(d) || words.decisions[d] || d;
 
 /**
  * answered says how the owner answered e's question and where:
@@ -230,8 +242,11 @@ export function eventScope(e) {
   return opIn('corral', e.op) ? 'All folders' : '—';
 }
 
-/** scopePhrase ends the detail's sentence: "in alice’s folder", "for all folders" or nothing. */
+/** scopePhrase ends the detail's sentence: "in alice’s folder", "for all folders",
+ * "outside the agents’ folders" (a host path: the agent asked for a place
+ * outside every folder, not one in its person's folder) or nothing. */
 export function scopePhrase(e) {
+  if (opIn('path', e.op) && String(e.target || '').startsWith('/')) return ` ${words.outside}`;
   if (e.user) return ` in ${folderName(e.user)}`;
   return opIn('corral', e.op) ? ' for all folders' : '';
 }
@@ -244,7 +259,7 @@ const decidedByText = {
   owner: ['You answered', 'Corral asked and someone with the owner’s rights answered.', 'by you'],
   timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.', 'timed out'],
   strict: ['Nobody was there to ask', 'With no tray, dashboard or phone open to ask, the request was denied at once (Corral is set to refuse when nobody can be asked).', 'nobody asked'],
-  paused: ['Agents were paused', 'While agents are paused, anything that would need your approval is denied at once.', 'paused'],
+  paused: ['Agents were paused', words.paused_banner, 'paused'],
 };
 
 // Corral's fixed rules for files refuse more than escapes: what the event's
@@ -298,9 +313,7 @@ export function decidedBy(e) {
 const accessVerbs = {
   read: 'read', write: 'change', delete: 'delete', execute: 'run',
 };
-export const accessLabels = {
-  read: 'read', write: 'change', delete: 'delete', execute: 'run a command', network: 'network access',
-};
+export const accessLabels = words.access;
 
 /** wantsSentence is the plain line of an approval when the server gave none. */
 export function wantsSentence(client, access, target) {

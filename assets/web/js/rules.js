@@ -2,7 +2,7 @@
 // refreshes when the audit log reports a rule made or revoked anywhere.
 // "#rules?rule=ID" (an event's "Show the rule") points at one rule:
 // highlighted and scrolled into view, or a sentence saying it is gone.
-import { h, $, full, ago, toast, confirmButton, folderName, accessLabels } from './dom.js';
+import { h, $, full, ago, toast, confirmButton, folderName, accessLabels, who, decisionName } from './dom.js';
 
 export class Rules {
   constructor(app) {
@@ -89,12 +89,12 @@ export class Rules {
         r.description && r.description.includes(r.target) ? null
           : h('p', { class: 'target' }, r.match === 'prefix' ? `${r.target}/… (the whole folder)` : r.target),
         h('div', { class: 'meta' },
-          h('span', { class: `chip ${r.decision}` }, r.decision === 'allow' ? 'Allow' : 'Deny'),
+          h('span', { class: `chip ${r.decision}` }, decisionName(r.decision)),
           h('span', { class: 'chip' }, accessLabels[r.access] || r.access)),
         h('p', { class: 'meta' },
           h('span', { class: 'm' }, r.client === '*' ? 'any agent' : r.client),
           h('span', { class: 'm' }, `In ${folderName(r.user)}`),
-          h('span', { class: 'm', title: full(r.created) }, `made ${ago(r.created)} by ${r.created_by || 'someone'}`),
+          h('span', { class: 'm', title: full(r.created) }, `made ${ago(r.created)} by ${r.created_by ? who(r.created_by) : 'someone'}`),
           h('span', { class: 'm', title: r.expires ? full(r.expires) : null }, life))),
       revoke);
     return el;
