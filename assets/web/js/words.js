@@ -72,6 +72,10 @@ export const words = {
       "label": "Used the network"
     },
     {
+      "op": "network.ask",
+      "label": "Asked about the network"
+    },
+    {
       "op": "result.save",
       "label": "Saved a report"
     },
