@@ -19,9 +19,10 @@ import (
 // puts it in the command's cgroups; it waits on SOCKFD for one message
 // carrying descriptors: the first is a pipe that holds PROGRAM and its
 // ARGS, each ending in a NUL byte; the others become its descriptors 0,
-// 1, 2, 3 … in order. It then becomes PROGRAM (corral-netinit asroot …)
-// with an empty environment: the same process, in the same cgroups,
-// process group and mount namespace. A socket closed without a message
+// 1, 2, 3 … in order. It then becomes PROGRAM with an empty environment:
+// the same process, in the same cgroups, process group and mount
+// namespace. PROGRAM is corral-netinit asroot …, which it runs itself,
+// without starting again. A socket closed without a message
 // (Corral no longer needs the spare) ends it quietly.
 //
 // Only raw system calls run between receiving the descriptors and exec:
@@ -93,6 +94,11 @@ func spare(args []string) error {
 			return fmt.Errorf("place descriptor %d: %w", i, err)
 		}
 		unix.Close(fd)
+	}
+	if len(argv) > 1 && argv[1] == "asroot" {
+		// This very program: run it here rather than start it again (its
+		// start-up is a millisecond or more of every command).
+		return asroot(argv[2:])
 	}
 	return fmt.Errorf("start %s: %w", argv[0], unix.Exec(argv[0], argv, []string{}))
 }
