@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -15,14 +16,13 @@ import (
 //
 //	corral-netinit spare SOCKFD
 //
-// Corral starts it (in a new mount namespace, as it starts asroot) and
-// puts it in the command's cgroups; it waits on SOCKFD for one message
+// Corral starts it and puts it in the command's cgroups; it waits on SOCKFD for one message
 // carrying descriptors: the first is a pipe that holds PROGRAM and its
 // ARGS, each ending in a NUL byte; the others become its descriptors 0,
-// 1, 2, 3 … in order. It then becomes PROGRAM with an empty environment:
-// the same process, in the same cgroups, process group and mount
-// namespace. PROGRAM is corral-netinit asroot …, which it runs itself,
-// without starting again. A socket closed without a message
+// 1, 2, 3 … in order. It then enters a new mount namespace (copied from
+// the host's as it is then) and becomes PROGRAM with an empty environment:
+// the same process, in the same cgroups and process group. PROGRAM is
+// corral-netinit asroot …, which it runs itself, without starting again. A socket closed without a message
 // (Corral no longer needs the spare) ends it quietly.
 //
 // Only raw system calls run between receiving the descriptors and exec:
@@ -35,6 +35,12 @@ func spare(args []string) error {
 	if err != nil || sock < 3 {
 		return fmt.Errorf("bad descriptor %q", args[0])
 	}
+	// The mount namespace is made when the command comes, not when the
+	// spare was: a spare's copy of the host's mounts would miss what was
+	// mounted since (a root's disk plugged in), where "/" propagates
+	// nothing. unshare makes it for this thread only, so the rest — asroot
+	// and the processes it starts — runs on this thread.
+	runtime.LockOSThread()
 	const maxFDs = 32
 	var b [1]byte
 	oob := make([]byte, unix.CmsgSpace(4*maxFDs))
@@ -94,6 +100,9 @@ func spare(args []string) error {
 			return fmt.Errorf("place descriptor %d: %w", i, err)
 		}
 		unix.Close(fd)
+	}
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("new mount namespace: %w", err)
 	}
 	if len(argv) > 1 && argv[1] == "asroot" {
 		// This very program: run it here rather than start it again (its

@@ -150,7 +150,9 @@ func (r *Runner) makeSpare() (sp *spare, err error) {
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{theirs}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: unix.CLONE_NEWNS}
+	// No new mount namespace yet: the spare makes its own when the
+	// command comes, so it sees what was mounted meanwhile.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := start(cmd); err != nil {
 		return sp, err
 	}

@@ -2,10 +2,13 @@ package execbox
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // waitSpare waits until r has a spare ready.
@@ -59,5 +62,37 @@ func TestSpareStartsInCgroup(t *testing.T) {
 	res = run(t, r, b.spec("i=0; while [ $i -lt 500 ]; do sleep 20 & i=$((i+1)); echo $i > count; done; echo finished"))
 	if strings.Contains(res.Stdout, "finished") {
 		t.Errorf("fork loop from a spare not stopped: %+v", res)
+	}
+}
+
+// TestSpareSeesLaterMounts: a command started from a spare sees what was
+// mounted after the spare was made (a root's disk plugged in meanwhile):
+// the spare makes its mount namespace when the command comes. Where the
+// host's "/" propagates nothing (here, in many containers), a namespace
+// made with the spare showed the empty folder under the new mount.
+func TestSpareSeesLaterMounts(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("spares are made as root only")
+	}
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	if !r.useSpares() {
+		t.Fatal("root, but no spares")
+	}
+	dir := filepath.Join(b.outside, "disk")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run(t, r, b.spec("true"))
+	waitSpare(t, r)
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Unmount(dir, unix.MNT_DETACH) })
+	writeFile(t, filepath.Join(dir, "marker"), "plugged in\n")
+	s := b.spec("cat " + dir + "/marker")
+	s.Mounts = []Mount{{Host: dir}}
+	if res := run(t, r, s); res.Stdout != "plugged in\n" {
+		t.Errorf("a mount made after the spare: %+v", res)
 	}
 }
