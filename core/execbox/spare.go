@@ -75,10 +75,10 @@ func (r *Runner) takeSpare() *spare {
 	defer r.refillSpare()
 	select {
 	case sp := <-r.spares:
-		if time.Since(sp.made) < spareIdle {
+		if time.Since(sp.made) < spareIdle && sp.alive() {
 			return sp
 		}
-		sp.discard()
+		go sp.discard()
 	default:
 	}
 	return nil
@@ -163,6 +163,15 @@ func (r *Runner) makeSpare() (sp *spare, err error) {
 		}
 	}
 	return sp, nil
+}
+
+// alive reports whether the spare's process is still there to take a
+// command (nothing but Corral should end it, but a spare found dead is
+// not used: the run starts its helper itself).
+func (sp *spare) alive() bool {
+	var si unix.Siginfo
+	err := unix.Waitid(unix.P_PID, sp.cmd.Process.Pid, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && si.Signo == 0 // Linux leaves it zero when nothing has exited
 }
 
 // discard lets the spare go: its socket closed, it exits; then its

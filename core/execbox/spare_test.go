@@ -96,3 +96,27 @@ func TestSpareSeesLaterMounts(t *testing.T) {
 		t.Errorf("a mount made after the spare: %+v", res)
 	}
 }
+
+// TestDeadSpareNotUsed: a spare whose process has gone is not handed a
+// command; the run starts its own helper and the command runs.
+func TestDeadSpareNotUsed(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("spares are made as root only")
+	}
+	b := newBox(t)
+	r := newRunner(t, b.opts())
+	run(t, r, b.spec("true"))
+	waitSpare(t, r)
+	sp := <-r.spares
+	sp.cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); sp.alive(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the killed spare is still alive")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	r.spares <- sp
+	if res := run(t, r, b.spec("echo ran")); res.Stdout != "ran\n" {
+		t.Errorf("with a dead spare: %+v", res)
+	}
+}
