@@ -313,3 +313,54 @@ func selfCPU() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkRecordSequential is one agent's calls one after another, as
+// the daemon sees them: each waits for its own commit, so every call is a
+// transaction of its own. "read" is one event per call; "write" is the
+// journal's two commits (the event recorded pending with its change,
+// then completed), as a file.write makes. The log already holds events
+// (logSize), so index pages are not all new.
+func BenchmarkRecordSequential(b *testing.B) {
+	const logSize = 20000
+	for _, kind := range []string{"read", "write"} {
+		b.Run(kind, func(b *testing.B) {
+			s, err := Open(filepath.Join(b.TempDir(), "bench.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := b.Context()
+			clients := []string{"claude", "codex", "gemini", "phone"}
+			ops := []string{"file.read", "file.write", "folder.list", "command.run", "file.stat"}
+			mk := func(i int) audit.Event {
+				return audit.Event{Client: clients[i%len(clients)], User: "alice", Op: ops[i%len(ops)],
+					Target: fmt.Sprintf("share/docs/report%d.md", i%500), Decision: audit.Allow, DecidedBy: audit.ByScope, Bytes: 4096, DurationMs: 2}
+			}
+			recordMany(b, s, logSize, mk)
+			cpu := selfCPU()
+			i := 0
+			for b.Loop() {
+				i++
+				e := mk(i)
+				if kind == "read" {
+					if _, err := s.Record(ctx, e); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				e.Op, e.Detail = "file.write", "4096 bytes "+audit.Pending
+				e.Changes = []audit.Change{{Path: e.Target, Kind: audit.Modified, SizeBefore: 4000, SizeAfter: 4096,
+					Version: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", After: "60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752", Mode: 0o644}}
+				id, err := s.Record(ctx, e)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e.ID, e.Detail = id, "4096 bytes"
+				if err := s.Complete(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((selfCPU()-cpu).Nanoseconds())/1e3/float64(b.N), "cpu_µs/call")
+		})
+	}
+}

@@ -4,8 +4,10 @@
 //
 // Guaranteed:
 //   - Record returns only after the event's transaction has committed, with
-//     the event's id. Ids grow in commit order and are never reused, even
-//     after Prune.
+//     the event's id: the commit is written to the -wal, so a crash or a
+//     SIGKILL of Corral loses no event whose Record returned. Ids grow in
+//     commit order and are never reused, even after Prune (the writer
+//     gives them; audit_ids keeps the largest once Prune deleted it).
 //   - Audit events are written by one goroutine, which commits whatever is
 //     queued (up to Options.MaxBatch events) in one transaction; Prune runs
 //     on the same goroutine in small chunks, between batches. Close commits
@@ -151,6 +153,8 @@ type Store struct {
 	// arguments, and how many rows the next statement stores of those
 	// left (rowsPerStatement; a benchmark sets the old way beside it).
 	ins     [insertRows]*sql.Stmt
+	upd     [3]*sql.Stmt // Complete's statements (updateSQL)
+	lastID  int64        // the largest event id given so far (migration 011)
 	inserts []*recordReq
 	args    []any
 	rows    func(left int) int
@@ -226,6 +230,9 @@ func (s *Store) open(path string) error {
 	if err := migrate(s.wdb); err != nil {
 		return err
 	}
+	if err := s.loadLastID(); err != nil {
+		return err
+	}
 	// Refresh planner statistics when they are missing or stale; cheap
 	// thanks to analysis_limit. Not worth refusing to start for: on a
 	// full disk it fails, and the store starts full (reserve.go).
@@ -235,6 +242,9 @@ func (s *Store) open(path string) error {
 	// The one-event INSERT now: a statement that cannot be prepared
 	// fails Open rather than the first Record.
 	if _, err := s.insertStmt(1); err != nil {
+		return err
+	}
+	if err := s.prepareUpdates(); err != nil {
 		return err
 	}
 
@@ -323,7 +333,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errList []error
-	for _, st := range s.ins {
+	for _, st := range append(s.ins[:], s.upd[:]...) {
 		if st != nil {
 			errList = append(errList, st.Close())
 		}

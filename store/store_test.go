@@ -485,7 +485,7 @@ func TestPrune(t *testing.T) {
 
 // recordMany records n events made by mk from a few goroutines and returns
 // their ids, sorted.
-func recordMany(t *testing.T, s *Store, n int, mk func(i int) audit.Event) []int64 {
+func recordMany(t testing.TB, s *Store, n int, mk func(i int) audit.Event) []int64 {
 	t.Helper()
 	out := make([]int64, n)
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -14,10 +15,19 @@ import (
 
 const (
 	insertSQL = `INSERT INTO audit_events
-	(time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	updateSQL    = `UPDATE audit_events SET decision = ?, decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, changes = ?, answer = ?, answered_by = ?, rule = ? WHERE id = ?`
+	(id, time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertValues = `, (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	// Complete's UPDATE, in three statements: the columns that no index
+	// holds but the detail (which only audit_events_unfinished does),
+	// then decision and changes only where they differ. SQLite rewrites
+	// every index holding a column an UPDATE sets, equal or not, and each
+	// index page rewritten is one more page in the log: a write's
+	// completion rarely changes its decision or its changes.
+	updateSQL         = `UPDATE audit_events SET decided_by = ?, detail = ?, bytes = ?, duration_ms = ?, error = ?, answer = ?, answered_by = ?, rule = ? WHERE id = ?`
+	updateDecisionSQL = `UPDATE audit_events SET decision = ?1 WHERE id = ?2 AND decision <> ?1`
+	updateChangesSQL  = `UPDATE audit_events SET changes = ?1 WHERE id = ?2 AND changes <> ?1`
 
 	// insertRows is the most events one multi-row INSERT stores; a batch
 	// is written insertRows at a time, the rest in one statement.
@@ -209,12 +219,10 @@ func (s *Store) gather(batch []*recordReq) []*recordReq {
 // commit stores batch in one transaction, hands the committed events to
 // subscribers and then answers every Record waiting on the batch.
 func (s *Store) commit(batch []*recordReq) {
-	// Unwritable files fail the batch before SQLite touches them
-	// (fault.go).
-	err := s.checkFiles()
-	if err == nil {
-		err = s.insert(batch)
-	}
+	// Unwritable files fail the batch before SQLite touches them: the
+	// writer's connection asks checkFiles before it prepares a statement
+	// or begins the transaction, and again before the commit (fault.go).
+	err := s.insert(batch)
 	if err != nil && diskFull(err) {
 		// Give SQLite the reserve and try once more: what was asked to be
 		// recorded is recorded; new operations are refused until there is
@@ -256,9 +264,11 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 	if err != nil {
 		return err
 	}
+	lastID := s.lastID
 	defer func() {
 		if err != nil {
 			tx.Rollback()
+			s.lastID = lastID // the ids given to this batch were not used
 			for _, r := range batch {
 				if !r.update {
 					r.ev.ID = 0
@@ -269,7 +279,13 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 	for _, r := range batch {
 		if r.update {
 			e := &r.ev
-			if _, err := tx.Exec(updateSQL, string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule, e.ID); err != nil {
+			if _, err := tx.Stmt(s.upd[0]).Exec(string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, e.Answer, e.AnsweredBy, e.Rule, e.ID); err != nil {
+				return err
+			}
+			if _, err := tx.Stmt(s.upd[1]).Exec(string(e.Decision), e.ID); err != nil {
+				return err
+			}
+			if _, err := tx.Stmt(s.upd[2]).Exec(changesJSON(e.Changes), e.ID); err != nil {
 				return err
 			}
 		}
@@ -278,25 +294,19 @@ func (s *Store) insert(batch []*recordReq) (err error) {
 		n := s.rows(len(rest))
 		args := s.args[:0]
 		for _, r := range rest[:n] {
+			// Ids in commit order: this goroutine is the only writer,
+			// and lastID is the largest id ever given (migration 011).
+			s.lastID++
+			r.ev.ID = s.lastID
 			e := &r.ev
-			args = append(args, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
+			args = append(args, e.ID, e.Time.UnixNano(), e.Client, e.User, e.Op, e.Target,
 				string(e.Decision), string(e.DecidedBy), e.Detail, e.Bytes, e.DurationMs, e.Error, changesJSON(e.Changes), e.Answer, e.AnsweredBy, e.Rule)
 		}
 		s.args = args
-		res, err := tx.Stmt(s.ins[n-1]).Exec(args...)
+		_, err := tx.Stmt(s.ins[n-1]).Exec(args...)
 		clear(args) // as inserts
 		if err != nil {
 			return err
-		}
-		last, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		// The rows of one statement get consecutive ids: AUTOINCREMENT
-		// gives each row the largest id so far plus one, and this
-		// goroutine is the only writer.
-		for i, r := range rest[:n] {
-			r.ev.ID = last - int64(n-1-i)
 		}
 		rest = rest[n:]
 	}
@@ -323,17 +333,63 @@ func (s *Store) insertStmt(n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (s *Store) deleteChunk(before int64) result {
-	res, err := s.wdb.Exec(`DELETE FROM audit_events WHERE id IN
-		(SELECT id FROM audit_events WHERE time_ns < ? LIMIT ?)`, before, pruneChunk)
-	if err != nil {
-		return result{err: fmt.Errorf("prune audit events: %w", err)}
+// deleteChunk deletes up to pruneChunk events older than before, and
+// keeps the largest id given in audit_ids in the same transaction: the
+// newest events may be among those deleted, and ids are never reused.
+// prepareUpdates prepares Complete's statements (updateSQL), at Open: on
+// the writer's connection, outside any transaction.
+func (s *Store) prepareUpdates() error {
+	for i, q := range []string{updateSQL, updateDecisionSQL, updateChangesSQL} {
+		st, err := s.wdb.Prepare(q)
+		if err != nil {
+			return fmt.Errorf("prepare update: %w", err)
+		}
+		s.upd[i] = st
 	}
-	n, err := res.RowsAffected()
+	return nil
+}
+
+func (s *Store) deleteChunk(before int64) result {
+	n, err := s.deleteChunkTx(before)
 	if err != nil {
 		return result{err: fmt.Errorf("prune audit events: %w", err)}
 	}
 	return result{id: n}
+}
+
+func (s *Store) deleteChunkTx(before int64) (n int64, err error) {
+	tx, err := s.wdb.Begin()
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	res, err := tx.Exec(`DELETE FROM audit_events WHERE id IN
+		(SELECT id FROM audit_events WHERE time_ns < ? LIMIT ?)`, before, pruneChunk)
+	if err != nil {
+		return 0, err
+	}
+	if n, err = res.RowsAffected(); err != nil || n == 0 {
+		return 0, errors.Join(err, tx.Commit())
+	}
+	if _, err := tx.Exec(`UPDATE audit_ids SET last = max(last, ?)`, s.lastID); err != nil {
+		return 0, err
+	}
+	return n, tx.Commit()
+}
+
+// loadLastID reads the largest id ever given: the table's or, once Prune
+// has deleted the newest events, the one audit_ids kept.
+func (s *Store) loadLastID() error {
+	err := s.wdb.QueryRow(`SELECT max(coalesce((SELECT max(id) FROM audit_events), 0),
+		coalesce((SELECT last FROM audit_ids), 0))`).Scan(&s.lastID)
+	if err != nil {
+		return fmt.Errorf("read the last audit id: %w", err)
+	}
+	return nil
 }
 
 // clampNanos converts t to Unix nanoseconds, saturating outside the range

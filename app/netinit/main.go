@@ -58,6 +58,12 @@ func main() {
 			os.Exit(failed)
 		}
 	}
+	if len(os.Args) > 1 && os.Args[1] == "spare" {
+		if err := spare(os.Args[2:]); err != nil {
+			fmt.Fprintf(os.Stderr, "corral: the command's sandbox could not be set up: %v\n", err)
+			os.Exit(failed)
+		}
+	}
 	if len(os.Args) > 1 && os.Args[1] == "overlay" {
 		if err := overlay(os.Args[2:]); err != nil {
 			fmt.Fprintf(os.Stderr, "corral: the command's overlay could not be set up: %v\n", err)

@@ -166,9 +166,12 @@
 //     is bounded per file (RLIMIT_FSIZE), not in total; memory per process
 //     (RLIMIT_DATA) and per tmpfs, and for the command as a whole
 //     (Limits.Total) only where a memory cgroup can be made (as root, or in a
-//     delegated cgroup v2 with the memory controller enabled).
-//   - As root without a writable pids cgroup there is no process limit other
-//     than the timeout (NewRunner logs a warning).
+//     delegated cgroup v2 with the memory controller enabled). As root a
+//     command usually starts from a spare made ahead of time (spare.go),
+//     already in its memory cgroup: the helper that starts the sandbox
+//     (a few MiB) counts towards Limits.Total too.
+//   - As root before Linux 5.14 without a writable pids cgroup there is no
+//     process limit other than the timeout (NewRunner logs a warning).
 //   - What a connection handed to Spec.Egress may reach is Spec.Egress's
 //     business (core/netgate decides, app/egress speaks the protocols).
 //     Programs that ignore the proxy variables simply get no network.
@@ -201,6 +204,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"corral/core/errs"
@@ -325,6 +329,9 @@ type Runner struct {
 
 	ovMu  sync.Mutex
 	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
+
+	spares      chan *spare // at most one, ready for the next run (spare.go)
+	makingSpare atomic.Bool
 }
 
 // What a Spec or HelperSpec that leaves its limits zero gets. The caller
@@ -342,6 +349,7 @@ const (
 // The error is for invalid Options only.
 func NewRunner(opts Options) (*Runner, error) {
 	r := &Runner{
+		spares: make(chan *spare, 1),
 		log:    opts.Logger,
 		limits: opts.Limits.withDefaults(),
 		uid:    os.Getuid(),
@@ -394,7 +402,7 @@ func NewRunner(opts Options) (*Runner, error) {
 	}
 	r.ok = true
 	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.describe(r.limits.Procs))
-	if r.uid == 0 && r.procs.cgroup == nil && r.limits.Procs > 0 {
+	if r.uid == 0 && !r.procs.perNS && r.procs.cgroup == nil && r.limits.Procs > 0 {
 		r.log.Warn("execbox: running as root without a writable pids cgroup: commands have no process limit (RLIMIT_NPROC does not apply to root)")
 	}
 	return r, nil

@@ -27,7 +27,12 @@ import (
 // 5.14 it counts every task of the owner, so the owner's current count is
 // added to the limit. The kernel never applies RLIMIT_NPROC to root (uid 0
 // of the initial user namespace), so as root a pids cgroup is used instead
-// when one can be created.
+// when one can be created — on kernels before 5.14 only: since then a
+// command started as root runs as uid 0 of the asroot helper's user
+// namespace (an unprivileged host user, overlay.go), whose RLIMIT_NPROC
+// counts that namespace's tasks (the helper's bubblewrap among them), and
+// the pids cgroup, whose join held every start for an RCU grace period,
+// is left out.
 type procLimit struct {
 	root   bool
 	perNS  bool       // RLIMIT_NPROC counted per user namespace
@@ -51,6 +56,8 @@ func (p procLimit) describe(n int) string {
 	switch {
 	case n < 0:
 		return "none (disabled)"
+	case p.root && p.perNS:
+		return fmt.Sprintf("RLIMIT_NPROC=%d, counted per sandbox (commands run as an unprivileged user's namespace, not as root)", n)
 	case p.cgroup != nil && p.cgroup.v2:
 		return fmt.Sprintf("pids cgroup v2 under %s (pids.max=%d)", p.cgroup.parent, n)
 	case p.cgroup != nil:

@@ -208,6 +208,46 @@ func (p *plan) unlayer() {
 // command has started; the status pipe's read end is p.status (one byte
 // once the mounts are in place, nothing if the helper failed).
 func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd, []*os.File, error) {
+	args, files, err := r.helperArgs(p, argv, extra)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(r.netinit, args...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = append(append([]*os.File{}, extra...), files...)
+	if r.asRoot {
+		cmd.SysProcAttr = &syscall.SysProcAttr{
+			Setpgid:    true,
+			Cloneflags: unix.CLONE_NEWNS,
+			Pdeathsig:  unix.SIGKILL,
+		}
+		return cmd, files, nil
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:                    true,
+		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: r.uid, HostID: r.uid, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: r.gid, HostID: r.gid, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		// overlayfs does its copy-ups, whiteouts and work-folder renames
+		// with the mounter's credentials, so the helper mounts holding
+		// what that takes; they count only in its own namespace, which
+		// maps nothing but the owner's ids, and it drops them all before
+		// it execs bwrap.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH,
+			unix.CAP_FOWNER, unix.CAP_FSETID, unix.CAP_CHOWN, unix.CAP_MKNOD,
+			// to limit the namespace's share of the per-user inotify and
+			// fanotify pools (user.max_inotify_instances …)
+			unix.CAP_SYS_RESOURCE},
+	}
+	return cmd, files, nil
+}
+
+// helperArgs are the helper's arguments for argv (its descriptors: extra
+// from 3, then the two pipe ends it returns, to close once the helper has
+// started); it sets p.status and starts feeding the spec.
+func (r *Runner) helperArgs(p *plan, argv []string, extra []*os.File) ([]string, []*os.File, error) {
 	spec := p.overlay
 	if r.asRoot {
 		spec = p.stage
@@ -232,36 +272,27 @@ func (r *Runner) helperCmd(p *plan, argv []string, extra []*os.File) (*exec.Cmd,
 		id := strconv.Itoa(dropID)
 		args = append([]string{"asroot", id, id, strconv.Itoa(specFD), strconv.Itoa(statusFD), "--"}, argv...)
 	}
-	cmd := exec.Command(r.netinit, args...)
-	cmd.Env = []string{}
-	cmd.Dir = "/"
-	cmd.ExtraFiles = append(append([]*os.File{}, extra...), specR, statusW)
-	if r.asRoot {
-		cmd.SysProcAttr = &syscall.SysProcAttr{
-			Setpgid:    true,
-			Cloneflags: unix.CLONE_NEWNS,
-			Pdeathsig:  unix.SIGKILL,
+	return args, []*os.File{specR, statusW}, nil
+}
+
+// spareLaunch starts a planned run's asroot helper from the spare sp
+// instead of a new process, with the arguments and descriptors
+// helperCmd gives it (stdout and stderr on 1 and 2, extra from 3, then
+// the spec and status pipes). It returns the pipe ends to close once
+// the helper has started.
+func (r *Runner) spareLaunch(sp *spare, p *plan, argv []string, extra []*os.File, stdout, stderr *os.File) ([]*os.File, error) {
+	args, files, err := r.helperArgs(p, argv, extra)
+	if err != nil {
+		return nil, err
+	}
+	fds := append(append([]*os.File{stdout, stderr}, extra...), files...)
+	if err := sp.launch(append([]string{r.netinit}, args...), p.stdin, fds); err != nil {
+		for _, f := range files {
+			f.Close()
 		}
-		return cmd, []*os.File{specR, statusW}, nil
+		return nil, err
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:                    true,
-		Cloneflags:                 unix.CLONE_NEWUSER | unix.CLONE_NEWNS,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: r.uid, HostID: r.uid, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: r.gid, HostID: r.gid, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		// overlayfs does its copy-ups, whiteouts and work-folder renames
-		// with the mounter's credentials, so the helper mounts holding
-		// what that takes; they count only in its own namespace, which
-		// maps nothing but the owner's ids, and it drops them all before
-		// it execs bwrap.
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH,
-			unix.CAP_FOWNER, unix.CAP_FSETID, unix.CAP_CHOWN, unix.CAP_MKNOD,
-			// to limit the namespace's share of the per-user inotify and
-			// fanotify pools (user.max_inotify_instances …)
-			unix.CAP_SYS_RESOURCE},
-	}
-	return cmd, []*os.File{specR, statusW}, nil
+	return files, nil
 }
 
 // RemoveLayers removes a layer folder (Spec.LayerDir, after its layers

@@ -101,24 +101,43 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	if p.procs > 0 {
 		procs = p.procs
 	}
-	if r.procs.cgroup != nil && procs > 0 {
+	// As root on Linux 5.14 and later, the command is uid 0 of the
+	// helper's user namespace, not host root, and RLIMIT_NPROC (set on its
+	// init with the others) counts that namespace's tasks: a pids cgroup
+	// would add nothing but the cost of joining it (procLimit).
+	if r.procs.cgroup != nil && procs > 0 && !(r.asRoot && r.procs.perNS) {
 		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(procs)})
 	}
-	if r.memory != nil && r.limits.Total > 0 {
+	var sp *spare // already in its memory cgroup (spare.go)
+	if argvBytes(p.argv) < spareMaxArgv {
+		sp = r.takeSpare()
+	}
+	if sp != nil {
+		defer func() {
+			if sp != nil { // not launched
+				go sp.discard()
+			}
+		}()
+	} else if r.memory != nil && r.limits.Total > 0 {
 		cgLimits = append(cgLimits, cgroupLimit{r.memory, r.limits.Total})
 	}
 	cgDirs, err := makeCgroups(cgLimits)
 	if err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
+	// Joined before the sandbox existed: every process of it is in them.
+	var joined []string
+	if sp != nil && sp.dir != "" {
+		joined = []string{sp.dir}
+	}
 	defer func() {
-		if len(cgDirs) == 0 {
+		if len(cgDirs)+len(joined) == 0 {
 			return
 		}
 		// The sandbox's last tasks may take a moment to leave their
 		// cgroups; the answer need not wait for that.
 		go func() {
-			for _, d := range cgDirs {
+			for _, d := range append(cgDirs, joined...) {
 				if err := removeCgroup(d); err != nil {
 					r.log.Warn("execbox: cgroup left behind", "err", err)
 				}
@@ -199,7 +218,16 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}
 	var cmd *exec.Cmd
 	var helperFiles []*os.File
-	if p.overlay != nil || r.asRoot {
+	if sp != nil && r.asRoot {
+		helperFiles, err = r.spareLaunch(sp, p, bwrapArgv, extra, outW, errW)
+		if err != nil {
+			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
+		}
+		cmd, sp = sp.cmd, nil
+		cmd.WaitDelay = drainWait
+		held = append(held, helperFiles...)
+		held = append(held, p.status)
+	} else if p.overlay != nil || r.asRoot {
 		// The overlay helper mounts the layers, then becomes bwrap with
 		// the same descriptors (overlay.go); as root, it stages the
 		// folders and starts bwrap as an unprivileged user (asroot.go).
@@ -217,13 +245,9 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		cmd.ExtraFiles = extra
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	}
-	if len(p.stdin) > 0 {
-		cmd.Stdin = bytes.NewReader(p.stdin)
-	}
-	cmd.Stdout = outW
-	cmd.Stderr = errW
-	cmd.WaitDelay = drainWait
-	if err := start(cmd); err != nil {
+	if cmd.Process != nil {
+		// Started from the spare.
+	} else if err := startCmd(cmd, p.stdin, outW, errW); err != nil {
 		if errors.Is(err, syscall.E2BIG) {
 			return Result{}, errs.Wrap(err, errs.TooLarge, "", "The command and its environment are too large to start.")
 		}
@@ -307,8 +331,15 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 				ls = r.rlimits()
 			}
 			attachErr = applyRlimits(in.pid, ls)
+			for _, d := range joined {
+				if attachErr == nil && !inCgroup(d, in.pid) {
+					waitingJoins.Add(1) // never expected: it was born there
+					attachErr = addToCgroup(d, in.pid)
+				}
+			}
 			for _, d := range cgDirs {
 				if attachErr == nil {
+					waitingJoins.Add(1)
 					attachErr = addToCgroup(d, in.pid)
 				}
 			}
@@ -489,6 +520,17 @@ func sealFDs() {
 			unix.CloseOnExec(fd)
 		}
 	}
+}
+
+// startCmd starts cmd with stdin's bytes as its input.
+func startCmd(cmd *exec.Cmd, stdin []byte, stdout, stderr *os.File) error {
+	if len(stdin) > 0 {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.WaitDelay = drainWait
+	return start(cmd)
 }
 
 func writeAndClose(w *os.File, b []byte) error {
