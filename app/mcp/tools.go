@@ -424,6 +424,9 @@ type Options struct {
 	// and longest timeout_ms; 0 means execbox.DefaultTimeout, the
 	// config's default.
 	CommandTimeout time.Duration
+	// SessionID names each new session over streamable HTTP (the SDK's
+	// ServerOptions.GetSessionID); nil: the SDK's random text.
+	SessionID func() string
 }
 
 // minCommandTimeout is run_command's shortest timeout_ms, the shortest
@@ -447,7 +450,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	if o.ActsForOthers {
 		instructions += contextRules
 	}
-	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{Instructions: instructions})
+	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{Instructions: instructions, GetSessionID: o.SessionID})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
 	maxLines := float64(fsbox.MaxReadLines)
 	lines := func(p map[string]*jsonschema.Schema) {
