@@ -88,10 +88,10 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 type mcpServers struct {
 	mu       sync.Mutex
 	servers  map[string]*sdk.Server
-	resumed  map[*sdk.Server]resumed // the servers made to resume one session each (see resume)
+	resumed  map[*sdk.Server]resumed  // the servers made to resume one session each (see resume)
 	resuming map[string]chan struct{} // session id → closed when its resume is over
-	sessions map[string]*mcpSession // Mcp-Session-Id → who opened it, when last used
-	opening  map[string]int         // client → new sessions being opened now
+	sessions map[string]*mcpSession   // Mcp-Session-Id → who opened it, when last used
+	opening  map[string]int           // client → new sessions being opened now
 	handler  http.Handler
 	now      func() time.Time
 }
