@@ -2,6 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,5 +49,111 @@ func TestMCPHTTPSurvivesRestart(t *testing.T) {
 	defer cancel()
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("tools/list after a second restart: %v", err)
+	}
+}
+
+// rawMCP posts one MCP message to r's /mcp with key in session sid
+// ("": none) under ctx, and returns the response (its body unread).
+func rawMCP(ctx context.Context, r *running, key, sid, body string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/mcp", strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	return http.DefaultClient.Do(req)
+}
+
+// TestMCPHTTPDroppedCallWithdrawsQuestion: an HTTP client that gives up
+// on a call waiting for the owner's approval by closing its connection,
+// without notifications/cancelled (the Python SDK 1.x never sends one),
+// withdraws the question: the owner's surfaces drop it, a late Allow is
+// refused, and nothing is written.
+func TestMCPHTTPDroppedCallWithdrawsQuestion(t *testing.T) {
+	t.Parallel()
+	r := startServe(t)
+	owner := ownerClient(t, r)
+	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {
+		t.Fatal(err)
+	}
+	bg := context.Background()
+	resp, err := rawMCP(bg, r, r.agentKey, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"py-like","version":"1"}}}`)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("initialize: %v %v", err, resp)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp, err = rawMCP(bg, r, r.agentKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("initialized: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	target := filepath.Join(t.TempDir(), "dropped.txt")
+	args, _ := json.Marshal(map[string]any{"path": target, "content": "should never land"})
+	ctx, drop := context.WithCancel(bg)
+	defer drop()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := rawMCP(ctx, r, r.agentKey, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"file_write","arguments":`+string(args)+`}}`)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body) // until the connection is dropped
+			resp.Body.Close()
+		}
+	}()
+	var id string
+	for id == "" {
+		n := <-owner.Notifications()
+		var p struct {
+			Approval struct{ ID, Target string }
+		}
+		json.Unmarshal(n.Params, &p)
+		if n.Method == "approval.requested" && strings.HasSuffix(p.Approval.Target, "dropped.txt") {
+			id = p.Approval.ID
+		}
+	}
+	drop() // the client goes away: its connection closes, no notifications/cancelled
+	<-done
+	timeout := time.After(30 * time.Second)
+	for resolved := false; !resolved; {
+		select {
+		case n := <-owner.Notifications():
+			var p struct{ ID string }
+			json.Unmarshal(n.Params, &p)
+			resolved = n.Method == "approval.resolved" && p.ID == id
+		case <-timeout:
+			t.Fatal("the question was not withdrawn when the client's connection closed")
+		}
+	}
+	if _, err := owner.Call(bg, "approval.respond", map[string]any{"id": id, "decision": "allow_once"}); err == nil {
+		t.Error("a late allow_once was accepted")
+	}
+	var pending struct {
+		Pending []struct{ ID string }
+	}
+	if err := owner.CallInto(bg, "approval.list", nil, &pending); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range pending.Pending {
+		if a.ID == id {
+			t.Errorf("the question is still pending: %+v", pending)
+		}
+	}
+	if _, err := os.Stat(target); !os.IsNotExist(err) {
+		t.Fatalf("the file was written: %v", err)
+	}
+	var ev auditEvent
+	waitFor(t, 10*time.Second, "the cancelled event", func() bool {
+		var ok bool
+		ev, ok = lastEvent(t, owner, "file.write", "dropped.txt")
+		return ok
+	})
+	if ev.Decision != "deny" || !strings.Contains(ev.Detail, "cancelled") {
+		t.Fatalf("event: %+v", ev)
 	}
 }
