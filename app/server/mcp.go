@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/mcp"
@@ -465,6 +466,10 @@ func (s *Server) mcpHandler() http.Handler {
 				return
 			}
 			defer s.releaseConn(caller.Client)
+		}
+		if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) {
+			s.serveMCPWebSocket(w, r, caller, tok)
+			return
 		}
 		sid := r.Header.Get("Mcp-Session-Id")
 		rec := &sessionRecorder{ResponseWriter: w}
