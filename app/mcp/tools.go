@@ -997,7 +997,15 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		if r.Encoding != "" {
 			text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
+		// structuredContent as a value, not raw: encoding/json checks
+		// and compacts a json.RawMessage byte by byte, several times
+		// slower than it escapes a string, and the content is most of it.
+		var structured any = raw
+		if r.Type == "text" {
+			structured = wire.TextShape{Type: r.Type, Path: r.Path, Content: r.Content, Bytes: r.Bytes, TotalLines: r.TotalLines,
+				OutputLines: r.OutputLines, Truncated: r.Truncated, TruncatedBy: r.TruncatedBy, Encoding: r.Encoding}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: structured}, nil, nil
 	}
 }
 
@@ -1203,6 +1211,9 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 				json.Unmarshal(raw, &f.readOut)
 			} else if o, ok := r.StructuredContent.(readOut); ok {
 				f.readOut = o
+			} else if o, ok := r.StructuredContent.(wire.TextShape); ok {
+				f.readOut = readOut{Type: o.Type, Path: o.Path, Bytes: o.Bytes, Content: o.Content, TotalLines: o.TotalLines,
+					OutputLines: o.OutputLines, Truncated: o.Truncated, TruncatedBy: o.TruncatedBy, Encoding: o.Encoding}
 			}
 			out.Files = append(out.Files, f)
 		}
