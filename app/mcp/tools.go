@@ -38,6 +38,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -537,10 +538,19 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 // validator's, sees it; every other call goes on to that validation
 // (which then finds nothing) and to the SDK's defaults, except that
 // optional arguments given as null are dropped (null means "not given").
+// aliases are the tools' names before this one: a call by an old name is
+// the tool's, though the list shows only the new name.
+var aliases = map[string]string{"create_directory": "folder_create"}
+
 func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			r, ok := req.(*sdk.CallToolRequest)
+			if ok && r.Params != nil {
+				if name, ok := aliases[r.Params.Name]; ok {
+					r.Params.Name = name
+				}
+			}
 			if !ok || r.Params == nil || schemas[r.Params.Name] == nil {
 				return next(ctx, method, req)
 			}
@@ -606,10 +616,13 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				return refuse(msg), nil
 			}
 			res, err := next(ctx, method, req)
-			if tr, ok := res.(*sdk.CallToolResult); ok && tr.IsError && len(tr.Content) == 1 {
-				if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
-					tc.Text = schemaMismatch(name, tc.Text)
+			if tr, ok := res.(*sdk.CallToolResult); ok {
+				if tr.IsError && len(tr.Content) == 1 {
+					if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
+						tc.Text = schemaMismatch(name, tc.Text)
+					}
 				}
+				return oneTextResult{tr}, err
 			}
 			return res, err
 		}
@@ -1007,6 +1020,55 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: structured}, nil, nil
 	}
+}
+
+// oneTextResult is a tool's result that encodes a single text content
+// and a structuredContent in one pass (rpc.AppendString, TextShape's
+// AppendJSON, a raw answer as it came); the SDK encodes a text content
+// and then checks and compacts it, and compacts the whole again, byte by
+// byte. Any other result encodes as the SDK's.
+type oneTextResult struct{ *sdk.CallToolResult }
+
+func (r oneTextResult) MarshalJSON() ([]byte, error) {
+	res := r.CallToolResult
+	tc, ok := (*sdk.TextContent)(nil), len(res.Content) == 1 && res.Meta == nil
+	if ok {
+		tc, ok = res.Content[0].(*sdk.TextContent)
+	}
+	if !ok || tc.Meta != nil || tc.Annotations != nil {
+		return res.MarshalJSON()
+	}
+	var structured []byte
+	switch v := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		structured = v
+	case wire.TextShape:
+		structured = v.AppendJSON(make([]byte, 0, len(v.Content)+256))
+	default:
+		return res.MarshalJSON()
+	}
+	// The rest (isError, and the resultType the SDK may set) as the SDK
+	// writes it, after the members built here.
+	rest := *res
+	rest.Content, rest.StructuredContent = nil, nil
+	tail, err := rest.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	tail, ok = bytes.CutPrefix(tail, []byte(`{"content":null`))
+	if !ok {
+		return res.MarshalJSON()
+	}
+	b := make([]byte, 0, len(tc.Text)+len(structured)+len(tail)+64)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = rpc.AppendString(b, tc.Text)
+	b = append(b, "}]"...)
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	return append(b, tail...), nil
 }
 
 // maxAnswer is the largest answer a tool gives, encoded: clients take
