@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -71,5 +72,36 @@ func TestOldNameStillWorks(t *testing.T) {
 	}
 	if got := b.recorded(); len(got) != 1 || got[0].method != "folder.create" || got[0].params["path"] != "d" {
 		t.Errorf("calls: %+v", got)
+	}
+}
+
+// valueBackend answers file.read with a text as a value (as the daemon's
+// in-process backend does) and counts the calls that went through JSON.
+type valueBackend struct {
+	fakeBackend
+	values int
+}
+
+func (b *valueBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
+	b.values++
+	return wire.TextShape{Type: "text", Path: "a.txt", Content: "one <two>\n", Bytes: 10, TotalLines: 1, OutputLines: 1}, nil
+}
+
+// TestReadTakesTheValue: file_read from a backend in the daemon's process
+// takes the text as it is, not encoded to JSON and decoded again.
+func TestReadTakesTheValue(t *testing.T) {
+	t.Parallel()
+	b := &valueBackend{}
+	cs, _ := connectFake(t, b, Options{}, nil)
+	res := callTool(t, cs, "file_read", map[string]any{"path": "a.txt"})
+	if res.IsError || resultText(t, res) != "one <two>\n" {
+		t.Fatalf("file_read: %v %q", res.IsError, resultText(t, res))
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(sc), `"content":"one \u003ctwo\u003e\n"`) && !strings.Contains(string(sc), `"content":"one <two>\n"`) {
+		t.Errorf("structuredContent: %s", sc)
+	}
+	if n := len(b.recorded()); b.values != 1 || n != 0 {
+		t.Errorf("calls: %d by value, %d through JSON; want 1 and 0", b.values, n)
 	}
 }

@@ -70,6 +70,15 @@ type Backend interface {
 	Call(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
+// ValueBackend is a Backend in the daemon's own process, which can hand
+// over a method's result as the value it is in its wire form (a text
+// read as wire.TextShape), sparing file_read encoding it to JSON and
+// decoding it again.
+type ValueBackend interface {
+	Backend
+	CallValue(ctx context.Context, method string, params any) (any, error)
+}
+
 // Context is the optional request context of PROTOCOL.md section 4.
 type Context struct {
 	SessionID        string `json:"session_id,omitempty"`
@@ -967,10 +976,6 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			w.Offset, w.Limit = max(1, n.TotalLines-in.Tail+1), in.Tail
 			in.Offset = w.Offset
 		}
-		raw, err := b.Call(ctx, method, w)
-		if err != nil {
-			return nil, nil, toolError(err)
-		}
 		var r struct {
 			Type        string  `json:"type"`
 			Path        string  `json:"path"`
@@ -984,8 +989,17 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			TruncatedBy *string `json:"truncatedBy"`
 			Encoding    string  `json:"encoding"`
 		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
+		raw, err := readRaw(ctx, b, method, w, func(t wire.TextShape) {
+			r.Type, r.Path, r.Bytes, r.Content, r.TotalLines, r.OutputLines, r.Truncated, r.TruncatedBy, r.Encoding =
+				t.Type, t.Path, t.Bytes, t.Content, t.TotalLines, t.OutputLines, t.Truncated, t.TruncatedBy, t.Encoding
+		})
+		if err != nil {
+			return nil, nil, toolError(err)
+		}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return nil, nil, err
+			}
 		}
 		if r.Type == "image" {
 			if n := base64.StdEncoding.EncodedLen(int(r.Bytes)); n > maxAnswer-answerSlack {
@@ -1069,6 +1083,24 @@ func (r oneTextResult) MarshalJSON() ([]byte, error) {
 		b = append(b, structured...)
 	}
 	return append(b, tail...), nil
+}
+
+// readRaw performs a file.read: from a ValueBackend, a text comes to
+// text as it is and raw is nil; anything else comes as JSON.
+func readRaw(ctx context.Context, b Backend, method string, w readWire, text func(wire.TextShape)) (json.RawMessage, error) {
+	vb, ok := b.(ValueBackend)
+	if !ok {
+		return b.Call(ctx, method, w)
+	}
+	v, err := vb.CallValue(ctx, method, w)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := v.(wire.TextShape); ok {
+		text(t)
+		return nil, nil
+	}
+	return rpc.Marshal(v)
 }
 
 // maxAnswer is the largest answer a tool gives, encoded: clients take

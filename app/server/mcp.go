@@ -49,6 +49,15 @@ func (k kindError) Kind() string {
 }
 
 func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	res, err := b.CallValue(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.Marshal(res) // as /ws writes it: a URL's "&" stays "&"
+}
+
+// CallValue is Call's result before it is encoded (mcp.ValueBackend).
+func (b mcpBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -73,7 +82,7 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, kindError{rpc.FromError(err)}
 	}
-	return rpc.Marshal(res) // as /ws writes it: a URL's "&" stays "&"
+	return res, nil
 }
 
 // mcpServers holds one MCP server per authenticated client, and which

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gorilla/websocket"
@@ -60,5 +62,43 @@ func BenchmarkMCPFileReadWS(b *testing.B) {
 			send()
 		}
 	}
+	b.ReportMetric((selfCPU()-cpu).Seconds()/float64(b.N)*1e6, "cpu_µs/op")
+}
+
+// BenchmarkMCPFileReadHTTP: file_read of a 4 KiB file over MCP over
+// streamable HTTP (one session, 32 POSTs in flight), audit on, with the
+// process's CPU time per call; run with -cpuprofile to see where /mcp's
+// time goes.
+func BenchmarkMCPFileReadHTTP(b *testing.B) {
+	content := strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n", 64) // 4 KiB
+	h := start(b, unlimitedCalls)
+	c := h.dial(aliceKey)
+	if _, err := c.Call(context.Background(), "file.write", map[string]any{"path": "f.txt", "content": content}); err != nil {
+		b.Fatal(err)
+	}
+	t := &testing.T{}
+	_, sid, _ := mcpPost(t, h, aliceKey, "", mcpInitialize)
+	mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 64
+	var next atomic.Int64
+	b.ResetTimer()
+	cpu := selfCPU()
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			for {
+				i := next.Add(1)
+				if i > int64(b.N) {
+					return
+				}
+				code, _, body := mcpPost(t, h, aliceKey, sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"file_read","arguments":{"path":"f.txt"}}}`, i+1))
+				if code != http.StatusOK || strings.Contains(body, `"isError":true`) {
+					b.Errorf("answer %d: %.300s", code, body)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	b.ReportMetric((selfCPU()-cpu).Seconds()/float64(b.N)*1e6, "cpu_µs/op")
 }

@@ -61,6 +61,15 @@ type mcpWSBackend struct {
 }
 
 func (b mcpWSBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	res, err := b.CallValue(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.Marshal(res)
+}
+
+// CallValue is Call's result before it is encoded (mcp.ValueBackend).
+func (b mcpWSBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
 	caller, ok := b.s.id.fromBearer(b.token)
 	if !ok || caller.Client != b.caller.Client {
 		b.hangUp()
@@ -68,5 +77,5 @@ func (b mcpWSBackend) Call(ctx context.Context, method string, params any) (json
 	}
 	b.s.touchAgent(ctx, caller)
 	b.caller = caller
-	return b.mcpBackend.Call(ctx, method, params)
+	return b.mcpBackend.CallValue(ctx, method, params)
 }
