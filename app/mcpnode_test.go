@@ -176,6 +176,15 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 		// server whose file_read is os.ReadFile, with no daemon, no
 		// policy and no audit behind it.
 		gs, gp := bench(append(os.Environ(), sdkFileServerEnv+"="+refDir), "--tool", "file_read", "--arg", "path=f.txt", "--", os.Args[0])
+		if old := os.Getenv(oldBinEnv); old != "" {
+			// Another build's corral mcp against the same daemon, in the
+			// same round: before and after a change, on the same load.
+			os, op := bench(r.agentEnv(), "--tool", "file_read", "--arg", "path=f.txt", "--", old, "mcp")
+			b.ReportMetric(os, "corral_old_seq/s")
+			b.ReportMetric(op, "corral_old_32/s")
+			b.ReportMetric(os/rs, "old_ratio_seq")
+			b.ReportMetric(op/rp, "old_ratio_32")
+		}
 		hs, hp := bench(os.Environ(), "--tool", "file_read", "--arg", "path=f.txt", "--http", r.url+"/mcp", "--key", r.agentKey)
 		bs, bp := bench(os.Environ(), "--tool", "file_read", "--arg", "path=f.txt", "--http", bare.URL)
 		b.ReportMetric(cs, "corral_seq/s")
@@ -210,6 +219,10 @@ func bareFileServer(dir string) *sdk.Server {
 	})
 	return s
 }
+
+// oldBinEnv names another build of corral whose `corral mcp`
+// BenchmarkMCPNodeFileRead measures too, against the same daemon.
+const oldBinEnv = "CORRAL_BENCH_OLD_BIN"
 
 // sdkFileServerEnv, set to a folder, makes the test binary an MCP server
 // over stdio (Go SDK, `corral mcp`'s GC setting) with one tool, file_read,
