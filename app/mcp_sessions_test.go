@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,5 +159,58 @@ func TestMCPHTTPDroppedCallWithdrawsQuestion(t *testing.T) {
 	})
 	if ev.Decision != "deny" || !strings.Contains(ev.Detail, "cancelled") {
 		t.Fatalf("event: %+v", ev)
+	}
+}
+
+// TestMCPTypeScriptClientSurvivesRestart: the official TypeScript SDK
+// client's MCP-over-HTTP session keeps working across a daemon restart
+// (before: 404 "session not found", and the client gave up).
+func TestMCPTypeScriptClientSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	node := nodeModules(t)
+	script, err := os.ReadFile(filepath.Join("testdata", "mcp-node", "restart.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(script)
+	js := filepath.Join(node, "restart-"+hex.EncodeToString(sum[:6])+".mjs")
+	if err := os.WriteFile(js, script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := startServe(t)
+	if res := callMCP(t, mcpClient(t, r, "http"), "file_write", map[string]any{"path": "ts.txt", "content": "kept"}); res.IsError {
+		t.Fatal(textOf(t, res))
+	}
+	cmd := exec.Command("node", js, r.url, r.agentKey, "ts.txt")
+	cmd.Dir = node
+	in, _ := cmd.StdinPipe()
+	outPipe, _ := cmd.StdoutPipe()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewScanner(outPipe)
+	if !lines.Scan() || lines.Text() != "ready" {
+		t.Fatalf("restart.mjs: %q\n%s", lines.Text(), stderr.String())
+	}
+	restartServe(t, r)
+	io.WriteString(in, "go\n")
+	if !lines.Scan() {
+		t.Fatalf("restart.mjs ended: %s", stderr.String())
+	}
+	var out struct {
+		Session, SessionAfter, Before, After, AfterError string
+		Errors                                           []string
+	}
+	if err := json.Unmarshal(lines.Bytes(), &out); err != nil {
+		t.Fatalf("restart.mjs output %q: %v", lines.Text(), err)
+	}
+	if out.Before != "kept" || out.After != "kept" || out.AfterError != "" {
+		t.Fatalf("before the restart %q, after %q (error %q); errors %v", out.Before, out.After, out.AfterError, out.Errors)
+	}
+	if out.Session == "" || out.SessionAfter != out.Session {
+		t.Errorf("session %q, after the restart %q", out.Session, out.SessionAfter)
 	}
 }
