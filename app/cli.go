@@ -29,15 +29,15 @@ import (
 	"corral/core/visible"
 )
 
-// dial connects to the running daemon: CORRAL_URL, else daemonURL;
-// CORRAL_KEY, else the owner token.
-func dial(ctx context.Context) (*client.Client, error) {
-	base := os.Getenv("CORRAL_URL")
-	key := os.Getenv("CORRAL_KEY")
+// daemonTarget is the daemon's URL and the key to call it with:
+// CORRAL_URL and CORRAL_KEY, or the config's URL and the owner token.
+func daemonTarget() (base, key string, err error) {
+	base = os.Getenv("CORRAL_URL")
+	key = os.Getenv("CORRAL_KEY")
 	if base == "" || key == "" {
 		files, cfg, err := loadConfig("")
 		if err != nil {
-			return nil, err
+			return "", "", err
 		}
 		if base == "" {
 			base = daemonURL(files, cfg)
@@ -45,10 +45,20 @@ func dial(ctx context.Context) (*client.Client, error) {
 		if key == "" {
 			b, err := os.ReadFile(files.OwnerToken)
 			if err != nil {
-				return nil, fmt.Errorf("no CORRAL_KEY and no owner token (%w)", err)
+				return "", "", fmt.Errorf("no CORRAL_KEY and no owner token (%w)", err)
 			}
 			key = strings.TrimSpace(string(b))
 		}
+	}
+	return base, key, nil
+}
+
+// dial connects to the running daemon: CORRAL_URL, else daemonURL;
+// CORRAL_KEY, else the owner token.
+func dial(ctx context.Context) (*client.Client, error) {
+	base, key, err := daemonTarget()
+	if err != nil {
+		return nil, err
 	}
 	c, err := client.Dial(ctx, base, key)
 	var de *client.DialError

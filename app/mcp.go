@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"corral/app/client"
 	"corral/app/mcp"
 )
@@ -128,6 +130,36 @@ func runMCP(args []string) error {
 // MCP server cancels their contexts, which tells the daemon, and closing
 // the connection cancels whatever is left there.
 func serveMCP(ctx context.Context, c *client.Client) error {
+	if base, key, err := daemonTarget(); err == nil {
+		ws, err := dialMCP(ctx, base, key)
+		if err == nil {
+			c.Close() // the relay needs only its own connection
+			r := &relay{out: os.Stdout, maxLine: mcp.DefaultMaxLine, ws: ws, pending: map[string]string{},
+				dial: func(ctx context.Context) (*websocket.Conn, error) { return dialMCP(ctx, base, key) }}
+			go r.read(ws)
+			// A read of stdin does not end when ctx does: a signal
+			// hangs up (the daemon cancels what is running) and returns.
+			done := make(chan error, 1)
+			go func() { done <- r.run(ctx, os.Stdin) }()
+			select {
+			case err := <-done:
+				return err
+			case <-ctx.Done():
+				r.hangUp()
+				return nil
+			}
+		}
+		if !errors.Is(err, errNoMCPWebSocket) {
+			return fmt.Errorf("Corral at %s: %w", base, err)
+		}
+	}
+	return serveMCPAdapter(ctx, c)
+}
+
+// serveMCPAdapter serves MCP in this process, calling the daemon's
+// methods over /ws: for a daemon that does not serve MCP over a
+// WebSocket itself.
+func serveMCPAdapter(ctx context.Context, c *client.Client) error {
 	b := &wsBackend{c: c, dial: dial}
 	defer b.close()
 	// The SDK waits for running handlers before Run returns; closing the

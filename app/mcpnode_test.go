@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,8 +138,19 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 	if out, err := c.CombinedOutput(); err != nil {
 		b.Fatalf("write: %v %s", err, out)
 	}
+	// The cached node folder is keyed by package.json; bench.mjs is
+	// copied there under a name of its own content.
+	script, err := os.ReadFile(filepath.Join("testdata", "mcp-node", "bench.mjs"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := sha256.Sum256(script)
+	benchJS := filepath.Join(node, "bench-"+hex.EncodeToString(sum[:6])+".mjs")
+	if err := os.WriteFile(benchJS, script, 0o644); err != nil {
+		b.Fatal(err)
+	}
 	bench := func(env []string, args ...string) (seq, par float64) {
-		cmd := exec.Command("node", append([]string{filepath.Join(node, "bench.mjs")}, args...)...)
+		cmd := exec.Command("node", append([]string{benchJS}, args...)...)
 		cmd.Dir = node
 		cmd.Env = env
 		out, err := cmd.Output()
@@ -150,6 +163,10 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 		}
 		return res.Sequential, res.Inflight32
 	}
+	// The ceiling of the Go SDK over streamable HTTP: the same bare
+	// server, in this process.
+	bare := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return bareFileServer(refDir) }, nil))
+	defer bare.Close()
 	for b.Loop() {
 		cs, cp := bench(r.agentEnv(),
 			"--tool", "file_read", "--arg", "path=f.txt", "--", r.bin, "mcp")
@@ -159,6 +176,17 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 		// server whose file_read is os.ReadFile, with no daemon, no
 		// policy and no audit behind it.
 		gs, gp := bench(append(os.Environ(), sdkFileServerEnv+"="+refDir), "--tool", "file_read", "--arg", "path=f.txt", "--", os.Args[0])
+		if old := os.Getenv(oldBinEnv); old != "" {
+			// Another build's corral mcp against the same daemon, in the
+			// same round: before and after a change, on the same load.
+			os, op := bench(r.agentEnv(), "--tool", "file_read", "--arg", "path=f.txt", "--", old, "mcp")
+			b.ReportMetric(os, "corral_old_seq/s")
+			b.ReportMetric(op, "corral_old_32/s")
+			b.ReportMetric(os/rs, "old_ratio_seq")
+			b.ReportMetric(op/rp, "old_ratio_32")
+		}
+		hs, hp := bench(os.Environ(), "--tool", "file_read", "--arg", "path=f.txt", "--http", r.url+"/mcp", "--key", r.agentKey)
+		bs, bp := bench(os.Environ(), "--tool", "file_read", "--arg", "path=f.txt", "--http", bare.URL)
 		b.ReportMetric(cs, "corral_seq/s")
 		b.ReportMetric(cp, "corral_32/s")
 		b.ReportMetric(rs, "fsserver_seq/s")
@@ -167,8 +195,34 @@ func BenchmarkMCPNodeFileRead(b *testing.B) {
 		b.ReportMetric(gp, "gosdk_bare_32/s")
 		b.ReportMetric(cs/rs, "ratio_seq")
 		b.ReportMetric(cp/rp, "ratio_32")
+		b.ReportMetric(hs, "corral_http_seq/s")
+		b.ReportMetric(hp, "corral_http_32/s")
+		b.ReportMetric(bs, "gosdk_http_seq/s")
+		b.ReportMetric(bp, "gosdk_http_32/s")
+		b.ReportMetric(hs/bs, "http_ratio_seq")
+		b.ReportMetric(hp/bp, "http_ratio_32")
 	}
 }
+
+// bareFileServer is an MCP server (Go SDK) with one tool, file_read, that
+// reads the file from dir: no daemon, no policy and no audit.
+func bareFileServer(dir string) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "bare", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "file_read"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
+		Path string `json:"path"`
+	}) (*sdk.CallToolResult, any, error) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.Base(in.Path)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
+	})
+	return s
+}
+
+// oldBinEnv names another build of corral whose `corral mcp`
+// BenchmarkMCPNodeFileRead measures too, against the same daemon.
+const oldBinEnv = "CORRAL_BENCH_OLD_BIN"
 
 // sdkFileServerEnv, set to a folder, makes the test binary an MCP server
 // over stdio (Go SDK, `corral mcp`'s GC setting) with one tool, file_read,
@@ -179,16 +233,7 @@ const sdkFileServerEnv = "CORRAL_TEST_SDK_FILE_SERVER"
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(sdkFileServerEnv); dir != "" {
 		tuneGC()
-		s := sdk.NewServer(&sdk.Implementation{Name: "bare", Version: "1"}, nil)
-		sdk.AddTool(s, &sdk.Tool{Name: "file_read"}, func(_ context.Context, _ *sdk.CallToolRequest, in struct {
-			Path string `json:"path"`
-		}) (*sdk.CallToolResult, any, error) {
-			b, err := os.ReadFile(filepath.Join(dir, filepath.Base(in.Path)))
-			if err != nil {
-				return nil, nil, err
-			}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil, nil
-		})
+		s := bareFileServer(dir)
 		if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil {
 			os.Exit(1)
 		}

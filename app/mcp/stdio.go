@@ -81,11 +81,34 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *lineConn) Write(_ context.Context, msg jsonrpc.Message) error {
-	b, err := jsonrpc.EncodeMessage(msg)
+	b, err := encode(msg)
 	if err != nil {
 		return err
 	}
-	return c.writeLine(unescapeHTML(b))
+	return c.writeLine(b)
+}
+
+// encode is jsonrpc.EncodeMessage without HTML escapes (see
+// unescapeHTML). A result, which the SDK has encoded already, is not
+// encoded (compacted, checked) a second time.
+func encode(msg jsonrpc.Message) ([]byte, error) {
+	if r, ok := msg.(*jsonrpc.Response); ok && r.Error == nil && len(r.Result) > 0 && r.ID.IsValid() {
+		id, err := json.Marshal(r.ID.Raw())
+		if err != nil {
+			return nil, err
+		}
+		b := make([]byte, 0, len(r.Result)+len(id)+32)
+		b = append(b, `{"jsonrpc":"2.0","id":`...)
+		b = append(b, id...)
+		b = append(b, `,"result":`...)
+		b = append(b, unescapeHTML(r.Result)...)
+		return append(b, '}'), nil
+	}
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return nil, err
+	}
+	return unescapeHTML(b), nil
 }
 
 func (c *lineConn) writeLine(b []byte) error {
@@ -99,6 +122,13 @@ func (c *lineConn) writeLine(b []byte) error {
 
 // fail answers a bad line with a JSON-RPC error.
 func (c *lineConn) fail(id json.RawMessage, code int64, msg string) {
+	if b := failure(id, code, msg); b != nil {
+		c.writeLine(b)
+	}
+}
+
+// failure is a JSON-RPC error answering id (nil: null).
+func failure(id json.RawMessage, code int64, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -107,9 +137,10 @@ func (c *lineConn) fail(id json.RawMessage, code int64, msg string) {
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
-	if err == nil {
-		c.writeLine(b)
+	if err != nil {
+		return nil
 	}
+	return b
 }
 
 func (c *lineConn) readLoop(max int) {
@@ -173,18 +204,24 @@ func (c *lineConn) skipLine(r *bufio.Reader) bool {
 // decode turns one line into a message, or answers why it cannot and
 // returns nil.
 func (c *lineConn) decode(line []byte) jsonrpc.Message {
+	return decode(line, c.fail)
+}
+
+// decode turns one message into a jsonrpc.Message, or answers why it
+// cannot with fail and returns nil.
+func decode(line []byte, fail func(id json.RawMessage, code int64, msg string)) jsonrpc.Message {
 	line = bytes.TrimSpace(line)
 	if !utf8.Valid(line) || !json.Valid(line) {
-		c.fail(nil, jsonrpc.CodeParseError, "The line is not valid JSON.")
+		fail(nil, jsonrpc.CodeParseError, "The line is not valid JSON.")
 		return nil
 	}
 	switch line[0] {
 	case '{':
 	case '[':
-		c.fail(nil, jsonrpc.CodeInvalidRequest, "Batches are not supported: send one message per line.")
+		fail(nil, jsonrpc.CodeInvalidRequest, "Batches are not supported: send one message per line.")
 		return nil
 	default:
-		c.fail(nil, jsonrpc.CodeInvalidRequest, "A message must be a JSON object.")
+		fail(nil, jsonrpc.CodeInvalidRequest, "A message must be a JSON object.")
 		return nil
 	}
 	var env struct {
@@ -193,7 +230,7 @@ func (c *lineConn) decode(line []byte) jsonrpc.Message {
 		Method  *string         `json:"method"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
-		c.fail(nil, jsonrpc.CodeInvalidRequest, "The message's members have the wrong types.")
+		fail(nil, jsonrpc.CodeInvalidRequest, "The message's members have the wrong types.")
 		return nil
 	}
 	id := env.ID
@@ -201,7 +238,7 @@ func (c *lineConn) decode(line []byte) jsonrpc.Message {
 		id = nil
 	}
 	if env.JSONRPC != "2.0" {
-		c.fail(id, jsonrpc.CodeInvalidRequest, `The message must have "jsonrpc": "2.0".`)
+		fail(id, jsonrpc.CodeInvalidRequest, `The message must have "jsonrpc": "2.0".`)
 		return nil
 	}
 	msg, err := jsonrpc.DecodeMessage(line)
@@ -209,7 +246,7 @@ func (c *lineConn) decode(line []byte) jsonrpc.Message {
 		if env.Method == nil && env.ID != nil {
 			return nil // a malformed response: there is nobody to answer
 		}
-		c.fail(id, jsonrpc.CodeInvalidRequest, "The message is not a valid JSON-RPC request: "+err.Error())
+		fail(id, jsonrpc.CodeInvalidRequest, "The message is not a valid JSON-RPC request: "+err.Error())
 		return nil
 	}
 	return msg

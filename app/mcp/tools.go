@@ -38,6 +38,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -67,6 +68,15 @@ import (
 // Backend performs one Corral method as the connected client.
 type Backend interface {
 	Call(ctx context.Context, method string, params any) (json.RawMessage, error)
+}
+
+// ValueBackend is a Backend in the daemon's own process, which can hand
+// over a method's result as the value it is in its wire form (a text
+// read as wire.TextShape), sparing file_read encoding it to JSON and
+// decoding it again.
+type ValueBackend interface {
+	Backend
+	CallValue(ctx context.Context, method string, params any) (any, error)
 }
 
 // Context is the optional request context of PROTOCOL.md section 4.
@@ -424,6 +434,9 @@ type Options struct {
 	// and longest timeout_ms; 0 means execbox.DefaultTimeout, the
 	// config's default.
 	CommandTimeout time.Duration
+	// SessionID names each new session over streamable HTTP (the SDK's
+	// ServerOptions.GetSessionID); nil: the SDK's random text.
+	SessionID func() string
 }
 
 // minCommandTimeout is run_command's shortest timeout_ms, the shortest
@@ -447,7 +460,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	if o.ActsForOthers {
 		instructions += contextRules
 	}
-	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{Instructions: instructions})
+	s := sdk.NewServer(&sdk.Implementation{Name: "corral", Title: "Corral", Version: version}, &sdk.ServerOptions{Instructions: instructions, GetSessionID: o.SessionID})
 	r := registry{s: s, b: b, schemas: map[string]*jsonschema.Schema{}, withContext: o.ActsForOthers}
 	maxLines := float64(fsbox.MaxReadLines)
 	lines := func(p map[string]*jsonschema.Schema) {
@@ -534,10 +547,19 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 // validator's, sees it; every other call goes on to that validation
 // (which then finds nothing) and to the SDK's defaults, except that
 // optional arguments given as null are dropped (null means "not given").
+// aliases are the tools' names before this one: a call by an old name is
+// the tool's, though the list shows only the new name.
+var aliases = map[string]string{"create_directory": "folder_create"}
+
 func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			r, ok := req.(*sdk.CallToolRequest)
+			if ok && r.Params != nil {
+				if name, ok := aliases[r.Params.Name]; ok {
+					r.Params.Name = name
+				}
+			}
 			if !ok || r.Params == nil || schemas[r.Params.Name] == nil {
 				return next(ctx, method, req)
 			}
@@ -603,10 +625,13 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 				return refuse(msg), nil
 			}
 			res, err := next(ctx, method, req)
-			if tr, ok := res.(*sdk.CallToolResult); ok && tr.IsError && len(tr.Content) == 1 {
-				if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
-					tc.Text = schemaMismatch(name, tc.Text)
+			if tr, ok := res.(*sdk.CallToolResult); ok {
+				if tr.IsError && len(tr.Content) == 1 {
+					if tc, ok := tr.Content[0].(*sdk.TextContent); ok {
+						tc.Text = schemaMismatch(name, tc.Text)
+					}
 				}
+				return oneTextResult{tr}, err
 			}
 			return res, err
 		}
@@ -951,10 +976,6 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			w.Offset, w.Limit = max(1, n.TotalLines-in.Tail+1), in.Tail
 			in.Offset = w.Offset
 		}
-		raw, err := b.Call(ctx, method, w)
-		if err != nil {
-			return nil, nil, toolError(err)
-		}
 		var r struct {
 			Type        string  `json:"type"`
 			Path        string  `json:"path"`
@@ -968,8 +989,17 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 			TruncatedBy *string `json:"truncatedBy"`
 			Encoding    string  `json:"encoding"`
 		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
+		raw, err := readRaw(ctx, b, method, w, func(t wire.TextShape) {
+			r.Type, r.Path, r.Bytes, r.Content, r.TotalLines, r.OutputLines, r.Truncated, r.TruncatedBy, r.Encoding =
+				t.Type, t.Path, t.Bytes, t.Content, t.TotalLines, t.OutputLines, t.Truncated, t.TruncatedBy, t.Encoding
+		})
+		if err != nil {
+			return nil, nil, toolError(err)
+		}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return nil, nil, err
+			}
 		}
 		if r.Type == "image" {
 			if n := base64.StdEncoding.EncodedLen(int(r.Bytes)); n > maxAnswer-answerSlack {
@@ -994,8 +1024,83 @@ func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
 		if r.Encoding != "" {
 			text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
 		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: raw}, nil, nil
+		// structuredContent as a value, not raw: encoding/json checks
+		// and compacts a json.RawMessage byte by byte, several times
+		// slower than it escapes a string, and the content is most of it.
+		var structured any = raw
+		if r.Type == "text" {
+			structured = wire.TextShape{Type: r.Type, Path: r.Path, Content: r.Content, Bytes: r.Bytes, TotalLines: r.TotalLines,
+				OutputLines: r.OutputLines, Truncated: r.Truncated, TruncatedBy: r.TruncatedBy, Encoding: r.Encoding}
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: structured}, nil, nil
 	}
+}
+
+// oneTextResult is a tool's result that encodes a single text content
+// and a structuredContent in one pass (rpc.AppendString, TextShape's
+// AppendJSON, a raw answer as it came); the SDK encodes a text content
+// and then checks and compacts it, and compacts the whole again, byte by
+// byte. Any other result encodes as the SDK's.
+type oneTextResult struct{ *sdk.CallToolResult }
+
+func (r oneTextResult) MarshalJSON() ([]byte, error) {
+	res := r.CallToolResult
+	tc, ok := (*sdk.TextContent)(nil), len(res.Content) == 1 && res.Meta == nil
+	if ok {
+		tc, ok = res.Content[0].(*sdk.TextContent)
+	}
+	if !ok || tc.Meta != nil || tc.Annotations != nil {
+		return res.MarshalJSON()
+	}
+	var structured []byte
+	switch v := res.StructuredContent.(type) {
+	case nil:
+	case json.RawMessage:
+		structured = v
+	case wire.TextShape:
+		structured = v.AppendJSON(make([]byte, 0, len(v.Content)+256))
+	default:
+		return res.MarshalJSON()
+	}
+	// The rest (isError, and the resultType the SDK may set) as the SDK
+	// writes it, after the members built here.
+	rest := *res
+	rest.Content, rest.StructuredContent = nil, nil
+	tail, err := rest.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	tail, ok = bytes.CutPrefix(tail, []byte(`{"content":null`))
+	if !ok {
+		return res.MarshalJSON()
+	}
+	b := make([]byte, 0, len(tc.Text)+len(structured)+len(tail)+64)
+	b = append(b, `{"content":[{"type":"text","text":`...)
+	b = rpc.AppendString(b, tc.Text)
+	b = append(b, "}]"...)
+	if structured != nil {
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, structured...)
+	}
+	return append(b, tail...), nil
+}
+
+// readRaw performs a file.read: from a ValueBackend, a text comes to
+// text as it is and raw is nil; anything else comes as JSON.
+func readRaw(ctx context.Context, b Backend, method string, w readWire, text func(wire.TextShape)) (json.RawMessage, error) {
+	vb, ok := b.(ValueBackend)
+	if !ok {
+		return b.Call(ctx, method, w)
+	}
+	v, err := vb.CallValue(ctx, method, w)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := v.(wire.TextShape); ok {
+		text(t)
+		return nil, nil
+	}
+	return rpc.Marshal(v)
 }
 
 // maxAnswer is the largest answer a tool gives, encoded: clients take
@@ -1200,6 +1305,9 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 				json.Unmarshal(raw, &f.readOut)
 			} else if o, ok := r.StructuredContent.(readOut); ok {
 				f.readOut = o
+			} else if o, ok := r.StructuredContent.(wire.TextShape); ok {
+				f.readOut = readOut{Type: o.Type, Path: o.Path, Bytes: o.Bytes, Content: o.Content, TotalLines: o.TotalLines,
+					OutputLines: o.OutputLines, Truncated: o.Truncated, TruncatedBy: o.TruncatedBy, Encoding: o.Encoding}
 			}
 			out.Files = append(out.Files, f)
 		}

@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/mcp"
@@ -46,6 +49,15 @@ func (k kindError) Kind() string {
 }
 
 func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	res, err := b.CallValue(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return rpc.Marshal(res) // as /ws writes it: a URL's "&" stays "&"
+}
+
+// CallValue is Call's result before it is encoded (mcp.ValueBackend).
+func (b mcpBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, err
@@ -70,7 +82,7 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 	if err != nil {
 		return nil, kindError{rpc.FromError(err)}
 	}
-	return rpc.Marshal(res) // as /ws writes it: a URL's "&" stays "&"
+	return res, nil
 }
 
 // mcpServers holds one MCP server per authenticated client, and which
@@ -86,8 +98,10 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 type mcpServers struct {
 	mu       sync.Mutex
 	servers  map[string]*sdk.Server
-	sessions map[string]*mcpSession // Mcp-Session-Id → who opened it, when last used
-	opening  map[string]int         // client → new sessions being opened now
+	resumed  map[*sdk.Server]resumed  // the servers made to resume one session each (see resume)
+	resuming map[string]chan struct{} // session id → closed when its resume is over
+	sessions map[string]*mcpSession   // Mcp-Session-Id → who opened it, when last used
+	opening  map[string]int           // client → new sessions being opened now
 	handler  http.Handler
 	now      func() time.Time
 }
@@ -110,12 +124,9 @@ const (
 // prune forgets client's sessions that its server no longer has (closed
 // idle by the SDK, deleted, or never initialised). ms.mu is held.
 func (ms *mcpServers) prune(client string) {
-	srv := ms.servers[client]
 	live := map[string]bool{}
-	if srv != nil {
-		for ss := range srv.Sessions() {
-			live[ss.ID()] = true
-		}
+	for _, ss := range ms.live(client) {
+		live[ss.ID()] = true
 	}
 	for sid, e := range ms.sessions {
 		if e.client == client && !live[sid] {
@@ -167,16 +178,188 @@ func (ms *mcpServers) open(client string) bool {
 		victims = append(victims, oldest)
 	}
 	ms.opening[client]++
-	srv := ms.servers[client]
+	var live []*sdk.ServerSession
+	if len(victims) > 0 {
+		live = ms.live(client)
+	}
 	ms.mu.Unlock()
-	if len(victims) > 0 && srv != nil {
-		for ss := range srv.Sessions() {
-			if slices.Contains(victims, ss.ID()) {
-				ss.Close() // idle: nothing in progress to wait for
-			}
+	for _, ss := range live {
+		if slices.Contains(victims, ss.ID()) {
+			ss.Close() // idle: nothing in progress to wait for
 		}
 	}
 	return true
+}
+
+// live lists the sessions client's servers hold, and forgets the servers
+// made to resume a session once that session has ended. ms.mu is held.
+func (ms *mcpServers) live(client string) []*sdk.ServerSession {
+	var out []*sdk.ServerSession
+	if srv := ms.servers[client]; srv != nil {
+		for ss := range srv.Sessions() {
+			out = append(out, ss)
+		}
+	}
+	for srv, rs := range ms.resumed {
+		if rs.client != client {
+			continue
+		}
+		n := 0
+		for ss := range srv.Sessions() {
+			out = append(out, ss)
+			n++
+		}
+		if n == 0 && ms.resuming[rs.sid] == nil {
+			delete(ms.resumed, srv)
+		}
+	}
+	return out
+}
+
+// resumed is what mcpServers knows of a server made to resume a session.
+type resumed struct{ client, sid string }
+
+// An MCP session id Corral hands out is random text, a dot and a MAC of
+// the text and the client under a key derived from the owner token
+// (mcpSessionMAC). So a daemon that no longer holds a session (it
+// restarted, or closed the session idle or to make room) still knows an
+// id it handed to this client, and opens that session again (resume)
+// rather than answer 404: no SDK client starts a new session by itself,
+// so the agent app would need a restart. An id presented with another
+// client's key, or made up, is not resumed.
+func (s *Server) mcpSessionID(client string) string {
+	r := rand.Text()
+	return r + "." + s.mcpSessionMAC(client, r)
+}
+
+func (s *Server) mcpSessionMAC(client, r string) string {
+	return s.secretKey.secretFor("mcp-session", client+"\x00"+r)[:22]
+}
+
+// mcpSessionOurs says whether sid is an id mcpSessionID made for client.
+func (s *Server) mcpSessionOurs(client, sid string) bool {
+	r, mac, ok := strings.Cut(sid, ".")
+	return ok && r != "" && hmac.Equal([]byte(mac), []byte(s.mcpSessionMAC(client, r)))
+}
+
+// resumeKey carries, on the initialize that resume makes, the server
+// that opens the resumed session.
+type resumeKey struct{}
+
+// resume opens session sid of caller again, when none of the client's
+// servers holds it: a server of its own whose one session id is sid
+// (newServer) is initialized as the client did at first, with the
+// protocol version the client's request names, so the request goes on
+// as if the session had never ended. Only one resume of an id runs at
+// once; others wait for it. It says false when the session could not be
+// opened: busy when every other session of the key is in use (the
+// bound of open).
+func (ms *mcpServers) resume(ctx context.Context, caller sandbox.Caller, orig *http.Request, sid string, newServer func(sid string) *sdk.Server) (ok, busy bool) {
+	held := func() bool {
+		for _, ss := range ms.live(caller.Client) {
+			if ss.ID() == sid {
+				return true
+			}
+		}
+		return false
+	}
+	ms.mu.Lock()
+	if held() {
+		ms.mu.Unlock()
+		return true, false
+	}
+	if ch := ms.resuming[sid]; ch != nil {
+		ms.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false, false
+		}
+		ms.mu.Lock()
+		defer ms.mu.Unlock()
+		return held(), false
+	}
+	ch := make(chan struct{})
+	ms.resuming[sid] = ch
+	ms.mu.Unlock()
+	defer func() {
+		ms.mu.Lock()
+		delete(ms.resuming, sid)
+		ms.mu.Unlock()
+		close(ch)
+	}()
+	if !ms.open(caller.Client) {
+		return false, true
+	}
+	srv := newServer(sid)
+	ms.mu.Lock()
+	ms.resumed[srv] = resumed{client: caller.Client, sid: sid}
+	ms.mu.Unlock()
+	version := orig.Header.Get("Mcp-Protocol-Version")
+	if version == "" {
+		version = "2025-03-26" // what the spec says a server assumes without the header
+	}
+	ctx = context.WithValue(context.WithValue(context.WithoutCancel(ctx), callerKey{}, caller), resumeKey{}, srv)
+	post := func(sid string, msg any) (*statusRecorder, error) {
+		body, err := json.Marshal(msg)
+		if err != nil {
+			return nil, err
+		}
+		r, err := http.NewRequestWithContext(ctx, http.MethodPost, orig.URL.String(), bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			r.Header.Set("Mcp-Session-Id", sid)
+			r.Header.Set("Mcp-Protocol-Version", version)
+		}
+		w := &statusRecorder{header: http.Header{}}
+		ms.handler.ServeHTTP(w, r)
+		return w, nil
+	}
+	type initParams struct {
+		ProtocolVersion string         `json:"protocolVersion"`
+		Capabilities    struct{}       `json:"capabilities"`
+		ClientInfo      map[string]any `json:"clientInfo"`
+	}
+	w, err := post("", map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize",
+		"params": initParams{ProtocolVersion: version, ClientInfo: map[string]any{"name": "resumed", "version": "0"}}})
+	got := ""
+	if err == nil && w.code == http.StatusOK {
+		got = w.header.Get("Mcp-Session-Id")
+	}
+	if got == sid {
+		_, err = post(sid, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	}
+	ok = got == sid && err == nil
+	if got != "" {
+		ms.opened(caller.Client, got)
+	} else {
+		ms.opened(caller.Client, "")
+	}
+	return ok, false
+}
+
+// statusRecorder keeps the status and headers of a request made on a
+// client's behalf; the body is dropped.
+type statusRecorder struct {
+	header http.Header
+	code   int
+}
+
+func (w *statusRecorder) Header() http.Header { return w.header }
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+}
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return len(b), nil
 }
 
 // opened ends what open began: sid is the new session ("" when none was
@@ -243,15 +426,22 @@ func (s *Server) mcpSessions(client string) int {
 // call it names. A POST whose client goes away before its answer cancels
 // the call as notifications/cancelled would.
 func (s *Server) mcpHandler() http.Handler {
-	ms := &mcpServers{servers: map[string]*sdk.Server{}, sessions: map[string]*mcpSession{}, opening: map[string]int{}, now: s.now}
+	ms := &mcpServers{servers: map[string]*sdk.Server{}, sessions: map[string]*mcpSession{}, opening: map[string]int{},
+		resumed: map[*sdk.Server]resumed{}, resuming: map[string]chan struct{}{}, now: s.now}
 	s.mcp = ms
+	newServer := func(caller sandbox.Caller, sessionID func() string) *sdk.Server {
+		return mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: s.cfg.Exec.Timeout.D(), SessionID: sessionID})
+	}
 	ms.handler = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+		if srv, ok := r.Context().Value(resumeKey{}).(*sdk.Server); ok {
+			return srv
+		}
 		caller, _ := r.Context().Value(callerKey{}).(sandbox.Caller)
 		ms.mu.Lock()
 		defer ms.mu.Unlock()
 		srv, ok := ms.servers[caller.Client]
 		if !ok {
-			srv = mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: s.cfg.Exec.Timeout.D()})
+			srv = newServer(caller, func() string { return s.mcpSessionID(caller.Client) })
 			ms.servers[caller.Client] = srv
 		}
 		return srv
@@ -286,6 +476,10 @@ func (s *Server) mcpHandler() http.Handler {
 			}
 			defer s.releaseConn(caller.Client)
 		}
+		if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) {
+			s.serveMCPWebSocket(w, r, caller, tok)
+			return
+		}
 		sid := r.Header.Get("Mcp-Session-Id")
 		rec := &sessionRecorder{ResponseWriter: w}
 		if sid != "" {
@@ -293,6 +487,19 @@ func (s *Server) mcpHandler() http.Handler {
 			if !mine {
 				http.Error(w, "Session not found.", http.StatusNotFound)
 				return
+			}
+			if e == nil && r.Method != http.MethodDelete && s.mcpSessionOurs(caller.Client, sid) {
+				// Not held (the daemon restarted, or closed it): open it again.
+				ok, busy := ms.resume(r.Context(), caller, r, sid, func(sid string) *sdk.Server {
+					return newServer(caller, func() string { return sid })
+				})
+				if busy {
+					http.Error(w, fmt.Sprintf("%s already has %d MCP sessions, each with a request in progress, the most one key may hold; end one (DELETE /mcp with its Mcp-Session-Id) or wait for one to finish.", caller.Client, maxMCPSessionsPerClient), http.StatusTooManyRequests)
+					return
+				}
+				if ok {
+					e, _ = ms.begin(sid, caller.Client)
+				}
 			}
 			defer ms.end(e)
 			if r.Method == http.MethodDelete {

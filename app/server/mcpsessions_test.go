@@ -74,8 +74,14 @@ func TestMCPSessionsPerKeyBounded(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(body, "alice-agent") || strings.Contains(body, `"isError":true`) {
 		t.Errorf("session_info on the newest session: %d %s", code, body)
 	}
-	if code, _, _ := mcpPost(t, h, aliceKey, first, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusNotFound {
-		t.Errorf("the oldest session after 200 more: %d, want 404 (closed)", code)
+	// The oldest was closed to make room; presented again, it is opened
+	// again (resumed, see TestMCPSessionResumedOnlyForItsKey) in place
+	// of another idle one, and the bound holds.
+	if code, _, body := mcpPost(t, h, aliceKey, first, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusOK {
+		t.Errorf("the oldest session after 200 more: %d %s, want it resumed", code, body)
+	}
+	if n := h.srv.mcpSessions("alice-agent"); n > maxMCPSessionsPerClient {
+		t.Errorf("after a resume alice holds %d MCP sessions; want at most %d", n, maxMCPSessionsPerClient)
 	}
 	if code, _, body := mcpPost(t, h, bobKey, bobSID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
 		t.Errorf("bob's session after alice's 200: %d %s", code, body)
@@ -183,5 +189,47 @@ func TestMCPCallsShareTheAgentsPlaces(t *testing.T) {
 	}
 	for len(places) > 0 {
 		<-places
+	}
+}
+
+// TestMCPSessionResumedOnlyForItsKey: a session the daemon no longer
+// holds (here ended with DELETE; after a restart it is the same) is
+// opened again when its own key presents its id, and works; the same id
+// with another key, or an id Corral did not make, is not found.
+func TestMCPSessionResumedOnlyForItsKey(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	code, sid, _ := mcpPost(t, h, aliceKey, "", mcpInitialize)
+	if code != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d, session %q", code, sid)
+	}
+	req, _ := http.NewRequest(http.MethodDelete, h.url+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	req.Header.Set("Mcp-Session-Id", sid)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE: %v %v", err, resp)
+	}
+	if n := h.srv.mcpSessions("alice-agent"); n != 0 {
+		t.Fatalf("sessions after DELETE: %d", n)
+	}
+	if code, _, body := mcpPost(t, h, bobKey, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Errorf("alice's session id with bob's key: %d %s; want 404", code, body)
+	}
+	forged := "AAAAAAAAAAAAAAAAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAA"
+	if code, _, body := mcpPost(t, h, aliceKey, forged, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Errorf("a made-up session id: %d %s; want 404", code, body)
+	}
+	code, got, body := mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"session_info","arguments":{}}}`)
+	if code != http.StatusOK || !strings.Contains(body, "alice-agent") || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("session_info on the resumed session: %d %s", code, body)
+	}
+	if got != "" && got != sid {
+		t.Errorf("the resumed session answered as %q, want %q", got, sid)
+	}
+	if n := h.srv.mcpSessions("alice-agent"); n != 1 {
+		t.Errorf("alice's sessions after the resume: %d, want 1", n)
+	}
+	if n := h.srv.mcpSessions("bob-agent"); n != 0 {
+		t.Errorf("bob's sessions: %d, want 0", n)
 	}
 }
