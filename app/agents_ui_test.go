@@ -364,7 +364,7 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	}
 	// The unused agent of the config file is listed after the one added
 	// here, its Connect not the green one; its dialog says where its key is.
-	if got := evalJS[[]string](b, `[...document.querySelectorAll('#agent-list li')].map(li => li.dataset.name + (li.querySelector('[data-act="connect"]').classList.contains('primary') ? ' primary' : ''))`); len(got) != 2 || got[0] != "dana-desktop primary" || got[1] != "local-agent" {
+	if got := evalJS[[]string](b, `[...document.querySelectorAll('#agent-list > li')].map(li => li.dataset.name + (li.querySelector('[data-act="connect"]').classList.contains('primary') ? ' primary' : ''))`); len(got) != 2 || got[0] != "dana-desktop primary" || got[1] != "local-agent" {
 		t.Errorf("agent rows %q, want dana-desktop (primary Connect) first, then local-agent", got)
 	}
 	b.click(`#agent-list li[data-name="local-agent"] button[data-act="connect"]`)

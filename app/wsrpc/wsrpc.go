@@ -192,6 +192,7 @@ type Peer struct {
 	flightMu  sync.Mutex
 	inflight  map[string][]*context.CancelFunc // by request id: cancelled by $/cancelRequest
 	draining  atomic.Bool                      // shutting down: let in-flight calls answer
+	drainMu   sync.Mutex                       // orders calls.Add before Shutdown's calls.Wait
 	goingAway atomic.Bool                      // close with 1001 instead of 1000
 }
 
@@ -295,11 +296,27 @@ func (p *Peer) readLoop() {
 		if end := j.end; big {
 			j.end = func() { end(); release() }
 		}
-		p.calls.Add(1)
+		if !p.addCall() {
+			j.end() // Shutdown began while it was read: not taken
+			return
+		}
 		if !p.hand(j) {
 			return
 		}
 	}
+}
+
+// addCall counts a call in flight unless Shutdown has begun: a
+// WaitGroup must not go up from zero while Shutdown waits on it (the race
+// detector caught a call read as the daemon shut down).
+func (p *Peer) addCall() bool {
+	p.drainMu.Lock()
+	defer p.drainMu.Unlock()
+	if p.draining.Load() {
+		return false
+	}
+	p.calls.Add(1)
+	return true
 }
 
 // readFrame reads the next frame. One larger than BigFrameBytes is read
@@ -711,7 +728,9 @@ func (p *Peer) Close() {
 // through — on an approval, say — see their context cancelled, so they
 // too answer before the connection closes with "going away".
 func (p *Peer) Shutdown(ctx context.Context) {
+	p.drainMu.Lock()
 	p.draining.Store(true)
+	p.drainMu.Unlock()
 	p.ws.SetReadDeadline(time.Now())
 	waited := make(chan struct{})
 	go func() { p.calls.Wait(); close(waited) }()

@@ -14,7 +14,7 @@ import (
 
 // recordedOps finds, in the module's Go sources (tests left out), every
 // string that is recorded as an event's operation: arguments of record
-// and begin calls, Op fields of literals and values assigned to op or .Op.
+// and begin/beginOn calls, Op fields of literals and values assigned to op or .Op.
 func recordedOps(t *testing.T, root string) map[string]string {
 	t.Helper()
 	name := regexp.MustCompile(`^[a-z]+\.[a-z_]+$`)
@@ -56,7 +56,7 @@ func recordedOps(t *testing.T, root string) map[string]string {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch x := n.(type) {
 			case *ast.CallExpr:
-				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "record" || sel.Sel.Name == "begin") {
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "record" || sel.Sel.Name == "begin" || sel.Sel.Name == "beginOn") {
 					for _, a := range x.Args {
 						note(fset, a)
 					}
