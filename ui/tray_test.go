@@ -435,6 +435,16 @@ func TestSettingsWindow(t *testing.T) {
 	if got := h.lastOpened(); got != "/home/alice/.config/corral/config.toml" {
 		t.Errorf("opened %q", got)
 	}
+	// Change settings… opens the dashboard's Settings page.
+	test.Tap(w.change)
+	h.loop.flush()
+	if got := h.lastOpened(); !strings.HasSuffix(got, "#settings") || !strings.Contains(got, "/login?code=") {
+		t.Errorf("Change settings… opened %q, want a dashboard login at #settings", got)
+	}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		w.win.Resize(fyne.NewSize(560, 640))
+		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-settings.png"))
+	}
 	if w.autostart.Checked || w.autostart.Text != labelAutostart {
 		t.Fatal("autostart shown as on")
 	}

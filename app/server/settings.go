@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -484,4 +485,40 @@ func (s *Server) StopLAN() {
 		ln.Close()
 	}
 	s.finishConns(func(c *conn) bool { return c.deviceID != "" })
+}
+
+// SettingLine is one setting as the tray's Settings window shows it.
+type SettingLine struct {
+	Label, Value string
+	// RestartNeeded: config.toml holds another value, in effect after a
+	// restart (Value is the one in effect now).
+	RestartNeeded bool
+}
+
+// SettingLines are the settings of the Settings page, in its order, with
+// the values in effect, written for reading.
+func (s *Server) SettingLines() []SettingLine {
+	r := s.settingsNow()
+	out := make([]SettingLine, 0, len(r.Settings))
+	for _, st := range r.Settings {
+		v := ""
+		switch x := st.Value.(type) {
+		case bool:
+			v = map[bool]string{true: "on", false: "off"}[x]
+		case []string:
+			v = strings.Join(x, ", ")
+			if v == "" {
+				v = "none"
+			}
+		case string:
+			v = x
+			if v == "" {
+				v = "(none)"
+			}
+		default:
+			v = fmt.Sprint(x)
+		}
+		out = append(out, SettingLine{Label: st.Label, Value: v, RestartNeeded: st.RestartNeeded})
+	}
+	return out
 }

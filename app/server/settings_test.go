@@ -154,7 +154,6 @@ func TestSettingsInvalidRefused(t *testing.T) {
 	}
 }
 
-
 // A setting the running daemon cannot change is saved and listed as
 // waiting for a restart; corral.restart calls the daemon's restart.
 func TestSettingsRestartNeeded(t *testing.T) {

@@ -13,11 +13,12 @@ import { Devices } from './devices.js';
 import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
+import { Settings } from './settings.js';
 import { Notifier } from './notify.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', shared: 'Shared links', agents: 'Agents' };
+const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', shared: 'Shared links', agents: 'Agents', settings: 'Settings' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 // The cookie's second secret: the owner's tab got it from the one-time
@@ -170,7 +171,8 @@ const devices = new Devices(app);
 const agents = new Agents(app);
 const shared = new SharedLinks(app);
 const changes = new Changes(app);
-const views = { approvals, activity, changes, rules, files, devices, shared, agents };
+const settings = new Settings(app);
+const views = { approvals, activity, changes, rules, files, devices, shared, agents, settings };
 
 function route() {
   let raw = location.hash.replace(/^#\/?/, '');
