@@ -13,9 +13,10 @@ import (
 )
 
 // config.toml while Corral runs (docs/owner.md "Agents and people"): [[users]]
-// and [[clients]] take effect at once; other sections need a restart,
-// which the dashboard says; a file that does not parse or validate keeps
-// what runs and shows the same message start-up would.
+// and [[clients]] take effect at once, and so do the settings settings.go
+// applies live; other changes need a restart, which the dashboard says; a
+// file that does not parse or validate keeps what runs and shows the same
+// message start-up would.
 
 type reloadState struct {
 	mu      sync.Mutex
