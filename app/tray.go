@@ -195,6 +195,9 @@ func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
 	}
 	p, err := c.s.StartPairing(ctx, "tray")
 	if err != nil {
+		if c.s.LANURL() == "" {
+			return ui.PairCode{}, lanOff{err} // the window offers Turn on the LAN
+		}
 		return ui.PairCode{}, err
 	}
 	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires, Fingerprint: p.Fingerprint}, nil
@@ -252,4 +255,17 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// lanOff is StartPairing's error while the LAN is off: its sentence, and
+// ui.ErrLANOff to errors.Is.
+type lanOff struct{ error }
+
+func (lanOff) Is(target error) bool { return target == ui.ErrLANOff }
+
+// TurnOnLAN turns the LAN on as the dashboard's Settings page does: the
+// one line of config.toml, audited, and the LAN listener opened at once.
+func (c trayControl) TurnOnLAN(ctx context.Context) error {
+	_, err := c.s.SetSettings(ctx, "tray", map[string]any{"server.lan": true})
+	return err
 }

@@ -302,12 +302,25 @@ func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
 	if len(a.Values) == 0 || len(a.Values) > len(settingDefs) {
 		return nil, errs.New(errs.InvalidParams, "", "Give the settings to change in values, as {\"key\": value}.")
 	}
-	keys := make([]string, 0, len(a.Values))
-	for k := range a.Values {
+	applied, err := x.s.SetSettings(ctx, c.caller.Client, a.Values)
+	if err != nil {
+		return nil, err
+	}
+	r := x.s.settingsNow()
+	r.Applied = applied
+	return r, nil
+}
+
+// SetSettings writes values (config.toml keys, as settings.set takes
+// them) into config.toml and applies at once those the running Corral
+// can; it returns those. by names who asked, for the audit log. The tray
+// turns the LAN on through it.
+func (s *Server) SetSettings(ctx context.Context, by string, values map[string]any) ([]string, error) {
+	keys := make([]string, 0, len(values))
+	for k := range values {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	s := x.s
 	s.settings.write.Lock()
 	defer s.settings.write.Unlock()
 	data, err := os.ReadFile(s.cfg.Path)
@@ -321,7 +334,7 @@ func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
 		if !ok {
 			return nil, errs.New(errs.InvalidParams, "", "%q is not a setting the Settings page changes.", k)
 		}
-		v, err := valueOf(d, a.Values[k])
+		v, err := valueOf(d, values[k])
 		if err != nil {
 			return nil, err
 		}
@@ -341,7 +354,7 @@ func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
 		return nil, errs.Wrap(err, errs.InvalidParams, "", "%s", err.Error())
 	}
 	// Audited before anything changes.
-	if err := s.record(ctx, c.caller.Client, "settings.set", s.cfg.Path, strings.Join(changes, "; ")); err != nil {
+	if err := s.record(ctx, by, "settings.set", s.cfg.Path, strings.Join(changes, "; ")); err != nil {
 		return nil, err
 	}
 	if !slices.Equal(text, data) {
@@ -350,15 +363,10 @@ func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
 		}
 	}
 	applied, err := s.applyLive(cfg, keys)
-	r := s.settingsNow()
-	r.Applied = applied
-	if r.Applied == nil {
-		r.Applied = []string{}
+	if applied == nil {
+		applied = []string{}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return applied, err
 }
 
 // writeConfig replaces path by data atomically (a temporary file synced,
