@@ -302,7 +302,7 @@ func (p *lanPairer) TurnOnLAN(ctx context.Context) error {
 
 type lanOffErr struct{}
 
-func (lanOffErr) Error() string { return "Pairing needs the LAN, which is off." }
+func (lanOffErr) Error() string   { return "Pairing needs the LAN, which is off." }
 func (lanOffErr) Is(t error) bool { return t == ErrLANOff }
 
 // With the LAN off, the pairing window offers Turn on the LAN; one tap
