@@ -121,6 +121,8 @@ func desktop(ctx context.Context, d *daemon.Daemon, listen string, desk ui.Deskt
 		Events:  d.Store,
 		Icons:   ui.Icons{App: assets.Icon, Tray: assets.IconTray, Pending: assets.IconPending, Paused: assets.IconPaused},
 		Logger:  d.Log,
+		// desktop.notifications, as the Settings page last set it.
+		NotifyOff: func() bool { return srv.Setting("desktop.notifications") == false },
 	}
 	if exe, err := os.Executable(); err == nil {
 		if a, err := ui.NewXDGAutostart(os.Getenv, exe); err == nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -627,5 +628,19 @@ func TestDialogFitsShortRequest(t *testing.T) {
 	d := h.tray.dialog
 	if got, need := d.scroll.Size().Height, d.form.MinSize().Height; got < need {
 		t.Errorf("details get %v of the %v they need", got, need)
+	}
+}
+
+// Desktop notifications follow the owner's setting as it is now: turned
+// off on the Settings page, the next question sends none.
+func TestNotifyFollowsTheSetting(t *testing.T) {
+	var off atomic.Bool
+	h := newHarness(t, func(c *Config) { c.NotifyOff = off.Load })
+	if !h.tray.notify() {
+		t.Error("notifications off while the setting is on")
+	}
+	off.Store(true)
+	if h.tray.notify() {
+		t.Error("notifications on after the setting was turned off")
 	}
 }

@@ -56,6 +56,17 @@ var settingDefs = []settingDef{
 	{"links.max_expiry", "Links", "The longest a link may be asked to work", "", "duration", true},
 	{"links.save_result_max_kb", "Links", "Largest result page (KiB)", "", "int", true},
 	{"audit.retention", "Activity log", "How long the log is kept", "", "duration", false},
+	{"desktop.notifications", "Notifications", "Desktop notifications for questions", "The tray app shows a notification with each question, where the desktop has a notification service.", "bool", true},
+}
+
+// Setting is the value of a setting (a key of settingDefs) in effect
+// now, as config.Value gives it; nil for another key.
+func (s *Server) Setting(key string) any {
+	if _, ok := settingByKey(key); !ok {
+		return nil
+	}
+	v, _ := s.running().Value(key)
+	return v
 }
 
 func settingByKey(key string) (settingDef, bool) {
