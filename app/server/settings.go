@@ -460,6 +460,10 @@ func (x settingsArea) restart(ctx context.Context, c *call) (any, error) {
 	if f == nil {
 		return nil, errs.New(errs.Unavailable, "", "This Corral cannot restart itself; stop it and start it again.")
 	}
+	// A file that would not start keeps this Corral running.
+	if _, _, err := s.savedConfig(); err != nil {
+		return nil, errs.Wrap(err, errs.Conflict, "", "Corral is not restarting: %s would not start it (%v). Correct it first.", s.cfg.Path, err)
+	}
 	if err := s.record(ctx, c.caller.Client, "corral.restart", s.cfg.Path, "restarting to apply settings"); err != nil {
 		return nil, err
 	}

@@ -176,6 +176,13 @@ func TestSettingsRestartNeeded(t *testing.T) {
 	}
 	restarted := make(chan struct{})
 	h.srv.SetRestart(func() { close(restarted) })
+	// A config.toml that would not start Corral: no restart.
+	good, _ := os.ReadFile(h.files.Config)
+	os.WriteFile(h.files.Config, append(append([]byte{}, good...), "\n[bogus]\nx = 1\n"...), 0o600)
+	if ce := callErr(t, owner, "corral.restart", nil); ce.Data.Kind != "conflict" || !strings.Contains(ce.Message, "bogus") {
+		t.Errorf("corral.restart with a broken config.toml: %+v", ce)
+	}
+	os.WriteFile(h.files.Config, good, 0o600)
 	rpcCall[any](t, owner, "corral.restart", nil)
 	select {
 	case <-restarted:
