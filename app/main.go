@@ -111,7 +111,7 @@ func main() {
 		os.Exit(2)
 	}
 	if errors.Is(err, errRestart) {
-		err = fmt.Errorf("could not start again after an upgrade: %w", reexec())
+		err = fmt.Errorf("could not start again: %w", reexec())
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return // the flag package has printed the usage

@@ -87,6 +87,9 @@ func announce(d *daemon.Daemon, s *server.Server) {
 	fmt.Printf("corral: listening on %s\n", s.LocalURL())
 	fmt.Printf("corral: dashboard %s\n", login)
 	fmt.Printf("corral: that link works once, within 2 minutes; `corral open` makes a new one\n")
+	if lan := s.LANURL(); lan != "" {
+		fmt.Printf("corral: on your network (paired phones, links): %s\n", lan)
+	}
 	fmt.Printf("corral: agents: give one a [[clients]] key from %s as CORRAL_KEY with CORRAL_URL=%s; MCP clients run `corral mcp` with both set\n", d.Config.Path, s.LocalURL())
 	d.Log.Info("ready", "config", d.Config.Path, "sandbox", d.Config.Sandbox.Base, "owner_token", d.Files.OwnerToken)
 }
@@ -103,6 +106,11 @@ func runDaemon(f serveFlags, run func(ctx context.Context, d *daemon.Daemon) err
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	ctx, restart := context.WithCancelCause(ctx)
+	// The dashboard's Restart Corral (corral.restart) does what SIGUSR1 does.
+	d.Server.SetRestart(func() {
+		d.Log.Info("restarting (the owner asked, to apply settings)")
+		restart(errRestart)
+	})
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	defer signal.Stop(usr1)

@@ -121,6 +121,8 @@ func desktop(ctx context.Context, d *daemon.Daemon, listen string, desk ui.Deskt
 		Events:  d.Store,
 		Icons:   ui.Icons{App: assets.Icon, Tray: assets.IconTray, Pending: assets.IconPending, Paused: assets.IconPaused},
 		Logger:  d.Log,
+		// desktop.notifications, as the Settings page last set it.
+		NotifyOff: func() bool { return srv.Setting("desktop.notifications") == false },
 	}
 	if exe, err := os.Executable(); err == nil {
 		if a, err := ui.NewXDGAutostart(os.Getenv, exe); err == nil {
@@ -195,6 +197,9 @@ func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
 	}
 	p, err := c.s.StartPairing(ctx, "tray")
 	if err != nil {
+		if c.s.LANURL() == "" {
+			return ui.PairCode{}, lanOff{err} // the window offers Turn on the LAN
+		}
 		return ui.PairCode{}, err
 	}
 	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires, Fingerprint: p.Fingerprint}, nil
@@ -202,12 +207,6 @@ func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
 
 func (c trayControl) Settings() ui.Settings {
 	cfg := c.d.Config
-	onOff := func(b bool) string {
-		if b {
-			return "on"
-		}
-		return "off"
-	}
 	roots := make([]string, 0, len(cfg.Sandbox.Roots))
 	for _, r := range cfg.Sandbox.Roots {
 		roots = append(roots, r.Path+" ("+r.Access+")")
@@ -219,28 +218,30 @@ func (c trayControl) Settings() ui.Settings {
 	for _, cl := range cfg.Clients {
 		clients = append(clients, cl.Name+" → "+cl.User)
 	}
-	public := cfg.Server.PublicURL
-	if public == "" {
-		public = "(the listening address)"
+	lan := c.s.LANURL()
+	if lan == "" {
+		lan = "off"
 	}
-	return ui.Settings{
-		ConfigPath: cfg.Path,
-		Values: []ui.Setting{
-			{Name: "Listening on", Value: c.s.LocalURL()},
-			{Name: "Public URL", Value: public},
-			{Name: "LAN devices", Value: onOff(cfg.Server.LAN)},
-			{Name: "Sandbox folder", Value: cfg.Sandbox.Base},
-			{Name: "Extra roots", Value: strings.Join(roots, "\n")},
-			{Name: "Strict", Value: onOff(cfg.Sandbox.Strict)},
-			{Name: "Approval timeout", Value: shortDuration(cfg.Sandbox.ApprovalTimeout.D())},
-			{Name: "Commands", Value: onOff(cfg.Exec.Enabled) + ", ask first: " + onOff(cfg.Exec.Ask)},
-			{Name: "Link expiry", Value: shortDuration(cfg.Links.Expiry.D())},
-			{Name: "Audit retention", Value: shortDuration(cfg.Audit.Retention.D())},
-			{Name: "Users", Value: strconv.Itoa(len(cfg.Users))},
-			{Name: "Clients", Value: strings.Join(clients, "\n")},
-			{Name: "Database", Value: c.d.Files.DB},
-		},
+	values := []ui.Setting{
+		{Name: "Listening on", Value: c.s.LocalURL()},
+		{Name: "On your network", Value: lan},
 	}
+	// The same settings, with the same values, as the dashboard's Settings page.
+	for _, l := range c.s.SettingLines() {
+		name := l.Label
+		if l.RestartNeeded {
+			name += " (saved; after a restart)"
+		}
+		values = append(values, ui.Setting{Name: name, Value: l.Value})
+	}
+	values = append(values,
+		ui.Setting{Name: "Sandbox folder", Value: cfg.Sandbox.Base},
+		ui.Setting{Name: "Extra roots", Value: strings.Join(roots, "\n")},
+		ui.Setting{Name: "Users", Value: strconv.Itoa(len(cfg.Users))},
+		ui.Setting{Name: "Clients", Value: strings.Join(clients, "\n")},
+		ui.Setting{Name: "Database", Value: c.d.Files.DB},
+	)
+	return ui.Settings{ConfigPath: cfg.Path, Values: values}
 }
 
 // shortDuration writes durations as the config does: "2m", "24h", "90d".
@@ -256,4 +257,17 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// lanOff is StartPairing's error while the LAN is off: its sentence, and
+// ui.ErrLANOff to errors.Is.
+type lanOff struct{ error }
+
+func (lanOff) Is(target error) bool { return target == ui.ErrLANOff }
+
+// TurnOnLAN turns the LAN on as the dashboard's Settings page does: the
+// one line of config.toml, audited, and the LAN listener opened at once.
+func (c trayControl) TurnOnLAN(ctx context.Context) error {
+	_, err := c.s.SetSettings(ctx, "tray", map[string]any{"server.lan": true})
+	return err
 }

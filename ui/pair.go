@@ -24,6 +24,18 @@ type Pairer interface {
 	Pair(ctx context.Context) (PairCode, error)
 }
 
+// ErrLANOff is what Pair's error matches (errors.Is) when a code cannot
+// be made because the LAN is off: a Pairer that is also a LANSwitch is
+// then offered Turn on the LAN in the pairing window.
+var ErrLANOff = errors.New("the LAN is off")
+
+// LANSwitch is a Pairer that can turn the LAN on while Corral runs
+// (the dashboard's settings.set does the same), so pairing needs no
+// restart and no edit of a file.
+type LANSwitch interface {
+	TurnOnLAN(ctx context.Context) error
+}
+
 // PairCode is one pairing code as the tray shows it.
 type PairCode struct {
 	URL     string    // what the phone opens, the code included
@@ -52,6 +64,7 @@ const (
 	pairTitle     = "Corral — pair a phone"
 	labelNewCode  = "New code"
 	labelCopyLink = "Copy link"
+	labelLANOn    = "Turn on the LAN"
 	labelCopied   = "Copied"
 )
 
@@ -114,6 +127,7 @@ type pairWindow struct {
 	fp        *widget.Label // the certificate's fingerprint
 	copy      *widget.Button
 	again     *widget.Button
+	lanOn     *widget.Button // shown when the LAN is off and can be turned on
 	countdown *widget.Label
 	status    *widget.Label
 
@@ -140,6 +154,9 @@ func newPairWindow(t *Tray) *pairWindow {
 	w.fp.Wrapping = fyne.TextWrapBreak
 	w.copy = widget.NewButton(labelCopyLink, w.copyLink)
 	w.again = widget.NewButton(labelNewCode, w.ask)
+	w.lanOn = widget.NewButton(labelLANOn, w.turnOnLAN)
+	w.lanOn.Importance = widget.HighImportance
+	w.lanOn.Hide()
 	w.countdown = widget.NewLabel("")
 	w.countdown.Wrapping = fyne.TextWrapWord
 	w.status = widget.NewLabel("")
@@ -156,7 +173,7 @@ func newPairWindow(t *Tray) *pairWindow {
 		w.fp,
 		w.countdown,
 		w.status,
-		container.NewHBox(w.copy, w.again),
+		container.NewHBox(w.lanOn, w.copy, w.again),
 	)))
 	w.win.Resize(fyne.NewSize(pairWidth, 10))
 	w.win.SetOnClosed(w.closed)
@@ -190,6 +207,13 @@ func (w *pairWindow) answer(gen int, code PairCode, err error) {
 	}
 	w.again.Enable()
 	w.status.Hide()
+	_, canSwitch := w.t.pairer.(LANSwitch)
+	if err != nil && canSwitch && errors.Is(err, ErrLANOff) {
+		w.lanOn.Enable()
+		w.lanOn.Show()
+	} else {
+		w.lanOn.Hide()
+	}
 	if err != nil {
 		w.setCode(PairCode{})
 		w.status.SetText(err.Error())
@@ -199,6 +223,34 @@ func (w *pairWindow) answer(gen int, code PairCode, err error) {
 	}
 	w.setCode(code)
 	w.fit()
+}
+
+// turnOnLAN turns the LAN on off the UI goroutine, then asks for a code.
+func (w *pairWindow) turnOnLAN() {
+	sw, ok := w.t.pairer.(LANSwitch)
+	if !ok {
+		return
+	}
+	w.lanOn.Disable()
+	w.gen++
+	gen := w.gen
+	w.t.spawn(func() {
+		err := sw.TurnOnLAN(w.t.ctx)
+		w.t.do(func() {
+			if !w.open || gen != w.gen {
+				return
+			}
+			if err != nil {
+				w.lanOn.Enable()
+				w.status.SetText(err.Error())
+				w.status.Show()
+				w.fit()
+				return
+			}
+			w.lanOn.Hide()
+			w.ask()
+		})
+	})
 }
 
 // setCode puts code on screen; the zero code hides the code's parts.

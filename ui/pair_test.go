@@ -285,3 +285,55 @@ func saveCapture(t *testing.T, w *pairWindow, path string) {
 		t.Fatal(err)
 	}
 }
+
+// lanPairer is a Pairer that can turn the LAN on, as the app's is.
+type lanPairer struct {
+	*fakePairer
+	turnedOn int
+}
+
+func (p *lanPairer) TurnOnLAN(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.turnedOn++
+	p.err = nil
+	return nil
+}
+
+type lanOffErr struct{}
+
+func (lanOffErr) Error() string   { return "Pairing needs the LAN, which is off." }
+func (lanOffErr) Is(t error) bool { return t == ErrLANOff }
+
+// With the LAN off, the pairing window offers Turn on the LAN; one tap
+// turns it on and shows a code. Another error offers nothing of the kind.
+func TestPairWindowTurnsLANOn(t *testing.T) {
+	var p *fakePairer
+	var lp *lanPairer
+	h := newHarness(t, func(c *Config) {
+		withPairer(t, &p)(c)
+		lp = &lanPairer{fakePairer: p}
+		c.Control = lp
+	})
+	p.err = lanOffErr{}
+	h.tray.choose(menuItem{Action: actPair})
+	h.loop.flush()
+	w := h.tray.pairWin
+	if !w.lanOn.Visible() || w.qr.Visible() || w.status.Text != "Pairing needs the LAN, which is off." {
+		t.Fatalf("LAN off: button %v, qr %v, status %q", w.lanOn.Visible(), w.qr.Visible(), w.status.Text)
+	}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-pair-lan-off.png"))
+	}
+	test.Tap(w.lanOn)
+	h.loop.flush()
+	if lp.turnedOn != 1 || w.lanOn.Visible() || !w.qr.Visible() || w.status.Visible() {
+		t.Errorf("after Turn on the LAN: turned on %d, button %v, qr %v, status %v %q", lp.turnedOn, w.lanOn.Visible(), w.qr.Visible(), w.status.Visible(), w.status.Text)
+	}
+	p.err = errors.New("something else")
+	test.Tap(w.again)
+	h.loop.flush()
+	if w.lanOn.Visible() {
+		t.Error("Turn on the LAN offered for another error")
+	}
+}

@@ -23,19 +23,21 @@ type Autostart interface {
 
 // Labels of the Settings window that tests look for.
 const (
-	labelOpenConfig = "Open config file"
-	labelAutostart  = "Start Corral when I log in"
+	labelOpenConfig     = "Open config file"
+	labelChangeSettings = "Change settings…"
+	labelAutostart      = "Start Corral when I log in"
 )
 
-// settingsWindow shows the config file path, the main values, a button
-// that opens the file and the autostart toggle. Changes to the values are
-// made in the file: Corral reads it at start.
+// settingsWindow shows the config file path, the values in effect (the
+// dashboard's Settings page shows the same), a button that opens that
+// page to change them, one that opens the file, and the autostart toggle.
 type settingsWindow struct {
 	t         *Tray
 	win       fyne.Window
 	form      *widget.Form
 	path      *widget.Label
 	open      *widget.Button
+	change    *widget.Button // opens the dashboard's Settings page
 	autostart *widget.Check
 	status    *widget.Label
 }
@@ -46,16 +48,18 @@ func newSettingsWindow(t *Tray) *settingsWindow {
 	w.path.Wrapping = fyne.TextWrapBreak
 	w.path.TextStyle.Monospace = true
 	w.open = widget.NewButton(labelOpenConfig, w.openConfig)
+	w.change = widget.NewButton(labelChangeSettings, func() { t.openLoginAt("settings") })
+	w.change.Importance = widget.HighImportance
 	w.form = widget.NewForm()
 	w.status = widget.NewLabel("")
 	w.status.Wrapping = fyne.TextWrapWord
 	w.status.Hide()
 	w.autostart = widget.NewCheck(labelAutostart, nil)
-	note := widget.NewLabel("Edit the file to change these values; Corral reads it when it starts.")
+	note := widget.NewLabel("Change these on the dashboard's Settings page: most take effect at once, and it says which wait for a restart. Corral also picks up edits of the file by itself.")
 	note.Wrapping = fyne.TextWrapWord
 	top := container.NewVBox(
 		widget.NewLabelWithStyle("Config file", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		w.path, container.NewHBox(w.open), note,
+		w.path, container.NewHBox(w.change, w.open), note,
 	)
 	if t.cfg.Autostart != nil {
 		top.Add(w.autostart)

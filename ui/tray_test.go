@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -435,6 +436,16 @@ func TestSettingsWindow(t *testing.T) {
 	if got := h.lastOpened(); got != "/home/alice/.config/corral/config.toml" {
 		t.Errorf("opened %q", got)
 	}
+	// Change settings… opens the dashboard's Settings page.
+	test.Tap(w.change)
+	h.loop.flush()
+	if got := h.lastOpened(); !strings.HasSuffix(got, "#settings") || !strings.Contains(got, "/login?code=") {
+		t.Errorf("Change settings… opened %q, want a dashboard login at #settings", got)
+	}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		w.win.Resize(fyne.NewSize(560, 640))
+		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-settings.png"))
+	}
 	if w.autostart.Checked || w.autostart.Text != labelAutostart {
 		t.Fatal("autostart shown as on")
 	}
@@ -617,5 +628,19 @@ func TestDialogFitsShortRequest(t *testing.T) {
 	d := h.tray.dialog
 	if got, need := d.scroll.Size().Height, d.form.MinSize().Height; got < need {
 		t.Errorf("details get %v of the %v they need", got, need)
+	}
+}
+
+// Desktop notifications follow the owner's setting as it is now: turned
+// off on the Settings page, the next question sends none.
+func TestNotifyFollowsTheSetting(t *testing.T) {
+	var off atomic.Bool
+	h := newHarness(t, func(c *Config) { c.NotifyOff = off.Load })
+	if !h.tray.notify() {
+		t.Error("notifications off while the setting is on")
+	}
+	off.Store(true)
+	if h.tray.notify() {
+		t.Error("notifications on after the setting was turned off")
 	}
 }

@@ -93,7 +93,11 @@ type Config struct {
 	// Notify sends a desktop notification with each new request (Run
 	// sets it when the session bus has a notification service).
 	Notify bool
-	Clock  func() time.Time // nil: time.Now
+	// NotifyOff reports that the owner turned desktop notifications off
+	// in the settings (asked each time, so a change applies at once);
+	// nil: never.
+	NotifyOff func() bool
+	Clock     func() time.Time // nil: time.Now
 	// AfterFunc calls f after d on its own goroutine unless stopped
 	// first; nil: time.AfterFunc. Tests pass a clock moved by hand.
 	AfterFunc func(d time.Duration, f func()) (stop func() bool)
@@ -189,7 +193,7 @@ func (t *Tray) Start(ctx context.Context) {
 	}
 	t.pollStatus()
 	defer t.settle()
-	if fr, ok := t.cfg.Control.(FirstRunner); ok && t.cfg.Notify && fr.FirstRun() {
+	if fr, ok := t.cfg.Control.(FirstRunner); ok && t.notify() && fr.FirstRun() {
 		n := fyne.NewNotification("Corral: connect your first agent", firstRunNote)
 		t.spawn(func() { t.app.SendNotification(n) })
 	}
@@ -287,7 +291,7 @@ func (t *Tray) requested(a policy.Approval) {
 	}
 	t.syncDialog()
 	t.refresh()
-	if t.cfg.Notify {
+	if t.notify() {
 		n := fyne.NewNotification("Corral: an agent is asking", prompt{a: a}.notification())
 		t.spawn(func() { t.app.SendNotification(n) })
 	}
@@ -557,4 +561,9 @@ func (t *Tray) activityChanged() {
 	if t.actWin != nil {
 		t.actWin.refresh()
 	}
+}
+
+// notify reports whether a desktop notification may be sent now.
+func (t *Tray) notify() bool {
+	return t.cfg.Notify && (t.cfg.NotifyOff == nil || !t.cfg.NotifyOff())
 }

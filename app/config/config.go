@@ -159,6 +159,7 @@ type Config struct {
 	Exec     Exec     `toml:"exec"`
 	Audit    Audit    `toml:"audit"`
 	Versions Versions `toml:"versions"`
+	Desktop  Desktop  `toml:"desktop"`
 	Users    []User   `toml:"users"`
 	Clients  []Client `toml:"clients"`
 
@@ -226,6 +227,11 @@ type Versions struct {
 	MaxFileMB int64    `toml:"max_file_mb"` // a larger file is recorded without its content
 }
 
+// Desktop is how the tray app speaks up on the owner's desktop.
+type Desktop struct {
+	Notifications bool `toml:"notifications"` // a desktop notification with each question
+}
+
 type User struct {
 	ID   string `toml:"id"`
 	Name string `toml:"name"`
@@ -260,6 +266,7 @@ func Defaults() Config {
 			MaxRunning: 8, MaxRunningPerAgent: 4, MaxMemoryMB: 2048, QueueWait: Duration(30 * time.Second)},
 		Audit:    Audit{Retention: Duration(2160 * time.Hour), AgentCallsPerSecond: 50, AgentCallBurst: 200},
 		Versions: Versions{Enabled: true, Retention: Duration(30 * 24 * time.Hour), MaxFileMB: 256},
+		Desktop:  Desktop{Notifications: true},
 	}
 }
 

@@ -54,6 +54,9 @@ const defaultTemplate = `# Corral configuration. Every key is shown with its def
 # max_size_mb = 0                # total; 0: 5 GiB or 10%% of the free space, whichever is smaller
 # max_file_mb = 256              # a larger file is recorded without its content
 
+[desktop]
+# notifications = true           # the tray: a desktop notification with each question
+
 [[users]]
 id = %q
 name = %q

@@ -23,7 +23,9 @@
 // leaves what runs as it was, and the checks above apply to it too.
 //
 // Not guaranteed: other settings changed in config.toml take effect only
-// after a restart (the server says which). Audit retention and version
+// after a restart (the server says which), except those the server
+// applies live (app/server settings.go: the LAN, the question timeout and
+// strict mode, the link limits). Audit retention and version
 // pruning run at start and then daily, so the log may hold up to a day
 // more than the retention. Commands may be unavailable (no bubblewrap):
 // that is logged, not an error.

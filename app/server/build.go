@@ -137,6 +137,7 @@ func Build(s Setup) (Parts, error) {
 			}
 		},
 	})
+	srv.policy, srv.files = pol, s.Files // settings.set (settings.go)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.LoadAgents(ctx); err != nil {

@@ -1169,7 +1169,7 @@ func TestDashboardDevices(t *testing.T) {
 	// Before the LAN listener is up, the server's sentence says why not.
 	b.click("#pair-start")
 	b.wait(`!document.querySelector('#pair-problem').hidden && document.querySelector('#pair-body').hidden`)
-	if got := js[string](b, `document.querySelector('#pair-problem-text').textContent`); !strings.Contains(got, "lan = true") {
+	if got := js[string](b, `document.querySelector('#pair-problem-text').textContent`); !strings.Contains(got, "Turn on the LAN") {
 		t.Errorf("unavailable sentence %q", got)
 	}
 	b.shot("devices-unavailable-desktop")

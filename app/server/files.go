@@ -106,7 +106,7 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Vary", "Accept")
 		if view := q.Get("view") == "1"; view || showRendered(r, q) {
 			raw := url.Values{"path": {p}, "token": {token}, "raw": {"1"}}
-			if renderMarkdown(w, p, sv, "?"+raw.Encode(), view) {
+			if renderMarkdown(w, p, sv, "?"+raw.Encode(), pageURL(r), view) {
 				return
 			}
 		}
@@ -194,7 +194,7 @@ func showRendered(r *http.Request, q url.Values) bool {
 // renderMarkdown answers a Markdown file as a page with a link to rawURL.
 // It reports false, having written nothing and rewound the file, when the
 // file is too large to render and the page was not asked for explicitly.
-func renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL string, explicit bool) bool {
+func renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL, self string, explicit bool) bool {
 	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
@@ -213,10 +213,13 @@ func renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL s
 		return true
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	// A QR code of the page itself, to open it on a phone (qr.go: our
+	// own drawing, nothing of the file in it).
+	qrCode, _ := qrSVG(self)
 	viewTmpl.Execute(w, struct {
 		Title, Raw string
-		Body       template.HTML
-	}{path.Base(p), rawURL, template.HTML(body.String())}) // goldmark escapes raw HTML
+		Body, QR   template.HTML
+	}{path.Base(p), rawURL, template.HTML(body.String()), template.HTML(qrCode)}) // goldmark escapes raw HTML
 	return true
 }
 
@@ -316,5 +319,6 @@ var viewTmpl = template.Must(template.New("view").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>` + pageStyle + `</head>
 <body><main>{{.Body}}</main>
-<footer>Shown rendered by Corral. <a href="{{.Raw}}">Open the raw file</a></footer></body></html>
+<footer>Shown rendered by Corral. <a href="{{.Raw}}">Open the raw file</a>
+{{if .QR}}<details class="qr"><summary>Open on a phone</summary>{{.QR}}</details>{{end}}</footer></body></html>
 `))

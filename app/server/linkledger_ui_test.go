@@ -42,6 +42,10 @@ func TestDashboardSharedLinks(t *testing.T) {
 	}
 	b.labelled()
 	b.shot("links-shared-desktop")
+	// A link's QR code, drawn by Corral, for a phone's camera.
+	b.click(`#shared-list li.shared-link button[aria-label^="QR code of the link to output/keep.txt"]`)
+	b.wait(`document.querySelector('#shared-list li.shared-link .link-qr img')?.naturalWidth > 100`)
+	b.shot("links-qr")
 
 	// plan.txt, the oldest, is the last row.
 	id := js[string](b, `[...document.querySelectorAll('#shared-list li.shared-link')].find(li => li.querySelector('.name').textContent === 'output/plan.txt')?.dataset.id || ''`)

@@ -12,7 +12,30 @@ import (
 
 // URL returns the full URL of a link on this server.
 func (s *Server) URL(l sandbox.Link) string {
-	return s.BaseURL() + "/files/out?" + l.Query()
+	return s.LinkBase() + "/files/out?" + l.Query()
+}
+
+// LinkBase is where links point: public_url when set, else the LAN
+// address while the LAN listener is open (a phone can open them), else
+// the listening address.
+func (s *Server) LinkBase() string {
+	if s.cfg.Server.PublicURL != "" {
+		return s.cfg.Server.PublicURL
+	}
+	s.mu.Lock()
+	lan := s.lanURL
+	s.mu.Unlock()
+	if lan != "" {
+		return lan
+	}
+	return s.BaseURL()
+}
+
+// LANURL is the LAN address while the LAN listener is open, else "".
+func (s *Server) LANURL() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lanURL
 }
 
 // linkMaker is what the link methods use of the sandbox: signing links to

@@ -51,6 +51,8 @@ var deviceMethods = map[string]bool{
 	"audit.query": true, "audit.stats": true, "audit.subscribe": true, "rule.list": true, "client.list": true,
 	// Withdrawing a link only narrows what is shared, like a pause.
 	"links.list": true, "link.revoke": true,
+	// The phone may see the owner's settings, not change them.
+	"settings.get": true,
 }
 
 // pairing holds one-time pairing codes and the attempt limits.
@@ -160,8 +162,10 @@ func (s *Server) ListenLAN() (net.Listener, error) {
 	s.mu.Lock()
 	s.lanURL = "https://" + ln.Addr().String()
 	s.lanFP = fingerprint(cert)
+	s.lanLn = ln
 	s.allowHost(ip.String())
 	s.mu.Unlock()
+	s.lanOn.Store(true)
 	return tls.NewListener(lanListener{ln}, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}), nil
 }
 
@@ -177,6 +181,12 @@ func fromLAN(r *http.Request) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip == nil || !ip.IsLoopback()
+}
+
+// lanListened reports whether a request came through the LAN listener.
+func lanListened(r *http.Request) bool {
+	lan, _ := r.Context().Value(lanConnKey{}).(bool)
+	return lan
 }
 
 // markLAN is the http.Server's ConnContext: connections of the LAN

@@ -23,7 +23,7 @@ type PairCode struct {
 // minutes, for the owner to show as a QR code (pairing.start, the tray).
 // Codes made before stay valid until they expire or are spent.
 //
-// Without the LAN listener ([server] lan = true and ListenLAN) it answers
+// Without the LAN listener ([server] lan = true, or StartLAN) it answers
 // an *errs.Error of kind unavailable whose sentence says what to change.
 //
 // Each code made is an audit event (op pairing.start, client by).
@@ -32,7 +32,7 @@ func (s *Server) StartPairing(ctx context.Context, by string) (PairCode, error) 
 	base, fp := s.lanURL, s.lanFP
 	s.mu.Unlock()
 	if base == "" {
-		return PairCode{}, errs.New(errs.Unavailable, "", "Pairing needs the LAN: set lan = true under [server] in the config and restart Corral.")
+		return PairCode{}, errs.New(errs.Unavailable, "", "Pairing needs the LAN, which is off: turn it on with Turn on the LAN on the dashboard's Devices page (or under Settings); no restart is needed.")
 	}
 	if err := s.record(ctx, by, "pairing.start", base, "a one-time pairing code was shown"); err != nil {
 		return PairCode{}, err

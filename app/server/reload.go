@@ -13,9 +13,10 @@ import (
 )
 
 // config.toml while Corral runs (docs/owner.md "Agents and people"): [[users]]
-// and [[clients]] take effect at once; other sections need a restart,
-// which the dashboard says; a file that does not parse or validate keeps
-// what runs and shows the same message start-up would.
+// and [[clients]] take effect at once, and so do the settings settings.go
+// applies live; other changes need a restart, which the dashboard says; a
+// file that does not parse or validate keeps what runs and shows the same
+// message start-up would.
 
 type reloadState struct {
 	mu      sync.Mutex
@@ -76,12 +77,22 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 		return s.reload.problem
 	}
 	var restart []string
+	// Settings the running daemon can change are applied (settings.go);
+	// what runs is then compared with the file.
+	var live []string
+	for _, d := range settingDefs {
+		live = append(live, d.Key)
+	}
+	if _, err := s.applyLive(cfg, live); err != nil {
+		s.log.Warn("config.toml: a setting could not be applied", "err", err)
+	}
+	run := s.running()
 	for _, sec := range []struct {
 		name     string
 		old, new any
 	}{
-		{"server", s.cfg.Server, cfg.Server}, {"sandbox", s.cfg.Sandbox, cfg.Sandbox}, {"links", s.cfg.Links, cfg.Links},
-		{"exec", s.cfg.Exec, cfg.Exec}, {"audit", s.cfg.Audit, cfg.Audit}, {"versions", s.cfg.Versions, cfg.Versions},
+		{"server", run.Server, cfg.Server}, {"sandbox", run.Sandbox, cfg.Sandbox}, {"links", run.Links, cfg.Links},
+		{"exec", run.Exec, cfg.Exec}, {"audit", run.Audit, cfg.Audit}, {"versions", run.Versions, cfg.Versions},
 	} {
 		if !reflect.DeepEqual(sec.old, sec.new) {
 			restart = append(restart, sec.name)

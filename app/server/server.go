@@ -39,6 +39,7 @@ import (
 	"corral/app/config"
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
@@ -114,8 +115,10 @@ type Server struct {
 	version   string
 	devices   Devices
 	pair      *pairing
-	lanURL    string // set by ListenLAN
-	lanFP     string // the LAN certificate's SHA-256 fingerprint, set by ListenLAN
+	lanURL    string       // set by ListenLAN
+	lanFP     string       // the LAN certificate's SHA-256 fingerprint, set by ListenLAN
+	lanLn     net.Listener // the LAN listener while it is open (ListenLAN, StopLAN)
+	lanOn     atomic.Bool  // the LAN listener is open: paired devices are served
 	// lanCertFile keeps the LAN certificate ("": made in memory);
 	// lanIP picks the LAN address (tests pick a loopback one).
 	lanCertFile string
@@ -125,9 +128,12 @@ type Server struct {
 	agents        AgentStore
 	ownerHome     string
 	corralCommand string
-	reload        reloadState  // config.toml picked up while running (reload.go)
-	mcp           *mcpServers  // MCP over HTTP's servers and sessions (mcp.go)
-	calls         *callLimiter // each agent's rate of calls (ratelimit.go)
+	reload        reloadState    // config.toml picked up while running (reload.go)
+	settings      settingsState  // settings changed while running (settings.go)
+	policy        *policy.Policy // set by Build: settings.set changes how it asks
+	files         config.Files   // set by Build: settings.set checks roots as start-up does
+	mcp           *mcpServers    // MCP over HTTP's servers and sessions (mcp.go)
+	calls         *callLimiter   // each agent's rate of calls (ratelimit.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 	paired      *pairedDevices
@@ -195,6 +201,7 @@ func New(o Options) *Server {
 		mux.HandleFunc("GET "+p, s.webAppFile)
 	}
 	mux.HandleFunc("GET /app-icon.png", s.appIcon)
+	mux.HandleFunc("GET /qr.svg", s.qrImage) // the QR code of a link (qr.go)
 	mux.Handle("POST /pair", pair)
 	mux.Handle("POST /logout", login)
 	s.registerUI(mux) // the dashboard: / and /ui/ (web.go)
@@ -229,7 +236,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if fromLAN(r) {
 			open, deviceOnly := lanRoute(r)
-			if !open && !(deviceOnly && s.cfg.Server.LAN && s.hasDevice(r)) {
+			if !s.lanOn.Load() && lanListened(r) {
+				// The LAN was turned off: a connection left open by a
+				// phone gets nothing more.
+				w.Header().Set("Connection", "close")
+				http.Error(w, "Corral no longer listens on the LAN.", http.StatusServiceUnavailable)
+				return
+			}
+			if !open && !(deviceOnly && s.lanOn.Load() && s.hasDevice(r)) {
 				w.Header().Set("WWW-Authenticate", `Cookie realm="corral"`)
 				http.Error(w, "Pair this device with Corral first.", http.StatusUnauthorized)
 				return

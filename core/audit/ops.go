@@ -72,6 +72,8 @@ var Operations = []Operation{
 	{"person.rename", "Renamed a person", nil},
 	{"person.remove", "Removed a person", nil},
 	{"config.reload", "Reloaded the settings", []string{GroupCorral, GroupOwner}},
+	{"settings.set", "Changed a setting", []string{GroupCorral, GroupOwner}},
+	{"corral.restart", "Restarted Corral", []string{GroupCorral, GroupOwner}},
 	{"session.login", "Made a login link", []string{GroupCorral, GroupOwner}},
 	{"pairing.start", "Showed a pairing code", []string{GroupCorral, GroupOwner}},
 	{"device.pair", "Paired a device", []string{GroupCorral, GroupOwner}},

@@ -14,13 +14,14 @@ import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
 import { AllDays } from './daysummary.js';
+import { Settings } from './settings.js';
 import { Notifier } from './notify.js';
 import './layout.js';
 import { words } from './words.js';
 
 performance.mark('corral:start');
 
-const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', shared: 'Shared links', agents: 'Agents' };
+const titles = { approvals: 'Approvals', activity: 'Activity', changes: 'What changed', rules: 'Rules', files: 'Files', devices: 'Devices', shared: 'Shared links', agents: 'Agents', settings: 'Settings' };
 const bootedWithoutHash = !location.hash || location.hash === '#';
 
 // The cookie's second secret: the owner's tab got it from the one-time
@@ -174,7 +175,8 @@ const agents = new Agents(app);
 new AllDays(app); // eslint-disable-line no-new
 const shared = new SharedLinks(app);
 const changes = new Changes(app);
-const views = { approvals, activity, changes, rules, files, devices, shared, agents };
+const settings = new Settings(app);
+const views = { approvals, activity, changes, rules, files, devices, shared, agents, settings };
 
 function route() {
   let raw = location.hash.replace(/^#\/?/, '');

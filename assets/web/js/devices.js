@@ -62,6 +62,7 @@ export class Devices {
     this.startBtn.addEventListener('click', () => this.start());
     this.newBtn.addEventListener('click', () => this.start());
     $('#pair-retry').addEventListener('click', () => this.start());
+    $('#pair-lan-on').addEventListener('click', () => this.lanOn());
     $('#pair-close').addEventListener('click', () => this.closePair());
     $('#pair-copy').addEventListener('click', () => { if (this.code) copyLink(this.code.url, this.url); });
     this.url.addEventListener('focus', () => this.url.select());
@@ -102,7 +103,7 @@ export class Devices {
       const r = await this.rpc.call('pairing.start');
       if (gen === this.gen) this.showCode(r);
     } catch (e) {
-      if (gen === this.gen) this.showProblem(e.message);
+      if (gen === this.gen) this.showProblem(e.message, e.kind === 'unavailable' && await this.lanOff());
     } finally {
       if (gen === this.gen) {
         this.newBtn.disabled = false;
@@ -141,8 +142,36 @@ export class Devices {
     this.timers();
   }
 
-  /** showProblem says why there is no code (pairing off, connection lost). */
-  showProblem(message) {
+  /** lanOff reports whether the LAN is off in the settings, so one click
+   * can turn it on. */
+  async lanOff() {
+    try {
+      const r = await this.rpc.call('settings.get');
+      return (r.settings || []).some((st) => st.key === 'server.lan' && st.value === false);
+    } catch {
+      return false;
+    }
+  }
+
+  /** lanOn turns the LAN on (settings.set, applied at once) and makes a code. */
+  async lanOn() {
+    const btn = $('#pair-lan-on');
+    btn.disabled = true;
+    try {
+      await this.rpc.call('settings.set', { values: { 'server.lan': true } });
+      toast('The LAN is on: phones on your network can pair now.');
+      await this.start();
+    } catch (e) {
+      this.showProblem(e.message, true);
+    } finally {
+      btn.disabled = false;
+    }
+  }
+
+  /** showProblem says why there is no code (pairing off, connection
+   * lost); with lan, it offers to turn the LAN on. */
+  showProblem(message, lan = false) {
+    $('#pair-lan-on').hidden = !lan;
     this.code = null;
     $('#pair-body').hidden = true;
     $('#pair-problem-text').textContent = visible(message);

@@ -21,11 +21,12 @@ function reachNote(localOnly, lanURL) {
     const input = h('input', { type: 'text', readonly: true, value: lanURL, 'aria-label': 'Link on your home network', id: 'share-lan-url' });
     return [h('div', { class: 'share-lan' },
       h('p', { class: 'small' }, 'On your home network (phones, other computers) use this address. It uses Corral’s own certificate, so the browser asks once whether to trust it.'),
-      h('div', { class: 'linkbox' }, input, h('button', { type: 'button', class: 'btn', onclick: () => copyLink(lanURL, input) }, 'Copy')))];
+      h('div', { class: 'linkbox' }, input, h('button', { type: 'button', class: 'btn', onclick: () => copyLink(lanURL, input) }, 'Copy')),
+      h('div', { class: 'link-qr' }, h('img', { src: `/qr.svg?text=${encodeURIComponent(lanURL)}`, alt: 'QR code of the link on your home network', width: 200, height: 200 })))];
   }
   if (localOnly) {
     return [h('p', { class: 'small share-local', role: 'note' },
-      'This link works only on this computer. To open it on a phone or another computer, turn on the home network (lan = true under [server] in the config) or set public_url.')];
+      'This link works only on this computer. To open it on a phone or another computer, turn on the LAN under Settings (no restart needed) or set a public address.')];
   }
   return [];
 }

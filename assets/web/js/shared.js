@@ -86,7 +86,7 @@ export class SharedLinks {
     if (url) {
       const copy = h('button', { type: 'button', class: 'btn', 'aria-label': `Copy the link to ${target}` }, 'Copy');
       copy.addEventListener('click', () => copyLink(url));
-      actions.append(copy);
+      actions.append(copy, qrButton(url, target, el));
     }
     const revoke = h('button', { type: 'button', class: 'btn danger', 'aria-label': `Revoke the link to ${target}` }, 'Revoke');
     confirmButton(revoke, 'Click again to revoke', async () => {
@@ -104,4 +104,22 @@ export class SharedLinks {
     el.append(actions);
     return el;
   }
+}
+
+/** qrButton shows or hides, under the row el, the QR code of url drawn by
+ * Corral (GET /qr.svg), for a phone's camera. */
+export function qrButton(url, target, el) {
+  const btn = h('button', { type: 'button', class: 'btn', 'aria-expanded': 'false', 'aria-label': `QR code of the link to ${target}` }, 'QR code');
+  btn.addEventListener('click', () => {
+    const shown = el.querySelector('.link-qr');
+    if (shown) {
+      shown.remove();
+      btn.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    el.append(h('div', { class: 'link-qr' },
+      h('img', { src: `/qr.svg?text=${encodeURIComponent(url)}`, alt: `QR code of the link to ${target}`, width: 240, height: 240 })));
+    btn.setAttribute('aria-expanded', 'true');
+  });
+  return btn;
 }

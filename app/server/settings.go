@@ -1,0 +1,547 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"corral/app/config"
+	"corral/app/rpc"
+	"corral/core/errs"
+)
+
+// The owner's settings (docs/owner.md "Settings"): settings.get shows the
+// values a home user changes, settings.set writes one or more of them
+// into config.toml, editing only their lines (config.SetKey), and applies
+// at once those the running daemon can change; the others are listed as
+// needing a restart, which corral.restart does.
+
+// settingDef is one setting of the Settings page.
+type settingDef struct {
+	Key   string `json:"key"`   // table.key in config.toml
+	Group string `json:"group"` // the page's heading
+	Label string `json:"label"`
+	Help  string `json:"help"`
+	Kind  string `json:"kind"` // bool, duration, int, string, list
+	Live  bool   `json:"live"` // applied without a restart
+}
+
+// settingDefs are the settings the page shows, in its order.
+var settingDefs = []settingDef{
+	{"server.lan", "Phones on your network", "Accept paired phones from the LAN", "Turns on an HTTPS address on this computer's network, for phones you pair.", "bool", true},
+	{"server.listen", "Phones on your network", "Address on this computer", "Where Corral listens for agents and this dashboard (host:port). The LAN address uses the same port.", "string", false},
+	{"server.public_url", "Phones on your network", "Public address", "An address in front of Corral (a reverse proxy) that links should carry; empty: none.", "string", false},
+	{"sandbox.approval_timeout", "Questions", "How long a question waits for you", "After this, an unanswered question is denied.", "duration", true},
+	{"sandbox.strict", "Questions", "Deny at once when nobody can be asked", "On: with no dashboard, phone or tray open, a question is denied at once. Off: it waits until it times out.", "bool", true},
+	{"exec.ask", "Commands", "Ask before each new command", "On: every command an agent runs needs your approval first.", "bool", false},
+	{"exec.timeout", "Commands", "Longest a command may run", "A command still running after this is stopped.", "duration", false},
+	{"exec.max_memory_mb", "Commands", "Memory of one command (MiB)", "", "int", false},
+	{"exec.max_running", "Commands", "Commands at once, all agents", "More wait for a free place.", "int", false},
+	{"exec.max_running_per_agent", "Commands", "Commands at once, per agent", "", "int", false},
+	{"exec.max_connections", "Network for commands", "Connections open at once, per command", "", "int", false},
+	{"exec.max_upload_mb", "Network for commands", "Most a command may send out (MiB)", "", "int", false},
+	{"exec.allow_private", "Network for commands", "Addresses on this computer or your LAN commands may reach", "host:port, one per line, e.g. 192.168.1.20:8123.", "list", false},
+	{"versions.enabled", "Undo", "Keep versions of what agents change", "", "bool", false},
+	{"versions.retention", "Undo", "How long a version is kept", "", "duration", false},
+	{"versions.max_size_mb", "Undo", "Most all versions may take (MiB)", "0: 5 GiB or a tenth of the free space, whichever is smaller.", "int", false},
+	{"links.expiry", "Links", "How long a new link works", "", "duration", true},
+	{"links.max_expiry", "Links", "The longest a link may be asked to work", "", "duration", true},
+	{"links.save_result_max_kb", "Links", "Largest result page (KiB)", "", "int", true},
+	{"audit.retention", "Activity log", "How long the log is kept", "", "duration", false},
+	{"desktop.notifications", "Notifications", "Desktop notifications for questions", "The tray app shows a notification with each question, where the desktop has a notification service.", "bool", true},
+}
+
+// Setting is the value of a setting (a key of settingDefs) in effect
+// now, as config.Value gives it; nil for another key.
+func (s *Server) Setting(key string) any {
+	if _, ok := settingByKey(key); !ok {
+		return nil
+	}
+	v, _ := s.running().Value(key)
+	return v
+}
+
+func settingByKey(key string) (settingDef, bool) {
+	i := slices.IndexFunc(settingDefs, func(d settingDef) bool { return d.Key == key })
+	if i < 0 {
+		return settingDef{}, false
+	}
+	return settingDefs[i], true
+}
+
+// settingsState is what settings.set changed while Corral runs.
+type settingsState struct {
+	write sync.Mutex // one settings.set at a time: read, edit, write, apply
+	lan   sync.Mutex // one StartLAN or StopLAN at a time
+	mu    sync.Mutex
+	live  map[string]any // keys applied live since start, their values
+	// restart is what the owner asks corral.restart to do; nil: this
+	// Corral cannot restart itself (tests, a server without a daemon).
+	restart func()
+}
+
+// SetRestart installs what corral.restart calls: the daemon closes
+// gracefully and starts again with the same program, arguments and
+// environment (app/serve.go).
+func (s *Server) SetRestart(f func()) {
+	s.settings.mu.Lock()
+	defer s.settings.mu.Unlock()
+	s.settings.restart = f
+}
+
+// running is the configuration in effect: the one Corral started with
+// and the settings applied since.
+func (s *Server) running() *config.Config {
+	c := *s.cfg
+	s.settings.mu.Lock()
+	defer s.settings.mu.Unlock()
+	for k, v := range s.settings.live {
+		setValue(&c, k, v)
+	}
+	return &c
+}
+
+// setValue writes v (as config.Value gives it) into c's field for key.
+func setValue(c *config.Config, key string, v any) {
+	table, name, _ := strings.Cut(key, ".")
+	sec := reflect.ValueOf(c).Elem()
+	for i := range sec.NumField() {
+		if sec.Type().Field(i).Tag.Get("toml") != table {
+			continue
+		}
+		t := sec.Field(i)
+		for j := range t.NumField() {
+			if t.Type().Field(j).Tag.Get("toml") != name {
+				continue
+			}
+			f := t.Field(j)
+			if d, ok := v.(time.Duration); ok {
+				f.Set(reflect.ValueOf(config.Duration(d)))
+			} else {
+				f.Set(reflect.ValueOf(v))
+			}
+		}
+	}
+}
+
+// settingOut is one setting as settings.get shows it.
+type settingOut struct {
+	settingDef
+	Value any `json:"value"`
+	// Saved is what config.toml holds when it differs from what runs:
+	// the setting waits for a restart.
+	Saved         any  `json:"saved,omitempty"`
+	RestartNeeded bool `json:"restart_needed"`
+}
+
+// settingsResult answers settings.get and settings.set.
+type settingsResult struct {
+	Applied       []string     `json:"applied,omitempty"` // settings.set: the keys in effect at once
+	CanRestart    bool         `json:"can_restart"`
+	LANURL        string       `json:"lan_url,omitempty"`
+	Path          string       `json:"path"`
+	Problem       string       `json:"problem,omitempty"` // config.toml as it is cannot be used
+	RestartNeeded []string     `json:"restart_needed"`
+	Settings      []settingOut `json:"settings"`
+}
+
+// wireValue is v as the page shows and sends it.
+func wireValue(v any) any {
+	switch x := v.(type) {
+	case time.Duration:
+		return formatDuration(x)
+	case []string:
+		if x == nil {
+			return []string{}
+		}
+	}
+	return v
+}
+
+// formatDuration writes d as config.toml would ("2m", "24h", "30d").
+func formatDuration(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String() // "2h0m0s", "5m0s", "1m30s", "500ms"
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// savedConfig reads and validates config.toml as it is on disk.
+func (s *Server) savedConfig() ([]byte, *config.Config, error) {
+	data, err := os.ReadFile(s.cfg.Path)
+	if err != nil {
+		return nil, nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", s.cfg.Path)
+	}
+	c, err := s.parseConfig(data)
+	return data, c, err
+}
+
+// parseConfig validates config text as start-up does.
+func (s *Server) parseConfig(data []byte) (*config.Config, error) {
+	c, err := config.Parse(s.cfg.Path, data, s.ownerHome, s.cfg.Sandbox.Base)
+	if err == nil && s.files.Config != "" {
+		err = c.CheckRoots(s.files)
+	}
+	return c, err
+}
+
+func (s *Server) settingsNow() settingsResult {
+	run := s.running()
+	_, saved, err := s.savedConfig()
+	r := settingsResult{Path: s.cfg.Path, RestartNeeded: []string{}}
+	if err != nil {
+		r.Problem = err.Error()
+		saved = nil
+	}
+	for _, d := range settingDefs {
+		v, _ := run.Value(d.Key)
+		o := settingOut{settingDef: d, Value: wireValue(v)}
+		if saved != nil {
+			if sv, _ := saved.Value(d.Key); !reflect.DeepEqual(normal(sv), normal(v)) {
+				o.Saved, o.RestartNeeded = wireValue(sv), true
+				r.RestartNeeded = append(r.RestartNeeded, d.Key)
+			}
+		}
+		r.Settings = append(r.Settings, o)
+	}
+	s.settings.mu.Lock()
+	r.CanRestart = s.settings.restart != nil
+	s.settings.mu.Unlock()
+	s.mu.Lock()
+	r.LANURL = s.lanURL
+	s.mu.Unlock()
+	return r
+}
+
+// normal makes an empty list and none compare equal.
+func normal(v any) any {
+	if l, ok := v.([]string); ok && len(l) == 0 {
+		return []string(nil)
+	}
+	return v
+}
+
+// settingsArea answers settings.get, settings.set and corral.restart.
+type settingsArea struct{ s *Server }
+
+func (x settingsArea) methods(add func(name string, m method)) {
+	add("settings.get", method{owner: true, fn: x.get})
+	add("settings.set", method{owner: true, fn: x.set})
+	add("corral.restart", method{owner: true, fn: x.restart})
+}
+
+func (x settingsArea) get(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	return x.s.settingsNow(), nil
+}
+
+// valueOf checks a value sent for d and returns it as config.toml
+// writes it.
+func valueOf(d settingDef, raw any) (any, error) {
+	bad := func() error {
+		return errs.New(errs.InvalidParams, "", "%s: %v is not a %s.", d.Key, raw, map[string]string{
+			"bool": "yes or no", "duration": "duration such as \"90s\", \"5m\" or \"7d\"", "int": "whole number", "string": "text", "list": "list of texts"}[d.Kind])
+	}
+	switch d.Kind {
+	case "bool":
+		if b, ok := raw.(bool); ok {
+			return b, nil
+		}
+	case "duration":
+		if str, ok := raw.(string); ok && len(str) <= 32 {
+			return strings.TrimSpace(str), nil
+		}
+	case "int":
+		switch n := raw.(type) {
+		case float64:
+			if n == float64(int64(n)) && n >= -1<<53 && n <= 1<<53 {
+				return int64(n), nil
+			}
+		case string:
+			if i, err := strconv.ParseInt(strings.TrimSpace(n), 10, 64); err == nil {
+				return i, nil
+			}
+		}
+	case "string":
+		if str, ok := raw.(string); ok && len(str) <= 2048 && !strings.ContainsAny(str, "\r\n") {
+			return strings.TrimSpace(str), nil
+		}
+	case "list":
+		l, ok := raw.([]any)
+		if !ok || len(l) > 256 {
+			return nil, bad()
+		}
+		out := []string{}
+		for _, e := range l {
+			str, ok := e.(string)
+			if !ok || len(str) > 256 || strings.ContainsAny(str, "\r\n") {
+				return nil, bad()
+			}
+			if str = strings.TrimSpace(str); str != "" {
+				out = append(out, str)
+			}
+		}
+		return out, nil
+	}
+	return nil, bad()
+}
+
+func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
+	var a struct {
+		Values map[string]any `json:"values" rpc:"required"`
+	}
+	if err := rpc.DecodeParams(c.params, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Values) == 0 || len(a.Values) > len(settingDefs) {
+		return nil, errs.New(errs.InvalidParams, "", "Give the settings to change in values, as {\"key\": value}.")
+	}
+	applied, err := x.s.SetSettings(ctx, c.caller.Client, a.Values)
+	if err != nil {
+		return nil, err
+	}
+	r := x.s.settingsNow()
+	r.Applied = applied
+	return r, nil
+}
+
+// SetSettings writes values (config.toml keys, as settings.set takes
+// them) into config.toml and applies at once those the running Corral
+// can; it returns those. by names who asked, for the audit log. The tray
+// turns the LAN on through it.
+func (s *Server) SetSettings(ctx context.Context, by string, values map[string]any) ([]string, error) {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	s.settings.write.Lock()
+	defer s.settings.write.Unlock()
+	data, err := os.ReadFile(s.cfg.Path)
+	if err != nil {
+		return nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", s.cfg.Path)
+	}
+	text := data
+	var changes []string
+	for _, k := range keys {
+		d, ok := settingByKey(k)
+		if !ok {
+			return nil, errs.New(errs.InvalidParams, "", "%q is not a setting the Settings page changes.", k)
+		}
+		v, err := valueOf(d, values[k])
+		if err != nil {
+			return nil, err
+		}
+		lit, err := config.Literal(v)
+		if err != nil {
+			return nil, errs.Wrap(err, errs.InvalidParams, "", "%s: %v cannot be written in config.toml.", k, v)
+		}
+		table, key, _ := strings.Cut(k, ".")
+		if text, err = config.SetKey(text, table, key, lit); err != nil {
+			return nil, errs.Wrap(err, errs.Conflict, "", "%s: %v", s.cfg.Path, err)
+		}
+		changes = append(changes, k+" = "+lit)
+	}
+	cfg, err := s.parseConfig(text)
+	if err != nil {
+		// The message start-up would give: file, line and key.
+		return nil, errs.Wrap(err, errs.InvalidParams, "", "%s", err.Error())
+	}
+	// Audited before anything changes.
+	if err := s.record(ctx, by, "settings.set", s.cfg.Path, strings.Join(changes, "; ")); err != nil {
+		return nil, err
+	}
+	if !slices.Equal(text, data) {
+		if err := writeConfig(s.cfg.Path, text); err != nil {
+			return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; nothing was changed.", s.cfg.Path)
+		}
+	}
+	applied, err := s.applyLive(cfg, keys)
+	if applied == nil {
+		applied = []string{}
+	}
+	return applied, err
+}
+
+// writeConfig replaces path by data atomically (a temporary file synced,
+// renamed, the folder synced), keeping the file's mode.
+func writeConfig(path string, data []byte) error {
+	mode := os.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := config.WriteAtomic(path, data, mode, true); err != nil {
+		return err
+	}
+	dir, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// applyLive puts in effect the live settings among keys whose value in
+// cfg differs from what runs, and returns them.
+func (s *Server) applyLive(cfg *config.Config, keys []string) ([]string, error) {
+	run := s.running()
+	var applied []string
+	var errsOut []error
+	for _, k := range keys {
+		d, ok := settingByKey(k)
+		if !ok || !d.Live {
+			continue
+		}
+		nv, _ := cfg.Value(k)
+		if ov, _ := run.Value(k); reflect.DeepEqual(ov, nv) {
+			continue
+		}
+		if err := s.applyOne(k, nv, cfg); err != nil {
+			errsOut = append(errsOut, err)
+			continue
+		}
+		s.settings.mu.Lock()
+		if s.settings.live == nil {
+			s.settings.live = map[string]any{}
+		}
+		s.settings.live[k] = nv
+		s.settings.mu.Unlock()
+		applied = append(applied, k)
+	}
+	return applied, errors.Join(errsOut...)
+}
+
+// applyOne puts one live setting in effect.
+func (s *Server) applyOne(key string, v any, cfg *config.Config) error {
+	switch key {
+	case "server.lan":
+		if v.(bool) {
+			return s.StartLAN()
+		}
+		s.StopLAN()
+		return nil
+	case "sandbox.approval_timeout", "sandbox.strict":
+		if s.policy != nil {
+			s.policy.SetAsking(cfg.Sandbox.ApprovalTimeout.D(), cfg.Sandbox.Strict)
+		}
+	case "links.expiry", "links.max_expiry", "links.save_result_max_kb":
+		s.box.SetLinkLimits(cfg.Links.Expiry.D(), cfg.Links.MaxExpiry.D(), cfg.Links.SaveResultMaxKB)
+	}
+	return nil
+}
+
+// restart answers corral.restart: after the answer, the daemon closes
+// gracefully (calls under way finish) and starts again.
+func (x settingsArea) restart(ctx context.Context, c *call) (any, error) {
+	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
+		return nil, err
+	}
+	s := x.s
+	s.settings.mu.Lock()
+	f := s.settings.restart
+	s.settings.mu.Unlock()
+	if f == nil {
+		return nil, errs.New(errs.Unavailable, "", "This Corral cannot restart itself; stop it and start it again.")
+	}
+	// A file that would not start keeps this Corral running.
+	if _, _, err := s.savedConfig(); err != nil {
+		return nil, errs.Wrap(err, errs.Conflict, "", "Corral is not restarting: %s would not start it (%v). Correct it first.", s.cfg.Path, err)
+	}
+	if err := s.record(ctx, c.caller.Client, "corral.restart", s.cfg.Path, "restarting to apply settings"); err != nil {
+		return nil, err
+	}
+	go f() // the shutdown drains this call, so its answer is sent
+	return restartResult{Restarting: true}, nil
+}
+
+type restartResult struct {
+	Restarting bool `json:"restarting"`
+}
+
+// StartLAN opens the LAN listener while Corral runs ([server] lan turned
+// on): it is served like the others from then on.
+func (s *Server) StartLAN() error {
+	s.settings.lan.Lock()
+	defer s.settings.lan.Unlock()
+	s.mu.Lock()
+	on := s.lanLn != nil
+	s.mu.Unlock()
+	if on {
+		return nil
+	}
+	ln, err := s.ListenLAN()
+	if err != nil {
+		return errs.Wrap(err, errs.Unavailable, "", "Corral could not open its LAN address: %v", err)
+	}
+	go s.http.Serve(ln)
+	return nil
+}
+
+// StopLAN closes the LAN listener and ends paired devices' connections:
+// the LAN no longer reaches Corral.
+func (s *Server) StopLAN() {
+	s.settings.lan.Lock()
+	defer s.settings.lan.Unlock()
+	s.mu.Lock()
+	ln := s.lanLn
+	s.lanLn, s.lanURL = nil, ""
+	s.mu.Unlock()
+	s.lanOn.Store(false)
+	if ln != nil {
+		ln.Close()
+	}
+	s.finishConns(func(c *conn) bool { return c.deviceID != "" })
+}
+
+// SettingLine is one setting as the tray's Settings window shows it.
+type SettingLine struct {
+	Label, Value string
+	// RestartNeeded: config.toml holds another value, in effect after a
+	// restart (Value is the one in effect now).
+	RestartNeeded bool
+}
+
+// SettingLines are the settings of the Settings page, in its order, with
+// the values in effect, written for reading.
+func (s *Server) SettingLines() []SettingLine {
+	r := s.settingsNow()
+	out := make([]SettingLine, 0, len(r.Settings))
+	for _, st := range r.Settings {
+		v := ""
+		switch x := st.Value.(type) {
+		case bool:
+			v = map[bool]string{true: "on", false: "off"}[x]
+		case []string:
+			v = strings.Join(x, ", ")
+			if v == "" {
+				v = "none"
+			}
+		case string:
+			v = x
+			if v == "" {
+				v = "(none)"
+			}
+		default:
+			v = fmt.Sprint(x)
+		}
+		out = append(out, SettingLine{Label: st.Label, Value: v, RestartNeeded: st.RestartNeeded})
+	}
+	return out
+}
