@@ -143,7 +143,7 @@ type Config struct {
 	// hand may name what is inside it, but no folder of secrets in it.
 	Home   string
 	Logger *slog.Logger
-	Clock   func() time.Time // nil: time.Now
+	Clock  func() time.Time // nil: time.Now
 }
 
 // Policy holds the rules and the pending approvals. Safe for concurrent use.
