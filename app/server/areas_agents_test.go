@@ -73,6 +73,10 @@ func (k *fakeKeeper) SetConfigAgentPaused(ctx context.Context, name string, paus
 	return nil
 }
 
+func (k *fakeKeeper) SetConfigAgentLevel(ctx context.Context, name, level string) error {
+	return nil
+}
+
 func (k *fakeKeeper) AddPerson(ctx context.Context, p store.Person) error {
 	if _, ok := k.people[p.ID]; ok {
 		return store.ErrExists

@@ -98,6 +98,7 @@ func (s *Server) methodTable() map[string]method {
 	s.personArea().methods(add)
 	s.connectArea().methods(add)
 	configArea{status: s.ConfigStatus}.methods(add)
+	s.ruleArea().methods(add)
 	return t
 }
 
