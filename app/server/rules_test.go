@@ -240,3 +240,39 @@ func TestRulesFileExportImport(t *testing.T) {
 		t.Errorf("update audited: %+v", ev)
 	}
 }
+
+// TestHandWrittenNetworkRule: a network rule the owner writes for one
+// agent lets that agent's next command reach the domain without a
+// question (through the test host), and no other agent's.
+func TestHandWrittenNetworkRule(t *testing.T) {
+	t.Parallel()
+	w := newNetWorld(t, "")
+	added := rpcCall[ruleOut](t, w.own.c, "rule.add", m("client", "alice-agent", "access", "network", "target", "handmade.test", "decision", "allow", "note", "docs"))
+	if !strings.Contains(added.Covers, "connect to handmade.test") {
+		t.Errorf("covers: %q", added.Covers)
+	}
+	r := <-w.run(m("command", `curl -sS http://handmade.test/hand`, "allowed_domains", []string{"handmade.test"}))
+	wantOut(t, r, "hello from the test host: GET /hand host=handmade.test")
+	if p := rpcCall[struct{ Pending []any }](t, w.own.c, "approval.list", nil); len(p.Pending) != 0 {
+		t.Errorf("the owner was asked: %v", p.Pending)
+	}
+	ev := newestEvent(t, w.own.c, "network.connect")
+	if ev.DecidedBy != audit.ByRule || ev.Rule != added.Rule.ID || ev.Client != "alice-agent" {
+		t.Errorf("connection event: %+v", ev)
+	}
+	// Another agent's command is still asked.
+	bob := w.h.dial(bobKey)
+	done := make(chan error, 1)
+	go func() {
+		_, err := runLong(bob, m("command", `curl -s http://handmade.test/bob; echo " exit=$?"`, "allowed_domains", []string{"handmade.test"}))
+		done <- err
+	}()
+	a := w.own.requested()
+	if a.Client != "bob-agent" || a.Domain != "handmade.test" {
+		t.Fatalf("question %+v", a)
+	}
+	rpcCall[any](t, w.own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
+	if err := <-done; err != nil {
+		t.Errorf("bob's run: %v", err)
+	}
+}
