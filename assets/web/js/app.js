@@ -14,6 +14,7 @@ import { SharedLinks } from './shared.js';
 import { Agents } from './agents.js';
 import { Changes } from './changes.js';
 import { Notifier } from './notify.js';
+import { setLevels, setAgentLevels } from './levels.js';
 
 performance.mark('corral:start');
 
@@ -76,6 +77,8 @@ const app = {
       const info = await rpc.call('session.info');
       this.info = info;
       setVocabulary(info);
+      setLevels(info);
+      if (info.role === 'owner' && !String(info.client || '').startsWith('device:')) rpc.call('agent.list').then((r) => setAgentLevels(r.agents)).catch(() => {});
       activity.vocabulary();
       infoArrived();
       setDevice(String(info.client || '').startsWith('device:'));

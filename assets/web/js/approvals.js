@@ -2,6 +2,7 @@
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
 import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName } from './dom.js';
+import { levelTag } from './levels.js';
 
 // The answers, their words and which one comes first are the server's
 // (policy's one table): each approval carries its `choices` and
@@ -142,7 +143,7 @@ export class Approvals {
       a.sensitive ? h('p', { class: 'careful', role: 'alert' }, `Careful: secrets — ${a.sensitive}. Deny unless you are sure.`) : null,
       a.asked ? h('p', { class: 'asked muted' }, 'The agent asked for ', h('code', null, a.asked), ', which leads there.') : null,
       h('div', { class: 'who' },
-        h('span', { class: 'chip', title: 'Agent' }, a.client),
+        h('span', { class: 'chip', title: 'Agent' }, a.client), levelTag(a.client),
         h('span', { class: 'chip', title: 'Folder' }, `In ${folderName(a.user)}`),
         h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
