@@ -92,7 +92,7 @@ func TestDashboardRulesAndLevels(t *testing.T) {
 	}
 	// The level shows by the agent's name in the activity log too.
 	b.openTab("activity")
-	b.wait(`[...document.querySelectorAll('#audit-table tbody tr')].some(tr => tr.querySelector('.t-client')?.textContent.includes('Read-only'))`)
+	b.wait(`[...document.querySelectorAll('#audit-table tbody tr')].some(tr => tr.querySelector('.t-client')?.dataset.levelLabel === 'Read-only' && getComputedStyle(tr.querySelector('.t-client'), '::after').content.includes('Read-only'))`)
 	b.openTab("agents")
 	b.click("#agent-add")
 	b.wait(`document.querySelector('#agent-levels input[value="ask"]')?.checked && document.querySelector('#agent-ask').checked`)

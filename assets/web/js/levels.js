@@ -21,6 +21,15 @@ export function setAgentLevels(agents) {
   for (const a of agents || []) agentLevel.set(a.name, { level: a.level, label: a.level_label });
 }
 
+/**
+ * levelData is the dataset that shows an agent's level beside its name
+ * in a table cell (drawn by CSS, so the cell's text stays the name).
+ */
+export function levelData(name) {
+  const l = agentLevel.get(name);
+  return l ? { level: l.level, levelLabel: l.label } : {};
+}
+
 /** levelTag is a small tag naming the agent's trust level, or null. */
 export function levelTag(name) {
   const l = agentLevel.get(name);
