@@ -25,7 +25,8 @@ func (b *browser) widths(name, ready, show string) {
 			b.do(chromedp.EmulateViewport(w, 900))
 		}
 		b.wait(ready)
-		js[chromedp.Void](b, fmt.Sprintf(`document.querySelector(%q).scrollIntoView({block: 'end'})`, show))
+		// Toasts said what was done before; they would hide the page.
+		js[chromedp.Void](b, fmt.Sprintf(`document.querySelector('#toasts')?.replaceChildren(); document.querySelector(%q).scrollIntoView({block: 'end'})`, show))
 		js[chromedp.Void](b, `new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))`)
 		b.shot(fmt.Sprintf("%s-%d", name, w))
 	}
