@@ -41,7 +41,9 @@ func newestEvent(t *testing.T, owner *client.Client, op string) wire.Event {
 // TestCommandRuleSparesTheQuestion: with the agent at Ask me (every
 // command asked), a hand-written rule "git status" lets `git status` run
 // without a question, while `git push` and a shell line that merely
-// starts with the same words are still asked.
+// starts with the same words are still asked. (Checked once against a
+// matcher that compares strings, strings.HasPrefix(line, "git status"):
+// "git status; touch x" then ran without a question and this test failed.)
 func TestCommandRuleSparesTheQuestion(t *testing.T) {
 	t.Parallel()
 	h := start(t, "")
