@@ -386,7 +386,7 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	b.click(row + ` button[data-act="edit"]`)
 	b.wait(`!document.querySelector('#agent-form').hidden && document.querySelector('#agent-name').disabled && document.querySelector('#agent-actfor').value === 'some' && document.querySelector('#agent-actfor-list input[value="companion"]').checked`)
 	evalJS[chromedp.Void](b, `(() => { for (const [id, v] of [['#agent-actfor', 'everyone'], ['#agent-network', 'off']]) { const s = document.querySelector(id); s.value = v; s.dispatchEvent(new Event('change')); } })()`)
-	b.click("#agent-ask")
+	evalJS[chromedp.Void](b, `(() => { const c = document.querySelector('#agent-ask'); c.checked = true; c.dispatchEvent(new Event('change')); })()`) // on whatever its level set
 	b.shot("agent-edit")
 	b.click("#agent-save")
 	b.wait(`document.querySelector('#agent-form').hidden && /no network/.test(document.querySelector('` + row + `')?.textContent)`)

@@ -19,6 +19,7 @@ type Agent struct {
 	Ask       bool   // its commands need the owner's approval
 	Network   string // "ask" or "off"
 	Paused    bool
+	Level     string // the trust level the owner chose (policy.Level); "" for none
 	KeySHA256 [32]byte
 	Created   time.Time
 	LastUsed  time.Time // zero: never
@@ -36,13 +37,14 @@ type Person struct {
 type AgentState struct {
 	Name     string
 	Paused   bool
+	Level    string // the trust level the owner chose; "" for none
 	LastUsed time.Time
 }
 
 // ErrExists is returned when a name is already taken.
 var ErrExists = errors.New("already exists")
 
-const agentColumns = `name, user, act_for, ask, network, paused, key_sha256, created_ns, last_used_ns`
+const agentColumns = `name, user, act_for, ask, network, paused, key_sha256, created_ns, last_used_ns, level`
 
 // AddAgent stores a new agent; a taken name or key is ErrExists.
 func (s *Store) AddAgent(ctx context.Context, a Agent) error {
@@ -50,8 +52,8 @@ func (s *Store) AddAgent(ctx context.Context, a Agent) error {
 		return ErrClosed
 	}
 	act, _ := json.Marshal(nonNil(a.ActFor))
-	_, err := s.wdb.ExecContext(ctx, `INSERT INTO agents (`+agentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.Name, a.User, string(act), a.Ask, a.Network, a.Paused, a.KeySHA256[:], a.Created.UnixNano(), unixOrZero(a.LastUsed))
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO agents (`+agentColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.Name, a.User, string(act), a.Ask, a.Network, a.Paused, a.KeySHA256[:], a.Created.UnixNano(), unixOrZero(a.LastUsed), a.Level)
 	if isConstraint(err) {
 		return ErrExists
 	}
@@ -68,8 +70,8 @@ func (s *Store) UpdateAgent(ctx context.Context, a Agent) (bool, error) {
 		return false, ErrClosed
 	}
 	act, _ := json.Marshal(nonNil(a.ActFor))
-	res, err := s.wdb.ExecContext(ctx, `UPDATE agents SET user = ?, act_for = ?, ask = ?, network = ?, paused = ? WHERE name = ?`,
-		a.User, string(act), a.Ask, a.Network, a.Paused, a.Name)
+	res, err := s.wdb.ExecContext(ctx, `UPDATE agents SET user = ?, act_for = ?, ask = ?, network = ?, paused = ?, level = ? WHERE name = ?`,
+		a.User, string(act), a.Ask, a.Network, a.Paused, a.Level, a.Name)
 	if err != nil {
 		return false, fmt.Errorf("update agent: %w", err)
 	}
@@ -118,7 +120,7 @@ func (s *Store) Agents(ctx context.Context) ([]Agent, error) {
 		var act string
 		var key []byte
 		var created, used int64
-		if err := rows.Scan(&a.Name, &a.User, &act, &a.Ask, &a.Network, &a.Paused, &key, &created, &used); err != nil {
+		if err := rows.Scan(&a.Name, &a.User, &act, &a.Ask, &a.Network, &a.Paused, &key, &created, &used, &a.Level); err != nil {
 			return nil, err
 		}
 		if err := json.Unmarshal([]byte(act), &a.ActFor); err != nil {
@@ -159,12 +161,23 @@ func (s *Store) SetConfigAgentPaused(ctx context.Context, name string, paused bo
 	return err
 }
 
+// SetConfigAgentLevel keeps the trust level the owner chose for an agent
+// written in config.toml.
+func (s *Store) SetConfigAgentLevel(ctx context.Context, name, level string) error {
+	if s.closed() {
+		return ErrClosed
+	}
+	_, err := s.wdb.ExecContext(ctx, `INSERT INTO agent_state (name, level) VALUES (?, ?)
+		ON CONFLICT (name) DO UPDATE SET level = excluded.level`, name, level)
+	return err
+}
+
 // AgentStates lists the runtime state of agents from config.toml.
 func (s *Store) AgentStates(ctx context.Context) ([]AgentState, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
-	rows, err := s.rdb.QueryContext(ctx, `SELECT name, paused, last_used_ns FROM agent_state ORDER BY name`)
+	rows, err := s.rdb.QueryContext(ctx, `SELECT name, paused, last_used_ns, level FROM agent_state ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list agent state: %w", err)
 	}
@@ -173,7 +186,7 @@ func (s *Store) AgentStates(ctx context.Context) ([]AgentState, error) {
 	for rows.Next() {
 		var a AgentState
 		var used int64
-		if err := rows.Scan(&a.Name, &a.Paused, &used); err != nil {
+		if err := rows.Scan(&a.Name, &a.Paused, &used, &a.Level); err != nil {
 			return nil, err
 		}
 		a.LastUsed = timeOrZero(used)

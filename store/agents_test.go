@@ -13,7 +13,7 @@ func TestAgentsAndPeople(t *testing.T) {
 	s, path := openTest(t, Options{})
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	a := Agent{Name: "helper", User: "carol", ActFor: []string{"companion"}, Ask: true, Network: "off", KeySHA256: sha256.Sum256([]byte("k1")), Created: now}
+	a := Agent{Name: "helper", User: "carol", ActFor: []string{"companion"}, Ask: true, Network: "off", Level: "read_only", KeySHA256: sha256.Sum256([]byte("k1")), Created: now}
 	if err := s.AddAgent(ctx, a); err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +32,7 @@ func TestAgentsAndPeople(t *testing.T) {
 	s.TouchAgent(ctx, "helper", now.Add(time.Minute))
 	s.TouchAgent(ctx, "from-config", now.Add(2*time.Minute))
 	s.SetConfigAgentPaused(ctx, "from-config", true)
+	s.SetConfigAgentLevel(ctx, "from-config", "trusted")
 	s = reopen(t, s, path)
 
 	list, err := s.Agents(ctx)
@@ -39,10 +40,10 @@ func TestAgentsAndPeople(t *testing.T) {
 		t.Fatalf("agents: %v %v", list, err)
 	}
 	got := list[0]
-	if got.User != "carol" || !got.Ask || got.Network != "off" || got.Paused || len(got.ActFor) != 1 || got.KeySHA256 != a.KeySHA256 || !got.LastUsed.Equal(now.Add(time.Minute)) {
+	if got.User != "carol" || !got.Ask || got.Network != "off" || got.Level != "read_only" || got.Paused || len(got.ActFor) != 1 || got.KeySHA256 != a.KeySHA256 || !got.LastUsed.Equal(now.Add(time.Minute)) {
 		t.Errorf("agent read back: %+v", got)
 	}
-	got.Paused, got.User = true, "companion"
+	got.Paused, got.User, got.Level = true, "companion", "ask"
 	if ok, err := s.UpdateAgent(ctx, got); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
@@ -50,11 +51,11 @@ func TestAgentsAndPeople(t *testing.T) {
 		t.Fatal(ok, err)
 	}
 	list, _ = s.Agents(ctx)
-	if !list[0].Paused || list[0].User != "companion" || list[0].KeySHA256 != sha256.Sum256([]byte("k3")) {
+	if !list[0].Paused || list[0].User != "companion" || list[0].Level != "ask" || list[0].KeySHA256 != sha256.Sum256([]byte("k3")) {
 		t.Errorf("after update: %+v", list[0])
 	}
 	states, _ := s.AgentStates(ctx)
-	if len(states) != 1 || states[0].Name != "from-config" || !states[0].Paused || !states[0].LastUsed.Equal(now.Add(2*time.Minute)) {
+	if len(states) != 1 || states[0].Name != "from-config" || !states[0].Paused || states[0].Level != "trusted" || !states[0].LastUsed.Equal(now.Add(2*time.Minute)) {
 		t.Errorf("config agent state: %+v", states)
 	}
 	if ok, _ := s.RenamePerson(ctx, "carol", "Caroline"); !ok {

@@ -20,10 +20,10 @@ func (s *Store) SaveRule(ctx context.Context, r policy.Rule) error {
 		exp = r.Expires.UnixNano()
 	}
 	_, err := s.wdb.ExecContext(ctx,
-		`INSERT INTO rules (id, client, user, access, target, match, decision, created_ns, created_by, expires_ns)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		`INSERT INTO rules (id, client, user, access, target, match, decision, created_ns, created_by, expires_ns, note)
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		r.ID, r.Client, r.User, string(r.Access), r.Target, string(r.Match), string(r.Decision),
-		r.Created.UnixNano(), r.CreatedBy, exp)
+		r.Created.UnixNano(), r.CreatedBy, exp, r.Note)
 	if err != nil {
 		return fmt.Errorf("save rule: %w", err)
 	}
@@ -59,7 +59,7 @@ func (s *Store) LoadRules(ctx context.Context) ([]policy.Rule, error) {
 		return nil, fmt.Errorf("load rules: %w", err)
 	}
 	rows, err := s.rdb.QueryContext(ctx,
-		`SELECT id, client, user, access, target, match, decision, created_ns, created_by, expires_ns
+		`SELECT id, client, user, access, target, match, decision, created_ns, created_by, expires_ns, note
 		 FROM rules ORDER BY created_ns, id`)
 	if err != nil {
 		return nil, fmt.Errorf("load rules: %w", err)
@@ -71,7 +71,7 @@ func (s *Store) LoadRules(ctx context.Context) ([]policy.Rule, error) {
 		var access, match, decision string
 		var created int64
 		var exp *int64
-		if err := rows.Scan(&r.ID, &r.Client, &r.User, &access, &r.Target, &match, &decision, &created, &r.CreatedBy, &exp); err != nil {
+		if err := rows.Scan(&r.ID, &r.Client, &r.User, &access, &r.Target, &match, &decision, &created, &r.CreatedBy, &exp, &r.Note); err != nil {
 			return nil, fmt.Errorf("load rules: %w", err)
 		}
 		r.Access, r.Match, r.Decision, r.Lifetime = policy.Access(access), policy.Match(match), policy.Effect(decision), policy.Always

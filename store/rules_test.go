@@ -15,7 +15,7 @@ func TestRulesRoundTripAcrossReopen(t *testing.T) {
 	created := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
 	past, future := time.Now().Add(-time.Hour).UTC(), time.Now().Add(time.Hour).UTC()
 	rules := []policy.Rule{
-		{ID: "ru_1", Client: "alice-agent", User: "alice", Access: policy.Read, Target: "/home/me/Documents", Match: policy.Prefix, Decision: policy.EffectAllow, Created: created, CreatedBy: "browser"},
+		{ID: "ru_1", Client: "alice-agent", User: "alice", Access: policy.Read, Target: "/home/me/Documents", Match: policy.Prefix, Decision: policy.EffectAllow, Created: created, CreatedBy: "browser", Note: "my documents"},
 		{ID: "ru_2", Client: "*", User: "bob", Access: policy.Write, Target: "/etc/hosts", Match: policy.Exact, Decision: policy.EffectDeny, Created: created.Add(time.Second), CreatedBy: "tray", Expires: &future},
 		{ID: "ru_3", Client: "x", User: "bob", Access: policy.Read, Target: "/tmp", Match: policy.Exact, Decision: policy.EffectAllow, Created: created.Add(2 * time.Second), CreatedBy: "owner", Expires: &past},
 	}
@@ -40,7 +40,7 @@ func TestRulesRoundTripAcrossReopen(t *testing.T) {
 		t.Fatalf("rules after reopen: %+v (the expired one should be gone)", got)
 	}
 	a, b := got[0], got[1]
-	if a.ID != "ru_1" || a.Match != policy.Prefix || a.Decision != policy.EffectAllow || !a.Created.Equal(created) || a.Expires != nil || a.Lifetime != policy.Always || a.CreatedBy != "browser" {
+	if a.ID != "ru_1" || a.Match != policy.Prefix || a.Decision != policy.EffectAllow || !a.Created.Equal(created) || a.Expires != nil || a.Lifetime != policy.Always || a.CreatedBy != "browser" || a.Note != "my documents" {
 		t.Errorf("rule 1: %+v", a)
 	}
 	if b.ID != "ru_2" || b.Client != "*" || b.Expires == nil || !b.Expires.Equal(future) {

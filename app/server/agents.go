@@ -16,6 +16,7 @@ import (
 	"corral/app/config"
 	"corral/app/rpc"
 	"corral/core/errs"
+	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
 )
@@ -49,7 +50,18 @@ type liveAgent struct {
 
 func (a *liveAgent) caller() sandbox.Caller {
 	return sandbox.Caller{Client: a.Name, User: a.User, ActFor: slices.Clone(a.ActFor),
-		Paused: a.Paused, AskCommands: a.Ask, NoNetwork: a.Network == "off"}
+		Paused: a.Paused, AskCommands: a.Ask, NoNetwork: a.Network == "off", Level: a.level()}
+}
+
+// level is the agent's trust level now: the one its settings make (a
+// mix of settings is Custom), Read-only when the owner chose it.
+func (a *liveAgent) level() policy.Level {
+	return policy.LevelOf(a.Ask, a.Network, a.Level == string(policy.LevelReadOnly))
+}
+
+// setLevel gives a the settings of level l (a named one).
+func setLevel(a *store.Agent, l policy.LevelInfo) {
+	a.Level, a.Ask, a.Network = string(l.Level), l.AskCommands, l.Network
 }
 
 type livePerson struct {
@@ -128,9 +140,12 @@ func (d *directory) setConfig(cfg *config.Config, states []store.AgentState) err
 			a.Ask = true
 		}
 		if prev, ok := old[cl.Name]; ok && prev.fromConfig {
-			a.Paused, a.LastUsed, a.touched = prev.Paused, prev.LastUsed, prev.touched
+			a.Paused, a.LastUsed, a.touched, a.Level = prev.Paused, prev.LastUsed, prev.touched, prev.Level
 		} else if st, ok := state[cl.Name]; ok {
-			a.Paused, a.LastUsed = st.Paused, st.LastUsed
+			a.Paused, a.LastUsed, a.Level = st.Paused, st.LastUsed, st.Level
+		}
+		if li, ok := policy.LevelFor(policy.Level(a.Level)); ok {
+			setLevel(&a.Agent, li) // the level the owner chose in the dashboard
 		}
 		d.agents[cl.Name] = a
 	}
@@ -256,6 +271,9 @@ func (s *Server) LoadAgents(ctx context.Context) error {
 	for _, st := range states {
 		if a, ok := d.agents[st.Name]; ok && a.fromConfig {
 			a.Paused, a.LastUsed, a.touched = st.Paused, st.LastUsed, st.LastUsed
+			if li, ok := policy.LevelFor(policy.Level(st.Level)); ok {
+				setLevel(&a.Agent, li)
+			}
 		}
 	}
 	d.mu.Unlock()
@@ -274,19 +292,23 @@ func (s *Server) touchAgent(ctx context.Context, c sandbox.Caller) {
 
 // agentInfo is one agent as the owner sees it: never its key.
 type agentInfo struct {
-	Name        string     `json:"name"`
-	User        string     `json:"user"`
-	ActFor      []string   `json:"act_for"`
-	AskCommands bool       `json:"ask_commands"`
-	Network     string     `json:"network"`
-	Paused      bool       `json:"paused"`
-	FromConfig  bool       `json:"from_config"`
-	Created     *time.Time `json:"created,omitempty"`
-	LastUsed    *time.Time `json:"last_used"`
+	Name        string   `json:"name"`
+	User        string   `json:"user"`
+	ActFor      []string `json:"act_for"`
+	AskCommands bool     `json:"ask_commands"`
+	Network     string   `json:"network"`
+	Paused      bool     `json:"paused"`
+	// Level is the agent's trust level (policy.Levels), Label its name.
+	Level      policy.Level `json:"level"`
+	LevelLabel string       `json:"level_label"`
+	FromConfig bool         `json:"from_config"`
+	Created    *time.Time   `json:"created,omitempty"`
+	LastUsed   *time.Time   `json:"last_used"`
 }
 
 func (a *liveAgent) info() agentInfo {
-	i := agentInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(a.ActFor), AskCommands: a.Ask, Network: a.Network, Paused: a.Paused, FromConfig: a.fromConfig}
+	i := agentInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(a.ActFor), AskCommands: a.Ask, Network: a.Network, Paused: a.Paused, FromConfig: a.fromConfig,
+		Level: a.level(), LevelLabel: a.level().Label()}
 	if i.ActFor == nil {
 		i.ActFor = []string{}
 	}
@@ -325,6 +347,7 @@ type agentKeeper interface {
 	SetAgentKey(ctx context.Context, name string, hash [32]byte) (bool, error)
 	RemoveAgent(ctx context.Context, name string) (bool, error)
 	SetConfigAgentPaused(ctx context.Context, name string, paused bool) error
+	SetConfigAgentLevel(ctx context.Context, name, level string) error
 }
 
 // agentRuns is what pausing or removing an agent ends of the work it has
@@ -376,6 +399,7 @@ func (x agentArea) methods(add func(name string, m method)) {
 	add("agent.pause", method{owner: true, fn: x.setPaused(true)})
 	add("agent.resume", method{owner: true, fn: x.setPaused(false)})
 	add("agent.remove", method{owner: true, fn: x.remove})
+	add("agent.set_level", method{owner: true, fn: x.setLevel})
 }
 
 // hangUpAgent ends the agent's open connections and says how many.
@@ -403,6 +427,9 @@ type agentParams struct {
 	ActFor      *[]string `json:"act_for,omitempty"`
 	AskCommands *bool     `json:"ask_commands,omitempty"`
 	Network     *string   `json:"network,omitempty"`
+	// Level, when given, sets the settings of a named trust level after
+	// the others; a setting given alone makes a custom mix.
+	Level *string `json:"level,omitempty"`
 }
 
 // apply validates p onto a; the directory's lock must be held.
@@ -434,7 +461,71 @@ func (x agentArea) apply(a *store.Agent, p agentParams) error {
 		}
 		a.Network = *p.Network
 	}
+	if p.AskCommands != nil || p.Network != nil {
+		a.Level = "" // a setting of its own: the level its settings make
+	}
+	if p.Level != nil {
+		li, err := namedLevel(*p.Level)
+		if err != nil {
+			return err
+		}
+		setLevel(a, li)
+	}
 	return nil
+}
+
+// namedLevel returns the named trust level's row.
+func namedLevel(l string) (policy.LevelInfo, error) {
+	li, ok := policy.LevelFor(policy.Level(l))
+	if !ok {
+		return li, errs.New(errs.InvalidParams, "", "level must be \"ask\" (Ask me), \"trusted\" (Trusted in its folder) or \"read_only\" (Read-only).")
+	}
+	return li, nil
+}
+
+// setLevel answers agent.set_level: the agent gets the settings of a
+// named trust level, at once (its next call is judged by them); an
+// agent written in config.toml keeps its level in the database.
+func (x agentArea) setLevel(ctx context.Context, c *call) (any, error) {
+	var p struct {
+		Name  string `json:"name" rpc:"required"`
+		Level string `json:"level" rpc:"required"`
+	}
+	if err := changeParams(c, &p, x.keep != nil); err != nil {
+		return nil, err
+	}
+	li, err := namedLevel(p.Level)
+	if err != nil {
+		return nil, err
+	}
+	x.dir.mu.Lock()
+	la, ok := x.dir.agents[p.Name]
+	switch {
+	case !ok:
+		err = errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
+	case la.fromConfig:
+		err = x.keep.SetConfigAgentLevel(ctx, p.Name, string(li.Level))
+	default:
+		a := la.Agent
+		setLevel(&a, li)
+		_, err = x.keep.UpdateAgent(ctx, a)
+	}
+	if err != nil && ok {
+		err = errs.Wrap(err, errs.IO, "", "Corral could not save the trust level.")
+	}
+	var info agentInfo
+	if err == nil {
+		setLevel(&la.Agent, li)
+		info = la.info()
+	}
+	x.dir.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, li.Label+": "+li.Explain); err != nil {
+		return nil, err
+	}
+	return agentResult{Agent: info}, nil
 }
 
 func newAgentKey() (string, [32]byte) {
@@ -491,6 +582,9 @@ func describeAgent(a store.Agent) string {
 	d := "works in " + a.User + "'s folder"
 	if len(a.ActFor) > 0 {
 		d += "; may act for " + strings.Join(a.ActFor, ", ")
+	}
+	if a.Level != "" {
+		d += "; " + policy.Level(a.Level).Label()
 	}
 	if a.Ask {
 		d += "; commands need approval"

@@ -73,6 +73,10 @@ func (k *fakeKeeper) SetConfigAgentPaused(ctx context.Context, name string, paus
 	return nil
 }
 
+func (k *fakeKeeper) SetConfigAgentLevel(ctx context.Context, name, level string) error {
+	return nil
+}
+
 func (k *fakeKeeper) AddPerson(ctx context.Context, p store.Person) error {
 	if _, ok := k.people[p.ID]; ok {
 		return store.ErrExists
@@ -181,7 +185,7 @@ func TestAgentAreaAddGivesAKeyThatWorksAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	added := res.(agentKeyResult)
-	if w := wireOf(t, added.Agent); w != `{"name":"bot","user":"ann","act_for":["bob"],"ask_commands":false,"network":"off","paused":false,"from_config":false,"created":"2026-11-25T09:30:00Z","last_used":null}` {
+	if w := wireOf(t, added.Agent); w != `{"name":"bot","user":"ann","act_for":["bob"],"ask_commands":false,"network":"off","paused":false,"level":"custom","level_label":"Custom","from_config":false,"created":"2026-11-25T09:30:00Z","last_used":null}` {
 		t.Errorf("agent.add answered %s", w)
 	}
 	if who, ok := f.works(added.Key); !ok || who != "bot" {

@@ -68,7 +68,7 @@ func Build(s Setup) (Parts, error) {
 	private := s.Files.OwnDirs()
 	pol, err := policy.New(context.Background(), policy.Config{
 		Rules: st, Audit: st, Timeout: cfg.Sandbox.ApprovalTimeout.D(), Strict: cfg.Sandbox.Strict, Logger: log, Clock: s.Clock,
-		Guarded: append([]string{s.Home, cfg.Sandbox.Base}, private...),
+		Guarded: append([]string{s.Home, cfg.Sandbox.Base}, private...), Home: s.Home,
 	})
 	if err != nil {
 		return Parts{}, err

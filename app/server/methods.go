@@ -100,6 +100,7 @@ func (s *Server) methodTable() map[string]method {
 	configArea{status: s.ConfigStatus}.methods(add)
 	summaryArea{log: s.audit}.methods(add)
 	settingsArea{s}.methods(add)
+	s.ruleArea().methods(add)
 	return t
 }
 

@@ -143,6 +143,37 @@ type sessionInfo struct {
 	Choices []wire.Choice `json:"choices,omitempty"`
 	// AuditLog (owner only) is the audit log's size on disk and growth.
 	AuditLog *auditLogInfo `json:"audit_log,omitempty"`
+	// Level (an agent) is its trust level; Levels (owner only) are the
+	// named levels in policy's words, so no surface keeps a copy.
+	Level  *levelInfo  `json:"level,omitempty"`
+	Levels []levelInfo `json:"levels,omitempty"`
+}
+
+// levelInfo is a trust level (policy.LevelInfo) on the wire.
+type levelInfo struct {
+	Level       policy.Level `json:"level"`
+	Label       string       `json:"label"`
+	Explain     string       `json:"explain,omitempty"`
+	AskCommands bool         `json:"ask_commands"`
+	Network     string       `json:"network,omitempty"`
+	ReadOnly    bool         `json:"read_only"`
+}
+
+func levelOut(li policy.LevelInfo) levelInfo {
+	return levelInfo{Level: li.Level, Label: li.Label, Explain: li.Explain, AskCommands: li.AskCommands, Network: li.Network, ReadOnly: li.ReadOnly}
+}
+
+// agentLevel is the caller's trust level, in words.
+func agentLevel(c sandbox.Caller) *levelInfo {
+	if li, ok := policy.LevelFor(c.Level); ok {
+		l := levelOut(li)
+		return &l
+	}
+	net := "ask"
+	if c.NoNetwork {
+		net = "off"
+	}
+	return &levelInfo{Level: policy.LevelCustom, Label: policy.LevelCustom.Label(), AskCommands: c.AskCommands, Network: net}
 }
 
 type recoveredInfo struct {
@@ -204,6 +235,9 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 		info.Housekeeping = &housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
 		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
+		for _, li := range policy.Levels() {
+			info.Levels = append(info.Levels, levelOut(li))
+		}
 		if r := x.box.Recovered(); r != nil && (r.Events > 0 || r.TempFiles > 0) {
 			info.Recovered = &recoveredInfo{At: r.At.Format(time.RFC3339), Events: r.Events, Commands: r.Commands,
 				RolledBack: r.RolledBack, Left: r.Left, TempFiles: r.TempFiles}
@@ -212,6 +246,9 @@ func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
 	}
 	if p := x.box.Policy(); p != nil {
 		info.Paused = p.Paused()
+	}
+	if !c.caller.Owner && c.caller.Level != "" {
+		info.Level = agentLevel(c.caller)
 	}
 	if err := x.box.Writable(); err != nil {
 		info.AuditProblem = errs.As(err).Msg

@@ -67,4 +67,5 @@ type Rule struct {
 	CreatedBy   string          `json:"created_by"`
 	Expires     *time.Time      `json:"expires,omitempty"`
 	Description string          `json:"description"`
+	Note        string          `json:"note,omitempty"` // the owner's own words on a rule written by hand
 }

@@ -35,6 +35,7 @@ const (
 	ByTimeout DecidedBy = "timeout"
 	ByStrict  DecidedBy = "strict"
 	ByPaused  DecidedBy = "paused"
+	ByLevel   DecidedBy = "level" // the agent's trust level (Read-only) refused it
 )
 
 // Event is one audited operation (PROTOCOL.md section 6, `event`).

@@ -158,8 +158,11 @@ type Config struct {
 	// is one of them or holds one (the owner's home, Corral's own files,
 	// the sandbox base). "/" holds everything, so it is never offered.
 	Guarded []string
-	Logger  *slog.Logger
-	Clock   func() time.Time // nil: time.Now
+	// Home is the owner's home folder (one of Guarded): rules written by
+	// hand may name what is inside it, but no folder of secrets in it.
+	Home   string
+	Logger *slog.Logger
+	Clock  func() time.Time // nil: time.Now
 }
 
 // Policy holds the rules and the pending approvals. Safe for concurrent use.

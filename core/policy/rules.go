@@ -106,9 +106,13 @@ type Rule struct {
 	CreatedBy   string
 	Expires     *time.Time
 	Description string
+	// Note is the owner's own words on a rule written by hand (why it is
+	// there); shown with it, never decides anything.
+	Note string
 }
 
-// AnyClient in Rule.Client matches every client.
+// AnyClient in Rule.Client matches every client; in Rule.User (written
+// by hand only) it matches every folder.
 const AnyClient = "*"
 
 // CheckTarget validates a rule or approval target: an absolute, clean
@@ -132,8 +136,11 @@ func (r *Rule) covers(client, scope string, a Access, target string, now time.Ti
 	if r.Expires != nil && !now.Before(*r.Expires) {
 		return false
 	}
-	if (r.Client != AnyClient && r.Client != client) || r.User != scope || r.Access != a {
+	if (r.Client != AnyClient && r.Client != client) || (r.User != scope && r.User != AnyClient) || r.Access != a {
 		return false
+	}
+	if a == Execute && r.Match == Prefix {
+		return commandCovers(r.Target, target)
 	}
 	if r.Match == Exact {
 		return r.Target == target || (a == Network && wildcardCovers(r.Target, target))
@@ -174,6 +181,9 @@ func (r *Rule) describe() string {
 	}
 	if r.Access == Execute {
 		what = "the command " + r.Target
+		if r.Match == Prefix {
+			what = "commands starting with the words " + r.Target
+		}
 	}
 	verb := "Allow"
 	if r.Decision == EffectDeny {
@@ -186,7 +196,11 @@ func (r *Rule) describe() string {
 	if r.Expires != nil {
 		when = "until " + r.Expires.Local().Format("2 Jan 2006 15:04")
 	}
-	return fmt.Sprintf("%s %s to %s %s (for %s), %s", verb, who, r.Access.verb(), what, r.User, when)
+	folder := r.User
+	if folder == AnyClient {
+		folder = "any folder"
+	}
+	return fmt.Sprintf("%s %s to %s %s (for %s), %s", verb, who, r.Access.verb(), what, folder, when)
 }
 
 // decide returns the effect of the rules on a request: deny beats allow,

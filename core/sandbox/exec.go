@@ -302,7 +302,26 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	if whole != a.Command {
 		o.ev.Detail = appendDetail(o.ev.Detail, clip(strings.TrimPrefix(whole, a.Command+"\n"), 1000))
 	}
-	if ec.Ask || o.askCommand {
+	// The owner's command rules answer first: a deny rule always, an
+	// allow rule only for the command line alone (an environment or input
+	// could make the same words do something else), so it spares the
+	// question.
+	ruled := false
+	if s.policy != nil {
+		if rule, ok := s.policy.RuleFor(o.ev.Client, o.scope, policy.Execute, a.Command); ok {
+			if rule.Decision == policy.EffectDeny {
+				o.ev.Decision, o.ev.DecidedBy, o.ev.Rule = audit.Deny, audit.ByRule, rule.ID
+				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
+				return RunResult{}, errs.New(errs.Denied, "", "The owner's rules deny this command: %s.", rule.Description)
+			}
+			if len(a.Env) == 0 && a.Stdin == "" {
+				ruled = true
+				o.ev.DecidedBy, o.ev.Rule = audit.ByRule, rule.ID
+				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
+			}
+		}
+	}
+	if (ec.Ask || o.askCommand) && !ruled {
 		if err := o.askOnce(policy.Execute, whole); err != nil {
 			return RunResult{}, err
 		}

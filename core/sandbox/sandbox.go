@@ -221,6 +221,7 @@ type op struct {
 	closer []*os.Root // roots opened for this operation only
 	// Per-agent settings of the caller (command.run).
 	askCommand, noNetwork bool
+	level                 policy.Level // the agent's trust level (permits)
 	// recorded is the id of the event recordStart committed before the
 	// operation began; end completes it instead of recording anew.
 	recorded int64
@@ -359,7 +360,30 @@ func (s *Sandbox) beginOn(ctx context.Context, c Caller, cx *Context, name, reas
 		o.ev.Decision, o.ev.DecidedBy, o.ev.Target = audit.Deny, audit.ByPaused, clip(named, 2000)
 		return nil, o.end(ctx, errs.New(errs.Denied, "", "The owner has paused this agent (%s), so Corral refused this. It works again once the owner resumes it.", c.Client))
 	}
+	if !c.Owner {
+		o.level = c.Level
+		if a, ok := writingOps[name]; ok {
+			if err := o.permits(a); err != nil {
+				return nil, o.end(ctx, err)
+			}
+		}
+	}
 	return o, nil
+}
+
+// writingOps are the operations a trust level judges before they start,
+// by the access they need; file operations are judged by each path they
+// write (target).
+var writingOps = map[string]policy.Access{"command.run": policy.Execute}
+
+// permits asks the agent's trust level whether it may make access a at
+// all, and records a refusal as decided by the level.
+func (o *op) permits(a policy.Access) error {
+	if err := o.level.Permits(a); err != nil {
+		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByLevel
+		return err
+	}
+	return nil
 }
 
 // target resolves p in the operation's scope, decides the access and
@@ -374,6 +398,11 @@ func (o *op) target(p string, n need) (fsbox.Dir, paths.Target, error) {
 		}
 	} else if err == nil {
 		o.ev.Detail = appendDetail(o.ev.Detail, "to "+t.Visible)
+	}
+	if n != needRead {
+		if err := o.permits(n); err != nil {
+			return fsbox.Dir{}, t, err
+		}
 	}
 	if err != nil {
 		// end() records a refused escape as deny and a malformed path as

@@ -5,6 +5,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/paths"
+	"corral/core/policy"
 )
 
 // Caller is who sends a request: a configured client or the owner.
@@ -18,6 +19,9 @@ type Caller struct {
 	Paused      bool // every operation is refused at once (decided_by paused)
 	AskCommands bool // each command needs the owner's one-time approval, as [exec] ask does for all
 	NoNetwork   bool // commands never get network
+	// Level is the agent's trust level; policy decides what it refuses
+	// (Level.Permits). Empty for the owner and for agents at no level.
+	Level policy.Level
 }
 
 // Context is the optional request context of the seeds (PROTOCOL.md

@@ -9,6 +9,7 @@
 // audit.event) for the agent's next call.
 import { h, $, $$, ago, full, toast, confirmButton, scopeName } from './dom.js';
 import { daySummary } from './daysummary.js';
+import { allLevels, levelInfo, setAgentLevels } from './levels.js';
 
 const TEST_GIVE_UP_MS = 5 * 60 * 1000;
 
@@ -75,6 +76,7 @@ export class Agents {
       this.agents = a.agents || [];
       this.people = p.people || [];
       this.managed = a.managed;
+      setAgentLevels(this.agents);
       this.render();
       this.configStatus(st);
     } catch (e) {
@@ -122,8 +124,10 @@ export class Agents {
     const badges = [];
     if (a.from_config) badges.push(h('span', { class: 'tag', title: 'Written in config.toml: its settings are read-only here; change them in that file (Corral picks the change up by itself)' }, 'from the config file (read-only)'));
     if (a.paused) badges.push(h('span', { class: 'tag warn' }, 'paused'));
-    if (a.ask_commands) badges.push(h('span', { class: 'tag' }, 'commands need approval'));
-    if (a.network === 'off') badges.push(h('span', { class: 'tag' }, 'no network'));
+    if (a.level === 'custom') {
+      if (a.ask_commands) badges.push(h('span', { class: 'tag' }, 'commands need approval'));
+      if (a.network === 'off') badges.push(h('span', { class: 'tag' }, 'no network'));
+    }
     const used = a.last_used ? h('time', { datetime: a.last_used, title: full(a.last_used) }, `last used ${ago(a.last_used)}`) : h('span', { class: 'muted' }, 'never used yet');
     const actions = h('div', { class: 'row-actions' },
       h('button', { type: 'button', class: `btn small${a.from_config && !a.last_used ? '' : ' primary'}`, 'data-act': 'connect', onclick: () => this.openConnect(a.name) }, 'Connect an app…'),
@@ -138,14 +142,95 @@ export class Agents {
       actions.append(rotate, remove);
     }
     const person = this.people.find((p) => p.id === a.user);
-    return h('li', { class: 'agent-row', dataset: { name: a.name } },
+    return h('li', { class: 'agent-row', dataset: { name: a.name, level: a.level } },
       h('div', { class: 'agent-main' },
         h('strong', { class: 'agent-name' }, a.name), ...badges,
         h('div', { class: 'muted small' }, `works in ${person ? `${person.name || person.id}’s` : scopeName(a.user)} folder`,
           a.act_for?.length ? ` · may act for ${a.act_for.includes('*') ? 'everyone' : a.act_for.join(', ')}` : '', ' · ', used),
+        this.levelPicker(a),
         daySummary(this.rpc, a.name)),
       actions);
   }
+
+  /**
+   * levelPicker is the agent's trust level, changed in one click: each
+   * level's words show under the buttons while one is pointed at or
+   * focused, so the owner reads what it does before choosing it.
+   */
+  levelPicker(a) {
+    const current = levelInfo(a.level);
+    const words = h('p', { class: 'level-words small', role: 'status' });
+    const say = (l) => {
+      words.textContent = l ? `${l.label}: ${l.explain}` : `Custom: ${a.ask_commands ? 'each command is asked' : 'commands run without asking'}; network ${a.network === 'off' ? 'never' : 'asked per domain'}. Choose a level to replace these settings.`;
+    };
+    const buttons = allLevels().map((l) => {
+      const b = h('button', { type: 'button', class: 'level-opt', role: 'radio', 'aria-checked': String(l.level === a.level), dataset: { level: l.level }, title: l.explain }, l.label);
+      b.addEventListener('mouseenter', () => say(l));
+      b.addEventListener('focus', () => say(l));
+      b.addEventListener('mouseleave', () => say(current));
+      b.addEventListener('blur', () => say(current));
+      b.addEventListener('click', () => { if (l.level !== a.level) this.setLevel(a, l); });
+      return b;
+    });
+    say(current);
+    return h('div', { class: 'level-picker' },
+      h('div', { class: 'level-group', role: 'radiogroup', 'aria-label': `Trust level of ${a.name}` },
+        h('span', { class: 'level-label small muted' }, 'Trust level'), ...buttons,
+        a.level === 'custom' ? h('span', { class: 'level-opt custom', 'aria-checked': 'true', role: 'radio', 'aria-disabled': 'true' }, 'Custom') : null),
+      words);
+  }
+
+  async setLevel(a, l) {
+    try {
+      await this.rpc.call('agent.set_level', { name: a.name, level: l.level });
+      toast(`${a.name} is now ${l.label}: its next call works that way.`);
+      await this.load();
+      $(`#agent-list li[data-name="${CSS.escape(a.name)}"] .level-opt[data-level="${l.level}"]`)?.focus();
+    } catch (e) { toast(e.message, { kind: 'error' }); }
+  }
+
+  /**
+   * formLevels fills the form's level choice: each level with its words,
+   * and Custom. Choosing a level sets the settings below to its own;
+   * changing a setting by hand chooses the level those settings make, or
+   * Custom.
+   */
+  formLevels(chosen) {
+    const box = $('#agent-levels');
+    const opt = (value, label, explain) => h('label', { class: 'level-choice' },
+      h('input', { type: 'radio', name: 'agent-level', value, checked: value === chosen }),
+      h('span', null, h('strong', null, label), h('span', { class: 'muted small' }, explain)));
+    box.replaceChildren(h('legend', null, 'Trust level'),
+      ...allLevels().map((l) => opt(l.level, l.label, l.explain)),
+      opt('custom', 'Custom', 'The settings below, as you set them.'));
+    for (const i of $$('input', box)) {
+      i.addEventListener('change', () => {
+        const l = levelInfo(i.value);
+        if (!l) return;
+        $('#agent-ask').checked = l.ask_commands;
+        $('#agent-network').value = l.network;
+      });
+    }
+    if (!this.levelSync) {
+      this.levelSync = true;
+      const mine = () => {
+        const ask = $('#agent-ask').checked;
+        const net = $('#agent-network').value;
+        const l = allLevels().find((x) => !x.read_only && x.ask_commands === ask && x.network === net);
+        const r = $(`#agent-levels input[value="${l ? l.level : 'custom'}"]`);
+        if (r) r.checked = true;
+      };
+      $('#agent-ask').addEventListener('change', mine);
+      $('#agent-network').addEventListener('change', mine);
+    }
+    const l = levelInfo(chosen);
+    if (l) {
+      $('#agent-ask').checked = l.ask_commands;
+      $('#agent-network').value = l.network;
+    }
+  }
+
+  formLevel() { return $('#agent-levels input:checked')?.value || 'ask'; }
 
   personRow(p) {
     const name = h('strong', null, p.name || p.id);
@@ -197,6 +282,7 @@ export class Agents {
       $('#agent-ask').checked = a.ask_commands;
       $('#agent-network').value = a.network;
     }
+    this.formLevels(a ? a.level : 'ask');
     f.hidden = false;
     $('#agent-key').hidden = true;
     f.scrollIntoView({ block: 'nearest' });
@@ -215,6 +301,8 @@ export class Agents {
     const mode = $('#agent-actfor').value;
     const actFor = mode === 'everyone' ? ['*'] : mode === 'some' ? $$('#agent-actfor-list input:checked').map((i) => i.value) : [];
     if (mode === 'some' && !actFor.length) throw new Error('Pick the people it may act for, or choose “Nobody else”.');
+    const level = this.formLevel();
+    if (level !== 'custom') return { user: $('#agent-user').value, act_for: actFor, level };
     return { user: $('#agent-user').value, act_for: actFor, ask_commands: $('#agent-ask').checked, network: $('#agent-network').value };
   }
 

@@ -18,6 +18,7 @@ import { Settings } from './settings.js';
 import { Notifier } from './notify.js';
 import './layout.js';
 import { words } from './words.js';
+import { setLevels, setAgentLevels } from './levels.js';
 
 performance.mark('corral:start');
 
@@ -80,6 +81,8 @@ const app = {
       const info = await rpc.call('session.info');
       this.info = info;
       setVocabulary(info);
+      setLevels(info);
+      if (info.role === 'owner' && !String(info.client || '').startsWith('device:')) rpc.call('agent.list').then((r) => setAgentLevels(r.agents)).catch(() => {});
       activity.vocabulary();
       infoArrived();
       setDevice(String(info.client || '').startsWith('device:'));

@@ -3,6 +3,7 @@
 // tab) arrives as approval.resolved and removes the card at once.
 import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from './dom.js';
 import { words } from './words.js';
+import { levelTag } from './levels.js';
 
 // The answers, their words and which one comes first are the server's
 // (policy's one table): each approval carries its `choices` and
@@ -152,7 +153,7 @@ export class Approvals {
         ? `Asked before the command starts, once for these ${a.domains.length} domains: your answer covers them all for this run (“Always” makes one rule per domain). Domains it did not list are refused without asking.`
         : 'Asked before the command starts: your answer covers this domain for this run. Domains it did not list are refused without asking.') : null,
       h('div', { class: 'who' },
-        h('span', { class: 'chip', title: 'Agent' }, a.client),
+        h('span', { class: 'chip', title: 'Agent' }, a.client), levelTag(a.client),
         h('span', { class: 'chip', title: 'Folder' }, `In ${folderName(a.user)}`),
         h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,

@@ -3,6 +3,7 @@
 // rows. A command's event comes twice (when it starts and, under the same
 // id, when it ends): the row is updated in place.
 import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope, confirmButton, plural, visible, who } from './dom.js';
+import { levelData } from './levels.js';
 
 /** exitCode is a finished command's exit status from its event's detail, or null. */
 export function exitCode(e) {
@@ -122,7 +123,7 @@ export class Rows {
     const exit = exitCode(e);
     return h('tr', { tabindex: '0', dataset: { id: String(e.id), decision: e.decision } },
       h('td', { class: 't-time', title: full(e.time) }, when(e.time)),
-      h('td', { class: 't-client' }, who(e.client)),
+      h('td', { class: 't-client', dataset: levelData(e.client) }, who(e.client)),
       h('td', { class: 't-user' }, eventScope(e)),
       h('td', { class: 't-op', title: e.op }, opName(e.op)),
       h('td', { class: 't-target', title: e.target }, e.target || '—'),

@@ -27,7 +27,7 @@ export class Tail {
 
   event(e) {
     const v = this.view;
-    if (e.op === 'rule.create' || e.op === 'rule.revoke') v.app.rulesChanged();
+    if (e.op === 'rule.create' || e.op === 'rule.revoke' || e.op === 'rule.update') v.app.rulesChanged();
     if (e.op === 'agents.pause' || e.op === 'agents.resume') v.app.refreshInfo();
     v.filters.addClients([e.client]);
     if (v.rows.update(e)) return;

@@ -260,6 +260,7 @@ const decidedByText = {
   timeout: ['Nobody answered in time', 'Corral asked, nobody answered before the time ran out, so it was denied.', 'timed out'],
   strict: ['Nobody was there to ask', 'With no tray, dashboard or phone open to ask, the request was denied at once (Corral is set to refuse when nobody can be asked).', 'nobody asked'],
   paused: ['Agents were paused', words.paused_banner, 'paused'],
+  level: ['The agent’s trust level', 'The agent is Read-only: Corral refused its write or command without asking. Change its trust level on the Agents page.', 'trust level'],
 };
 
 // Corral's fixed rules for files refuse more than escapes: what the event's

@@ -116,6 +116,22 @@ export const words = {
       "label": "Rule revoked"
     },
     {
+      "op": "rule.update",
+      "label": "Rule changed"
+    },
+    {
+      "op": "rule.import",
+      "label": "Imported rules"
+    },
+    {
+      "op": "rule.export",
+      "label": "Exported rules"
+    },
+    {
+      "op": "agent.set_level",
+      "label": "Changed an agent's trust level"
+    },
+    {
       "op": "agents.pause",
       "label": "Paused agents"
     },
@@ -170,6 +186,14 @@ export const words = {
     {
       "op": "config.reload",
       "label": "Reloaded the settings"
+    },
+    {
+      "op": "settings.set",
+      "label": "Changed a setting"
+    },
+    {
+      "op": "corral.restart",
+      "label": "Restarted Corral"
     },
     {
       "op": "session.login",
