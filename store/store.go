@@ -50,9 +50,7 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -263,36 +261,6 @@ type dbSetup struct {
 	hook  func(*sqlite3.SQLiteConn)
 	guard func() error
 }
-
-// openDB returns a pool of connections to path with the given go-sqlite3
-// parameters, each set up as su says.
-func openDB(path string, params url.Values, su dbSetup) *sql.DB {
-	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		if su.hook != nil {
-			su.hook(c)
-		}
-		_, err := c.Exec(su.sql, nil)
-		return err
-	}}
-	return sql.OpenDB(connector{dsn: dsn(path, params), drv: drv, guard: su.guard})
-}
-
-// connector lets openDB use its own driver value instead of registering
-// one globally.
-type connector struct {
-	dsn   string
-	drv   *sqlite3.SQLiteDriver
-	guard func() error
-}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.drv.Open(c.dsn)
-	if err != nil || c.guard == nil {
-		return conn, err
-	}
-	return guardedConn{conn.(*sqlite3.SQLiteConn), c.guard}, nil
-}
-func (c connector) Driver() driver.Driver { return c.drv }
 
 // dsn builds a go-sqlite3 URI for path; escaping the path keeps '?', '#'
 // and '%' in file names from being read as URI syntax.

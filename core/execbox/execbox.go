@@ -351,6 +351,11 @@ func NewRunner(opts Options) (*Runner, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	if why := platformWhy(); why != "" {
+		r.why = why
+		r.log.Warn("execbox: commands unavailable on this system", "os", runtime.GOOS)
+		return r, nil
+	}
 	for _, h := range opts.Hidden {
 		if !isCleanAbs(h) {
 			return nil, fmt.Errorf("execbox: hidden path %q is not absolute and clean", h)
