@@ -1,6 +1,20 @@
 // Package store keeps Corral's data in one SQLite file (WAL mode) and
-// implements core's storage interfaces; today that is the audit log
-// (audit.Sink, audit.Reader, audit.Subscriber).
+// implements core's storage interfaces. It holds:
+//   - the audit log: events with their changes, answers and summaries
+//     (audit.Sink, Completer, Reader, Subscriber, Health, Unfinisher and
+//     Summarizer; writer.go, query.go, subscribe.go, summary.go,
+//     unfinished.go, size.go);
+//   - the owner's "always" rules (policy.RuleStore; rules.go);
+//   - the agents and people the owner added at runtime, and agents'
+//     paused state (agents.go);
+//   - paired devices and browser sessions, by the SHA-256 of their tokens
+//     (devices.go, sessions.go);
+//   - the ledger of the links the sandbox hands out (sandbox.LinkLedger;
+//     links.go).
+//
+// Each came with a migration (migrations/, applied in order at Open).
+// The go-sqlite3 driver needs cgo (sqlite_cgo.go; a build without it has
+// no store, sqlite_nocgo.go).
 //
 // Guaranteed:
 //   - Record returns only after the event's transaction has committed, with

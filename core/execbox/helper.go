@@ -47,7 +47,7 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 	if !r.ok {
 		return Result{}, errs.New(errs.Unavailable, "", "%s", r.why)
 	}
-	if !isCleanAbs(s.Binary) {
+	if !paths.IsCleanAbs(s.Binary) {
 		return Result{}, fmt.Errorf("execbox: helper binary %q is not an absolute, clean path", s.Binary)
 	}
 	bin := paths.Resolved(s.Binary)
