@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"corral/internal/needs"
 )
 
 // panelConfig is an xfce4-panel with one plugin, the Status Tray (which
@@ -52,10 +54,8 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus daemon, xfce4-panel and the real binary; skipped under -short")
 	}
-	for _, tool := range []string{"Xvfb", "dbus-daemon", "xfce4-panel", "xdotool", "import"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (packaging/deps.sh installs it): %v", tool, err)
-		}
+	for tool, pkg := range map[string]string{"Xvfb": "xvfb", "dbus-daemon": "dbus-x11", "xfce4-panel": "xfce4-panel", "xdotool": "xdotool", "import": "imagemagick"} {
+		needs.Tool(t, tool, pkg)
 	}
 	bin := corralBinary(t)
 	display := startXvfb(t)

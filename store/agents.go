@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
 )
 
 // Agent is an agent the owner added at runtime (migration 005). Its key is
@@ -274,10 +272,4 @@ func timeOrZero(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns).UTC()
-}
-
-// isConstraint reports whether err is a UNIQUE or PRIMARY KEY violation.
-func isConstraint(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && se.Code == sqlite3.ErrConstraint
 }

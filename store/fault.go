@@ -1,18 +1,14 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
-	"golang.org/x/sys/unix"
 )
 
 // When the audit log cannot be written for another reason than a full
@@ -54,8 +50,8 @@ func (f *fault) init(dbPath string) {
 // SQLite creates it.
 func (f *fault) filesWritable() error {
 	for i, name := range f.files {
-		err := unix.Access(name, unix.W_OK)
-		if err == nil || i > 0 && errors.Is(err, unix.ENOENT) {
+		err := accessW(name)
+		if err == nil || i > 0 && errors.Is(err, syscall.ENOENT) {
 			continue
 		}
 		return fmt.Errorf("%s: %w", filepath.Base(name), err)
@@ -171,46 +167,8 @@ func (s *Store) writeFailed(err error) {
 // readable refuses a reader's statement while the -shm is unwritable: a
 // reader writes its mark into it, and would die of SIGBUS.
 func (s *Store) readable() error {
-	if err := unix.Access(s.flt.files[2], unix.W_OK); err != nil && !errors.Is(err, unix.ENOENT) {
+	if err := accessW(s.flt.files[2]); err != nil && !errors.Is(err, syscall.ENOENT) {
 		return faultError(fmt.Errorf("%s: %w", filepath.Base(s.flt.files[2]), err))
 	}
 	return nil
-}
-
-// guardedConn asks guard before each statement or transaction it starts
-// on the connection, so SQLite never begins one (a reader writes its mark
-// into the -shm, a writer takes its lock there) in files the kernel would
-// refuse. Statements prepared earlier run inside a transaction, which was
-// asked.
-type guardedConn struct {
-	*sqlite3.SQLiteConn
-	guard func() error
-}
-
-func (c guardedConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	if err := c.guard(); err != nil {
-		return nil, err
-	}
-	return c.SQLiteConn.ExecContext(ctx, q, args)
-}
-
-func (c guardedConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	if err := c.guard(); err != nil {
-		return nil, err
-	}
-	return c.SQLiteConn.QueryContext(ctx, q, args)
-}
-
-func (c guardedConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	if err := c.guard(); err != nil {
-		return nil, err
-	}
-	return c.SQLiteConn.PrepareContext(ctx, q)
-}
-
-func (c guardedConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if err := c.guard(); err != nil {
-		return nil, err
-	}
-	return c.SQLiteConn.BeginTx(ctx, opts)
 }

@@ -8,6 +8,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
+	"corral/internal/poll"
 	"corral/store/storetest"
 )
 
@@ -45,13 +46,7 @@ func TestUnwritableFilesFaultAndRecover(t *testing.T) {
 	if err := storetest.Chattr("-i", files...); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Writable() != nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the fault did not clear: %v", s.Writable())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.EventuallyNil(t, 10*time.Second, s.Writable, "the fault to clear")
 	record(t, s, audit.Event{Client: "a", Op: "file.write", Target: "after"})
 	var got []string
 	for _, e := range all(t, s, audit.Filter{}) {

@@ -6,11 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 	"time"
-
-	"github.com/mattn/go-sqlite3"
-	"golang.org/x/sys/unix"
 )
 
 // A full disk must not cost the audit log. The store keeps a reserve: a
@@ -73,7 +69,7 @@ func (r *reserve) take() error {
 		return err
 	}
 	defer f.Close()
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, r.size); err != nil {
+	if err := fallocate(f, r.size); err != nil {
 		os.Remove(r.path)
 		return err
 	}
@@ -130,24 +126,4 @@ func (s *Store) Writable() error {
 
 func (r *reserve) fullError() error {
 	return fmt.Errorf("Corral cannot write its audit log: the disk holding it (%s) is full. Free some space there; Corral resumes by itself", filepath.Dir(r.path))
-}
-
-// diskFull reports whether err means the disk (or the database's size
-// limit) is full.
-func diskFull(err error) bool {
-	var se sqlite3.Error
-	if errors.As(err, &se) && (se.Code == sqlite3.ErrFull || se.ExtendedCode == sqlite3.ErrIoErrWrite && errors.Is(se.SystemErrno, syscall.ENOSPC)) {
-		return true
-	}
-	return errors.Is(err, syscall.ENOSPC)
-}
-
-// freeSpace is the room, in bytes, that an unprivileged writer has on the
-// file system holding dir.
-func freeSpace(dir string) (int64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, err
-	}
-	return int64(st.Bavail) * st.Bsize, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"corral/core/audit"
+	"corral/internal/poll"
 	"corral/store/storetest"
 )
 
@@ -79,13 +80,7 @@ func TestFullDiskLosesNothing(t *testing.T) {
 		t.Errorf("the reserve was not given up: %v", err)
 	}
 	os.Remove(filepath.Join(dir, "filler"))
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Writable() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the store did not resume once there was room")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	poll.EventuallyNil(t, 10*time.Second, s.Writable, "the store to resume once there was room")
 	if _, err := os.Stat(filepath.Join(dir, "corral.db.reserve")); err != nil {
 		t.Errorf("the reserve was not taken back: %v", err)
 	}

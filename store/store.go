@@ -1,6 +1,20 @@
 // Package store keeps Corral's data in one SQLite file (WAL mode) and
-// implements core's storage interfaces; today that is the audit log
-// (audit.Sink, audit.Reader, audit.Subscriber).
+// implements core's storage interfaces. It holds:
+//   - the audit log: events with their changes, answers and summaries
+//     (audit.Sink, Completer, Reader, Subscriber, Health, Unfinisher and
+//     Summarizer; writer.go, query.go, subscribe.go, summary.go,
+//     unfinished.go, size.go);
+//   - the owner's "always" rules (policy.RuleStore; rules.go);
+//   - the agents and people the owner added at runtime, and agents'
+//     paused state (agents.go);
+//   - paired devices and browser sessions, by the SHA-256 of their tokens
+//     (devices.go, sessions.go);
+//   - the ledger of the links the sandbox hands out (sandbox.LinkLedger;
+//     links.go).
+//
+// Each came with a migration (migrations/, applied in order at Open).
+// The go-sqlite3 driver needs cgo (sqlite_cgo.go; a build without it has
+// no store, sqlite_nocgo.go).
 //
 // Guaranteed:
 //   - Record returns only after the event's transaction has committed, with
@@ -52,9 +66,7 @@
 package store
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -273,36 +285,6 @@ type dbSetup struct {
 	hook  func(*sqlite3.SQLiteConn)
 	guard func() error
 }
-
-// openDB returns a pool of connections to path with the given go-sqlite3
-// parameters, each set up as su says.
-func openDB(path string, params url.Values, su dbSetup) *sql.DB {
-	drv := &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-		if su.hook != nil {
-			su.hook(c)
-		}
-		_, err := c.Exec(su.sql, nil)
-		return err
-	}}
-	return sql.OpenDB(connector{dsn: dsn(path, params), drv: drv, guard: su.guard})
-}
-
-// connector lets openDB use its own driver value instead of registering
-// one globally.
-type connector struct {
-	dsn   string
-	drv   *sqlite3.SQLiteDriver
-	guard func() error
-}
-
-func (c connector) Connect(context.Context) (driver.Conn, error) {
-	conn, err := c.drv.Open(c.dsn)
-	if err != nil || c.guard == nil {
-		return conn, err
-	}
-	return guardedConn{conn.(*sqlite3.SQLiteConn), c.guard}, nil
-}
-func (c connector) Driver() driver.Driver { return c.drv }
 
 // dsn builds a go-sqlite3 URI for path; escaping the path keeps '?', '#'
 // and '%' in file names from being read as URI syntax.

@@ -3,6 +3,8 @@ package ui
 import (
 	"testing"
 	"time"
+
+	"corral/internal/poll"
 )
 
 // TestIdlerParksUntilPosted plays Fyne's loop: a goroutine running the
@@ -29,11 +31,7 @@ func TestIdlerParksUntilPosted(t *testing.T) {
 	}
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
-		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s", what)
-			}
-		}
+		poll.Eventually(t, 5*time.Second, cond, "%s", what)
 	}
 
 	if !p.schedule() || p.schedule() {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/godbus/dbus/v5"
+
+	"corral/internal/needs"
 )
 
 // TestDetectNotifier runs a real session bus (dbus-daemon): without a
@@ -14,9 +16,7 @@ import (
 // turns notifications off (one line at start, none per approval); once
 // something owns org.freedesktop.Notifications, notifications are on.
 func TestDetectNotifier(t *testing.T) {
-	if _, err := exec.LookPath("dbus-daemon"); err != nil {
-		t.Skip("needs dbus-daemon")
-	}
+	needs.Tool(t, "dbus-daemon", "dbus-daemon")
 	display, _ := fakeDisplay(t)
 
 	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address", "--address=unix:dir="+t.TempDir())

@@ -68,7 +68,7 @@ func TestMergeRefuses(t *testing.T) {
 		if _, err := tc.app.Merge([]byte(tc.in), entry); err == nil {
 			t.Errorf("%s %q: merged", tc.app.ID, tc.in)
 		} else if !errors.Is(err, ErrParse) {
-			t.Logf("%s %q: %v (not ErrParse)", tc.app.ID, tc.in, err)
+			t.Errorf("%s %q: %v (not ErrParse)", tc.app.ID, tc.in, err)
 		}
 	}
 	// VS Code's own format has a type.

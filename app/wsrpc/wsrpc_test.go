@@ -18,6 +18,7 @@ import (
 	"corral/app/client"
 	"corral/app/rpc"
 	"corral/core/errs"
+	"corral/internal/poll"
 )
 
 // fake is a Dispatcher with a few methods that exercise the transport:
@@ -513,11 +514,12 @@ func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 	}
 	least := backlogBytes/frameSize + 2 // and the one in each reader's hand
 	most := least + 2                   // and one waiting call each beyond
-	for deadline := time.Now().Add(10 * time.Second); held() < least; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the readers read %d calls, want %d", held(), least)
+	poll.EventuallyNil(t, 10*time.Second, func() error {
+		if n := held(); n < least {
+			return fmt.Errorf("they read %d", n)
 		}
-	}
+		return nil
+	}, "the readers to read %d calls", least)
 	// They have read all they may; a moment later they still have read
 	// no more.
 	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
@@ -699,18 +701,16 @@ func TestUnreadAnswersAreBoundedInBytes(t *testing.T) {
 		}
 	}()
 	most := QueueBytes/size + maxInFlight // the queue, and one on each worker
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+	poll.EventuallyNil(t, 20*time.Second, func() error {
 		n := len(built)
 		if n > most {
 			t.Fatalf("%d answers of %d KiB were built for a peer that reads none (%d MiB); want at most %d", n, size>>10, n*size>>20, most)
 		}
 		if n == len(p.send)+maxInFlight && p.mine.Load() == int64(calls-n) {
-			break // every call read; every worker waits for room that never comes
+			return nil // every call read; every worker waits for room that never comes
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d answers built, %d queued, %d calls waiting; want every call read, and every worker waiting with an answer", n, len(p.send), p.mine.Load())
-		}
-	}
+		return fmt.Errorf("%d answers built, %d queued, %d calls waiting", n, len(p.send), p.mine.Load())
+	}, "every call read, and every worker waiting with an answer")
 }
 
 // A peer that reads nothing is dropped once the writer has waited

@@ -244,7 +244,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	}
 	home := homeBase + "/" + user
 
-	if !isCleanAbs(s.ScopeDir) || s.ScopeDir == "/" {
+	if !paths.IsCleanAbs(s.ScopeDir) || s.ScopeDir == "/" {
 		return nil, fmt.Errorf("execbox: scope folder %q is not an absolute, clean path", s.ScopeDir)
 	}
 	scope := paths.Resolved(s.ScopeDir)
@@ -253,7 +253,7 @@ func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
 	}
 	share := ""
 	if s.ShareDir != "" {
-		if !isCleanAbs(s.ShareDir) || s.ShareDir == "/" {
+		if !paths.IsCleanAbs(s.ShareDir) || s.ShareDir == "/" {
 			return nil, fmt.Errorf("execbox: shared folder %q is not an absolute, clean path", s.ShareDir)
 		}
 		share = paths.Resolved(s.ShareDir)
@@ -372,7 +372,7 @@ func (r *Runner) checkMounts(ms []Mount, scope, share string) ([]bind, error) {
 	var out []bind
 	for _, m := range ms {
 		d := m.Host
-		if !isCleanAbs(d) || d == "/" {
+		if !paths.IsCleanAbs(d) || d == "/" {
 			return nil, errs.New(errs.Denied, d, "The folder %q cannot be shown inside the sandbox: it is not an absolute, clean path.", d)
 		}
 		for _, res := range reserved {
@@ -503,7 +503,7 @@ func workingDir(dir, home, scope, share, shareLink string, mounts []bind) (strin
 	default:
 		base, rel = home, path.Clean(dir)
 	}
-	if rel == ".." || strings.HasPrefix(rel, "../") {
+	if paths.Within(rel, "..") {
 		return "", leaves
 	}
 	if rel == "" {
@@ -513,7 +513,7 @@ func workingDir(dir, home, scope, share, shareLink string, mounts []bind) (strin
 	if base == home {
 		hostRoot = scope
 		// $HOME/<shareLink> is the link to /share.
-		if share != "" && (rel == shareLink || strings.HasPrefix(rel, shareLink+"/")) {
+		if share != "" && paths.Within(rel, shareLink) {
 			hostRoot, rel = share, strings.TrimPrefix(strings.TrimPrefix(rel, shareLink), "/")
 		}
 	}

@@ -359,8 +359,13 @@ func NewRunner(opts Options) (*Runner, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	if why := platformWhy(); why != "" {
+		r.why = why
+		r.log.Warn("execbox: commands unavailable on this system", "os", runtime.GOOS)
+		return r, nil
+	}
 	for _, h := range opts.Hidden {
-		if !isCleanAbs(h) {
+		if !paths.IsCleanAbs(h) {
 			return nil, fmt.Errorf("execbox: hidden path %q is not absolute and clean", h)
 		}
 		r.hidden = append(r.hidden, paths.Resolved(h))
@@ -647,11 +652,6 @@ func firstLine(s string) string {
 		return sc.Text()
 	}
 	return ""
-}
-
-// isCleanAbs reports whether p is an absolute, clean path without NUL.
-func isCleanAbs(p string) bool {
-	return p != "" && filepath.IsAbs(p) && filepath.Clean(p) == p && !strings.ContainsRune(p, 0)
 }
 
 // Plain returns the bubblewrap command Run would start for s, ready to

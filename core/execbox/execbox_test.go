@@ -1,3 +1,5 @@
+//go:build linux
+
 package execbox
 
 import (
@@ -23,6 +25,8 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/execboxtest"
+	"corral/internal/needs"
+	"corral/internal/poll"
 )
 
 // These tests run real bubblewrap. They fail when it is missing, except
@@ -30,11 +34,7 @@ import (
 
 func newRunner(t testing.TB, opts Options) *Runner {
 	t.Helper()
-	if testing.Short() {
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
-		}
-	}
+	needs.Tool(t, "bwrap", "bubblewrap")
 	if opts.NetInit == "" && os.Getuid() == 0 {
 		opts.NetInit = execboxtest.NetInit(t) // as root, every sandbox starts through it
 	}
@@ -1015,21 +1015,15 @@ func TestNoSecretsInPs(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() { res, _ := r.Run(ctx, s); done <- res }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		lines := cmdlines(t)
-		if slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "sleep "+arg) && strings.HasPrefix(l, "/bin/sh") }) {
-			for _, l := range lines {
-				if strings.Contains(l, secret) || strings.Contains(l, b.scope) {
-					t.Errorf("a command line shows a secret or host path: %q", l)
-				}
-			}
-			return
+	var lines []string
+	poll.Eventually(t, 10*time.Second, func() bool {
+		lines = cmdlines(t)
+		return slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "sleep "+arg) && strings.HasPrefix(l, "/bin/sh") })
+	}, "the command to show up")
+	for _, l := range lines {
+		if strings.Contains(l, secret) || strings.Contains(l, b.scope) {
+			t.Errorf("a command line shows a secret or host path: %q", l)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the command never showed up")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -1390,10 +1384,7 @@ func TestNeverHostRootAsUser(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("already an ordinary user: TestNeverHostRoot is this test")
 	}
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv (util-linux) is not installed; cannot switch to an ordinary user")
-	}
+	setpriv := needs.Tool(t, "setpriv", "util-linux")
 	dir := t.TempDir()
 	tmp := filepath.Join(dir, "tmp")
 	if err := os.Mkdir(tmp, 0o777); err != nil {

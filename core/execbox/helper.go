@@ -3,11 +3,8 @@ package execbox
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"corral/core/errs"
 	"corral/core/paths"
@@ -50,7 +47,7 @@ func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
 	if !r.ok {
 		return Result{}, errs.New(errs.Unavailable, "", "%s", r.why)
 	}
-	if !isCleanAbs(s.Binary) {
+	if !paths.IsCleanAbs(s.Binary) {
 		return Result{}, fmt.Errorf("execbox: helper binary %q is not an absolute, clean path", s.Binary)
 	}
 	bin := paths.Resolved(s.Binary)
@@ -112,22 +109,4 @@ func (l HelperLimits) withDefaults() HelperLimits {
 		l.OpenFiles = 64
 	}
 	return l
-}
-
-// helperRlimits are the rlimits of l (with its defaults).
-func (r *Runner) helperRlimits(l HelperLimits) []rlimit {
-	procs := uint64(l.Procs)
-	if !r.procs.root && !r.procs.perNS {
-		procs += uint64(countTasks(r.uid))
-	}
-	cpu := uint64(math.Ceil(l.CPUTime.Seconds()))
-	return []rlimit{
-		{unix.RLIMIT_CORE, 0},
-		{unix.RLIMIT_NPROC, procs},
-		{unix.RLIMIT_FSIZE, 1 << 20}, // bwrap writes /etc/passwd before the folders turn read-only
-		{unix.RLIMIT_DATA, uint64(l.Memory)},
-		{unix.RLIMIT_AS, uint64(l.AddressSpace)},
-		{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)},
-		{unix.RLIMIT_CPU, cpu},
-	}
 }

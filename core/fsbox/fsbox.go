@@ -227,13 +227,6 @@ func (d Dir) notDir(name string) error {
 	return errs.New(errs.NotDirectory, v, "%s is a file, not a folder.", v)
 }
 
-func nlink(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}
-
 // openRegular opens a regular file of d for reading. The path is first
 // stat'ed (following symlinks inside the root) so that special files are
 // refused without being opened; the open uses O_NONBLOCK so that one
@@ -291,7 +284,7 @@ func (d Dir) checkRegular(name string, fi fs.FileInfo) error {
 // not_directory; a special file is never opened for real (O_DIRECTORY
 // fails before the open of a FIFO or device would).
 func (d Dir) openDir(name string) (*os.File, error) {
-	f, err := d.Root.OpenFile(withSlash(name, true), os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := d.Root.OpenFile(withSlash(name, true), os.O_RDONLY|oDirectory|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ENOTDIR) {
 			if fi, serr := d.Root.Stat(name); serr == nil && !fi.IsDir() {

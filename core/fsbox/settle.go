@@ -3,7 +3,6 @@ package fsbox
 import (
 	"io/fs"
 	"os"
-	"syscall"
 )
 
 // specialBits are the mode bits no file Corral puts in place keeps.
@@ -45,7 +44,7 @@ func Settle(root *os.Root, rel string) error {
 	if err != nil {
 		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Getuid() || int(st.Gid) != os.Getgid()) {
+	if uid, gid, ok := owner(fi); ok && (uid != os.Getuid() || gid != os.Getgid()) {
 		// chown also drops setuid and setgid from a file; ClearSpecial
 		// below makes sure of it.
 		if err := root.Lchown(rel, os.Getuid(), os.Getgid()); err != nil {

@@ -354,8 +354,7 @@ func (w *walker) dir(f *os.File, name, rel string, depth int) {
 	if err != nil || !fi.IsDir() {
 		return
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id := fileID{uint64(st.Dev), uint64(st.Ino)}
+	if id, ok := idOf(fi); ok {
 		if w.seen[id] {
 			return
 		}
@@ -394,7 +393,7 @@ func (w *walker) dir(f *os.File, name, rel string, depth int) {
 			return
 		}
 		if e.IsDir() && depth < w.maxDepth && (w.descend == nil || w.descend(crel)) {
-			sub, err := w.d.Root.OpenFile(cname, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+			sub, err := w.d.Root.OpenFile(cname, os.O_RDONLY|oDirectory|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 			if err != nil {
 				continue
 			}

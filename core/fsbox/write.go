@@ -11,6 +11,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/killpoint"
+	"corral/core/paths"
 )
 
 // Write writes data to the file rel of d, creating missing parent folders,
@@ -267,7 +268,7 @@ func Move(src Dir, from string, dst Dir, to string) error {
 	}
 
 	if sameTree(src, dst) {
-		if tname == fname || strings.HasPrefix(tname, fname+"/") {
+		if paths.Within(tname, fname) {
 			v := src.Visible(fname)
 			return errs.New(errs.Conflict, v, "%s can't be moved into itself.", v)
 		}

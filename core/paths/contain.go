@@ -6,13 +6,17 @@ import (
 )
 
 // The checks below are the one place Corral asks "is this path inside
-// that folder": every package that compares host paths uses them, so "/"
-// and look-alike prefixes ("/a" and "/ab") are treated the same way
-// everywhere.
+// that folder": every package that compares paths component by component
+// uses Within (core/sandbox, core/execbox's working directory, share
+// link and cgroups, core/fsbox's move into itself, core/policy,
+// app/config), so "/" and look-alike prefixes ("/a" and "/ab") are
+// treated the same way everywhere. IsCleanAbs (paths.go) is the one check that a configured
+// host path is absolute and clean.
 
 // Within reports whether p is dir or lies inside it, component by
 // component: "/a/b" is within "/a", "/ab" is not. Both are clean absolute
-// paths; every absolute path is within "/".
+// paths (every absolute path is within "/"), or both clean relative ones
+// ("a/b" is within "a"; a relative path climbs out when it is within "..").
 func Within(p, dir string) bool {
 	if dir == "/" {
 		return strings.HasPrefix(p, "/")

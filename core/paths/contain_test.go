@@ -26,6 +26,15 @@ func TestWithin(t *testing.T) {
 		{"/b", "/a", false},
 		{"a/b", "/", false},
 		{"a/b", "a", true},
+		// clean relative paths, as fsbox.Move and execbox's working
+		// directory compare them: "ab" is not in "a", "..x" does not climb
+		{"ab", "a", false},
+		{"share/x", "share", true},
+		{"shared/x", "share", false},
+		{"..", "..", true},
+		{"../x", "..", true},
+		{"..x", "..", false},
+		{"...", "..", false},
 	} {
 		if got := Within(c.p, c.dir); got != c.want {
 			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)

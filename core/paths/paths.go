@@ -225,17 +225,17 @@ func (l *Layout) Validate() error {
 	bad := func(format string, args ...any) error {
 		return errs.New(errs.IO, "", format, args...)
 	}
-	if !isCleanAbs(l.Base) {
+	if !IsCleanAbs(l.Base) {
 		return bad("The sandbox folder is not configured as an absolute path.")
 	}
 	if !SafeSegment(l.SharedDir) {
 		return bad("The shared folder name is not a simple name.")
 	}
-	if l.Home != "" && !isCleanAbs(l.Home) {
+	if l.Home != "" && !IsCleanAbs(l.Home) {
 		return bad("The home folder is not configured as an absolute path.")
 	}
 	for _, r := range l.Roots {
-		if !isCleanAbs(r.Path) {
+		if !IsCleanAbs(r.Path) {
 			return bad("An extra root is not configured as an absolute path.")
 		}
 		if r.Access != Read && r.Access != ReadWrite {
@@ -245,8 +245,11 @@ func (l *Layout) Validate() error {
 	return nil
 }
 
-func isCleanAbs(p string) bool {
-	return p != "" && path.IsAbs(p) && path.Clean(p) == p
+// IsCleanAbs reports whether p is an absolute, clean path without NUL
+// (which no host path holds): the one check of a configured host path,
+// here and in core/execbox.
+func IsCleanAbs(p string) bool {
+	return p != "" && path.IsAbs(p) && path.Clean(p) == p && !strings.ContainsRune(p, 0)
 }
 
 // Resolve turns the agent path p of a request in scope into a Target. It

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
 	"corral/core/versions"
+	"corral/internal/needs"
 )
 
 // TestOverlayProbeOutlivesItsCall (red team): the overlay probe ran once,
@@ -23,9 +23,7 @@ import (
 // full share overwrote share/victim.txt with no version kept). The probe
 // now runs detached from the call that triggered it.
 func TestOverlayProbeOutlivesItsCall(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil && testing.Short() {
-		t.Skip("bubblewrap is not installed; skipped under -short")
-	}
+	needs.Tool(t, "bwrap", "bubblewrap")
 	w := newWorldWith(t, func(w *world, cfg *Config) {
 		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
 		if err != nil {
@@ -59,9 +57,7 @@ func TestOverlayProbeOutlivesItsCall(t *testing.T) {
 // probe times out, and a call overlayRetry later checks again and finds
 // overlays working. Not parallel: it shortens overlayProbeTimeout.
 func TestOverlayRefusalIsRetried(t *testing.T) {
-	if _, err := exec.LookPath("bwrap"); err != nil && testing.Short() {
-		t.Skip("bubblewrap is not installed; skipped under -short")
-	}
+	needs.Tool(t, "bwrap", "bubblewrap")
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	w := newWorldWith(t, func(w *world, cfg *Config) {
 		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})

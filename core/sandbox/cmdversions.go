@@ -13,9 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -240,7 +239,7 @@ func isOpaque(root *os.Root, rel string) bool {
 	}
 	defer f.Close()
 	buf := make([]byte, 4)
-	n, err := unix.Fgetxattr(int(f.Fd()), "user.overlay.opaque", buf)
+	n, err := fgetxattr(int(f.Fd()), "user.overlay.opaque", buf)
 	return err == nil && string(buf[:n]) == "y"
 }
 
@@ -439,7 +438,7 @@ func (a *applier) file(st *applyStep) []audit.Change {
 	}
 	defer rd.Close()
 	upFD, realFD := int(up.Fd()), int(rd.Fd())
-	err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_NOREPLACE)
+	err = renameat2(upFD, name, realFD, name, renameNoReplace)
 	if err == nil {
 		a.settle(rel)
 		if st.prior != nil {
@@ -447,8 +446,8 @@ func (a *applier) file(st *applyStep) []audit.Change {
 		}
 		return st.changes
 	}
-	if errors.Is(err, unix.EEXIST) {
-		err = unix.Renameat2(upFD, name, realFD, name, unix.RENAME_EXCHANGE)
+	if errors.Is(err, syscall.EEXIST) {
+		err = renameat2(upFD, name, realFD, name, renameExchange)
 	}
 	if err == nil {
 		a.settle(rel)
@@ -466,7 +465,7 @@ func (a *applier) file(st *applyStep) []audit.Change {
 		cs, _ := replacedChanges(ps, nc)
 		return cs
 	}
-	if !errors.Is(err, unix.EXDEV) {
+	if !errors.Is(err, syscall.EXDEV) {
 		a.fail(rel, err)
 		return nil
 	}
@@ -516,7 +515,7 @@ func replacedChanges(ps []prior, nc audit.Change) (cs []audit.Change, same bool)
 }
 
 func hashFile(root *os.Root, rel string) (string, int64, error) {
-	f, err := root.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	f, err := root.OpenFile(rel, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return "", 0, err
 	}
@@ -535,7 +534,7 @@ func copyInto(src, dst *os.Root, rel string, fi fs.FileInfo, link string) error 
 		}
 		return dst.Symlink(link, rel)
 	}
-	in, err := src.OpenFile(rel, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	in, err := src.OpenFile(rel, os.O_RDONLY|oNoFollow, 0)
 	if err != nil {
 		return err
 	}

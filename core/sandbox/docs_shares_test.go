@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/internal/poll"
 )
 
 // countSleeps counts the processes on the host running "sleep arg".
@@ -33,13 +34,7 @@ func countSleeps(arg string) int {
 // deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(t, 60*time.Second, cond, "%s", what)
 }
 
 // TestDocumentReadFairShares: one agent's many concurrent document reads

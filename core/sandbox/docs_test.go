@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
+	"corral/internal/needs"
 )
 
 // docHelperEnv makes this test binary play Corral's document helper
@@ -35,11 +35,7 @@ func TestMain(m *testing.M) {
 // as the helper.
 func docWorld(t testing.TB, dc DocConfig) *world {
 	t.Helper()
-	if testing.Short() {
-		if _, err := exec.LookPath("bwrap"); err != nil {
-			t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
-		}
-	}
+	needs.Tool(t, "bwrap", "bubblewrap")
 	return newWorldWith(t, func(w *world, cfg *Config) {
 		if dc.Runner == nil {
 			r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
@@ -76,12 +72,7 @@ func (w *world) put(t testing.TB, p string, data []byte) {
 
 func samplePDF(t testing.TB, pages, lines int) []byte {
 	t.Helper()
-	if _, err := exec.LookPath("ps2pdf"); err != nil {
-		if testing.Short() {
-			t.Skip("ps2pdf is not installed (packaging/deps.sh installs ghostscript); skipped under -short")
-		}
-		t.Fatal("ps2pdf is not installed: run packaging/deps.sh")
-	}
+	needs.Tool(t, "ps2pdf", "ghostscript")
 	var pp [][]string
 	for p := 1; p <= pages; p++ {
 		var ls []string

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -10,15 +9,15 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
+	"corral/internal/needs"
+	"corral/internal/poll"
 )
 
 // execWorld is a world whose sandbox runs commands under ec (its Runner
 // made here), with one Enabled.
 func execWorld(t *testing.T, ec ExecConfig) *world {
 	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil && testing.Short() {
-		t.Skip("bubblewrap is not installed (packaging/deps.sh installs it); skipped under -short")
-	}
+	needs.Tool(t, "bwrap", "bubblewrap")
 	return newWorldWith(t, func(w *world, cfg *Config) {
 		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
 		if err != nil {
@@ -57,13 +56,7 @@ func TestExecLimits(t *testing.T) {
 		_, err := w.box.Run(ctx, alice, RunArgs{Command: "sleep 30", TimeoutMs: 900}, "first", nil)
 		first <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.box.Commands()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first command never started")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, func() bool { return len(w.box.Commands()) > 0 }, "the first command to start")
 	_, err = w.box.Run(ctx, alice, RunArgs{Command: "true"}, "second", nil)
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "already runs 1 commands at once") {
 		t.Errorf("second command beside the first: %v", err)

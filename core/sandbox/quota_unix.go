@@ -1,8 +1,9 @@
+//go:build unix
+
 package sandbox
 
 import (
 	"io/fs"
-	"strconv"
 	"syscall"
 )
 
@@ -12,11 +13,4 @@ func allocated(info fs.FileInfo) int64 {
 		return st.Blocks * 512
 	}
 	return info.Size()
-}
-
-func formatMiB(v float64) string {
-	if v < 10 {
-		return strconv.FormatFloat(v, 'f', 1, 64) + " MiB"
-	}
-	return strconv.FormatFloat(v, 'f', 0, 64) + " MiB"
 }

@@ -678,7 +678,7 @@ func (s *Sandbox) ownSpelling(scope, host string) string {
 		{filepath.Join(base, scope), ""},
 	} {
 		rel, err := filepath.Rel(f.dir, host)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		if err != nil || paths.Within(rel, "..") {
 			continue
 		}
 		v := path.Join(f.prefix, filepath.ToSlash(rel))

@@ -3,12 +3,11 @@ package versions
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Writable reports whether new versions can be kept now: nil when the
@@ -21,11 +20,11 @@ import (
 // happen.
 func (s *Store) Writable() error {
 	for _, d := range []string{s.dir, s.blobs, s.tmp} {
-		err := unix.Access(d, unix.W_OK|unix.X_OK)
-		if errors.Is(err, unix.ENOENT) {
+		err := writable(d)
+		if errors.Is(err, fs.ErrNotExist) {
 			s.log.Warn("versions: the version store's folder was removed; making it again (the versions it held are lost)", "path", d)
 			if err = os.MkdirAll(d, 0o700); err == nil {
-				err = unix.Access(d, unix.W_OK|unix.X_OK)
+				err = writable(d)
 			}
 			s.lost()
 		}

@@ -86,7 +86,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"corral/core/errs"
@@ -199,9 +198,8 @@ func Open(cfg Config) (*Store, error) {
 	}
 	if s.maxBytes <= 0 {
 		s.maxBytes = DefaultMaxBytes
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(s.dir, &st); err == nil {
-			if free := int64(st.Bavail) * int64(st.Bsize) / 10; free < s.maxBytes {
+		if avail, ok := freeBytes(s.dir); ok {
+			if free := avail / 10; free < s.maxBytes {
 				s.maxBytes = max(free, 64<<20)
 			}
 		}

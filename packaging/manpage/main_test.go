@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"corral/internal/needs"
 )
 
 const help = `usage: corral [command]
@@ -42,9 +44,7 @@ func TestPage(t *testing.T) {
 	if _, err := parse(strings.NewReader("nothing\n")); err == nil {
 		t.Error("parsed a help without its usage line")
 	}
-	if _, err := exec.LookPath("man"); err != nil {
-		t.Skip("no man to render the page")
-	}
+	needs.Tool(t, "man", "man-db")
 	cmd := exec.Command("man", "--warnings", "-E", "UTF-8", "-l", "-")
 	cmd.Stdin = strings.NewReader(page)
 	cmd.Env = append(cmd.Environ(), "MANWIDTH=80", "MAN_KEEP_FORMATTING=0")

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"corral/internal/needs"
 )
 
 // root is the top of the repository.
@@ -58,9 +60,7 @@ func dpkgLess(t *testing.T, a, b string) bool {
 // replaces, the bare hash, failed: dpkg sorts 26baa1b after 9c1d2e3 or
 // not by chance.)
 func TestVersionsSortInBuildOrder(t *testing.T) {
-	if _, err := exec.LookPath("dpkg"); err != nil {
-		t.Skip("no dpkg to compare versions with")
-	}
+	needs.Tool(t, "dpkg", "dpkg")
 	repo := t.TempDir()
 	os.MkdirAll(filepath.Join(repo, "packaging"), 0o755)
 	script, err := os.ReadFile(filepath.Join(root(t), "packaging", "version.sh"))
@@ -124,9 +124,7 @@ func TestVersionEverywhere(t *testing.T) {
 	if m == nil || string(m[1]) != v {
 		t.Errorf("FyneApp.toml's Version = %q, want VERSION's %q", m, v)
 	}
-	if _, err := exec.LookPath("dpkg-parsechangelog"); err != nil {
-		t.Skip("no dpkg-parsechangelog (dpkg-dev)")
-	}
+	needs.Tool(t, "dpkg-parsechangelog", "dpkg-dev")
 	if got := run(t, root(t), nil, "dpkg-parsechangelog", "-l", "packaging/changelog", "-S", "Version"); got != v {
 		t.Errorf("packaging/changelog's latest version = %q, want VERSION's %q", got, v)
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"corral/core/paths"
 )
 
 // Overlays (Spec.LayerDir). bubblewrap 0.8 has no --overlay, and the
@@ -161,7 +163,7 @@ func IsWhiteout(fi fs.FileInfo) bool {
 // under dir, points the binds at the merged folders and returns the
 // layers. Nothing is mounted yet: the helper does that.
 func (p *plan) layer(dir string) ([]Layer, error) {
-	if !isCleanAbs(dir) {
+	if !paths.IsCleanAbs(dir) {
 		return nil, fmt.Errorf("layer folder %q is not absolute and clean", dir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
