@@ -167,7 +167,7 @@
 //     (RLIMIT_DATA) and per tmpfs, and for the command as a whole
 //     (Limits.Total) only where a memory cgroup can be made (as root, or in a
 //     delegated cgroup v2 with the memory controller enabled). As root a
-//     command usually starts from a spare made ahead of time (spare.go),
+//     command usually starts from a spare made ahead of time (spare_linux.go),
 //     already in its memory cgroup: the helper that starts the sandbox
 //     (a few MiB) counts towards Limits.Total too.
 //   - As root before Linux 5.14 without a writable pids cgroup there is no
@@ -330,7 +330,7 @@ type Runner struct {
 	ovMu  sync.Mutex
 	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
 
-	spares      chan *spare // at most one, ready for the next run (spare.go)
+	spares      chan *spare // at most one, ready for the next run (spare_linux.go)
 	makingSpare atomic.Bool
 }
 

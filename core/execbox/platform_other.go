@@ -78,3 +78,6 @@ func RemoveLayers(dir string) { _ = os.RemoveAll(dir) }
 func (p *plan) layer(dir string) ([]Layer, error) { return nil, errors.New(needsLinux) }
 
 func (p *plan) unlayer() {}
+
+// spare_linux.go: no spare is ever made.
+type spare struct{}
