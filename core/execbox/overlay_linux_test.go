@@ -88,7 +88,7 @@ func TestProbeOverlayClosesDescriptors(t *testing.T) {
 }
 
 // openFDs counts this process's open pipes: what a probe opens. Sockets
-// and pidfds come and go meanwhile with other Runners' spares (spare.go),
+// and pidfds come and go meanwhile with other Runners' spares (spare_linux.go),
 // let go in the background when they have waited long enough.
 func openFDs(t *testing.T) int {
 	t.Helper()

@@ -108,7 +108,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	if r.procs.cgroup != nil && procs > 0 && !(r.asRoot && r.procs.perNS) {
 		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(procs)})
 	}
-	var sp *spare // already in its memory cgroup (spare.go)
+	var sp *spare // already in its memory cgroup (spare_linux.go)
 	if argvBytes(p.argv) < spareMaxArgv {
 		sp = r.takeSpare()
 	}
