@@ -205,3 +205,22 @@ func tuneGC() {
 		debug.SetGCPercent(400)
 	}
 }
+
+// daemonMemoryLimit is the daemon's soft heap limit with tuneDaemonGC
+// (unless GOMEMLIMIT says otherwise): past it Go collects as often as it
+// must, whatever GOGC says.
+const daemonMemoryLimit = 1 << 30
+
+// tuneDaemonGC does for the daemon what tuneGC does for `corral mcp`:
+// since `corral mcp` relays bytes (issue 28), the daemon builds every MCP
+// answer, and at Go's default a collection ran every few calls. GOGC 400
+// unless GOGC is set, with a soft limit of 1 GiB so the larger target
+// never lets the heap grow past that (an idle daemon keeps a few MiB
+// alive, so its heap stays small). Measured with BenchmarkMCPNodeFileRead
+// (docs/benchmarks.md).
+func tuneDaemonGC() {
+	tuneGC()
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(daemonMemoryLimit)
+	}
+}

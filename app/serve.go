@@ -99,6 +99,7 @@ func announce(d *daemon.Daemon, s *server.Server) {
 // package's maintainer scripts after an upgrade) it stops the same way
 // and then starts again from the installed program: errRestart.
 func runDaemon(f serveFlags, run func(ctx context.Context, d *daemon.Daemon) error) error {
+	tuneDaemonGC()
 	d, err := openDaemon(f)
 	if err != nil {
 		return err
