@@ -355,7 +355,9 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	now := p.now()
 	p.mu.Lock()
 	if !r.OneTimeOnly && len(r.Domains) == 0 {
-		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
+		// A folder-wide allow never answers for a secret inside the
+		// folder (as an answer is never widened to one): it is asked.
+		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok && !(r.Sensitive != "" && rule.Decision == EffectAllow && rule.Match == Prefix && rule.Target != r.Target) {
 			p.mu.Unlock()
 			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
 		}
