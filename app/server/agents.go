@@ -522,7 +522,11 @@ func (x agentArea) setLevel(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, li.Label+": "+li.Explain); err != nil {
+	detail := li.Label + ": " + li.Explain
+	if n := x.readOnlyQuestions(p.Name, li.Level); n > 0 {
+		detail += fmt.Sprintf("; %d waiting question(s) withdrawn", n)
+	}
+	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, detail); err != nil {
 		return nil, err
 	}
 	return agentResult{Agent: info}, nil
@@ -630,6 +634,7 @@ func (x agentArea) update(ctx context.Context, c *call) (any, error) {
 	la.Agent = a
 	info := la.info()
 	x.dir.mu.Unlock()
+	x.readOnlyQuestions(a.Name, policy.Level(a.Level))
 	if err := x.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
 		return nil, err
 	}
@@ -668,6 +673,17 @@ func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return agentKeyResult{Agent: info, Key: key}, nil
+}
+
+// readOnlyQuestions withdraws the agent's waiting questions that level
+// Read-only forbids (policy.WithdrawForReadOnly); it says how many.
+func (x agentArea) readOnlyQuestions(name string, level policy.Level) int {
+	if b, ok := x.runs.(boxRuns); ok && level == policy.LevelReadOnly && b.Sandbox != nil {
+		if pol := b.Policy(); pol != nil {
+			return pol.WithdrawForReadOnly(name)
+		}
+	}
+	return 0
 }
 
 func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, error) {

@@ -769,6 +769,30 @@ func (p *Policy) SetClientPaused(client string, paused bool) int {
 	return n
 }
 
+// WithdrawForReadOnly withdraws (denies, by level) client's questions
+// waiting for the owner other than reads, when the owner makes it
+// Read-only: the sandbox judges a call's level when the call starts, so
+// without this an owner's later Allow on a card shown before the change
+// let a Read-only agent write, delete or run a command. It says how many
+// it withdrew.
+func (p *Policy) WithdrawForReadOnly(client string) int {
+	p.mu.Lock()
+	var live []*pending
+	for _, pd := range p.byID {
+		if pd.a.Client == client && pd.a.Access != Read {
+			live = append(live, pd)
+		}
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, pd := range live {
+		if p.finish(pd, Outcome{By: audit.ByLevel, Reason: "the owner made this agent Read-only"}, DenyOnce, "level") {
+			n++
+		}
+	}
+	return n
+}
+
 // Paused reports whether agents are paused.
 func (p *Policy) Paused() bool {
 	p.mu.Lock()
