@@ -524,7 +524,7 @@ func (x agentArea) setLevel(ctx context.Context, c *call) (any, error) {
 	}
 	detail := li.Label + ": " + li.Explain
 	if stopped, withdrawn := x.toReadOnly(p.Name, li.Level); stopped+withdrawn > 0 {
-		detail += fmt.Sprintf("; %d running command(s) stopped; %d waiting question(s) withdrawn", stopped, withdrawn)
+		detail = strings.TrimSuffix(detail, ".") + fmt.Sprintf("; %d running command(s) stopped; %d waiting question(s) withdrawn", stopped, withdrawn)
 	}
 	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, detail); err != nil {
 		return nil, err
