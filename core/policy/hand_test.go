@@ -243,7 +243,10 @@ func TestCoversSentence(t *testing.T) {
 		want []string
 	}{
 		{Draft{Client: "bot", User: "alice", Access: Execute, Target: "git status", Decision: EffectAllow},
-			[]string{"Allows the agent bot", `starts with the words "git status"`, "alice’s folder", "not covered"}},
+			[]string{"Allows the agent bot", `starts with the words "git status"`, "alice’s folder", "not covered",
+				// Red team: under a "git status" rule, a .git/config the agent
+				// wrote (core.fsmonitor) ran its script without a question.
+				"settings files, which the agent can write", "run other programs without a question"}},
 		{Draft{Client: "*", User: "*", Access: Network, Target: "*.example.com", Decision: EffectAllow},
 			[]string{"every agent", "any name ending in .example.com", "example.com itself is not covered"}},
 		{Draft{Client: "*", User: "*", Access: Write, Target: "/srv/data", Folder: true, Decision: EffectDeny},
