@@ -181,6 +181,11 @@ func (r Rule) Covers() string {
 	}
 	if r.Decision == EffectDeny {
 		not = strings.Replace(not, "those are asked as before", "those are asked as before, not denied", 1)
+		if r.Access == Execute && r.Match == Prefix {
+			// Red team: at Trusted, "/usr/bin/touch x" and "touch x; true"
+			// ran under a deny rule on "touch", without a question.
+			not += " So a deny rule stops the plain command, not the program: an agent at a level that runs commands without asking (Trusted in its folder) can still start it another way (\"/usr/bin/git push\", \"git push; true\")."
+		}
 	}
 	when := "until you revoke it"
 	if r.Expires != nil {

@@ -251,6 +251,8 @@ func TestCoversSentence(t *testing.T) {
 			[]string{"every agent", "any name ending in .example.com", "example.com itself is not covered"}},
 		{Draft{Client: "*", User: "*", Access: Write, Target: "/srv/data", Folder: true, Decision: EffectDeny},
 			[]string{"Denies every agent", "the folder /srv/data and every folder inside it", "a deny rule beats"}},
+		{Draft{Client: "bot", User: "alice", Access: Execute, Target: "git push", Decision: EffectDeny},
+			[]string{"Denies the agent bot", "not denied", "stops the plain command, not the program", "Trusted in its folder"}},
 		{Draft{Client: "bot", User: "alice", Access: Read, Target: "/srv/a.txt", Decision: EffectAllow},
 			[]string{"the file /srv/a.txt, and nothing else"}},
 	} {
