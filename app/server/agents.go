@@ -522,7 +522,11 @@ func (x agentArea) setLevel(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, li.Label+": "+li.Explain); err != nil {
+	detail := li.Label + ": " + li.Explain
+	if stopped, withdrawn := x.toReadOnly(p.Name, li.Level); stopped+withdrawn > 0 {
+		detail = strings.TrimSuffix(detail, ".") + fmt.Sprintf("; %d running command(s) stopped; %d waiting question(s) withdrawn", stopped, withdrawn)
+	}
+	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, detail); err != nil {
 		return nil, err
 	}
 	return agentResult{Agent: info}, nil
@@ -630,6 +634,7 @@ func (x agentArea) update(ctx context.Context, c *call) (any, error) {
 	la.Agent = a
 	info := la.info()
 	x.dir.mu.Unlock()
+	x.toReadOnly(a.Name, policy.Level(a.Level))
 	if err := x.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
 		return nil, err
 	}
@@ -668,6 +673,24 @@ func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	return agentKeyResult{Agent: info, Key: key}, nil
+}
+
+// toReadOnly ends what an agent made Read-only may no longer do but had
+// begun: its running commands are stopped (they could go on writing) and
+// its waiting questions other than reads withdrawn
+// (policy.WithdrawForReadOnly), so that a late Allow cannot let it write.
+// Nothing for another level.
+func (x agentArea) toReadOnly(name string, level policy.Level) (stopped, withdrawn int) {
+	if level != policy.LevelReadOnly {
+		return 0, 0
+	}
+	stopped = x.runs.StopCommandsOf(name)
+	if b, ok := x.runs.(boxRuns); ok && b.Sandbox != nil {
+		if pol := b.Policy(); pol != nil {
+			withdrawn = pol.WithdrawForReadOnly(name)
+		}
+	}
+	return stopped, withdrawn
 }
 
 func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, error) {

@@ -284,7 +284,7 @@ func TestWidenedFolderAnswer(t *testing.T) {
 	dir := t.TempDir()
 	ssl := filepath.Join(dir, "outside", "etc", "ssl")
 	os.MkdirAll(ssl, 0o755)
-	os.WriteFile(filepath.Join(ssl, "cert.pem"), []byte("CERT"), 0o644)
+	os.WriteFile(filepath.Join(ssl, "cert.crt"), []byte("CERT"), 0o644)
 	shadow := filepath.Join(dir, "outside", "etc", "shadow")
 	os.WriteFile(shadow, []byte("SHADOW"), 0o644)
 	h := startIn(t, dir, "")
@@ -304,7 +304,7 @@ func TestWidenedFolderAnswer(t *testing.T) {
 	if len(rules.Rules) != 1 || rules.Rules[0].Target != ssl || rules.Rules[0].Match != policy.Prefix {
 		t.Fatalf("rules: %+v", rules.Rules)
 	}
-	if r := rpcCall[map[string]any](t, alice, "file.read", m("path", filepath.Join(ssl, "cert.pem"))); r["content"] != "CERT" {
+	if r := rpcCall[map[string]any](t, alice, "file.read", m("path", filepath.Join(ssl, "cert.crt"))); r["content"] != "CERT" {
 		t.Errorf("a file in the allowed folder: %v", r)
 	}
 	// Outside it the owner is asked again; a file's question still

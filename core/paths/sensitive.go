@@ -19,7 +19,7 @@ func Sensitive(p, home string) string {
 			}
 		}
 	}
-	if Within(p, "/etc/ssh") || p == "/etc/shadow" || p == "/etc/gshadow" || Within(p, "/root") {
+	if Within(p, "/etc/ssh") || p == "/etc/shadow" || p == "/etc/gshadow" || p == "/etc/shadow-" || p == "/etc/gshadow-" || Within(p, "/root") {
 		return "system secrets"
 	}
 	base := path.Base(p)

@@ -18,6 +18,8 @@ func TestSensitive(t *testing.T) {
 		"/srv/app/server.key":                      true,
 		"/home/ann/vault.kdbx":                     true,
 		"/etc/shadow":                              true,
+		"/etc/shadow-":                             true, // its backup, as readable to root (red team: file.find listed it)
+		"/etc/gshadow-":                            true,
 		"/etc/ssh/ssh_host_ed25519_key":            true,
 		"/home/ann/.local/share/corral/corral.db":  true,
 		// ordinary

@@ -164,7 +164,7 @@ func (r Rule) Covers() string {
 	switch {
 	case r.Access == Execute && r.Match == Prefix:
 		what = fmt.Sprintf("to run any command that starts with the words %q (such as %q)", r.Target, r.Target+" …")
-		not = "A command that only looks similar (other words, or these words later in the line) is not covered, nor a line the shell would do more with than split into words (; && | $( ) ` > < * ~ …): those are asked as before. The command itself may still read its own settings files."
+		not = "A command that only looks similar (other words, or these words later in the line) is not covered, nor a line the shell would do more with than split into words (; && | $( ) ` > < * ~ …): those are asked as before. The command still follows its own settings files, which the agent can write (such as .git/config or package.json): through them it can run other programs without a question, inside its sandbox."
 	case r.Access == Execute:
 		what = fmt.Sprintf("to run exactly %q", r.Target)
 	case r.Access == Network && strings.HasPrefix(r.Target, "*."):
@@ -181,6 +181,11 @@ func (r Rule) Covers() string {
 	}
 	if r.Decision == EffectDeny {
 		not = strings.Replace(not, "those are asked as before", "those are asked as before, not denied", 1)
+		if r.Access == Execute && r.Match == Prefix {
+			// Red team: at Trusted, "/usr/bin/touch x" and "touch x; true"
+			// ran under a deny rule on "touch", without a question.
+			not += " So a deny rule stops the plain command, not the program: an agent at a level that runs commands without asking (Trusted in its folder) can still start it another way (\"/usr/bin/git push\", \"git push; true\")."
+		}
 	}
 	when := "until you revoke it"
 	if r.Expires != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/audit"
 	"corral/core/errs"
 )
 
@@ -242,11 +243,16 @@ func TestCoversSentence(t *testing.T) {
 		want []string
 	}{
 		{Draft{Client: "bot", User: "alice", Access: Execute, Target: "git status", Decision: EffectAllow},
-			[]string{"Allows the agent bot", `starts with the words "git status"`, "alice’s folder", "not covered"}},
+			[]string{"Allows the agent bot", `starts with the words "git status"`, "alice’s folder", "not covered",
+				// Red team: under a "git status" rule, a .git/config the agent
+				// wrote (core.fsmonitor) ran its script without a question.
+				"settings files, which the agent can write", "run other programs without a question"}},
 		{Draft{Client: "*", User: "*", Access: Network, Target: "*.example.com", Decision: EffectAllow},
 			[]string{"every agent", "any name ending in .example.com", "example.com itself is not covered"}},
 		{Draft{Client: "*", User: "*", Access: Write, Target: "/srv/data", Folder: true, Decision: EffectDeny},
 			[]string{"Denies every agent", "the folder /srv/data and every folder inside it", "a deny rule beats"}},
+		{Draft{Client: "bot", User: "alice", Access: Execute, Target: "git push", Decision: EffectDeny},
+			[]string{"Denies the agent bot", "not denied", "stops the plain command, not the program", "Trusted in its folder"}},
 		{Draft{Client: "bot", User: "alice", Access: Read, Target: "/srv/a.txt", Decision: EffectAllow},
 			[]string{"the file /srv/a.txt, and nothing else"}},
 	} {
@@ -459,5 +465,54 @@ func TestLevels(t *testing.T) {
 	}
 	if err := LevelReadOnly.Permits(Read); err != nil {
 		t.Errorf("Read-only read: %v", err)
+	}
+}
+
+// TestFolderRuleDoesNotAnswerForSecrets (red team): a folder-wide rule
+// on a folder that merely holds secrets (/etc holds /etc/shadow, the
+// home's .config holds browser profiles and gh's token) passed
+// fileTarget's check, which looks at the folder, not at what is inside;
+// then it answered for the secret without a question: an agent read
+// /etc/shadow through a rule on /etc. A folder-wide allow must not answer
+// for a secret (as an answer widened to a folder never covers one): the
+// owner is asked, with the warning. A rule naming the file still does,
+// and a deny rule still denies.
+func TestFolderRuleDoesNotAnswerForSecrets(t *testing.T) {
+	p, _, _ := newHandPolicy(t)
+	ctx := context.Background()
+	for _, target := range []string{"/etc", "/home/owner/.config"} {
+		if _, err := p.AddRule(ctx, Draft{Client: "a", User: AnyClient, Access: Read, Target: target, Folder: true, Decision: EffectAllow}, "owner"); err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel() // a request that would be asked is withdrawn at once
+	for target, why := range map[string]string{
+		"/etc/shadow":                          "system secrets",
+		"/etc/ssh/ssh_host_ed25519_key":        "system secrets",
+		"/home/owner/.config/gh/hosts.yml":     "GitHub credentials",
+		"/home/owner/.config/chromium/Default": "a browser profile (saved passwords, cookies)",
+	} {
+		out, _ := p.Check(gone, Request{Client: "a", Scope: "owner", Access: Read, Target: target, Sensitive: why})
+		if out.Allowed || out.By == audit.ByRule {
+			t.Errorf("%s: a folder-wide rule answered for a secret: %+v", target, out)
+		}
+	}
+	// Not a secret: the folder rule answers.
+	if out, err := p.Check(gone, Request{Client: "a", Scope: "owner", Access: Read, Target: "/etc/hostname"}); err != nil || !out.Allowed || out.By != audit.ByRule {
+		t.Errorf("/etc/hostname: %+v %v", out, err)
+	}
+	// A rule naming the secret itself answers; so does a deny rule.
+	if _, err := p.AddRule(ctx, Draft{Client: "a", User: AnyClient, Access: Read, Target: "/etc/shadow", Decision: EffectAllow}, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := p.Check(gone, Request{Client: "a", Scope: "owner", Access: Read, Target: "/etc/shadow", Sensitive: "system secrets"}); err != nil || !out.Allowed || out.By != audit.ByRule {
+		t.Errorf("/etc/shadow with its own rule: %+v %v", out, err)
+	}
+	if _, err := p.AddRule(ctx, Draft{Client: "a", User: AnyClient, Access: Read, Target: "/home/owner/.config/gh", Folder: false, Decision: EffectDeny}, "owner"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := p.Check(gone, Request{Client: "a", Scope: "owner", Access: Read, Target: "/home/owner/.config/gh", Sensitive: "GitHub credentials"}); out.Allowed || out.By != audit.ByRule {
+		t.Errorf("deny rule on a secret: %+v", out)
 	}
 }

@@ -355,7 +355,9 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 	now := p.now()
 	p.mu.Lock()
 	if !r.OneTimeOnly && len(r.Domains) == 0 {
-		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok {
+		// A folder-wide allow never answers for a secret inside the
+		// folder (as an answer is never widened to one): it is asked.
+		if rule, ok := decide(p.rules, r.Client, r.Scope, r.Access, r.Target, now); ok && !(r.Sensitive != "" && rule.Decision == EffectAllow && rule.Match == Prefix && rule.Target != r.Target) {
 			p.mu.Unlock()
 			return Outcome{Allowed: rule.Decision == EffectAllow, By: audit.ByRule, Rule: &rule}, nil
 		}
@@ -761,6 +763,30 @@ func (p *Policy) SetClientPaused(client string, paused bool) int {
 	n := 0
 	for _, pd := range live {
 		if p.finish(pd, Outcome{By: audit.ByPaused}, DenyOnce, "paused") {
+			n++
+		}
+	}
+	return n
+}
+
+// WithdrawForReadOnly withdraws (denies, by level) client's questions
+// waiting for the owner other than reads, when the owner makes it
+// Read-only: the sandbox judges a call's level when the call starts, so
+// without this an owner's later Allow on a card shown before the change
+// let a Read-only agent write, delete or run a command. It says how many
+// it withdrew.
+func (p *Policy) WithdrawForReadOnly(client string) int {
+	p.mu.Lock()
+	var live []*pending
+	for _, pd := range p.byID {
+		if pd.a.Client == client && pd.a.Access != Read {
+			live = append(live, pd)
+		}
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, pd := range live {
+		if p.finish(pd, Outcome{By: audit.ByLevel, Reason: "the owner made this agent Read-only"}, DenyOnce, "level") {
 			n++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/patch"
+	"corral/core/paths"
 )
 
 // Limits of the list, find and grep methods.
@@ -525,6 +526,29 @@ type GrepResult struct {
 	Truncated bool
 }
 
+// withoutSecrets leaves out of a search the lines of files that hold
+// secrets (paths.Sensitive) when the folder searched was allowed by the
+// owner's answer or rule (outside the agent's folders): an answer or a
+// folder-wide rule never covers a secret inside the folder, and reading
+// one on its own is asked with the warning, so a search must not read it
+// either.
+func (o *op) withoutSecrets(t paths.Target, m []fsbox.Match) []fsbox.Match {
+	if o.ev.DecidedBy != audit.ByRule && o.ev.DecidedBy != audit.ByOwner {
+		return m
+	}
+	out := m[:0]
+	for _, x := range m {
+		host := x.Path
+		if rest, ok := strings.CutPrefix(x.Path, t.Visible); ok {
+			host = t.Host + rest
+		}
+		if paths.Sensitive(host, o.s.layout.Home) == "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
 // Grep answers file.grep.
 func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, error) {
 	res := GrepResult{Matches: []fsbox.Match{}}
@@ -570,7 +594,7 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 		m, res.Truncated, err = d.Grep(t.RelSlash(), re, a.Glob, a.MaxMatches)
 		release()
 		if m != nil {
-			res.Matches = m
+			res.Matches = o.withoutSecrets(t, m)
 		}
 	}
 	return res, o.end(ctx, err)
