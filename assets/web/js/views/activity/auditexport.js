@@ -1,6 +1,6 @@
 // Export of the audit log: every event matching the filter, paged through
 // audit.query, as CSV or JSON Lines, with a cancel button.
-import { $, $$, isoSeconds, toast, plural, follow } from './dom.js';
+import { $, $$, isoSeconds, toast, plural, follow } from '../../lib/dom.js';
 
 export class Export {
   /** query() returns the audit.query parameters of the current filter. */

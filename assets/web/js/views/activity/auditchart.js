@@ -1,6 +1,6 @@
 // The audit log's activity chart: events per hour or per day for the
 // filter's time range (audit.stats), from which a drag picks a range.
-import { $, $$, full, isoSeconds, toast } from './dom.js';
+import { $, $$, full, isoSeconds, toast } from '../../lib/dom.js';
 import { Chart } from './chart.js';
 import { HOUR, DAY, knownRange } from './auditfilter.js';
 

@@ -2,8 +2,8 @@
 // click, Enter or Space opens the detail, and arrow keys move between
 // rows. A command's event comes twice (when it starts and, under the same
 // id, when it ends): the row is updated in place.
-import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope, confirmButton, plural, visible, who } from './dom.js';
-import { levelData } from './levels.js';
+import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope, confirmButton, plural, visible, who } from '../../lib/dom.js';
+import { levelData } from '../../lib/levels.js';
 
 /** exitCode is a finished command's exit status from its event's detail, or null. */
 export function exitCode(e) {

@@ -4,7 +4,7 @@
 // what waits for a restart is listed with a Restart Corral button
 // (corral.restart), after which this tab reconnects by itself (rpc.js).
 // A paired phone sees the values and cannot change them.
-import { h, $, toast, visible } from './dom.js';
+import { h, $, toast, visible } from '../../lib/dom.js';
 
 export class Settings {
   constructor(app) {

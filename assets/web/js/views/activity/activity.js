@@ -3,7 +3,7 @@
 // keyset cursor as the owner scrolls, an event's detail (auditdetail.js),
 // the live tail (audittail.js) and export (auditexport.js). Coming back
 // to the view from another one brings the table up to date.
-import { $, decisions, isoSeconds, toast, plural, num, visible } from './dom.js';
+import { $, decisions, isoSeconds, toast, plural, num, visible } from '../../lib/dom.js';
 import { KEYS, DAY, blankFilter, serverFilter, matches, knownRange, FilterForm } from './auditfilter.js';
 import { Rows, before } from './auditrows.js';
 import { ActivityChart } from './auditchart.js';

@@ -6,7 +6,7 @@
 // reports a rule made, changed or revoked anywhere.
 // "#rules?rule=ID" (an event's "Show the rule") points at one rule:
 // highlighted and scrolled into view, or a sentence saying it is gone.
-import { h, $, $$, full, ago, toast, confirmButton, folderName, accessLabels, follow, who, decisionName } from './dom.js';
+import { h, $, $$, full, ago, toast, confirmButton, folderName, accessLabels, follow, who, decisionName } from '../../lib/dom.js';
 
 const PREVIEW_DELAY_MS = 250;
 

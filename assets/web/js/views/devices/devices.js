@@ -4,8 +4,8 @@
 // paired device's own session may call none of these, so the app hides
 // this view from it. While a code is on screen the list is polled, so the
 // phone shows up here moments after it is named.
-import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL, visible } from './dom.js';
-import { copyLink } from './links.js';
+import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL, visible } from '../../lib/dom.js';
+import { copyLink } from '../../lib/links.js';
 
 const QUIET = 4; // light modules around the code: scanners need them
 const QR_PX = 264; // about this wide on screen, in whole pixels per module

@@ -3,8 +3,8 @@
 // (link.revoke) that withdraws that one link, not every link. The list
 // follows the live audit stream: a link made, saved or withdrawn anywhere
 // shows here at once.
-import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL, opIn } from './dom.js';
-import { copyLink } from './links.js';
+import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL, opIn } from '../../lib/dom.js';
+import { copyLink } from '../../lib/links.js';
 
 export class SharedLinks {
   constructor(app) {

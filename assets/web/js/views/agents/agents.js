@@ -7,9 +7,9 @@
 // others can be changed in the same form that adds them (agent.update).
 // Test connection listens to the live audit stream (audit.subscribe,
 // audit.event) for the agent's next call.
-import { h, $, $$, ago, full, toast, confirmButton, scopeName } from './dom.js';
+import { h, $, $$, ago, full, toast, confirmButton, scopeName } from '../../lib/dom.js';
 import { daySummary } from './daysummary.js';
-import { allLevels, levelInfo, setAgentLevels } from './levels.js';
+import { allLevels, levelInfo, setAgentLevels } from '../../lib/levels.js';
 
 const TEST_GIVE_UP_MS = 5 * 60 * 1000;
 

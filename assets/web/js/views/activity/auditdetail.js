@@ -4,9 +4,9 @@
 // from a row or by "#event=ID" (the tray's Recent activity).
 import {
   h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton, who,
-} from './dom.js';
-import { openFile, shareDialog, scopeContext } from './links.js';
-import { commandLink } from './netlabels.js';
+} from '../../lib/dom.js';
+import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
+import { commandLink } from '../../lib/netlabels.js';
 
 export class Detail {
   /** view is the activity: its rows, and narrow(patch) to filter by a field of the event. */

@@ -1,8 +1,8 @@
 // Browsing what agents can see: each scope's folder (the owner acts for any
 // scope through `context`) and the shared folder. Output folders come
 // first; files open through a fresh signed link, or get a link to copy.
-import { h, $, $$, size, ago, full, icons, scopeName, visible } from './dom.js';
-import { openFile, shareDialog, scopeContext } from './links.js';
+import { h, $, $$, size, ago, full, icons, scopeName, visible } from '../../lib/dom.js';
+import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
 
 export class Files {
   constructor(app) {

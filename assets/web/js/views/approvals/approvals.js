@@ -1,9 +1,9 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from './dom.js';
-import { words } from './words.js';
-import { levelTag } from './levels.js';
+import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from '../../lib/dom.js';
+import { words } from '../../lib/words.js';
+import { levelTag } from '../../lib/levels.js';
 
 // The answers, their words and which one comes first are the server's
 // (policy's one table): each approval carries its `choices` and
