@@ -4,7 +4,10 @@
 // pending count and pauses agents. A paired device's session gets no
 // Devices view: the server would refuse its calls anyway.
 import { Rpc } from './lib/rpc.js';
-import { $, $$, h, toast, plural, setVocabulary } from './lib/dom.js';
+import { $, $$, h } from './lib/dom/h.js';
+import { toast } from './lib/dom/ui.js';
+import { plural } from './lib/dom/format.js';
+import { setVocabulary } from './lib/dom/names.js';
 import { Approvals } from './views/approvals/approvals.js';
 import { Activity } from './views/activity/activity.js';
 import { Rules } from './views/rules/rules.js';

@@ -3,7 +3,10 @@
 // keyset cursor as the owner scrolls, an event's detail (auditdetail.js),
 // the live tail (audittail.js) and export (auditexport.js). Coming back
 // to the view from another one brings the table up to date.
-import { $, decisions, isoSeconds, toast, plural, num, visible } from '../../lib/dom.js';
+import { $, visible } from '../../lib/dom/h.js';
+import { decisions } from '../../lib/dom/names.js';
+import { isoSeconds, plural, num } from '../../lib/dom/format.js';
+import { toast } from '../../lib/dom/ui.js';
 import { KEYS, DAY, blankFilter, serverFilter, matches, knownRange, FilterForm } from './auditfilter.js';
 import { Rows, before } from './auditrows.js';
 import { ActivityChart } from './auditchart.js';

@@ -2,9 +2,10 @@
 // decided, every field, the file it names (open it, make a link), what it
 // changed (undo it, restore one file) and "show similar" filters. Opened
 // from a row or by "#event=ID" (the tray's Recent activity).
-import {
-  h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton, who,
-} from '../../lib/dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { when, full, size, plural, num } from '../../lib/dom/format.js';
+import { opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, who } from '../../lib/dom/names.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
 import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
 import { commandLink } from '../../lib/netlabels.js';
 

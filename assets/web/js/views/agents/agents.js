@@ -7,7 +7,10 @@
 // others can be changed in the same form that adds them (agent.update).
 // Test connection listens to the live audit stream (audit.subscribe,
 // audit.event) for the agent's next call.
-import { h, $, $$, ago, full, toast, confirmButton, scopeName } from '../../lib/dom.js';
+import { h, $, $$ } from '../../lib/dom/h.js';
+import { ago, full } from '../../lib/dom/format.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
+import { scopeName } from '../../lib/dom/names.js';
 import { daySummary } from './daysummary.js';
 import { allLevels, levelInfo, setAgentLevels } from '../../lib/levels.js';
 

@@ -4,7 +4,9 @@
 // one query (audit.summary). Each line opens the Activity log filtered to
 // those events (#activity?client=…&op=…&range=…). Shown in each agent's
 // row on the Agents page and, for every agent, on the Activity page.
-import { h, $, isoSeconds, plural, answered, visible, num } from '../../lib/dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { isoSeconds, plural, num } from '../../lib/dom/format.js';
+import { answered } from '../../lib/dom/names.js';
 
 export const PERIODS = { today: 'Today', '1h': 'Last hour' };
 

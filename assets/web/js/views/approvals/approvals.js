@@ -1,7 +1,10 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from '../../lib/dom.js';
+import { h, $ } from '../../lib/dom/h.js';
+import { clock, full } from '../../lib/dom/format.js';
+import { toast } from '../../lib/dom/ui.js';
+import { accessLabels, wantsSentence, folderName, who } from '../../lib/dom/names.js';
 import { words } from '../../lib/words.js';
 import { levelTag } from '../../lib/levels.js';
 

@@ -12,7 +12,10 @@
 // The header shows the version store's size (versions.usage). The agent
 // and range live in the URL (#changes?client=NAME&range=today; no
 // client: all agents).
-import { h, $, when, size, isoSeconds, opName, opIn, plural, toast, visible, confirmButton, ago, scopeName } from '../../lib/dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { when, size, isoSeconds, plural, ago } from '../../lib/dom/format.js';
+import { opName, opIn, scopeName } from '../../lib/dom/names.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
 
 const RANGES = ['1h', 'today', 'yesterday', '7d'];
 const HOUR = 3600e3, DAY = 864e5;

@@ -4,7 +4,9 @@
 // paired device's own session may call none of these, so the app hides
 // this view from it. While a code is on screen the list is polled, so the
 // phone shows up here moments after it is named.
-import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL, visible } from '../../lib/dom.js';
+import { h, s, $, icons, visible } from '../../lib/dom/h.js';
+import { full, ago, clock } from '../../lib/dom/format.js';
+import { toast, confirmButton, safeURL } from '../../lib/dom/ui.js';
 import { copyLink } from '../../lib/links.js';
 
 const QUIET = 4; // light modules around the code: scanners need them

@@ -1,7 +1,9 @@
 // Browsing what agents can see: each scope's folder (the owner acts for any
 // scope through `context`) and the shared folder. Output folders come
 // first; files open through a fresh signed link, or get a link to copy.
-import { h, $, $$, size, ago, full, icons, scopeName, visible } from '../../lib/dom.js';
+import { h, $, $$, icons, visible } from '../../lib/dom/h.js';
+import { size, ago, full } from '../../lib/dom/format.js';
+import { scopeName } from '../../lib/dom/names.js';
 import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
 
 export class Files {

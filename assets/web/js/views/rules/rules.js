@@ -6,7 +6,10 @@
 // reports a rule made, changed or revoked anywhere.
 // "#rules?rule=ID" (an event's "Show the rule") points at one rule:
 // highlighted and scrolled into view, or a sentence saying it is gone.
-import { h, $, $$, full, ago, toast, confirmButton, folderName, accessLabels, follow, who, decisionName } from '../../lib/dom.js';
+import { h, $, $$ } from '../../lib/dom/h.js';
+import { full, ago } from '../../lib/dom/format.js';
+import { toast, confirmButton, follow } from '../../lib/dom/ui.js';
+import { folderName, accessLabels, who, decisionName } from '../../lib/dom/names.js';
 
 const PREVIEW_DELAY_MS = 250;
 

@@ -4,7 +4,8 @@
 // what waits for a restart is listed with a Restart Corral button
 // (corral.restart), after which this tab reconnects by itself (rpc.js).
 // A paired phone sees the values and cannot change them.
-import { h, $, toast, visible } from '../../lib/dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { toast } from '../../lib/dom/ui.js';
 
 export class Settings {
   constructor(app) {

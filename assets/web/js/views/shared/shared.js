@@ -3,7 +3,10 @@
 // (link.revoke) that withdraws that one link, not every link. The list
 // follows the live audit stream: a link made, saved or withdrawn anywhere
 // shows here at once.
-import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL, opIn } from '../../lib/dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { ago, full } from '../../lib/dom/format.js';
+import { toast, confirmButton, safeURL } from '../../lib/dom/ui.js';
+import { folderName, opIn } from '../../lib/dom/names.js';
 import { copyLink } from '../../lib/links.js';
 
 export class SharedLinks {
