@@ -246,7 +246,6 @@ rpc.addEventListener('open', () => {
     activity.addClients(names);
     changes.setClients(names);
   }).catch(() => {});
-  rules.changed();
 });
 
 // The audit log can become unwritable (a full disk) without any event

@@ -7,6 +7,7 @@
 import { h, $, visible } from '../../lib/dom/h.js';
 import { isoSeconds, plural, num } from '../../lib/dom/format.js';
 import { answered } from '../../lib/dom/names.js';
+import { View } from '../../lib/view.js';
 
 export const PERIODS = { today: 'Today', '1h': 'Last hour' };
 
@@ -102,15 +103,14 @@ export const daySummary = (rpc, agent) => new DaySummary(rpc, agent).el;
 
 /**
  * AllDays fills the Activity page's "What your agents did" with one
- * summary per agent (client.list), read when it is opened.
+ * summary per agent (client.list), read when it is opened: a View that is
+ * visible while its <details> is open.
  */
-export class AllDays {
+export class AllDays extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.box = $('#day-summaries');
-    this.box.addEventListener('toggle', () => { if (this.box.open) this.load(); });
-    this.rpc.addEventListener('open', () => { if (this.box.open) this.load(); });
+    this.box.addEventListener('toggle', () => { if (this.box.open) this.show(); else this.hide(); });
     app.infoReady.then(() => { this.box.hidden = !!app.device; }); // a paired phone may not read summaries
   }
 
