@@ -1391,11 +1391,11 @@ func TestDashboardServing(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, `src="/ui/v-`+ver+`/js/app.js"`) || resp.Header.Get("Content-Security-Policy") != uiCSP || resp.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("GET / with a session: %d %v\n%s", resp.StatusCode, resp.Header, body)
 	}
-	resp, _ = get(t, h.url+"/ui/v-"+ver+"/js/dom.js")
+	resp, _ = get(t, h.url+"/ui/v-"+ver+"/js/lib/rpc.js")
 	if resp.StatusCode != 200 || !strings.Contains(resp.Header.Get("Cache-Control"), "immutable") {
 		t.Errorf("versioned asset: %d %v", resp.StatusCode, resp.Header)
 	}
-	resp, _ = get(t, h.url+"/ui/v-0000/js/dom.js")
+	resp, _ = get(t, h.url+"/ui/v-0000/js/lib/rpc.js")
 	if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-cache" {
 		t.Errorf("asset of another version: %d %v", resp.StatusCode, resp.Header)
 	}

@@ -494,7 +494,7 @@ func (r *Run) decide(ctx context.Context, host, target string) (verdict, error) 
 
 // Cause is what decided a connection, as the first words of its event's
 // Detail; the dashboard labels the event's row by them
-// (assets/web/js/netlabels.js), so they do not change.
+// (assets/web/js/lib/netlabels.js), so they do not change.
 type Cause string
 
 // The causes.

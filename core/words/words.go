@@ -5,7 +5,7 @@
 // cover a whole folder, pause, secrets and the countdown of a question.
 //
 // Every surface reads it: the native dialog and the tray (ui), the CLI
-// (app), and the dashboard and phone page through assets/web/js/words.js,
+// (app), and the dashboard and phone page through assets/web/js/lib/words.js,
 // which is generated from Table (go test ./core/words -update) and checked
 // to be up to date by TestModuleUpToDate. TestSurfaces reads every
 // surface's source and fails on a phrasing of these concepts that is not
@@ -222,7 +222,7 @@ type lifetime struct {
 	Wire  string `json:"value"`
 }
 
-// Words is the table as the web reads it (assets/web/js/words.js).
+// Words is the table as the web reads it (assets/web/js/lib/words.js).
 type Words struct {
 	You            string            `json:"you"`
 	OwnerClients   []string          `json:"owner_clients"`

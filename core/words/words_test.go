@@ -12,10 +12,10 @@ import (
 	"corral/core/audit"
 )
 
-var update = flag.Bool("update", false, "rewrite assets/web/js/words.js from Table")
+var update = flag.Bool("update", false, "rewrite assets/web/js/lib/words.js from Table")
 
 // modulePath is the web's copy of the table, generated from Table.
-var modulePath = filepath.Join("..", "..", "assets", "web", "js", "words.js")
+var modulePath = filepath.Join("..", "..", "assets", "web", "js", "lib", "words.js")
 
 // module is words.js: the table as a JavaScript module.
 func module() []byte {

@@ -3,22 +3,25 @@
 // one event's detail on the activity), and a header that shows the
 // pending count and pauses agents. A paired device's session gets no
 // Devices view: the server would refuse its calls anyway.
-import { Rpc } from './rpc.js';
-import { $, $$, h, toast, plural, setVocabulary } from './dom.js';
-import { Approvals } from './approvals.js';
-import { Activity } from './activity.js';
-import { Rules } from './rules.js';
-import { Files } from './files.js';
-import { Devices } from './devices.js';
-import { SharedLinks } from './shared.js';
-import { Agents } from './agents.js';
-import { Changes } from './changes.js';
-import { AllDays } from './daysummary.js';
-import { Settings } from './settings.js';
-import { Notifier } from './notify.js';
-import './layout.js';
-import { words } from './words.js';
-import { setLevels, setAgentLevels } from './levels.js';
+import { Rpc } from './lib/rpc.js';
+import { $, $$, h } from './lib/dom/h.js';
+import { toast } from './lib/dom/ui.js';
+import { plural } from './lib/dom/format.js';
+import { setVocabulary } from './lib/dom/names.js';
+import { Approvals } from './views/approvals/approvals.js';
+import { Activity } from './views/activity/activity.js';
+import { Rules } from './views/rules/rules.js';
+import { Files } from './views/files/files.js';
+import { Devices } from './views/devices/devices.js';
+import { SharedLinks } from './views/shared/shared.js';
+import { Agents } from './views/agents/agents.js';
+import { Changes } from './views/changes/changes.js';
+import { AllDays } from './views/agents/daysummary.js';
+import { Settings } from './views/settings/settings.js';
+import { Notifier } from './lib/notify.js';
+import './lib/layout.js';
+import { words } from './lib/words.js';
+import { setLevels, setAgentLevels } from './lib/levels.js';
 
 performance.mark('corral:start');
 
@@ -243,7 +246,6 @@ rpc.addEventListener('open', () => {
     activity.addClients(names);
     changes.setClients(names);
   }).catch(() => {});
-  rules.changed();
 });
 
 // The audit log can become unwritable (a full disk) without any event

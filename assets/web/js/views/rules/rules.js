@@ -6,18 +6,19 @@
 // reports a rule made, changed or revoked anywhere.
 // "#rules?rule=ID" (an event's "Show the rule") points at one rule:
 // highlighted and scrolled into view, or a sentence saying it is gone.
-import { h, $, $$, full, ago, toast, confirmButton, folderName, accessLabels, follow, who, decisionName } from './dom.js';
+import { h, $, $$ } from '../../lib/dom/h.js';
+import { full, ago } from '../../lib/dom/format.js';
+import { toast, confirmButton, follow } from '../../lib/dom/ui.js';
+import { folderName, accessLabels, who, decisionName } from '../../lib/dom/names.js';
+import { View } from '../../lib/view.js';
 
 const PREVIEW_DELAY_MS = 250;
 
-export class Rules {
+export class Rules extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app, { keep: true }); // app.rulesChanged() says when the rules change
     this.list = $('#rule-list');
     this.empty = $('#rules-empty');
-    this.stale = true;
-    this.visible = false;
     this.editing = null; // the rule the form changes (null: a new one)
     this.previewTimer = 0;
     this.previewSeq = 0;
@@ -144,7 +145,7 @@ export class Rules {
       toast(this.editing ? 'Rule changed.' : 'Rule saved. It decides from the next request on.');
       this.closeForm();
       this.wanted = r.rule.id;
-      await this.load();
+      await this.reload();
     } catch (e) {
       toast(e.message, { kind: 'error', timeout: 10000 });
       this.preview();
@@ -168,26 +169,17 @@ export class Rules {
     try {
       const r = await this.rpc.call('rule.import', { file: await f.text() });
       toast(`Imported ${r.added} rule${r.added === 1 ? '' : 's'}${r.skipped ? `; ${r.skipped} already in force` : ''}.`);
-      this.load();
+      this.reload();
     } catch (e) { toast(e.message, { kind: 'error', timeout: 15000 }); }
   }
 
-  show(params) {
-    this.visible = true;
+  enter(params) {
     this.wanted = params?.get('rule') || '';
-    if (this.stale) this.load();
+    if (this.stale) this.reload();
     else this.point();
   }
 
-  hide() { this.visible = false; }
-
-  changed() {
-    this.stale = true;
-    if (this.visible) this.load();
-  }
-
   async load() {
-    this.stale = false;
     try {
       const { rules } = await this.rpc.call('rule.list');
       rules.sort((a, b) => new Date(b.created) - new Date(a.created));
@@ -234,7 +226,7 @@ export class Rules {
         toast('Rule revoked. The agent will be asked again.');
       } catch (e) {
         toast(e.message, { kind: 'error' });
-        this.load();
+        this.reload();
       }
     });
     let life;

@@ -3,7 +3,7 @@
 // (its Cause constants: they do not change), then names the command it
 // belongs to: "the owner's answer; for command 7 (event 41); to …". This
 // file turns those words into the row's and the detail's labels, and the
-// command into a link to its event. No imports: dom.js uses it.
+// command into a link to its event. No imports: dom/names.js uses it.
 
 // [headline, explanation, short word for the table] per cause; null
 // leaves the label to decided_by (an answer nobody gave: timed out,

@@ -4,7 +4,10 @@
 // one query (audit.summary). Each line opens the Activity log filtered to
 // those events (#activity?client=…&op=…&range=…). Shown in each agent's
 // row on the Agents page and, for every agent, on the Activity page.
-import { h, $, isoSeconds, plural, answered, visible, num } from './dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { isoSeconds, plural, num } from '../../lib/dom/format.js';
+import { answered } from '../../lib/dom/names.js';
+import { View } from '../../lib/view.js';
 
 export const PERIODS = { today: 'Today', '1h': 'Last hour' };
 
@@ -100,15 +103,14 @@ export const daySummary = (rpc, agent) => new DaySummary(rpc, agent).el;
 
 /**
  * AllDays fills the Activity page's "What your agents did" with one
- * summary per agent (client.list), read when it is opened.
+ * summary per agent (client.list), read when it is opened: a View that is
+ * visible while its <details> is open.
  */
-export class AllDays {
+export class AllDays extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.box = $('#day-summaries');
-    this.box.addEventListener('toggle', () => { if (this.box.open) this.load(); });
-    this.rpc.addEventListener('open', () => { if (this.box.open) this.load(); });
+    this.box.addEventListener('toggle', () => { if (this.box.open) this.show(); else this.hide(); });
     app.infoReady.then(() => { this.box.hidden = !!app.device; }); // a paired phone may not read summaries
   }
 

@@ -2,7 +2,7 @@
 // filter appear on top of the table as they happen. Every event, shown
 // or not, also tells the rest of the dashboard what changed (rules, the
 // pause) and updates its row when the table shows it (a command that ended).
-import { $ } from './dom.js';
+import { $ } from '../../lib/dom/h.js';
 
 export class Tail {
   /** view is the activity: its rows, its filter test and its chart. */

@@ -8,7 +8,7 @@
 // certificate it does not trust, as with the LAN's self-signed one until
 // the phone trusts it), the page shows them itself where the browser
 // allows that (desktop browsers; Chrome on Android does not).
-import { $ } from './dom.js';
+import { $ } from './dom/h.js';
 
 export class Notifier {
   constructor(app) {

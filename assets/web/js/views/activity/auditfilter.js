@@ -2,7 +2,9 @@
 // and survives a reload), shown in the filter form, turned into
 // audit.query parameters and tested on a live event the way the server
 // would. Which operations a group holds is the server's (session.info).
-import { h, $, $$, isoSeconds, localInput, operations, opsIn, opName, decisions, decisionName, scopeName } from './dom.js';
+import { h, $, $$ } from '../../lib/dom/h.js';
+import { isoSeconds, localInput } from '../../lib/dom/format.js';
+import { operations, opsIn, opName, decisions, decisionName, scopeName } from '../../lib/dom/names.js';
 
 // op is one operation or a group; op "several" with ops (a comma-separated
 // list) is any of those operations.

@@ -3,20 +3,23 @@
 // keyset cursor as the owner scrolls, an event's detail (auditdetail.js),
 // the live tail (audittail.js) and export (auditexport.js). Coming back
 // to the view from another one brings the table up to date.
-import { $, decisions, isoSeconds, toast, plural, num, visible } from './dom.js';
+import { $, visible } from '../../lib/dom/h.js';
+import { decisions } from '../../lib/dom/names.js';
+import { isoSeconds, plural, num } from '../../lib/dom/format.js';
+import { toast } from '../../lib/dom/ui.js';
 import { KEYS, DAY, blankFilter, serverFilter, matches, knownRange, FilterForm } from './auditfilter.js';
 import { Rows, before } from './auditrows.js';
 import { ActivityChart } from './auditchart.js';
 import { Detail } from './auditdetail.js';
 import { Tail } from './audittail.js';
 import { Export } from './auditexport.js';
+import { View } from '../../lib/view.js';
 
 const PAGE = 100;
 
-export class Activity {
+export class Activity extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.f = blankFilter();
     this.query = null;
     this.gen = 0;
@@ -42,7 +45,6 @@ export class Activity {
     new IntersectionObserver((entries) => {
       if (entries.some((x) => x.isIntersecting)) this.loadMore();
     }, { rootMargin: '600px 0px' }).observe($('#audit-more'));
-    this.rpc.addEventListener('open', () => this.connected());
   }
 
   get live() { return this.tail.on; }
@@ -92,8 +94,8 @@ export class Activity {
     this.app.setActivityHash(this.hash);
   }
 
-  /** show is called by the router with the hash's query. */
-  show(params) {
+  /** enter shows the table the hash's query asks for, or catches up with the one loaded. */
+  enter(params) {
     const hash = `#activity${[...params].length ? `?${params}` : ''}`;
     if (this.loaded && hash === this.hash) {
       if (this.away) {
@@ -114,8 +116,8 @@ export class Activity {
     this.apply();
   }
 
-  /** hide is called by the router when another view is shown. */
-  hide() {
+  /** leave: the table loaded stays, to catch up with when shown again. */
+  leave() {
     if (this.loaded) this.away = true;
   }
 
@@ -139,7 +141,7 @@ export class Activity {
 
   // ---------- loading ----------
 
-  connected() {
+  reconnected() {
     this.rpc.call('audit.subscribe').catch(() => {});
     if (this.loaded) this.reload();
   }

@@ -7,9 +7,13 @@
 // others can be changed in the same form that adds them (agent.update).
 // Test connection listens to the live audit stream (audit.subscribe,
 // audit.event) for the agent's next call.
-import { h, $, $$, ago, full, toast, confirmButton, scopeName } from './dom.js';
+import { h, $, $$ } from '../../lib/dom/h.js';
+import { ago, full } from '../../lib/dom/format.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
+import { scopeName } from '../../lib/dom/names.js';
 import { daySummary } from './daysummary.js';
-import { allLevels, levelInfo, setAgentLevels } from './levels.js';
+import { allLevels, levelInfo, setAgentLevels } from '../../lib/levels.js';
+import { View } from '../../lib/view.js';
 
 const TEST_GIVE_UP_MS = 5 * 60 * 1000;
 
@@ -40,14 +44,12 @@ function connectOrder(agents) {
   return [...agents].sort((x, y) => rank(x) - rank(y) || (y.last_used || '').localeCompare(x.last_used || ''));
 }
 
-export class Agents {
+export class Agents extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.agents = [];
     this.people = [];
     this.keys = new Map(); // agent name → the key shown once, while this page lives
-    this.visible = false;
     this.dlg = $('#connect');
     this.testTimer = 0;
     this.testing = ''; // the agent Test connection waits for
@@ -60,15 +62,12 @@ export class Agents {
     $('#person-form').addEventListener('submit', (e) => { e.preventDefault(); this.addPerson(); });
     $('#first-run-connect').addEventListener('click', () => { location.hash = '#agents'; this.openForm(); });
     this.dlg.addEventListener('close', () => this.stopTest());
-    this.rpc.addEventListener('open', () => this.load());
   }
 
-  show() {
-    this.visible = true;
-    this.load();
-  }
+  /** reconnected loads shown or not: the first-run banner and the trust levels follow the agents. */
+  reconnected() { this.reload(); }
 
-  hide() { this.visible = false; }
+  enter() { this.reload(); }
 
   async load() {
     try {

@@ -4,8 +4,11 @@
 // paired device's own session may call none of these, so the app hides
 // this view from it. While a code is on screen the list is polled, so the
 // phone shows up here moments after it is named.
-import { h, s, $, full, ago, clock, toast, confirmButton, icons, safeURL, visible } from './dom.js';
-import { copyLink } from './links.js';
+import { h, s, $, icons, visible } from '../../lib/dom/h.js';
+import { full, ago, clock } from '../../lib/dom/format.js';
+import { toast, confirmButton, safeURL } from '../../lib/dom/ui.js';
+import { copyLink } from '../../lib/links.js';
+import { View } from '../../lib/view.js';
 
 const QUIET = 4; // light modules around the code: scanners need them
 const QR_PX = 264; // about this wide on screen, in whole pixels per module
@@ -41,17 +44,15 @@ function qrSVG(rows, label) {
   return svg;
 }
 
-export class Devices {
+export class Devices extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.list = $('#device-list');
     this.empty = $('#devices-empty');
     this.card = $('#pair-card');
     this.startBtn = $('#pair-start');
     this.newBtn = $('#pair-new');
     this.url = $('#pair-url');
-    this.visible = false;
     this.code = null; // {url, expires (ms), total (ms)} while a code is on screen
     this.gen = 0; // the pairing.start whose answer counts
     this.known = null; // device ids of the last list, to notice a new one
@@ -66,18 +67,15 @@ export class Devices {
     $('#pair-close').addEventListener('click', () => this.closePair());
     $('#pair-copy').addEventListener('click', () => { if (this.code) copyLink(this.code.url, this.url); });
     this.url.addEventListener('focus', () => this.url.select());
-    this.rpc.addEventListener('open', () => { if (this.visible) this.load(); });
   }
 
-  show() {
-    this.visible = true;
-    this.load();
+  enter() {
+    this.reload();
     this.tick();
     this.timers();
   }
 
-  hide() {
-    this.visible = false;
+  leave() {
     this.timers();
   }
 

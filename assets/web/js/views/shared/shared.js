@@ -3,36 +3,33 @@
 // (link.revoke) that withdraws that one link, not every link. The list
 // follows the live audit stream: a link made, saved or withdrawn anywhere
 // shows here at once.
-import { h, $, ago, full, toast, confirmButton, visible, folderName, safeURL, opIn } from './dom.js';
-import { copyLink } from './links.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { ago, full } from '../../lib/dom/format.js';
+import { toast, confirmButton, safeURL } from '../../lib/dom/ui.js';
+import { folderName, opIn } from '../../lib/dom/names.js';
+import { copyLink } from '../../lib/links.js';
+import { View } from '../../lib/view.js';
 
-export class SharedLinks {
+export class SharedLinks extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.list = $('#shared-list');
     this.empty = $('#shared-empty');
     this.all = $('#shared-all');
     this.more = $('#shared-more');
-    this.visible = false;
     this.cursor = '';
     this.gen = 0;
     this.kept = new Map(); // id → link withdrawn here: stays in view, marked, until the view is left
     this.all.addEventListener('change', () => this.load());
     this.more.addEventListener('click', () => this.load(this.cursor));
-    this.rpc.addEventListener('open', () => { if (this.visible) this.load(); });
     this.rpc.on('audit.event', ({ event }) => {
       if (this.visible && opIn('links', event?.op)) this.load();
     });
   }
 
-  show() {
-    this.visible = true;
-    this.load();
-  }
+  enter() { this.reload(); }
 
-  hide() {
-    this.visible = false;
+  leave() {
     this.kept.clear();
   }
 

@@ -12,7 +12,11 @@
 // The header shows the version store's size (versions.usage). The agent
 // and range live in the URL (#changes?client=NAME&range=today; no
 // client: all agents).
-import { h, $, when, size, isoSeconds, opName, opIn, plural, toast, visible, confirmButton, ago, scopeName } from './dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { when, size, isoSeconds, plural, ago } from '../../lib/dom/format.js';
+import { opName, opIn, scopeName } from '../../lib/dom/names.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
+import { View } from '../../lib/view.js';
 
 const RANGES = ['1h', 'today', 'yesterday', '7d'];
 const HOUR = 3600e3, DAY = 864e5;
@@ -54,15 +58,13 @@ const undone = (ev) => ev.files.length > 0 && ev.files.every((f) => f.action ===
 /** FOLD: a group with more files than this shows them folded. */
 const FOLD = 3;
 
-export class Changes {
+export class Changes extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.clients = [];
     this.client = '';
     this.range = 'today';
     this.gen = 0;
-    this.shown = false;
     this.message = ''; // what the last undo did, kept across the reload after it
     this.list = $('#wc-list');
     this.summary = $('#wc-summary');
@@ -73,7 +75,6 @@ export class Changes {
     this.rpc.on('audit.event', ({ event }) => {
       if (/^agent\.(add|remove|update)$/.test(event.op) && event.decision === 'allow') this.refreshClients();
     });
-    this.rpc.addEventListener('open', () => { if (this.shown) this.rpc.call('audit.subscribe').catch(() => {}); });
   }
 
   async refreshClients() {
@@ -97,8 +98,13 @@ export class Changes {
     sel.value = this.client;
   }
 
-  show(params) {
-    this.shown = true;
+  /** reconnected subscribes again while shown, and reloads what it missed. */
+  reconnected() {
+    if (this.visible) this.rpc.call('audit.subscribe').catch(() => {});
+    super.reconnected();
+  }
+
+  enter(params) {
     this.rpc.call('audit.subscribe').catch(() => {});
     this.client = params.has('client') ? params.get('client') : this.client;
     const r = params.get('range');
@@ -107,10 +113,8 @@ export class Changes {
     $('#wc-range').value = this.range;
     this.writeURL();
     this.usage();
-    this.load();
+    this.reload();
   }
-
-  hide() { this.shown = false; }
 
   go() {
     this.writeURL();

@@ -4,34 +4,28 @@
 // what waits for a restart is listed with a Restart Corral button
 // (corral.restart), after which this tab reconnects by itself (rpc.js).
 // A paired phone sees the values and cannot change them.
-import { h, $, toast, visible } from './dom.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { toast } from '../../lib/dom/ui.js';
+import { View } from '../../lib/view.js';
 
-export class Settings {
+export class Settings extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.body = $('#settings-body');
-    this.visible = false;
     this.restarting = false;
     this.gen = 0;
     $('#settings-restart-btn').addEventListener('click', () => this.restart());
-    this.rpc.addEventListener('open', () => {
-      if (this.restarting) {
-        this.restarting = false;
-        toast('Corral has restarted; every setting is in effect.');
-      }
-      if (this.visible) this.load();
-    });
   }
 
-  show() {
-    this.visible = true;
-    this.load();
+  reconnected() {
+    if (this.restarting) {
+      this.restarting = false;
+      toast('Corral has restarted; every setting is in effect.');
+    }
+    super.reconnected();
   }
 
-  hide() {
-    this.visible = false;
-  }
+  enter() { this.reload(); }
 
   async load() {
     const gen = ++this.gen;

@@ -2,7 +2,9 @@
 // section 8). The dashboard never serves file bytes itself: it asks for a
 // short link and lets the browser open /files/out, whose pages are
 // sandboxed and cannot act as the dashboard.
-import { h, $, toast, safeURL, full, ago, follow } from './dom.js';
+import { h, $ } from './dom/h.js';
+import { toast, safeURL, follow } from './dom/ui.js';
+import { full, ago } from './dom/format.js';
 
 /** scopeContext is the context that makes the owner act in a scope. */
 export const scopeContext = (scope) => ({ user_id: scope });

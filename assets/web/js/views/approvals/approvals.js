@@ -1,9 +1,13 @@
 // Pending approvals: a live list fed by approval.subscribe, answered with
 // approval.respond. An answer from anywhere else (tray, phone, another
 // tab) arrives as approval.resolved and removes the card at once.
-import { h, $, clock, full, toast, accessLabels, wantsSentence, folderName, who } from './dom.js';
-import { words } from './words.js';
-import { levelTag } from './levels.js';
+import { h, $ } from '../../lib/dom/h.js';
+import { clock, full } from '../../lib/dom/format.js';
+import { toast } from '../../lib/dom/ui.js';
+import { accessLabels, wantsSentence, folderName, who } from '../../lib/dom/names.js';
+import { words } from '../../lib/words.js';
+import { View } from '../../lib/view.js';
+import { levelTag } from '../../lib/levels.js';
 
 // The answers, their words and which one comes first are the server's
 // (policy's one table): each approval carries its `choices` and
@@ -14,18 +18,22 @@ const said = (a, d) => (a.choices || []).find((x) => x.decision === d)?.said || 
 
 const fileAccess = new Set(['read', 'write', 'delete']);
 
-export class Approvals {
+export class Approvals extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app, { keep: true });
     this.cards = new Map(); // id → {a, el, countdown}
     this.list = $('#approval-list');
     this.empty = $('#approvals-empty');
     this.rpc.on('approval.requested', ({ approval }) => this.add(approval));
     this.rpc.on('approval.resolved', ({ id, decision, by }) => this.resolved(id, decision, by));
-    this.rpc.addEventListener('open', () => this.sync());
     setInterval(() => this.tick(), 1000);
   }
+
+  /** reconnected syncs at once, shown or not: the badge counts what waits. */
+  reconnected() { this.sync(); }
+
+  /** enter loads nothing: the list follows its events while hidden. */
+  enter() {}
 
   /** sync subscribes, then reconciles with the server's list. */
   async sync() {
@@ -37,7 +45,7 @@ export class Approvals {
       const live = new Set(pending.map((a) => a.id));
       for (const id of [...this.cards.keys()]) if (!live.has(id)) this.remove(id);
       for (const a of pending) this.add(a);
-      this.changed();
+      this.recount();
     } catch (e) {
       if (e.kind !== 'io') toast(e.message, { kind: 'error' });
     }
@@ -52,7 +60,7 @@ export class Approvals {
     if (after.length) this.list.insertBefore(card.el, after.sort((x, y) => new Date(x.a.expires_at) - new Date(y.a.expires_at))[0].el);
     else this.list.append(card.el);
     this.tick();
-    this.changed();
+    this.recount();
   }
 
   resolved(id, decision, by) {
@@ -72,10 +80,11 @@ export class Approvals {
     if (!c) return;
     c.el.remove();
     this.cards.delete(id);
-    this.changed();
+    this.recount();
   }
 
-  changed() {
+  /** recount shows how many requests wait: the empty note, the badge, the banner. */
+  recount() {
     this.empty.hidden = this.cards.size > 0;
     this.app.setPending(this.cards.size);
   }

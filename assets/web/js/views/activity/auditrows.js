@@ -2,8 +2,11 @@
 // click, Enter or Space opens the detail, and arrow keys move between
 // rows. A command's event comes twice (when it starts and, under the same
 // id, when it ends): the row is updated in place.
-import { h, $, when, full, opIn, opName, decisionName, decidedBy, eventScope, confirmButton, plural, visible, who } from './dom.js';
-import { levelData } from './levels.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { when, full, plural } from '../../lib/dom/format.js';
+import { opIn, opName, decisionName, decidedBy, eventScope, who } from '../../lib/dom/names.js';
+import { confirmButton } from '../../lib/dom/ui.js';
+import { levelData } from '../../lib/levels.js';
 
 /** exitCode is a finished command's exit status from its event's detail, or null. */
 export function exitCode(e) {

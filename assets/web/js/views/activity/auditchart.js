@@ -1,6 +1,8 @@
 // The audit log's activity chart: events per hour or per day for the
 // filter's time range (audit.stats), from which a drag picks a range.
-import { $, $$, full, isoSeconds, toast } from './dom.js';
+import { $, $$ } from '../../lib/dom/h.js';
+import { full, isoSeconds } from '../../lib/dom/format.js';
+import { toast } from '../../lib/dom/ui.js';
 import { Chart } from './chart.js';
 import { HOUR, DAY, knownRange } from './auditfilter.js';
 

@@ -1,6 +1,8 @@
 // Export of the audit log: every event matching the filter, paged through
 // audit.query, as CSV or JSON Lines, with a cancel button.
-import { $, $$, isoSeconds, toast, plural, follow } from './dom.js';
+import { $, $$ } from '../../lib/dom/h.js';
+import { isoSeconds, plural } from '../../lib/dom/format.js';
+import { toast, follow } from '../../lib/dom/ui.js';
 
 export class Export {
   /** query() returns the audit.query parameters of the current filter. */

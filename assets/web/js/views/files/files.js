@@ -1,13 +1,15 @@
 // Browsing what agents can see: each scope's folder (the owner acts for any
 // scope through `context`) and the shared folder. Output folders come
 // first; files open through a fresh signed link, or get a link to copy.
-import { h, $, $$, size, ago, full, icons, scopeName, visible } from './dom.js';
-import { openFile, shareDialog, scopeContext } from './links.js';
+import { h, $, $$, icons, visible } from '../../lib/dom/h.js';
+import { size, ago, full } from '../../lib/dom/format.js';
+import { scopeName } from '../../lib/dom/names.js';
+import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
+import { View } from '../../lib/view.js';
 
-export class Files {
+export class Files extends View {
   constructor(app) {
-    this.app = app;
-    this.rpc = app.rpc;
+    super(app);
     this.places = $('#places');
     this.listing = $('#listing');
     this.crumbs = $('#crumbs');
@@ -39,7 +41,10 @@ export class Files {
     return out;
   }
 
-  show(params) {
+  /** reconnected reloads the folder shown, once there is one. */
+  reconnected() { if (this.cur) super.reconnected(); }
+
+  enter(params) {
     if (!this.app.info) { // the scopes come with session.info: show once it answers
       this.waiting = params;
       return;
@@ -57,7 +62,7 @@ export class Files {
     this.places.replaceChildren(...places.map((p) => h('li', null,
       h('a', { href: `#files?${new URLSearchParams({ place: p.id })}`, 'aria-current': p.id === place.id ? 'true' : null }, p.icon(), p.label))));
     this.cur = { place, path };
-    this.load();
+    this.reload();
   }
 
   href(place, path) {

@@ -2,7 +2,8 @@
 // hand-drawn in SVG: a few dozen rectangles do not need a library. Bars
 // can be pointed at, stepped through with the arrow keys, and picked
 // (click or Enter) to narrow the log to that hour or day.
-import { s, plural, num, dateFormat, pad } from './dom.js';
+import { s } from '../../lib/dom/h.js';
+import { plural, num, dateFormat, pad } from '../../lib/dom/format.js';
 
 function niceMax(v) {
   if (v <= 4) return 4;

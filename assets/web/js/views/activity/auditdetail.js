@@ -2,11 +2,12 @@
 // decided, every field, the file it names (open it, make a link), what it
 // changed (undo it, restore one file) and "show similar" filters. Opened
 // from a row or by "#event=ID" (the tray's Recent activity).
-import {
-  h, $, when, full, size, opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, toast, plural, num, visible, confirmButton, who,
-} from './dom.js';
-import { openFile, shareDialog, scopeContext } from './links.js';
-import { commandLink } from './netlabels.js';
+import { h, $, visible } from '../../lib/dom/h.js';
+import { when, full, size, plural, num } from '../../lib/dom/format.js';
+import { opIn, opName, decisionName, decidedBy, answered, eventScope, scopePhrase, who } from '../../lib/dom/names.js';
+import { toast, confirmButton } from '../../lib/dom/ui.js';
+import { openFile, shareDialog, scopeContext } from '../../lib/links.js';
+import { commandLink } from '../../lib/netlabels.js';
 
 export class Detail {
   /** view is the activity: its rows, and narrow(patch) to filter by a field of the event. */

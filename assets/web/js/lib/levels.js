@@ -1,7 +1,7 @@
 // Trust levels (policy.Levels): their names and words come from
 // session.info (levels), each agent's from agent.list; every place that
 // shows an agent's name asks levelTag for the level beside it.
-import { h } from './dom.js';
+import { h } from './dom/h.js';
 
 let levels = [];
 const agentLevel = new Map(); // agent name → { level, label }

@@ -3,7 +3,7 @@
 // until asked for, also when a window is narrowed to phone width — and the
 // bottom tab bar, which scrolls sideways when its tabs do not fit, keeps
 // the current tab in view. Nothing here decides what is shown, only where.
-import { $, $$, h } from './dom.js';
+import { $, $$, h } from './dom/h.js';
 
 const phone = matchMedia('(max-width: 640px)');
 
