@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"corral/core/audit"
+	"corral/core/killpoint"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -407,6 +408,7 @@ func apply(db *sql.DB, m migration, latest int) (err error) {
 	if have >= m.version {
 		return tx.Rollback()
 	}
+	killpoint.Here("migrate.begin")
 	if _, err := tx.Exec(m.sql); err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)
 	}
@@ -414,8 +416,10 @@ func apply(db *sql.DB, m migration, latest int) (err error) {
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)
 	}
+	killpoint.Here("migrate.commit")
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)
 	}
+	killpoint.Here("migrate.done")
 	return nil
 }
