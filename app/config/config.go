@@ -39,6 +39,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"corral/core/killpoint"
 	"corral/core/paths"
 )
 
@@ -710,6 +711,7 @@ func WriteAtomic(path string, data []byte, mode os.FileMode, replace bool) error
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	killpoint.Here("config.rename")
 	if replace {
 		return os.Rename(tmp.Name(), path)
 	}

@@ -15,7 +15,9 @@
 // Recover puts back at start-up (recover.change: a crash while
 // recovering), after each change of the owner's undo (undo.change), in
 // each store migration's transaction before its work (migrate.begin) and
-// before its commit (migrate.commit), and after it commits (migrate.done).
+// before its commit (migrate.commit), and after it commits (migrate.done),
+// and when a config file's temporary copy is synced and not yet renamed
+// into place (config.rename).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.
