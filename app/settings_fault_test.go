@@ -116,7 +116,7 @@ func TestSettingsSetKilled(t *testing.T) {
 
 	r = startXDG(t, cfgHome, dataHome)
 	if left, _ := filepath.Glob(filepath.Join(cfgHome, "corral", ".corral-tmp-*")); len(left) != 0 {
-		t.Logf("temporary files left beside config.toml after the restart: %v", left)
+		t.Errorf("temporary files left beside config.toml after the restart: %v", left)
 	}
 	evs := settingsEvents(t, r)
 	if len(evs) != 1 || evs[0].Decision != "error" || !strings.Contains(evs[0].Detail, "interrupted") {
