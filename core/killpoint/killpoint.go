@@ -16,8 +16,9 @@
 // recovering), after each change of the owner's undo (undo.change), in
 // each store migration's transaction before its work (migrate.begin) and
 // before its commit (migrate.commit), and after it commits (migrate.done),
-// and when a config file's temporary copy is synced and not yet renamed
-// into place (config.rename).
+// when a config file's temporary copy is synced and not yet renamed into
+// place (config.rename), and after each rule the store saves (rule.saved;
+// inside the transaction of a rule.import).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.
