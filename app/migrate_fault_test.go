@@ -320,7 +320,7 @@ func TestMigrationOnFullDisk(t *testing.T) {
 		t.Fatalf("the daemon started on a full disk it could not migrate on:\n%s", out)
 	}
 	t.Logf("start-up on a full disk: %v\n%s", err, out)
-	if err == nil || !strings.Contains(string(out), "full") {
+	if err == nil || !strings.Contains(string(out), "the disk holding it is full. Free some space there and start Corral again; the database is as it was") {
 		t.Errorf("start-up on a full disk: %v, want a refusal that says the disk is full:\n%s", err, out)
 	}
 	for _, bs := range []string{"1M", "4k"} {
