@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"corral/core/killpoint"
 	"corral/core/policy"
 )
 
@@ -15,19 +16,51 @@ func (s *Store) SaveRule(ctx context.Context, r policy.Rule) error {
 	if s.closed() {
 		return ErrClosed
 	}
+	if _, err := s.wdb.ExecContext(ctx, insertRule, ruleArgs(r)...); err != nil {
+		return fmt.Errorf("save rule: %w", err)
+	}
+	killpoint.Here("rule.saved")
+	return nil
+}
+
+// SaveRules stores rules in one transaction: all of them, or none (a
+// crash half-way leaves none).
+func (s *Store) SaveRules(ctx context.Context, rules []policy.Rule) (err error) {
+	if s.closed() {
+		return ErrClosed
+	}
+	tx, err := s.wdb.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("save rules: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	for _, r := range rules {
+		if _, err := tx.ExecContext(ctx, insertRule, ruleArgs(r)...); err != nil {
+			return fmt.Errorf("save rules: %w", err)
+		}
+		killpoint.Here("rule.saved")
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("save rules: %w", err)
+	}
+	return nil
+}
+
+const insertRule = `INSERT INTO rules (id, client, user, access, target, match, decision, created_ns, created_by, expires_ns, note)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// ruleArgs are insertRule's arguments for r.
+func ruleArgs(r policy.Rule) []any {
 	var exp any
 	if r.Expires != nil {
 		exp = r.Expires.UnixNano()
 	}
-	_, err := s.wdb.ExecContext(ctx,
-		`INSERT INTO rules (id, client, user, access, target, match, decision, created_ns, created_by, expires_ns, note)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, r.Client, r.User, string(r.Access), r.Target, string(r.Match), string(r.Decision),
-		r.Created.UnixNano(), r.CreatedBy, exp, r.Note)
-	if err != nil {
-		return fmt.Errorf("save rule: %w", err)
-	}
-	return nil
+	return []any{r.ID, r.Client, r.User, string(r.Access), r.Target, string(r.Match), string(r.Decision),
+		r.Created.UnixNano(), r.CreatedBy, exp, r.Note}
 }
 
 // DeleteRule removes a rule; it reports whether there was one.

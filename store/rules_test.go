@@ -53,3 +53,27 @@ func TestRulesRoundTripAcrossReopen(t *testing.T) {
 		t.Errorf("after delete: %+v", got)
 	}
 }
+
+// SaveRules saves all its rules or none: a duplicate id among them
+// leaves none saved.
+func TestSaveRulesAllOrNone(t *testing.T) {
+	t.Parallel()
+	s, _ := openTest(t, Options{})
+	ctx := context.Background()
+	created := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	rule := func(id, target string) policy.Rule {
+		return policy.Rule{ID: id, Client: "*", User: "alice", Access: policy.Network, Target: target, Match: policy.Exact, Decision: policy.EffectAllow, Created: created, CreatedBy: "owner"}
+	}
+	if err := s.SaveRules(ctx, []policy.Rule{rule("ru_a", "a.example.com"), rule("ru_b", "b.example.com"), rule("ru_a", "c.example.com")}); err == nil {
+		t.Fatal("rules with a duplicate id saved")
+	}
+	if got, err := s.LoadRules(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("after a refused SaveRules: %+v %v", got, err)
+	}
+	if err := s.SaveRules(ctx, []policy.Rule{rule("ru_a", "a.example.com"), rule("ru_b", "b.example.com")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LoadRules(ctx); err != nil || len(got) != 2 {
+		t.Fatalf("after SaveRules: %+v %v", got, err)
+	}
+}

@@ -80,6 +80,7 @@ import (
 	"time"
 
 	"corral/core/audit"
+	"corral/core/killpoint"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -387,6 +388,14 @@ func migrate(db *sql.DB) error {
 	return nil
 }
 
+// migrationError is m's failure; on a full disk, a sentence saying so.
+func migrationError(m migration, err error) error {
+	if diskFull(err) {
+		return fmt.Errorf("Corral cannot upgrade its database (migration %s): the disk holding it is full. Free some space there and start Corral again; the database is as it was: %w", m.name, err)
+	}
+	return fmt.Errorf("migration %s: %w", m.name, err)
+}
+
 func apply(db *sql.DB, m migration, latest int) (err error) {
 	tx, err := db.Begin() // BEGIN IMMEDIATE (_txlock): concurrent openers wait here
 	if err != nil {
@@ -407,15 +416,18 @@ func apply(db *sql.DB, m migration, latest int) (err error) {
 	if have >= m.version {
 		return tx.Rollback()
 	}
+	killpoint.Here("migrate.begin")
 	if _, err := tx.Exec(m.sql); err != nil {
-		return fmt.Errorf("migration %s: %w", m.name, err)
+		return migrationError(m, err)
 	}
 	// PRAGMA takes no parameters; m.version is our own integer.
 	if _, err := tx.Exec(fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 		return fmt.Errorf("migration %s: %w", m.name, err)
 	}
+	killpoint.Here("migrate.commit")
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migration %s: %w", m.name, err)
+		return migrationError(m, err)
 	}
+	killpoint.Here("migrate.done")
 	return nil
 }

@@ -39,6 +39,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"corral/core/killpoint"
 	"corral/core/paths"
 )
 
@@ -710,10 +711,38 @@ func WriteAtomic(path string, data []byte, mode os.FileMode, replace bool) error
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	killpoint.Here("config.rename")
 	if replace {
 		return os.Rename(tmp.Name(), path)
 	}
 	return os.Link(tmp.Name(), path) // fails if path exists
+}
+
+// RemoveTemps removes from dir the temporary files WriteAtomic leaves
+// when the process is killed between making one and renaming it
+// (".corral-tmp-" and decimal digits, as os.CreateTemp names them) whose
+// modification time is before since, and returns how many it removed.
+// Any other name is left alone, and so is a newer file: another process
+// may be writing it now.
+func RemoveTemps(dir string, since time.Time) int {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range ents {
+		digits, ok := strings.CutPrefix(e.Name(), ".corral-tmp-")
+		if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" || !e.Type().IsRegular() {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || !fi.ModTime().Before(since) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // CheckRoots refuses a sandbox base that is or contains one of Corral's

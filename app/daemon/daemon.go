@@ -246,6 +246,7 @@ func Open(o Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	removeTemps(files, log)
 	st, err := store.Open(files.DB, store.Options{Logger: log, Clock: o.Clock})
 	if err != nil {
 		lock.Close()
@@ -271,6 +272,22 @@ func Open(o Options) (*Daemon, error) {
 		log.Error("recovery at start-up incomplete", "err", err)
 	}
 	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
+}
+
+// removeTemps removes the temporary copies of config.toml, the secret
+// and the owner's token that a kill between their write and their rename
+// left (config.WriteAtomic); the lock makes the folders this daemon's.
+func removeTemps(files config.Files, log *slog.Logger) {
+	start := time.Now()
+	seen := map[string]bool{}
+	for _, f := range []string{files.Config, files.Secret, files.OwnerToken} {
+		if dir := filepath.Dir(f); f != "" && !seen[dir] {
+			seen[dir] = true
+			if n := config.RemoveTemps(dir, start); n > 0 {
+				log.Info("removed temporary files a crash left", "folder", dir, "files", n)
+			}
+		}
+	}
 }
 
 // now is clock, or time.Now when it is nil.

@@ -15,6 +15,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/rpc"
+	"corral/core/audit"
 	"corral/core/errs"
 )
 
@@ -364,20 +365,57 @@ func (s *Server) SetSettings(ctx context.Context, by string, values map[string]a
 		// The message start-up would give: file, line and key.
 		return nil, errs.Wrap(err, errs.InvalidParams, "", "%s", err.Error())
 	}
-	// Audited before anything changes.
-	if err := s.record(ctx, by, "settings.set", s.cfg.Path, strings.Join(changes, "; ")); err != nil {
-		return nil, err
+	// Audited before anything changes: pending while the file is
+	// written, so that a kill meanwhile leaves an event start-up marks
+	// interrupted (sandbox.Recover), and completed with what happened.
+	detail := strings.Join(changes, "; ")
+	c, _ := s.audit.(audit.Completer)
+	ev := audit.Event{Time: s.now().UTC(), Client: by, Op: "settings.set", Target: s.cfg.Path, Detail: detail,
+		Decision: audit.Allow, DecidedBy: audit.ByOwner}
+	if c != nil {
+		ev.Detail = detail + "; " + audit.Pending
 	}
+	id, err := s.audit.Record(context.WithoutCancel(ctx), ev)
+	if err != nil {
+		s.log.Error("audit record failed", "op", ev.Op, "err", err)
+		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this action.")
+	}
+	ev.ID, ev.Detail = id, detail
+	var werr error
 	if !slices.Equal(text, data) {
-		if err := writeConfig(s.cfg.Path, text); err != nil {
-			return nil, errs.Wrap(err, errs.IO, "", "Corral could not write %s; nothing was changed.", s.cfg.Path)
+		if werr = writeConfig(s.cfg.Path, text); werr != nil {
+			werr = errs.Wrap(werr, errs.IO, "", "Corral could not write %s (%v); nothing was changed.", s.cfg.Path, causeOf(werr))
+			ev.Decision, ev.Error = audit.Error, string(errs.IO)+": "+werr.Error()
 		}
+	}
+	if c != nil {
+		if err := c.Complete(context.WithoutCancel(ctx), ev); err != nil && werr == nil {
+			s.log.Error("audit complete failed", "op", ev.Op, "err", err)
+			werr = errs.Wrap(err, errs.IO, "", "%s is saved, but Corral could not complete its audit event, so it does not apply the change until it restarts.", s.cfg.Path)
+		}
+	}
+	if werr != nil {
+		return nil, werr
 	}
 	applied, err := s.applyLive(cfg, keys)
 	if applied == nil {
 		applied = []string{}
 	}
 	return applied, err
+}
+
+// causeOf is err's innermost cause, without the path an *os.PathError
+// or *os.LinkError repeats: "no space left on device".
+func causeOf(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
 }
 
 // writeConfig replaces path by data atomically (a temporary file synced,

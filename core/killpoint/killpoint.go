@@ -13,7 +13,12 @@
 // command's apply puts in place (apply.file), when a command has ended and
 // its changes are not applied yet (command.ended), after each change
 // Recover puts back at start-up (recover.change: a crash while
-// recovering), after each change of the owner's undo (undo.change).
+// recovering), after each change of the owner's undo (undo.change), in
+// each store migration's transaction before its work (migrate.begin) and
+// before its commit (migrate.commit), and after it commits (migrate.done),
+// when a config file's temporary copy is synced and not yet renamed into
+// place (config.rename), and after each rule the store saves (rule.saved;
+// inside the transaction of a rule.import).
 //
 // Not guaranteed: nothing; this is a test hook. It reads the environment
 // once, when the program starts.

@@ -284,12 +284,18 @@ func (p *Policy) ImportRules(ctx context.Context, drafts []ImportEntry, by strin
 		}
 		fresh = append(fresh, r)
 	}
-	for i, r := range fresh {
-		if err := p.cfg.Rules.SaveRule(ctx, r); err != nil {
-			for _, done := range fresh[:i] {
-				p.cfg.Rules.DeleteRule(context.WithoutCancel(ctx), done.ID)
-			}
+	if bs, ok := p.cfg.Rules.(RulesSaver); ok {
+		if err := bs.SaveRules(ctx, fresh); err != nil {
 			return 0, 0, errs.Wrap(err, errs.IO, "", "Corral could not save the imported rules; none was imported.")
+		}
+	} else {
+		for i, r := range fresh {
+			if err := p.cfg.Rules.SaveRule(ctx, r); err != nil {
+				for _, done := range fresh[:i] {
+					p.cfg.Rules.DeleteRule(context.WithoutCancel(ctx), done.ID)
+				}
+				return 0, 0, errs.Wrap(err, errs.IO, "", "Corral could not save the imported rules; none was imported.")
+			}
 		}
 	}
 	p.mu.Lock()

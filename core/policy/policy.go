@@ -53,6 +53,14 @@ type RuleStore interface {
 	LoadRules(ctx context.Context) ([]Rule, error)
 }
 
+// RulesSaver is implemented by rule stores that can save several rules
+// at once, all or none, even through a crash: ImportRules uses it when
+// there (else it saves them one by one, deleting those saved when one
+// fails, which a crash half-way cannot do).
+type RulesSaver interface {
+	SaveRules(ctx context.Context, rules []Rule) error
+}
+
 // Approval is a pending question (PROTOCOL.md section 6, `approval`).
 type Approval struct {
 	ID          string
