@@ -39,6 +39,7 @@ import (
 	"corral/app/config"
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
 )
@@ -69,6 +70,7 @@ func (s *Server) record(ctx context.Context, who, op, target, detail string) err
 type Options struct {
 	Config     *config.Config
 	Sandbox    *sandbox.Sandbox
+	Links      *links.Service // links over Sandbox (link.create, /files/out)
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
@@ -100,6 +102,7 @@ type Options struct {
 type Server struct {
 	cfg   *config.Config
 	box   *sandbox.Sandbox
+	links *links.Service
 	audit AuditLog
 	log   *slog.Logger
 	now   func() time.Time
@@ -152,6 +155,7 @@ func New(o Options) *Server {
 	s := &Server{
 		cfg:     o.Config,
 		box:     o.Sandbox,
+		links:   o.Links,
 		audit:   o.Audit,
 		log:     o.Logger,
 		now:     o.Clock,
@@ -192,7 +196,7 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /ws", s.serveWS)
 	login, pair := s.loginHandler(), s.pairHandler()
 	mux.Handle("GET /login", login)
-	mux.Handle("GET /files/out", filesOutHandler{box: s.box, log: s.log})
+	mux.Handle("GET /files/out", filesOutHandler{box: s.links, log: s.log})
 	mux.Handle("/mcp", s.mcpHandler())
 	mux.Handle("GET /pair", pair)
 	mux.Handle("GET /pair.js", pair)

@@ -14,6 +14,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -100,7 +101,7 @@ func goldenParams() []golden {
 	add(decoded[sandbox.RunArgs]("command.run", `{"command":"ls"}`,
 		`{`+ctxAll+`,"command":"ls","working_dir":"w","network":true,"allowed_domains":["a.example"],"package_managers":["pip"],"timeout_ms":5,"env":{"A":"1","B":""},"stdin":"in","stream":true,"reason":"r"}`,
 		`{}`, `{"command":"ls","env":{"A":1}}`, `{"command":"ls","allowed_domains":"a"}`))
-	add(decoded[sandbox.ResultArgs]("result.save", `{"title":"t","content":"c"}`, `{`+ctxAll+`,"title":"t","content":"c","format":"html"}`, `{"title":"t"}`))
+	add(decoded[links.ResultArgs]("result.save", `{"title":"t","content":"c"}`, `{`+ctxAll+`,"title":"t","content":"c","format":"html"}`, `{"title":"t"}`))
 	add(decoded[sandbox.HistoryArgs]("versions.list", `{"path":"a"}`, `{`+ctxAll+`,"path":"a","limit":3}`, `{}`))
 	add(decoded[sandbox.ChangesArgs]("changes.get", `{"event_id":7}`, `{}`, `{"event_id":"7"}`))
 	add(decoded[sandbox.UndoArgs]("undo.preview", `{"event_id":7}`, `{"event_id":7,"skip_conflicts":true}`, `{}`))

@@ -246,7 +246,7 @@ type FileChange struct {
 	Kind audit.ChangeKind `json:"kind"`
 }
 
-// ResultArgs is sandbox.ResultArgs on the wire.
+// ResultArgs is links.ResultArgs on the wire.
 type ResultArgs struct {
 	Context *Context `json:"context"`
 	Title   string   `json:"title" rpc:"required"`

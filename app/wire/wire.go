@@ -32,6 +32,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/audit"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -68,7 +69,7 @@ var pairs = []typePair{
 	pair[Running, sandbox.Running](),
 	pair[FileChange, sandbox.FileChange](),
 	pair[NotApplied, sandbox.NotApplied](),
-	pair[ResultArgs, sandbox.ResultArgs](),
+	pair[ResultArgs, links.ResultArgs](),
 	pair[UndoArgs, sandbox.UndoArgs](),
 	pair[UndoFile, sandbox.UndoFile](),
 	pair[UndoResult, sandbox.UndoResult](),

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -627,4 +628,14 @@ func (o *op) askOnce(a policy.Access, target string) error {
 		return errs.New(errs.Denied, "", "%s", policy.WithReason("The owner did not allow "+what+".", out.Reason))
 	}
 	return nil
+}
+
+// clip cuts s to at most n bytes of valid UTF-8.
+func clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }

@@ -13,6 +13,11 @@
 // crash interrupted (journal.go). Arguments and results are plain Go types: their
 // JSON form (names, required parameters) is app/wire's, not core's.
 //
+// Packages built on the facade (core/links) use its operation skeleton,
+// Op (op.go): Begin, Target and End are the same begin → target → end
+// every method here runs, so their operations are decided and audited
+// the same way, and the sandbox never imports them.
+//
 // Not guaranteed: the facade does not bound how long a file operation on
 // a slow disk takes, and it trusts the Caller it is handed — transports
 // authenticate.
@@ -36,7 +41,6 @@ import (
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/killpoint"
-	"corral/core/links"
 	"corral/core/paths"
 	"corral/core/policy"
 	"corral/core/versions"
@@ -63,9 +67,6 @@ type Config struct {
 	// History reads the audit log back for the owner's undo; nil: the
 	// owner cannot undo (versions are still kept).
 	History audit.Reader
-	// Links signs links (link.create, file.save_result); a nil Secret:
-	// links are unavailable. RotateLinks changes the key later.
-	Links LinkConfig
 	// Exec runs commands (command.run); a nil Runner: commands are
 	// unavailable.
 	Exec ExecConfig
@@ -95,10 +96,8 @@ type Sandbox struct {
 	// running at once: they run in this process, on its few cores.
 	searchSlots *slots
 
-	mu      sync.Mutex
-	roots   map[string]*os.Root // by host folder
-	links   *links.Signer       // nil: links unavailable; replaced by RotateLinks
-	linkCfg LinkConfig
+	mu    sync.Mutex
+	roots map[string]*os.Root // by host folder
 
 	running runningSet
 
@@ -106,15 +105,13 @@ type Sandbox struct {
 	history  audit.Reader
 	undoMu   sync.Mutex // one undo at a time
 	applyMu  sync.Mutex // one command's changes applied at a time (cmdversions.go)
-	reportMu sync.Mutex // one report named at a time (SaveResult)
 	probeMu  sync.Mutex
 	probed   time.Time // when the overlay was last checked (CommandVersions)
 	rec      recovered
 }
 
 // Open returns a Sandbox wired with everything it uses, creating the
-// sandbox base (mode 0700) if needed. Nothing is installed later: only
-// the links' key changes, by RotateLinks.
+// sandbox base (mode 0700) if needed. Nothing is installed later.
 func Open(cfg Config) (*Sandbox, error) {
 	if cfg.Audit == nil {
 		return nil, errors.New("sandbox: no audit sink")
@@ -138,11 +135,6 @@ func Open(cfg Config) (*Sandbox, error) {
 	}
 	s.docSlots = newDocSlots(cfg.Docs)
 	s.searchSlots = newSearchSlots()
-	if cfg.Links.Secret != nil {
-		if err := s.setLinks(cfg.Links); err != nil {
-			return nil, err
-		}
-	}
 	if s.now == nil {
 		s.now = time.Now
 	}
