@@ -19,6 +19,7 @@ import (
 	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
 )
@@ -421,7 +422,7 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	when := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
 	box := &fakeFiles{entries: map[string]fsbox.Info{"d/a": {Name: "a", Path: "d/a", Type: "file", Size: 4, Modified: when}}}
 	table := map[string]method{}
-	fileArea{box: box}.methods(func(name string, m method) { table[name] = m })
+	fileArea{box: box, undo: (*undo.Service)(nil)}.methods(func(name string, m method) { table[name] = m })
 	if !table["undo.apply"].owner || table["file.stat"].owner {
 		t.Errorf("owner-only: undo.apply %v, file.stat %v", table["undo.apply"].owner, table["file.stat"].owner)
 	}

@@ -14,6 +14,7 @@ import (
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
 )
@@ -47,6 +48,7 @@ type Setup struct {
 type Parts struct {
 	Policy *policy.Policy
 	Box    *sandbox.Sandbox
+	Undo   *undo.Service // the owner's undo over Box; its RollBack is Recover's
 	Server *Server
 }
 
@@ -107,7 +109,7 @@ func Build(s Setup) (Parts, error) {
 	}
 	box, err := sandbox.Open(sandbox.Config{
 		Layout: cfg.Layout(s.Home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Clock: s.Clock, Logger: log,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
+		Versions: vc, Quota: cfg.Sandbox.QuotaMB << 20,
 		Exec: sandbox.ExecConfig{
 			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
 			MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
@@ -126,6 +128,7 @@ func Build(s Setup) (Parts, error) {
 		box.Close()
 		return Parts{}, err
 	}
+	un := undo.New(box, st)
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(s.Files.Secret)
 		if err != nil {
@@ -134,7 +137,7 @@ func Build(s Setup) (Parts, error) {
 		return lk.RotateLinks(ctx, fresh, by)
 	}
 	srv := New(Options{
-		Config: cfg, Sandbox: box, Links: lk, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
+		Config: cfg, Sandbox: box, Links: lk, Undo: un, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
 		Devices: st, Sessions: st, Agents: st, LANCertFile: s.Files.LANCert(), Home: s.Home, CorralCommand: s.CorralCommand,
 		OnPause: func(paused bool) {
 			if paused {
@@ -149,5 +152,5 @@ func Build(s Setup) (Parts, error) {
 		box.Close()
 		return Parts{}, fmt.Errorf("agents and people in the database: %w", err)
 	}
-	return Parts{Policy: pol, Box: box, Server: srv}, nil
+	return Parts{Policy: pol, Box: box, Undo: un, Server: srv}, nil
 }

@@ -42,6 +42,7 @@ import (
 	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 )
 
 // AuditLog is what the server needs of the store: recording the owner's
@@ -71,6 +72,7 @@ type Options struct {
 	Config     *config.Config
 	Sandbox    *sandbox.Sandbox
 	Links      *links.Service // links over Sandbox (link.create, /files/out)
+	Undo       *undo.Service  // the owner's undo and versions over Sandbox
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
@@ -103,6 +105,7 @@ type Server struct {
 	cfg   *config.Config
 	box   *sandbox.Sandbox
 	links *links.Service
+	undo  *undo.Service
 	audit AuditLog
 	log   *slog.Logger
 	now   func() time.Time
@@ -156,6 +159,7 @@ func New(o Options) *Server {
 		cfg:     o.Config,
 		box:     o.Sandbox,
 		links:   o.Links,
+		undo:    o.Undo,
 		audit:   o.Audit,
 		log:     o.Logger,
 		now:     o.Clock,

@@ -61,12 +61,9 @@ type Config struct {
 	// in bytes (quota.go); 0: no quota.
 	Quota int64
 	// Versions configures the version store: what agents change is kept
-	// there (versions.go, undo.go). Its Dir must be in Corral's own data
+	// there (versions.go; the owner's undo is core/undo). Its Dir must be in Corral's own data
 	// folder; it is private like Private. Dir "": no versions, no undo.
 	Versions versions.Config
-	// History reads the audit log back for the owner's undo; nil: the
-	// owner cannot undo (versions are still kept).
-	History audit.Reader
 	// Exec runs commands (command.run); a nil Runner: commands are
 	// unavailable.
 	Exec ExecConfig
@@ -102,9 +99,7 @@ type Sandbox struct {
 	running runningSet
 
 	versions *versions.Store // nil: no versions kept
-	history  audit.Reader
-	undoMu   sync.Mutex // one undo at a time
-	applyMu  sync.Mutex // one command's changes applied at a time (cmdversions.go)
+	applyMu  sync.Mutex      // one command's changes applied at a time (cmdversions.go)
 	probeMu  sync.Mutex
 	probed   time.Time // when the overlay was last checked (CommandVersions)
 	rec      recovered
@@ -155,7 +150,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.versions, s.history = vs, cfg.History
+		s.versions = vs
 		cfg.Private = append(cfg.Private, vs.Dir())
 	}
 	for _, p := range cfg.Private {
