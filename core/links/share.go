@@ -21,7 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -225,7 +224,7 @@ func (s *Service) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 		return Served{}, ErrBadLink
 	}
 	o := s.box.Started(ctx, audit.Event{Client: "link", User: claims.Scope, Op: "files.out", Target: p,
-		Decision: audit.Allow, DecidedBy: audit.ByScope, Detail: clip("from "+v.Remote+"; "+v.UserAgent, 300)}, claims.Scope)
+		Decision: audit.Allow, DecidedBy: audit.ByScope, Detail: sandbox.Clip("from "+v.Remote+"; "+v.UserAgent, 300)}, claims.Scope)
 	if err := s.revoked(ctx, signer.KeyID(), claims); err != nil {
 		// Refused by the owner's earlier answer; a ledger that cannot
 		// answer keeps the link closed too (an error, not a decision).
@@ -320,15 +319,6 @@ func plural(n int, unit string) string {
 	return strconv.Itoa(n) + " " + unit + "s"
 }
 
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
-	for len(s) > n {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	return s
-}
-
 // ResultArgs are result.save's parameters.
 type ResultArgs struct {
 	Context *sandbox.Context
@@ -380,7 +370,7 @@ func (s *Service) SaveResult(ctx context.Context, c sandbox.Caller, a ResultArgs
 		o.Event().Target = s.box.Layout().OutputDir
 		return Result{}, o.End(err)
 	}
-	detail := a.Format + ": " + clip(a.Title, 200)
+	detail := a.Format + ": " + sandbox.Clip(a.Title, 200)
 	// One report named at a time, so that two reports with the same title
 	// never pick the same free name.
 	s.reportMu.Lock()
@@ -412,7 +402,7 @@ func (s *Service) SaveResult(ctx context.Context, c sandbox.Caller, a ResultArgs
 	if err == nil && a.Format == "markdown" {
 		res.Content = a.Content
 		if len(res.Content) > maxReturnedMarkdown {
-			res.Content = clip(res.Content, maxReturnedMarkdown) + "\n\n…(truncated; open the link for the full report)"
+			res.Content = sandbox.Clip(res.Content, maxReturnedMarkdown) + "\n\n…(truncated; open the link for the full report)"
 		}
 	}
 	return res, o.End(err)

@@ -630,8 +630,12 @@ func (o *op) askOnce(a policy.Access, target string) error {
 	return nil
 }
 
-// clip cuts s to at most n bytes of valid UTF-8.
-func clip(s string, n int) string {
+// clip is Clip.
+func clip(s string, n int) string { return Clip(s, n) }
+
+// Clip cuts s to at most n bytes of valid UTF-8, as the sandbox clips
+// what it records of an agent's text.
+func Clip(s string, n int) string {
 	s = strings.ToValidUTF8(s, "?")
 	for len(s) > n {
 		_, size := utf8.DecodeLastRuneInString(s)

@@ -134,15 +134,13 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 		}
 	}
 	if err == nil {
-		err = o.intend(changes)
-	}
-	if err == nil {
-		n, err = d.Write(t.RelSlash(), data, a.Append)
-		o.ev.Bytes = n
-		s.grew(t.Dir, n)
-	}
-	if err == nil {
-		o.ev.Changes = changes
+		err = o.change(changes, func() error {
+			var err error
+			n, err = d.Write(t.RelSlash(), data, a.Append)
+			o.ev.Bytes = n
+			s.grew(t.Dir, n)
+			return err
+		})
 	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
 }
@@ -224,12 +222,10 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 			}
 		}
 		if err == nil {
-			err = o.intend(kept)
-		}
-		if err == nil {
-			if _, err = d.Write(t.RelSlash(), after, false); err == nil {
-				o.ev.Changes = kept
-			}
+			err = o.change(kept, func() error {
+				_, err := d.Write(t.RelSlash(), after, false)
+				return err
+			})
 		}
 	}
 	for _, n := range counts {
@@ -277,13 +273,7 @@ func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResul
 		before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
 	}
 	if err == nil {
-		err = o.intend(removed(before))
-	}
-	if err == nil {
-		err = d.Delete(t.RelSlash(), a.Recursive)
-	}
-	if err == nil {
-		o.ev.Changes = removed(before)
+		err = o.change(removed(before), func() error { return d.Delete(t.RelSlash(), a.Recursive) })
 	}
 	return PathResult{Path: t.Visible}, o.end(ctx, err)
 }
@@ -318,13 +308,7 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 		before, err = s.priors(o.keeper, src, from.RelSlash(), false, false)
 	}
 	if err == nil {
-		err = o.intend(moved(before, from.Visible, to.Visible))
-	}
-	if err == nil {
-		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())
-	}
-	if err == nil {
-		o.ev.Changes = moved(before, from.Visible, to.Visible)
+		err = o.change(moved(before, from.Visible, to.Visible), func() error { return fsbox.Move(src, from.RelSlash(), dst, to.RelSlash()) })
 	}
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
 }

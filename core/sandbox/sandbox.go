@@ -311,6 +311,22 @@ func (o *op) intend(changes []audit.Change) error {
 	return nil
 }
 
+// change is the step of the skeleton that changes the owner's folders,
+// once the targets are decided and what the change replaces is kept
+// (priors): the intent cs is committed, do makes the change, and cs
+// become the event's changes. Nothing is changed when the intent cannot
+// be committed; the changes are not recorded when do fails.
+func (o *op) change(cs []audit.Change, do func() error) error {
+	if err := o.intend(cs); err != nil {
+		return err
+	}
+	if err := do(); err != nil {
+		return err
+	}
+	o.ev.Changes = cs
+	return nil
+}
+
 // begin starts an operation: it selects the scope and, when the caller may
 // not act in it, records the refusal and returns the error.
 func (s *Sandbox) begin(ctx context.Context, c Caller, cx *Context, name, reason string) (*op, error) {
