@@ -13,6 +13,7 @@ import (
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/patch"
+	"corral/core/paths"
 )
 
 // Limits of the list, find and grep methods.
@@ -260,22 +261,22 @@ type PathResult struct {
 
 // Delete answers file.delete.
 func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResult, error) {
-	o, err := s.beginOn(ctx, c, a.Context, "file.delete", a.Reason, a.Path)
-	if err != nil {
-		return PathResult{}, err
-	}
+	detail := ""
 	if a.Recursive {
-		o.ev.Detail = appendDetail(o.ev.Detail, "recursive")
+		detail = "recursive"
 	}
-	d, t, err := o.target(a.Path, needDelete)
-	var before []prior
-	if err == nil && (a.Recursive || !isDirAt(d, t.RelSlash())) {
-		before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
-	}
-	if err == nil {
-		err = o.change(removed(before), func() error { return d.Delete(t.RelSlash(), a.Recursive) })
-	}
-	return PathResult{Path: t.Visible}, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "file.delete", reason: a.Reason, path: a.Path, need: needDelete, detail: detail},
+		func(o *op, d fsbox.Dir, t paths.Target) (PathResult, error) {
+			var before []prior
+			var err error
+			if a.Recursive || !isDirAt(d, t.RelSlash()) {
+				before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
+			}
+			if err == nil {
+				err = o.change(removed(before), func() error { return d.Delete(t.RelSlash(), a.Recursive) })
+			}
+			return PathResult{Path: t.Visible}, err
+		})
 }
 
 // MoveArgs are file.move's parameters.
@@ -331,35 +332,32 @@ type FolderResult struct {
 // folders above it. Each folder it made is a change of kind created
 // (Dir), so an undo removes them again while they are empty.
 func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (FolderResult, error) {
-	o, err := s.beginOn(ctx, c, a.Context, "folder.create", a.Reason, a.Path)
-	if err != nil {
-		return FolderResult{}, err
-	}
-	d, t, err := o.target(a.Path, needWrite)
-	var made []string
-	if err == nil && s.keeping() {
-		// The folders it will make, as the intent: undoing a crash
-		// removes them again while they are empty.
-		var planned []audit.Change
-		for _, m := range missingDirs(d, t.RelSlash()) {
-			planned = append(planned, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
-		}
-		if len(planned) > 0 {
-			err = o.intend(planned)
-		}
-	}
-	if err == nil {
-		made, err = d.CreateDir(t.RelSlash())
-	}
-	if len(made) == 0 && err == nil {
-		o.ev.Detail = appendDetail(o.ev.Detail, "already there")
-	}
-	if s.keeping() {
-		for _, m := range made {
-			o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
-		}
-	}
-	return FolderResult{Path: t.Visible, Created: len(made) > 0}, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "folder.create", reason: a.Reason, path: a.Path, need: needWrite},
+		func(o *op, d fsbox.Dir, t paths.Target) (FolderResult, error) {
+			if s.keeping() {
+				// The folders it will make, as the intent: undoing a crash
+				// removes them again while they are empty.
+				var planned []audit.Change
+				for _, m := range missingDirs(d, t.RelSlash()) {
+					planned = append(planned, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+				}
+				if len(planned) > 0 {
+					if err := o.intend(planned); err != nil {
+						return FolderResult{}, err
+					}
+				}
+			}
+			made, err := d.CreateDir(t.RelSlash())
+			if len(made) == 0 && err == nil {
+				o.ev.Detail = appendDetail(o.ev.Detail, "already there")
+			}
+			if s.keeping() {
+				for _, m := range made {
+					o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+				}
+			}
+			return FolderResult{Path: t.Visible, Created: len(made) > 0}, err
+		})
 }
 
 // missingDirs lists the folders of rel (a clean slash path, perhaps with
@@ -396,16 +394,8 @@ type StatArgs struct {
 
 // Stat answers file.stat.
 func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, error) {
-	var info fsbox.Info
-	o, err := s.beginOn(ctx, c, a.Context, "file.stat", a.Reason, a.Path)
-	if err != nil {
-		return info, err
-	}
-	d, t, err := o.target(a.Path, needRead)
-	if err == nil {
-		info, err = d.Stat(t.RelSlash())
-	}
-	return info, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "file.stat", reason: a.Reason, path: a.Path, need: needRead},
+		func(_ *op, d fsbox.Dir, t paths.Target) (fsbox.Info, error) { return d.Stat(t.RelSlash()) })
 }
 
 // ListArgs are folder.list's parameters.

@@ -319,6 +319,34 @@ func (o *op) intend(changes []audit.Change) error {
 	return nil
 }
 
+// onPath is an operation on one path, for on.
+type onPath struct {
+	name, reason, path string
+	need               need
+	detail             string // added to the event before the target is decided
+}
+
+// on is the skeleton of an operation on one path, written once: begin
+// (scope, pause, level), target (resolve, decide, open its folder), do,
+// end (the one audit event, committed before the answer). A method on
+// one path is a call of it, as each os.Root method is one line over a
+// shared function.
+func on[R any](s *Sandbox, ctx context.Context, c Caller, cx *Context, p onPath, do func(o *op, d fsbox.Dir, t paths.Target) (R, error)) (R, error) {
+	var r R
+	o, err := s.beginOn(ctx, c, cx, p.name, p.reason, p.path)
+	if err != nil {
+		return r, err
+	}
+	if p.detail != "" {
+		o.ev.Detail = appendDetail(o.ev.Detail, p.detail)
+	}
+	d, t, err := o.target(p.path, p.need)
+	if err == nil {
+		r, err = do(o, d, t)
+	}
+	return r, o.end(ctx, err)
+}
+
 // change is the step of the skeleton that changes the owner's folders,
 // once the targets are decided and what the change replaces is kept
 // (priors): the intent cs is committed, do makes the change, and cs
