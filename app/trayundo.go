@@ -8,6 +8,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/store"
 	"corral/ui"
 )
@@ -23,15 +24,15 @@ var _ ui.Undoer = trayControl{}
 // dashboard calls them.
 type trayUndo struct {
 	store *store.Store
-	box   *sandbox.Sandbox
+	box   *undo.Service
 }
 
 func (c trayControl) LastChange(ctx context.Context, client string) (ui.LastChange, error) {
-	return trayUndo{c.d.Store, c.d.Box}.LastChange(ctx, client)
+	return trayUndo{c.d.Store, c.d.Undo}.LastChange(ctx, client)
 }
 
 func (c trayControl) Undo(ctx context.Context, id int64) (string, error) {
-	return trayUndo{c.d.Store, c.d.Box}.Undo(ctx, id)
+	return trayUndo{c.d.Store, c.d.Undo}.Undo(ctx, id)
 }
 
 // undoWords say what a change was and what undoing it does.
@@ -55,7 +56,7 @@ func (u trayUndo) LastChange(ctx context.Context, client string) (ui.LastChange,
 		if strings.HasPrefix(ev.Op, "undo.") || ev.Op == "version.restore" {
 			continue
 		}
-		r, err := u.box.UndoPreview(ctx, trayOwner, sandbox.UndoArgs{EventID: ev.ID})
+		r, err := u.box.UndoPreview(ctx, trayOwner, undo.UndoArgs{EventID: ev.ID})
 		if err != nil {
 			return ui.LastChange{}, err
 		}
@@ -77,7 +78,7 @@ func (u trayUndo) LastChange(ctx context.Context, client string) (ui.LastChange,
 
 // Undo undoes one event; a conflict undoes nothing and says so.
 func (u trayUndo) Undo(ctx context.Context, id int64) (string, error) {
-	r, err := u.box.UndoApply(ctx, trayOwner, sandbox.UndoArgs{EventID: id})
+	r, err := u.box.UndoApply(ctx, trayOwner, undo.UndoArgs{EventID: id})
 	if err != nil {
 		return "", err
 	}

@@ -58,7 +58,7 @@ user = "bob"
 	write(alice, "notes.txt", "second\n")
 	write(bob, "bob.txt", "bob's\n")
 
-	u := trayUndo{d.Store, d.Box}
+	u := trayUndo{d.Store, d.Undo}
 	if _, err := u.LastChange(ctx, "nobody"); err == nil || !strings.Contains(err.Error(), "has changed no files") {
 		t.Errorf("an agent without changes: %v", err)
 	}

@@ -7,15 +7,15 @@ import (
 	"fmt"
 	"time"
 
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // The store is the sandbox's link ledger.
-var _ sandbox.LinkLedger = (*Store)(nil)
+var _ links.LinkLedger = (*Store)(nil)
 
 // RecordLink keeps a link handed out. The same link made twice (same
 // fields, so the same token) keeps its first record and any revocation.
-func (s *Store) RecordLink(ctx context.Context, r sandbox.LinkRecord) error {
+func (s *Store) RecordLink(ctx context.Context, r links.LinkRecord) error {
 	if s.closed() {
 		return ErrClosed
 	}
@@ -29,7 +29,7 @@ func (s *Store) RecordLink(ctx context.Context, r sandbox.LinkRecord) error {
 }
 
 // RevokedLinks returns the revoked records of key kid, scope and expiry.
-func (s *Store) RevokedLinks(ctx context.Context, kid, scope string, exp time.Time) ([]sandbox.LinkRecord, error) {
+func (s *Store) RevokedLinks(ctx context.Context, kid, scope string, exp time.Time) ([]links.LinkRecord, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
@@ -43,8 +43,8 @@ func (s *Store) RevokedLinks(ctx context.Context, kid, scope string, exp time.Ti
 
 const linkColumns = `id, key_id, scope, path, folder, made_by, created_ns, expires_ns, revoked_ns, revoked_by`
 
-func scanLink(row interface{ Scan(...any) error }) (sandbox.LinkRecord, error) {
-	var r sandbox.LinkRecord
+func scanLink(row interface{ Scan(...any) error }) (links.LinkRecord, error) {
+	var r links.LinkRecord
 	var created, expires, revoked int64
 	if err := row.Scan(&r.ID, &r.KeyID, &r.Scope, &r.Path, &r.Folder, &r.MadeBy, &created, &expires, &revoked, &r.RevokedBy); err != nil {
 		return r, err
@@ -57,7 +57,7 @@ func scanLink(row interface{ Scan(...any) error }) (sandbox.LinkRecord, error) {
 }
 
 // Links lists records newest first (by creation, then id), as f selects.
-func (s *Store) Links(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.LinkRecord, error) {
+func (s *Store) Links(ctx context.Context, f links.LinkFilter) ([]links.LinkRecord, error) {
 	if s.closed() {
 		return nil, ErrClosed
 	}
@@ -81,9 +81,9 @@ func (s *Store) Links(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.Link
 	return scanLinks(rows)
 }
 
-func scanLinks(rows *sql.Rows) ([]sandbox.LinkRecord, error) {
+func scanLinks(rows *sql.Rows) ([]links.LinkRecord, error) {
 	defer rows.Close()
-	var out []sandbox.LinkRecord
+	var out []links.LinkRecord
 	for rows.Next() {
 		r, err := scanLink(rows)
 		if err != nil {
@@ -96,16 +96,16 @@ func scanLinks(rows *sql.Rows) ([]sandbox.LinkRecord, error) {
 
 // RevokeLink marks id revoked by by at at, keeping an earlier revocation,
 // and returns the record.
-func (s *Store) RevokeLink(ctx context.Context, id, by string, at time.Time) (sandbox.LinkRecord, error) {
+func (s *Store) RevokeLink(ctx context.Context, id, by string, at time.Time) (links.LinkRecord, error) {
 	if s.closed() {
-		return sandbox.LinkRecord{}, ErrClosed
+		return links.LinkRecord{}, ErrClosed
 	}
 	if _, err := s.wdb.ExecContext(ctx, `UPDATE links SET revoked_ns = ?, revoked_by = ? WHERE id = ? AND revoked_ns = 0`, at.UnixNano(), by, id); err != nil {
-		return sandbox.LinkRecord{}, fmt.Errorf("revoke link: %w", err)
+		return links.LinkRecord{}, fmt.Errorf("revoke link: %w", err)
 	}
 	r, err := scanLink(s.wdb.QueryRowContext(ctx, `SELECT `+linkColumns+` FROM links WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return r, sandbox.ErrNoLink
+		return r, links.ErrNoLink
 	}
 	if err != nil {
 		return r, fmt.Errorf("revoke link: %w", err)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // The ledger on real SQLite: newest first with ties broken by id, pages
@@ -25,7 +25,7 @@ func TestLinkLedger(t *testing.T) {
 	base := time.Unix(1_800_000_000, 0).UTC()
 	var want []string // newest first
 	for i := range 7 {
-		r := sandbox.LinkRecord{ID: fmt.Sprintf("%064x", i), KeyID: "k1", Scope: "alice", Path: fmt.Sprintf("output/%d.txt", i), MadeBy: "alice-agent",
+		r := links.LinkRecord{ID: fmt.Sprintf("%064x", i), KeyID: "k1", Scope: "alice", Path: fmt.Sprintf("output/%d.txt", i), MadeBy: "alice-agent",
 			Created: base.Add(time.Duration(i/2) * time.Second), Expires: base.Add(time.Hour)} // two per second: ties
 		switch i {
 		case 6:
@@ -36,7 +36,7 @@ func TestLinkLedger(t *testing.T) {
 		if err := st.RecordLink(ctx, r); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.RecordLink(ctx, sandbox.LinkRecord{ID: r.ID, Scope: "x", Path: "y", Created: base, Expires: base}); err != nil {
+		if err := st.RecordLink(ctx, links.LinkRecord{ID: r.ID, Scope: "x", Path: "y", Created: base, Expires: base}); err != nil {
 			t.Fatal(err) // the same link again keeps its first record
 		}
 		want = append([]string{r.Path}, want...)
@@ -46,7 +46,7 @@ func TestLinkLedger(t *testing.T) {
 	if err != nil || r.Path != "output/2.txt" || !r.Revoked.Equal(now) || r.RevokedBy != "owner" {
 		t.Fatalf("revoke: %+v %v", r, err)
 	}
-	if _, err := st.RevokeLink(ctx, "nope", "owner", now); !errors.Is(err, sandbox.ErrNoLink) {
+	if _, err := st.RevokeLink(ctx, "nope", "owner", now); !errors.Is(err, links.ErrNoLink) {
 		t.Errorf("unknown id: %v", err)
 	}
 	st.Close()
@@ -79,7 +79,7 @@ func TestLinkLedger(t *testing.T) {
 	}
 	page := func(all bool, limit int) []string {
 		var out []string
-		f := sandbox.LinkFilter{All: all, Now: now, KeyID: "k1", Limit: limit}
+		f := links.LinkFilter{All: all, Now: now, KeyID: "k1", Limit: limit}
 		for {
 			recs, err := st.Links(ctx, f)
 			if err != nil {

@@ -9,7 +9,7 @@
 //     paused state (agents.go);
 //   - paired devices and browser sessions, by the SHA-256 of their tokens
 //     (devices.go, sessions.go);
-//   - the ledger of the links the sandbox hands out (sandbox.LinkLedger;
+//   - the ledger of the links the sandbox hands out (links.LinkLedger;
 //     links.go).
 //
 // Each came with a migration (migrations/, applied in order at Open).

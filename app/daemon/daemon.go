@@ -49,6 +49,7 @@ import (
 	"corral/app/server"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/store"
 )
 
@@ -59,6 +60,7 @@ type Daemon struct {
 	Store  *store.Store
 	Policy *policy.Policy
 	Box    *sandbox.Sandbox
+	Undo   *undo.Service
 	Server *server.Server
 	Log    *slog.Logger
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
@@ -268,10 +270,10 @@ func Open(o Options) (*Daemon, error) {
 	// Before serving: finish what a crash interrupted (sandbox.Recover).
 	// A failure is logged and Corral starts all the same; the next start
 	// tries again.
-	if _, err := p.Box.Recover(context.Background()); err != nil {
+	if _, err := p.Box.Recover(context.Background(), p.Undo.RollBack); err != nil {
 		log.Error("recovery at start-up incomplete", "err", err)
 	}
-	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
+	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Undo: p.Undo, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }
 
 // removeTemps removes the temporary copies of config.toml, the secret

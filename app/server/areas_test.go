@@ -16,8 +16,10 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
 )
@@ -352,23 +354,23 @@ func TestAuditAreaFilters(t *testing.T) {
 }
 
 // fakeLinks is a linkMaker that signs every path with the same token.
-type fakeLinks struct{ made []sandbox.LinkArgs }
+type fakeLinks struct{ made []links.LinkArgs }
 
-func (f *fakeLinks) CreateLink(ctx context.Context, c sandbox.Caller, a sandbox.LinkArgs) (sandbox.Link, error) {
+func (f *fakeLinks) CreateLink(ctx context.Context, c sandbox.Caller, a links.LinkArgs) (links.Link, error) {
 	f.made = append(f.made, a)
-	return sandbox.Link{Path: a.Path, Token: "t", Expires: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, nil
+	return links.Link{Path: a.Path, Token: "t", Expires: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, nil
 }
 
-func (f *fakeLinks) SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error) {
-	return sandbox.Result{Link: sandbox.Link{Path: "/share/r.md", Token: "t"}, Content: a.Content}, nil
+func (f *fakeLinks) SaveResult(ctx context.Context, c sandbox.Caller, a links.ResultArgs) (links.Result, error) {
+	return links.Result{Link: links.Link{Path: "/share/r.md", Token: "t"}, Content: a.Content}, nil
 }
 
 func TestLinkAreaTellsOnlyTheOwnerTheReach(t *testing.T) {
 	box := &fakeLinks{}
 	var rotatedBy string
 	x := linkArea{box: box,
-		url:    func(l sandbox.Link) string { return "http://127.0.0.1:1/files/out?" + l.Query() },
-		reach:  func(sandbox.Link) *ownerReach { return &ownerReach{LocalOnly: true} },
+		url:    func(l links.Link) string { return "http://127.0.0.1:1/files/out?" + l.Query() },
+		reach:  func(links.Link) *ownerReach { return &ownerReach{LocalOnly: true} },
 		rotate: func(ctx context.Context, by string) error { rotatedBy = by; return nil },
 	}
 	params := `{"path":"/home/ann/a.txt","expires_in":"1h"}`
@@ -420,7 +422,7 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	when := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
 	box := &fakeFiles{entries: map[string]fsbox.Info{"d/a": {Name: "a", Path: "d/a", Type: "file", Size: 4, Modified: when}}}
 	table := map[string]method{}
-	fileArea{box: box}.methods(func(name string, m method) { table[name] = m })
+	fileArea{box: box, undo: (*undo.Service)(nil)}.methods(func(name string, m method) { table[name] = m })
 	if !table["undo.apply"].owner || table["file.stat"].owner {
 		t.Errorf("owner-only: undo.apply %v, file.stat %v", table["undo.apply"].owner, table["file.stat"].owner)
 	}
@@ -518,16 +520,16 @@ func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
 // fakeOpener is a linkOpener over a map of link errors by token.
 type fakeOpener map[string]error
 
-func (o fakeOpener) OpenLink(ctx context.Context, token, p string, v sandbox.Visitor) (sandbox.Served, error) {
+func (o fakeOpener) OpenLink(ctx context.Context, token, p string, v links.Visitor) (links.Served, error) {
 	if err, ok := o[token]; ok {
-		return sandbox.Served{}, err
+		return links.Served{}, err
 	}
-	return sandbox.Served{}, sandbox.ErrBadLink
+	return links.Served{}, links.ErrBadLink
 }
 
 func TestFilesOutHandlerAnswersEachRefusal(t *testing.T) {
 	h := filesOutHandler{box: fakeOpener{
-		"gone": sandbox.ErrRevokedLink,
+		"gone": links.ErrRevokedLink,
 		"lost": errs.New(errs.NotFound, "", "No such file."),
 		"odd":  errors.New("disk on fire"),
 	}, log: slog.New(slog.DiscardHandler)}

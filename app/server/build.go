@@ -10,9 +10,11 @@ import (
 	"corral/app/config"
 	"corral/app/egress"
 	"corral/core/execbox"
+	"corral/core/links"
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
 )
@@ -46,6 +48,7 @@ type Setup struct {
 type Parts struct {
 	Policy *policy.Policy
 	Box    *sandbox.Sandbox
+	Undo   *undo.Service // the owner's undo over Box; its RollBack is Recover's
 	Server *Server
 }
 
@@ -106,11 +109,7 @@ func Build(s Setup) (Parts, error) {
 	}
 	box, err := sandbox.Open(sandbox.Config{
 		Layout: cfg.Layout(s.Home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Clock: s.Clock, Logger: log,
-		Versions: vc, History: st, Quota: cfg.Sandbox.QuotaMB << 20,
-		Links: sandbox.LinkConfig{
-			Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
-			Ledger: st,
-		},
+		Versions: vc, Quota: cfg.Sandbox.QuotaMB << 20,
 		Exec: sandbox.ExecConfig{
 			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
 			MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
@@ -121,15 +120,24 @@ func Build(s Setup) (Parts, error) {
 	if err != nil {
 		return Parts{}, fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}
+	lk, err := links.New(box, links.LinkConfig{
+		Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
+		Ledger: st,
+	})
+	if err != nil {
+		box.Close()
+		return Parts{}, err
+	}
+	un := undo.New(box, st)
 	rotate := func(ctx context.Context, by string) error {
 		fresh, err := config.RotateSecret(s.Files.Secret)
 		if err != nil {
 			return err
 		}
-		return box.RotateLinks(ctx, fresh, by)
+		return lk.RotateLinks(ctx, fresh, by)
 	}
 	srv := New(Options{
-		Config: cfg, Sandbox: box, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
+		Config: cfg, Sandbox: box, Links: lk, Undo: un, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
 		Devices: st, Sessions: st, Agents: st, LANCertFile: s.Files.LANCert(), Home: s.Home, CorralCommand: s.CorralCommand,
 		OnPause: func(paused bool) {
 			if paused {
@@ -144,5 +152,5 @@ func Build(s Setup) (Parts, error) {
 		box.Close()
 		return Parts{}, fmt.Errorf("agents and people in the database: %w", err)
 	}
-	return Parts{Policy: pol, Box: box, Server: srv}, nil
+	return Parts{Policy: pol, Box: box, Undo: un, Server: srv}, nil
 }

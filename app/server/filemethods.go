@@ -5,11 +5,12 @@ import (
 
 	"corral/core/fsbox"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 )
 
-// fileOps is what the file methods use of the sandbox: its file, folder,
-// version and undo operations, each already checked and recorded there.
+// fileOps is what the file methods use of the sandbox: its file and
+// folder operations, each already checked and recorded there.
 type fileOps interface {
 	Read(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (fsbox.ReadResult, error)
 	Write(ctx context.Context, c sandbox.Caller, a sandbox.WriteArgs) (sandbox.WriteResult, error)
@@ -23,20 +24,26 @@ type fileOps interface {
 	Find(ctx context.Context, c sandbox.Caller, a sandbox.FindArgs) (sandbox.FindResult, error)
 	Grep(ctx context.Context, c sandbox.Caller, a sandbox.GrepArgs) (sandbox.GrepResult, error)
 	DocumentRead(ctx context.Context, c sandbox.Caller, a sandbox.DocumentReadArgs) (sandbox.DocumentResult, error)
-	History(ctx context.Context, c sandbox.Caller, a sandbox.HistoryArgs) (sandbox.HistoryResult, error)
+}
+
+// undoOps is what the owner's versions and undo methods use of
+// core/undo, each already checked and recorded there.
+type undoOps interface {
+	History(ctx context.Context, c sandbox.Caller, a undo.HistoryArgs) (undo.HistoryResult, error)
 	VersionsInfo(ctx context.Context, c sandbox.Caller, _ struct{}) (versions.Usage, error)
-	Changes(ctx context.Context, c sandbox.Caller, a sandbox.ChangesArgs) (sandbox.ChangesResult, error)
-	UndoPreview(ctx context.Context, c sandbox.Caller, a sandbox.UndoArgs) (sandbox.UndoResult, error)
-	UndoApply(ctx context.Context, c sandbox.Caller, a sandbox.UndoArgs) (sandbox.UndoResult, error)
-	UndoClient(ctx context.Context, c sandbox.Caller, a sandbox.UndoClientArgs) (sandbox.UndoClientResult, error)
-	Restore(ctx context.Context, c sandbox.Caller, a sandbox.RestoreArgs) (sandbox.UndoResult, error)
-	ForgetVersions(ctx context.Context, c sandbox.Caller, a sandbox.ForgetArgs) (sandbox.ForgetResult, error)
+	Changes(ctx context.Context, c sandbox.Caller, a undo.ChangesArgs) (undo.ChangesResult, error)
+	UndoPreview(ctx context.Context, c sandbox.Caller, a undo.UndoArgs) (undo.UndoResult, error)
+	UndoApply(ctx context.Context, c sandbox.Caller, a undo.UndoArgs) (undo.UndoResult, error)
+	UndoClient(ctx context.Context, c sandbox.Caller, a undo.UndoClientArgs) (undo.UndoClientResult, error)
+	Restore(ctx context.Context, c sandbox.Caller, a undo.RestoreArgs) (undo.UndoResult, error)
+	ForgetVersions(ctx context.Context, c sandbox.Caller, a undo.ForgetArgs) (undo.ForgetResult, error)
 }
 
 // fileArea answers the file and folder methods, and the owner's versions
-// and undo methods (core/sandbox/undo.go; docs/undo.md).
+// and undo methods (core/undo; docs/undo.md).
 type fileArea struct {
-	box fileOps
+	box  fileOps
+	undo undoOps
 }
 
 func (x fileArea) methods(add func(name string, m method)) {
@@ -54,12 +61,13 @@ func (x fileArea) methods(add func(name string, m method)) {
 	add("file.grep", method{fn: handle(b.Grep)})
 	add("file.document_read", method{fn: handle(b.DocumentRead)}) // an extension: text out of PDF, DOCX, … (docs/protocol.md)
 
-	add("versions.list", method{owner: true, fn: handle(b.History)})
-	add("versions.usage", method{owner: true, fn: handle(b.VersionsInfo)})
-	add("changes.get", method{owner: true, fn: handle(b.Changes)})
-	add("undo.preview", method{owner: true, fn: handle(b.UndoPreview)})
-	add("undo.apply", method{owner: true, fn: handle(b.UndoApply)})
-	add("undo.client", method{owner: true, fn: handle(b.UndoClient)})
-	add("version.restore", method{owner: true, fn: handle(b.Restore)})
-	add("versions.forget", method{owner: true, fn: handle(b.ForgetVersions)})
+	u := x.undo
+	add("versions.list", method{owner: true, fn: handle(u.History)})
+	add("versions.usage", method{owner: true, fn: handle(u.VersionsInfo)})
+	add("changes.get", method{owner: true, fn: handle(u.Changes)})
+	add("undo.preview", method{owner: true, fn: handle(u.UndoPreview)})
+	add("undo.apply", method{owner: true, fn: handle(u.UndoApply)})
+	add("undo.client", method{owner: true, fn: handle(u.UndoClient)})
+	add("version.restore", method{owner: true, fn: handle(u.Restore)})
+	add("versions.forget", method{owner: true, fn: handle(u.ForgetVersions)})
 }

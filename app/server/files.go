@@ -21,7 +21,7 @@ import (
 	"github.com/yuin/goldmark/extension"
 
 	"corral/core/errs"
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // maxRenderedMarkdown bounds a .md file rendered with ?view=1.
@@ -45,7 +45,7 @@ const filesOutCSP = "sandbox; default-src 'none'; img-src 'self' data:; media-sr
 // linkOpener is what /files/out uses of the sandbox: opening the file or
 // folder a signed link names, for whoever holds the link.
 type linkOpener interface {
-	OpenLink(ctx context.Context, token, p string, v sandbox.Visitor) (sandbox.Served, error)
+	OpenLink(ctx context.Context, token, p string, v links.Visitor) (links.Served, error)
 }
 
 // filesOutHandler serves GET /files/out?path=P&token=T (PROTOCOL.md
@@ -78,12 +78,12 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		forbidden()
 		return
 	}
-	sv, err := f.box.OpenLink(r.Context(), token, p, sandbox.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+	sv, err := f.box.OpenLink(r.Context(), token, p, links.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
 	switch {
-	case errors.Is(err, sandbox.ErrBadLink):
+	case errors.Is(err, links.ErrBadLink):
 		forbidden()
 		return
-	case errors.Is(err, sandbox.ErrRevokedLink):
+	case errors.Is(err, links.ErrRevokedLink):
 		withdrawn(w, r)
 		return
 	case errs.KindOf(err) == errs.NotFound || errs.KindOf(err) == errs.NotDirectory:
@@ -150,7 +150,7 @@ func conditional(h http.Header) bool {
 // serveSmall answers a plain GET for a small file with the headers
 // http.ServeContent would send, and like it serves the size the file had
 // when it was opened (fewer bytes if it has shrunk since).
-func serveSmall(w http.ResponseWriter, p string, sv sandbox.Served) {
+func serveSmall(w http.ResponseWriter, p string, sv links.Served) {
 	buf := smallBufs.Get().(*[smallFile]byte)
 	defer smallBufs.Put(buf)
 	n, err := io.ReadFull(sv.File, buf[:sv.Info.Size])
@@ -194,7 +194,7 @@ func showRendered(r *http.Request, q url.Values) bool {
 // renderMarkdown answers a Markdown file as a page with a link to rawURL.
 // It reports false, having written nothing and rewound the file, when the
 // file is too large to render and the page was not asked for explicitly.
-func renderMarkdown(w http.ResponseWriter, p string, sv sandbox.Served, rawURL, self string, explicit bool) bool {
+func renderMarkdown(w http.ResponseWriter, p string, sv links.Served, rawURL, self string, explicit bool) bool {
 	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
@@ -230,7 +230,7 @@ type listingEntry struct {
 
 type crumb struct{ Name, URL string }
 
-func listing(w http.ResponseWriter, p string, sv sandbox.Served) {
+func listing(w http.ResponseWriter, p string, sv links.Served) {
 	page := struct {
 		Title   string
 		Crumbs  []crumb

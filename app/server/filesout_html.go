@@ -11,7 +11,7 @@ import (
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // Resource hints (<link rel=preconnect>, dns-prefetch …) are outside CSP:
@@ -35,7 +35,7 @@ func markupType(ct string) bool {
 
 // contentType is what /files/out answers p with: by its extension, else
 // by sniffing its first bytes (which it reads and gives back in front).
-func contentType(p string, sv sandbox.Served) (ct string, head []byte) {
+func contentType(p string, sv links.Served) (ct string, head []byte) {
 	if ct = mime.TypeByExtension(path.Ext(p)); ct != "" {
 		return ct, nil
 	}
@@ -51,7 +51,7 @@ func contentType(p string, sv sandbox.Served) (ct string, head []byte) {
 // plain text: an entity declared there expands into elements, a <link>
 // among them, that no reading of the bytes can see. So is an HTML page
 // that, parsed, still holds a link element (htmlWithoutLinks).
-func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []byte, sv sandbox.Served) {
+func serveMarkup(w http.ResponseWriter, r *http.Request, p, ct string, head []byte, sv links.Served) {
 	src, err := io.ReadAll(io.LimitReader(io.MultiReader(bytes.NewReader(head), sv.File), maxSanitized+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")

@@ -8,7 +8,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/core/errs"
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // sharedLink is one row of links.list: a link handed out, its state, and
@@ -54,7 +54,7 @@ func (x linkArea) list(ctx context.Context, c *call) (any, error) {
 	if a.Limit < 1 || a.Limit > maxLinksPage {
 		return nil, errs.New(errs.InvalidParams, "", "limit must be between 1 and %d.", maxLinksPage)
 	}
-	f := sandbox.LinkFilter{All: a.All, Limit: a.Limit + 1}
+	f := links.LinkFilter{All: a.All, Limit: a.Limit + 1}
 	if a.Cursor != "" {
 		after, ok := parseLinkCursor(a.Cursor)
 		if !ok {
@@ -78,7 +78,7 @@ func (x linkArea) list(ctx context.Context, c *call) (any, error) {
 	return out, nil
 }
 
-func (x linkArea) row(r sandbox.SharedLink, now time.Time) sharedLink {
+func (x linkArea) row(r links.SharedLink, now time.Time) sharedLink {
 	row := sharedLink{
 		ID: r.ID, Scope: r.Scope, Path: r.Path, Folder: r.Folder, MadeBy: r.MadeBy,
 		CreatedAt: r.Created.Format(time.RFC3339), ExpiresAt: r.Expires.Format(time.RFC3339), State: "active",
@@ -110,19 +110,19 @@ func (x linkArea) revoke(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return x.row(sandbox.SharedLink{LinkRecord: r}, x.now()), nil
+	return x.row(links.SharedLink{LinkRecord: r}, x.now()), nil
 }
 
 // linkCursor is the keyset cursor after r: "<created ns>.<id>".
-func linkCursor(r sandbox.LinkRecord) string {
+func linkCursor(r links.LinkRecord) string {
 	return strconv.FormatInt(r.Created.UnixNano(), 10) + "." + r.ID
 }
 
-func parseLinkCursor(c string) (sandbox.LinkRecord, bool) {
+func parseLinkCursor(c string) (links.LinkRecord, bool) {
 	ns, id, ok := strings.Cut(c, ".")
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if !ok || err != nil || n < 0 || len(id) != 64 || strings.Trim(id, "0123456789abcdef") != "" {
-		return sandbox.LinkRecord{}, false
+		return links.LinkRecord{}, false
 	}
-	return sandbox.LinkRecord{Created: time.Unix(0, n).UTC(), ID: id}, true
+	return links.LinkRecord{Created: time.Unix(0, n).UTC(), ID: id}, true
 }

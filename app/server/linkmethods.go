@@ -7,11 +7,12 @@ import (
 	"corral/app/rpc"
 	"corral/app/wire"
 	"corral/core/errs"
+	"corral/core/links"
 	"corral/core/sandbox"
 )
 
 // URL returns the full URL of a link on this server.
-func (s *Server) URL(l sandbox.Link) string {
+func (s *Server) URL(l links.Link) string {
 	return s.LinkBase() + "/files/out?" + l.Query()
 }
 
@@ -41,14 +42,14 @@ func (s *Server) LANURL() string {
 // linkMaker is what the link methods use of the sandbox: signing links to
 // files and saving reports behind them.
 type linkMaker interface {
-	CreateLink(ctx context.Context, c sandbox.Caller, a sandbox.LinkArgs) (sandbox.Link, error)
-	SaveResult(ctx context.Context, c sandbox.Caller, a sandbox.ResultArgs) (sandbox.Result, error)
+	CreateLink(ctx context.Context, c sandbox.Caller, a links.LinkArgs) (links.Link, error)
+	SaveResult(ctx context.Context, c sandbox.Caller, a links.ResultArgs) (links.Result, error)
 }
 
 // linkLedger is what the owner's list of links uses of the sandbox.
 type linkLedger interface {
-	SharedLinks(ctx context.Context, f sandbox.LinkFilter) ([]sandbox.SharedLink, error)
-	RevokeLink(ctx context.Context, c sandbox.Caller, id string) (sandbox.LinkRecord, error)
+	SharedLinks(ctx context.Context, f links.LinkFilter) ([]links.SharedLink, error)
+	RevokeLink(ctx context.Context, c sandbox.Caller, id string) (links.LinkRecord, error)
 }
 
 // linkArea answers link.create, result.save, links.rotate, and the owner's
@@ -57,8 +58,8 @@ type linkArea struct {
 	box    linkMaker
 	ledger linkLedger
 	now    func() time.Time
-	url    func(sandbox.Link) string                  // the link on this server (Server.URL)
-	reach  func(sandbox.Link) *ownerReach             // where the owner can open it (Server.linkReach)
+	url    func(links.Link) string                    // the link on this server (Server.URL)
+	reach  func(links.Link) *ownerReach               // where the owner can open it (Server.linkReach)
 	rotate func(ctx context.Context, by string) error // nil when links cannot be rotated
 }
 
@@ -79,7 +80,7 @@ func (x linkArea) create(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := x.box.CreateLink(ctx, c.caller, sandbox.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
+	l, err := x.box.CreateLink(ctx, c.caller, links.LinkArgs{Context: wire.To[*sandbox.Context](a.Context), Path: a.Path, ExpiresIn: life})
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (x linkArea) create(ctx context.Context, c *call) (any, error) {
 }
 
 func (x linkArea) save(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[sandbox.ResultArgs](c.params)
+	a, err := wire.Decode[links.ResultArgs](c.params)
 	if err != nil {
 		return nil, err
 	}

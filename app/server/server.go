@@ -39,8 +39,10 @@ import (
 	"corral/app/config"
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 )
 
 // AuditLog is what the server needs of the store: recording the owner's
@@ -69,6 +71,8 @@ func (s *Server) record(ctx context.Context, who, op, target, detail string) err
 type Options struct {
 	Config     *config.Config
 	Sandbox    *sandbox.Sandbox
+	Links      *links.Service // links over Sandbox (link.create, /files/out)
+	Undo       *undo.Service  // the owner's undo and versions over Sandbox
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
@@ -100,6 +104,8 @@ type Options struct {
 type Server struct {
 	cfg   *config.Config
 	box   *sandbox.Sandbox
+	links *links.Service
+	undo  *undo.Service
 	audit AuditLog
 	log   *slog.Logger
 	now   func() time.Time
@@ -152,6 +158,8 @@ func New(o Options) *Server {
 	s := &Server{
 		cfg:     o.Config,
 		box:     o.Sandbox,
+		links:   o.Links,
+		undo:    o.Undo,
 		audit:   o.Audit,
 		log:     o.Logger,
 		now:     o.Clock,
@@ -192,7 +200,7 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /ws", s.serveWS)
 	login, pair := s.loginHandler(), s.pairHandler()
 	mux.Handle("GET /login", login)
-	mux.Handle("GET /files/out", filesOutHandler{box: s.box, log: s.log})
+	mux.Handle("GET /files/out", filesOutHandler{box: s.links, log: s.log})
 	mux.Handle("/mcp", s.mcpHandler())
 	mux.Handle("GET /pair", pair)
 	mux.Handle("GET /pair.js", pair)

@@ -480,7 +480,7 @@ func (s *Server) applyOne(key string, v any, cfg *config.Config) error {
 			s.policy.SetAsking(cfg.Sandbox.ApprovalTimeout.D(), cfg.Sandbox.Strict)
 		}
 	case "links.expiry", "links.max_expiry", "links.save_result_max_kb":
-		s.box.SetLinkLimits(cfg.Links.Expiry.D(), cfg.Links.MaxExpiry.D(), cfg.Links.SaveResultMaxKB)
+		s.links.SetLinkLimits(cfg.Links.Expiry.D(), cfg.Links.MaxExpiry.D(), cfg.Links.SaveResultMaxKB)
 	}
 	return nil
 }

@@ -5,14 +5,14 @@ import (
 	"net/url"
 	"strings"
 
-	"corral/core/sandbox"
+	"corral/core/links"
 )
 
 // linkReach tells the owner where a new link can be opened: local_only
 // when it names this computer (no public_url, no LAN), and lan_url, the
 // same link on the LAN address (HTTPS with the LAN certificate), when the
 // LAN listener runs. Agents are not told: they get the link as before.
-func (s *Server) linkReach(l sandbox.Link) *ownerReach {
+func (s *Server) linkReach(l links.Link) *ownerReach {
 	s.mu.Lock()
 	lan := s.lanURL
 	s.mu.Unlock()

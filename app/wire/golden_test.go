@@ -14,9 +14,11 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 )
 
@@ -100,12 +102,12 @@ func goldenParams() []golden {
 	add(decoded[sandbox.RunArgs]("command.run", `{"command":"ls"}`,
 		`{`+ctxAll+`,"command":"ls","working_dir":"w","network":true,"allowed_domains":["a.example"],"package_managers":["pip"],"timeout_ms":5,"env":{"A":"1","B":""},"stdin":"in","stream":true,"reason":"r"}`,
 		`{}`, `{"command":"ls","env":{"A":1}}`, `{"command":"ls","allowed_domains":"a"}`))
-	add(decoded[sandbox.ResultArgs]("result.save", `{"title":"t","content":"c"}`, `{`+ctxAll+`,"title":"t","content":"c","format":"html"}`, `{"title":"t"}`))
-	add(decoded[sandbox.HistoryArgs]("versions.list", `{"path":"a"}`, `{`+ctxAll+`,"path":"a","limit":3}`, `{}`))
-	add(decoded[sandbox.ChangesArgs]("changes.get", `{"event_id":7}`, `{}`, `{"event_id":"7"}`))
-	add(decoded[sandbox.UndoArgs]("undo.preview", `{"event_id":7}`, `{"event_id":7,"skip_conflicts":true}`, `{}`))
-	add(decoded[sandbox.RestoreArgs]("version.restore", `{"path":"a","version":"v"}`, `{`+ctxAll+`,"path":"a","version":"v"}`, `{"path":"a"}`))
-	add(decoded[sandbox.UndoClientArgs]("undo.client", `{"client":"c","since":"2026-01-02T03:04:05Z"}`,
+	add(decoded[links.ResultArgs]("result.save", `{"title":"t","content":"c"}`, `{`+ctxAll+`,"title":"t","content":"c","format":"html"}`, `{"title":"t"}`))
+	add(decoded[undo.HistoryArgs]("versions.list", `{"path":"a"}`, `{`+ctxAll+`,"path":"a","limit":3}`, `{}`))
+	add(decoded[undo.ChangesArgs]("changes.get", `{"event_id":7}`, `{}`, `{"event_id":"7"}`))
+	add(decoded[undo.UndoArgs]("undo.preview", `{"event_id":7}`, `{"event_id":7,"skip_conflicts":true}`, `{}`))
+	add(decoded[undo.RestoreArgs]("version.restore", `{"path":"a","version":"v"}`, `{`+ctxAll+`,"path":"a","version":"v"}`, `{"path":"a"}`))
+	add(decoded[undo.UndoClientArgs]("undo.client", `{"client":"c","since":"2026-01-02T03:04:05Z"}`,
 		`{"client":"c","since":"2026-01-02T03:04:05Z","until":"2026-01-03T03:04:05+01:00","dry_run":true,"skip_conflicts":true}`,
 		`{"client":"c"}`, `{"client":"c","since":"yesterday"}`))
 	add(decoded[struct{}]("versions.usage", `{}`, `{"x":1}`))
@@ -150,19 +152,19 @@ func goldenResults() []golden {
 		{"command.run empty", sandbox.RunResult{Network: &netgate.Summary{}, Changes: []sandbox.FileChange{}}},
 		{"command.run not applied", sandbox.RunResult{Changes: []sandbox.FileChange{}, NotApplied: &sandbox.NotApplied{Kind: errs.Unavailable, Message: "m", Paths: []string{"a"}, Count: 2}}},
 		{"command.list", []sandbox.Running{{RequestID: "1", Client: "c", Scope: "s", Command: "ls", Started: when}}},
-		{"versions.list", sandbox.HistoryResult{Path: "a", Versions: []sandbox.Version{{EventID: 1, Time: when, Client: "c", Op: "file.write", Kind: "modified", Version: "v", Size: 3, Mode: 0o644, NotKept: "too_large", Kept: true}, {}}}},
-		{"versions.list nil", sandbox.HistoryResult{}},
+		{"versions.list", undo.HistoryResult{Path: "a", Versions: []undo.Version{{EventID: 1, Time: when, Client: "c", Op: "file.write", Kind: "modified", Version: "v", Size: 3, Mode: 0o644, NotKept: "too_large", Kept: true}, {}}}},
+		{"versions.list nil", undo.HistoryResult{}},
 		{"versions.usage", versions.Usage{Bytes: 1, Blobs: 2, MaxBytes: 3, MaxAge: "720h0m0s", MaxFile: 4, Oldest: when}},
 		{"versions.usage agents", versions.Usage{Bytes: 1, AgentShare: 5, Agents: []versions.AgentUsage{{Client: "a", Bytes: 6, Blobs: 7, Oldest: when, Refused: 8}, {Client: "owner"}}}},
 		{"versions.usage empty", versions.Usage{}},
-		{"versions.forget", sandbox.ForgetResult{Client: "a", Versions: 2, Bytes: 3}},
-		{"changes.get", sandbox.ChangesResult{Event: audit.Event{ID: 3, Time: when, Client: "c", Op: "file.write", Decision: audit.Allow}, Changes: []audit.Change{{Path: "a", Kind: audit.Modified, SizeBefore: 1, SizeAfter: 2, Version: "v"}}}},
-		{"changes.get nil", sandbox.ChangesResult{}},
-		{"undo.preview", sandbox.UndoResult{EventID: 3, Op: "file.write", Client: "c", User: "u", Time: when, Conflicts: 1, Applied: true, UndoEvent: 4,
-			Files: []sandbox.UndoFile{{Path: "a", Action: "move_back", From: "b", Kind: "moved", Conflict: "changed since", SizeNow: 1, SizeAfter: 2, Binary: true, Diff: "d", Version: "v"}, {Path: "c", Action: "none"}}}},
-		{"undo.preview plain", sandbox.UndoResult{}},
-		{"undo.client", sandbox.UndoClientResult{Events: []sandbox.UndoResult{{EventID: 1}}, Conflicts: 2, Applied: true, DryRun: true}},
-		{"undo.client nil", sandbox.UndoClientResult{}},
+		{"versions.forget", undo.ForgetResult{Client: "a", Versions: 2, Bytes: 3}},
+		{"changes.get", undo.ChangesResult{Event: audit.Event{ID: 3, Time: when, Client: "c", Op: "file.write", Decision: audit.Allow}, Changes: []audit.Change{{Path: "a", Kind: audit.Modified, SizeBefore: 1, SizeAfter: 2, Version: "v"}}}},
+		{"changes.get nil", undo.ChangesResult{}},
+		{"undo.preview", undo.UndoResult{EventID: 3, Op: "file.write", Client: "c", User: "u", Time: when, Conflicts: 1, Applied: true, UndoEvent: 4,
+			Files: []undo.UndoFile{{Path: "a", Action: "move_back", From: "b", Kind: "moved", Conflict: "changed since", SizeNow: 1, SizeAfter: 2, Binary: true, Diff: "d", Version: "v"}, {Path: "c", Action: "none"}}}},
+		{"undo.preview plain", undo.UndoResult{}},
+		{"undo.client", undo.UndoClientResult{Events: []undo.UndoResult{{EventID: 1}}, Conflicts: 2, Applied: true, DryRun: true}},
+		{"undo.client nil", undo.UndoClientResult{}},
 		{"package_managers", netgate.Bundles()[:1]},
 		{"audit.query", audit.Page{NextCursor: "c", Events: []audit.Event{{ID: 1, Time: when, Client: "c", User: "u", Op: "file.move", Target: "t", Decision: audit.Deny, DecidedBy: audit.ByRule, Detail: "d", Bytes: 2, DurationMs: 3, Error: "e", Answer: "allow_always", AnsweredBy: "cli", Rule: "r1",
 			Changes: []audit.Change{{Path: "b", Kind: audit.Moved, From: "a", SizeBefore: 1, SizeAfter: 2, Version: "v", After: "w", Mode: 0o755, Link: "l", NotKept: "too_large", Dir: true}, {Path: "c", Kind: audit.Created}}}}}},

@@ -10,7 +10,7 @@ type InfoArgs struct {
 	Context *Context `json:"context"`
 }
 
-// LinkArgs are link.create's params: sandbox.LinkArgs with its lifetime
+// LinkArgs are link.create's params: links.LinkArgs with its lifetime
 // as the caller wrote it, a number of seconds or a duration string
 // (PROTOCOL.md section 10), which the transport parses.
 type LinkArgs struct {

@@ -246,7 +246,7 @@ type FileChange struct {
 	Kind audit.ChangeKind `json:"kind"`
 }
 
-// ResultArgs is sandbox.ResultArgs on the wire.
+// ResultArgs is links.ResultArgs on the wire.
 type ResultArgs struct {
 	Context *Context `json:"context"`
 	Title   string   `json:"title" rpc:"required"`
@@ -254,7 +254,7 @@ type ResultArgs struct {
 	Format  string   `json:"format"`
 }
 
-// UndoArgs is sandbox.UndoArgs on the wire.
+// UndoArgs is undo.UndoArgs on the wire.
 type UndoArgs struct {
 	EventID int64 `json:"event_id" rpc:"required"`
 	// SkipConflicts applies what does not conflict and leaves the
@@ -265,7 +265,7 @@ type UndoArgs struct {
 	Folder string `json:"folder,omitempty"`
 }
 
-// UndoFile is sandbox.UndoFile on the wire.
+// UndoFile is undo.UndoFile on the wire.
 type UndoFile struct {
 	Path   string `json:"path"`
 	Action string `json:"action"` // "restore", "remove", "move_back", "none"
@@ -283,7 +283,7 @@ type UndoFile struct {
 	Version string `json:"version,omitempty"`
 }
 
-// UndoResult is sandbox.UndoResult on the wire.
+// UndoResult is undo.UndoResult on the wire.
 type UndoResult struct {
 	EventID   int64      `json:"event_id"`
 	Op        string     `json:"op"`
@@ -301,27 +301,27 @@ type UndoResult struct {
 	Folders []UndoFolder `json:"folders,omitempty"`
 }
 
-// UndoFolder is sandbox.UndoFolder on the wire.
+// UndoFolder is undo.UndoFolder on the wire.
 type UndoFolder struct {
 	Path  string `json:"path"`
 	Files int    `json:"files"`
 }
 
-// RestoreArgs is sandbox.RestoreArgs on the wire.
+// RestoreArgs is undo.RestoreArgs on the wire.
 type RestoreArgs struct {
 	Context *Context `json:"context"`
 	Path    string   `json:"path" rpc:"required"`
 	Version string   `json:"version" rpc:"required"`
 }
 
-// HistoryArgs is sandbox.HistoryArgs on the wire.
+// HistoryArgs is undo.HistoryArgs on the wire.
 type HistoryArgs struct {
 	Context *Context `json:"context"`
 	Path    string   `json:"path" rpc:"required"`
 	Limit   int      `json:"limit"`
 }
 
-// Version is sandbox.Version on the wire.
+// Version is undo.Version on the wire.
 type Version struct {
 	EventID int64     `json:"event_id"`
 	Time    time.Time `json:"time"`
@@ -335,24 +335,24 @@ type Version struct {
 	Kept    bool      `json:"kept"` // the content is still in the store
 }
 
-// HistoryResult is sandbox.HistoryResult on the wire.
+// HistoryResult is undo.HistoryResult on the wire.
 type HistoryResult struct {
 	Path     string    `json:"path"`
 	Versions []Version `json:"versions"`
 }
 
-// ChangesArgs is sandbox.ChangesArgs on the wire.
+// ChangesArgs is undo.ChangesArgs on the wire.
 type ChangesArgs struct {
 	EventID int64 `json:"event_id" rpc:"required"`
 }
 
-// ChangesResult is sandbox.ChangesResult on the wire.
+// ChangesResult is undo.ChangesResult on the wire.
 type ChangesResult struct {
 	Event   Event    `json:"event"`
 	Changes []Change `json:"changes"`
 }
 
-// UndoClientArgs is sandbox.UndoClientArgs on the wire.
+// UndoClientArgs is undo.UndoClientArgs on the wire.
 type UndoClientArgs struct {
 	Client        string    `json:"client"` // "": every agent
 	Since         time.Time `json:"since" rpc:"required"`
@@ -361,7 +361,7 @@ type UndoClientArgs struct {
 	SkipConflicts bool      `json:"skip_conflicts"`
 }
 
-// UndoClientResult is sandbox.UndoClientResult on the wire.
+// UndoClientResult is undo.UndoClientResult on the wire.
 type UndoClientResult struct {
 	Events    []UndoResult `json:"events"` // newest first, the order they are undone in
 	Conflicts int          `json:"conflicts"`

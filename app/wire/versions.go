@@ -20,13 +20,13 @@ type Usage struct {
 	Agents []AgentUsage `json:"agents"`
 }
 
-// ForgetArgs is sandbox.ForgetArgs on the wire.
+// ForgetArgs is undo.ForgetArgs on the wire.
 type ForgetArgs struct {
 	Client string    `json:"client" rpc:"required"`
 	Before time.Time `json:"before,omitzero"`
 }
 
-// ForgetResult is sandbox.ForgetResult on the wire.
+// ForgetResult is undo.ForgetResult on the wire.
 type ForgetResult struct {
 	Client   string `json:"client"`
 	Versions int    `json:"versions"`

@@ -32,9 +32,11 @@ import (
 	"corral/app/rpc"
 	"corral/core/audit"
 	"corral/core/fsbox"
+	"corral/core/links"
 	"corral/core/netgate"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/undo"
 	"corral/core/versions"
 )
 
@@ -68,19 +70,19 @@ var pairs = []typePair{
 	pair[Running, sandbox.Running](),
 	pair[FileChange, sandbox.FileChange](),
 	pair[NotApplied, sandbox.NotApplied](),
-	pair[ResultArgs, sandbox.ResultArgs](),
-	pair[UndoArgs, sandbox.UndoArgs](),
-	pair[UndoFile, sandbox.UndoFile](),
-	pair[UndoResult, sandbox.UndoResult](),
-	pair[UndoFolder, sandbox.UndoFolder](),
-	pair[RestoreArgs, sandbox.RestoreArgs](),
-	pair[HistoryArgs, sandbox.HistoryArgs](),
-	pair[Version, sandbox.Version](),
-	pair[HistoryResult, sandbox.HistoryResult](),
-	pair[ChangesArgs, sandbox.ChangesArgs](),
-	pair[ChangesResult, sandbox.ChangesResult](),
-	pair[UndoClientArgs, sandbox.UndoClientArgs](),
-	pair[UndoClientResult, sandbox.UndoClientResult](),
+	pair[ResultArgs, links.ResultArgs](),
+	pair[UndoArgs, undo.UndoArgs](),
+	pair[UndoFile, undo.UndoFile](),
+	pair[UndoResult, undo.UndoResult](),
+	pair[UndoFolder, undo.UndoFolder](),
+	pair[RestoreArgs, undo.RestoreArgs](),
+	pair[HistoryArgs, undo.HistoryArgs](),
+	pair[Version, undo.Version](),
+	pair[HistoryResult, undo.HistoryResult](),
+	pair[ChangesArgs, undo.ChangesArgs](),
+	pair[ChangesResult, undo.ChangesResult](),
+	pair[UndoClientArgs, undo.UndoClientArgs](),
+	pair[UndoClientResult, undo.UndoClientResult](),
 	pair[DocumentReadArgs, sandbox.DocumentReadArgs](),
 	pair[DocumentResult, sandbox.DocumentResult](),
 	pair[Info, fsbox.Info](),
@@ -91,8 +93,8 @@ var pairs = []typePair{
 	pair[Summary, netgate.Summary](),
 	pair[AgentUsage, versions.AgentUsage](),
 	pair[Usage, versions.Usage](),
-	pair[ForgetArgs, sandbox.ForgetArgs](),
-	pair[ForgetResult, sandbox.ForgetResult](),
+	pair[ForgetArgs, undo.ForgetArgs](),
+	pair[ForgetResult, undo.ForgetResult](),
 	pair[Event, audit.Event](),
 	pair[Change, audit.Change](),
 	pair[Page, audit.Page](),

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/links"
 	"corral/core/sandbox"
 )
 
@@ -175,8 +176,8 @@ func TestCoreHasNoWireTags(t *testing.T) {
 // that would put Go's field names on the wire, so it stops the call.
 func TestUnpairedPanics(t *testing.T) {
 	for name, f := range map[string]func(){
-		"Decode": func() { Decode[sandbox.LinkArgs]([]byte(`{"path":"a"}`)) },
-		"Encode": func() { Encode([]sandbox.Link{{}}) },
+		"Decode": func() { Decode[links.LinkArgs]([]byte(`{"path":"a"}`)) },
+		"Encode": func() { Encode([]links.Link{{}}) },
 	} {
 		func() {
 			defer func() {

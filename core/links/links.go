@@ -1,5 +1,9 @@
 // Package links signs and verifies the capability tokens of /files/out
-// links (PROTOCOL.md section 8).
+// links (PROTOCOL.md section 8), and makes, serves, lists and withdraws
+// those links as operations of core/sandbox (Service, share.go and
+// ledger.go): the sandbox resolves, decides and audits each through its
+// operation skeleton (sandbox.Op); this package signs, records the links
+// handed out (LinkLedger) and opens what a link names.
 //
 // A token is "v1.<kid>.<scope>.<kind>.<exp>.<mac>": kid names the signing
 // key (the first 8 hex digits of its SHA-256), kind is "f" for one file or
@@ -15,9 +19,9 @@
 // constant time. Parsing is strict: any deviation from the canonical form
 // fails.
 //
-// Not guaranteed: the package does not check that the path exists or lies
-// in the scope's folders; the caller resolves the path through core/paths
-// and opens it through an os.Root.
+// Not guaranteed: the signer (Signer) does not check that the path exists
+// or lies in the scope's folders; Service resolves the path through the
+// sandbox (core/paths) and opens it through an os.Root.
 package links
 
 import (

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -268,26 +269,9 @@ func (s *Sandbox) Run(ctx context.Context, c Caller, a RunArgs, requestID string
 func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, []byte)) (RunResult, error) {
 	ec := s.exec
 	o.ev.DecidedBy = audit.ByScope
-	if a.Command == "" {
-		return RunResult{}, errs.New(errs.InvalidParams, "", "command must not be empty.")
-	}
-	// What the owner reads and the audit log keeps must be what runs:
-	// invisible or reordering characters could make them differ.
-	if visible.Hidden(a.Command) || visible.Hidden(a.WorkingDir) {
-		return RunResult{}, errs.New(errs.InvalidParams, "", "The command contains invisible or control characters (such as bidirectional overrides); write it without them.")
-	}
-	if ok, _, why := s.ExecInfo(); !ok {
-		return RunResult{}, errs.New(errs.Unavailable, "", "%s", why)
-	}
-	if a.TimeoutMs < 0 {
-		return RunResult{}, errs.New(errs.InvalidParams, "", "timeout_ms must not be negative.")
-	}
-	timeout := ec.Timeout
-	if timeout <= 0 {
-		timeout = execbox.DefaultTimeout
-	}
-	if a.TimeoutMs > 0 && time.Duration(a.TimeoutMs)*time.Millisecond < timeout {
-		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
+	timeout, err := s.runTimeout(a)
+	if err != nil {
+		return RunResult{}, err
 	}
 	if s.policy != nil && s.policy.Paused() {
 		o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByPaused
@@ -298,60 +282,13 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	// The question shows everything that decides what runs: the command
 	// and also its folder, environment and input (a "sh" fed a script on
 	// stdin is not the harmless "sh" it looks like).
-	whole := describeRun(a)
-	if whole != a.Command {
-		o.ev.Detail = appendDetail(o.ev.Detail, clip(strings.TrimPrefix(whole, a.Command+"\n"), 1000))
+	whole, err := o.decideCommand(a)
+	if err != nil {
+		return RunResult{}, err
 	}
-	// The owner's command rules answer first: a deny rule always, an
-	// allow rule only for the command line alone (an environment or input
-	// could make the same words do something else), so it spares the
-	// question.
-	ruled := false
-	if s.policy != nil {
-		if rule, ok := s.policy.RuleFor(o.ev.Client, o.scope, policy.Execute, a.Command); ok {
-			if rule.Decision == policy.EffectDeny {
-				o.ev.Decision, o.ev.DecidedBy, o.ev.Rule = audit.Deny, audit.ByRule, rule.ID
-				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
-				return RunResult{}, errs.New(errs.Denied, "", "The owner's rules deny this command: %s.", rule.Description)
-			}
-			if len(a.Env) == 0 && a.Stdin == "" {
-				ruled = true
-				o.ev.DecidedBy, o.ev.Rule = audit.ByRule, rule.ID
-				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
-			}
-		}
-	}
-	if (ec.Ask || o.askCommand) && !ruled {
-		if err := o.askOnce(policy.Execute, whole); err != nil {
-			return RunResult{}, err
-		}
-	}
-	var domains []string
-	wantsNet := a.Network || len(a.AllowedDomains) > 0 || len(a.PackageManagers) > 0
-	if wantsNet && o.noNetwork {
-		o.ev.Decision = audit.Deny
-		return RunResult{}, errs.New(errs.Denied, "", "The owner has turned network off for this agent, so the command did not run. Run it without network, or ask the owner.")
-	}
-	if wantsNet {
-		var err error
-		if domains, err = netgate.CheckDomains(a.AllowedDomains, a.PackageManagers); err != nil {
-			return RunResult{}, err
-		}
-		if ec.Gate == nil || ec.Proxy == nil {
-			return RunResult{}, errs.New(errs.Unavailable, "", "Commands cannot have network here: Corral's egress proxy is not set up.")
-		}
-		if ok, why := ec.Runner.Network(); !ok {
-			return RunResult{}, errs.New(errs.Unavailable, "", "%s", why)
-		}
-	}
-	anyDomain := a.Network && len(domains) == 0
-	if anyDomain {
-		if err := o.askOnce(policy.Network, whole); err != nil {
-			return RunResult{}, err
-		}
-		o.ev.Detail = appendDetail(o.ev.Detail, "network allowed for this run")
-	} else if wantsNet {
-		o.ev.Detail = appendDetail(o.ev.Detail, "network to "+clip(strings.Join(domains, ", "), 500))
+	domains, wantsNet, anyDomain, err := o.decideNetwork(a, whole)
+	if err != nil {
+		return RunResult{}, err
 	}
 	scopeDir, err := s.ScopeDir(o.scope)
 	if err != nil {
@@ -445,9 +382,16 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		return RunResult{}, err
 	}
 	killpoint.Here("command.ended")
+	return o.ended(r, dirs, spec.LayerDir != "", gate), nil
+}
+
+// ended reports a command that ran: its layers applied to the folders
+// (cmdversions.go; layered: it ran over layers), what its network did,
+// and how it ended, on the event and in the answer.
+func (o *op) ended(r execbox.Result, dirs map[string]fsbox.Dir, layered bool, gate *netgate.Run) RunResult {
 	var notApplied *NotApplied
 	if len(r.Layers) > 0 {
-		changes, failed, err := s.applyLayers(o, r.Layers, dirs)
+		changes, failed, err := o.s.applyLayers(o, r.Layers, dirs)
 		o.ev.Changes = changes
 		if len(failed) > 0 || err != nil {
 			notApplied = notAppliedOf(failed, err)
@@ -463,7 +407,7 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 		sig := r.Signal
 		res.Signal = &sig
 	}
-	if spec.LayerDir != "" {
+	if layered {
 		res.Changes = []FileChange{}
 		for _, c := range o.ev.Changes {
 			if len(res.Changes) == maxReportedChanges {
@@ -495,7 +439,104 @@ func (s *Sandbox) run(o *op, a RunArgs, requestID string, onOutput func(string, 
 	default:
 		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("exit %d", r.ExitCode))
 	}
-	return res, nil
+	return res
+}
+
+// runTimeout checks a command before anything is decided (not empty, no
+// hidden characters, a runner available, a timeout that is not negative)
+// and returns how long it may run.
+func (s *Sandbox) runTimeout(a RunArgs) (time.Duration, error) {
+	ec := s.exec
+	if a.Command == "" {
+		return 0, errs.New(errs.InvalidParams, "", "command must not be empty.")
+	}
+	// What the owner reads and the audit log keeps must be what runs:
+	// invisible or reordering characters could make them differ.
+	if visible.Hidden(a.Command) || visible.Hidden(a.WorkingDir) {
+		return 0, errs.New(errs.InvalidParams, "", "The command contains invisible or control characters (such as bidirectional overrides); write it without them.")
+	}
+	if ok, _, why := s.ExecInfo(); !ok {
+		return 0, errs.New(errs.Unavailable, "", "%s", why)
+	}
+	if a.TimeoutMs < 0 {
+		return 0, errs.New(errs.InvalidParams, "", "timeout_ms must not be negative.")
+	}
+	timeout := ec.Timeout
+	if timeout <= 0 {
+		timeout = execbox.DefaultTimeout
+	}
+	if a.TimeoutMs > 0 && time.Duration(a.TimeoutMs)*time.Millisecond < timeout {
+		timeout = time.Duration(a.TimeoutMs) * time.Millisecond
+	}
+	return timeout, nil
+}
+
+// decideCommand decides whether the command may run: the owner's command
+// rules first, then the owner when [exec] ask is on or the agent is asked
+// about each command. It returns the command as the owner reads it
+// (describeRun).
+func (o *op) decideCommand(a RunArgs) (string, error) {
+	whole := describeRun(a)
+	if whole != a.Command {
+		o.ev.Detail = appendDetail(o.ev.Detail, clip(strings.TrimPrefix(whole, a.Command+"\n"), 1000))
+	}
+	// The owner's command rules answer first: a deny rule always, an
+	// allow rule only for the command line alone (an environment or input
+	// could make the same words do something else), so it spares the
+	// question.
+	ruled := false
+	if o.s.policy != nil {
+		if rule, ok := o.s.policy.RuleFor(o.ev.Client, o.scope, policy.Execute, a.Command); ok {
+			if rule.Decision == policy.EffectDeny {
+				o.ev.Decision, o.ev.DecidedBy, o.ev.Rule = audit.Deny, audit.ByRule, rule.ID
+				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
+				return whole, errs.New(errs.Denied, "", "The owner's rules deny this command: %s.", rule.Description)
+			}
+			if len(a.Env) == 0 && a.Stdin == "" {
+				ruled = true
+				o.ev.DecidedBy, o.ev.Rule = audit.ByRule, rule.ID
+				o.ev.Detail = appendDetail(o.ev.Detail, "rule "+rule.ID)
+			}
+		}
+	}
+	if (o.s.exec.Ask || o.askCommand) && !ruled {
+		if err := o.askOnce(policy.Execute, whole); err != nil {
+			return whole, err
+		}
+	}
+	return whole, nil
+}
+
+// decideNetwork decides the network the command asks for: none, the
+// declared domains (checked, and the gate and proxy there), or any
+// domain, which the owner is asked about for this run.
+func (o *op) decideNetwork(a RunArgs, whole string) (domains []string, wantsNet, anyDomain bool, err error) {
+	wantsNet = a.Network || len(a.AllowedDomains) > 0 || len(a.PackageManagers) > 0
+	if wantsNet && o.noNetwork {
+		o.ev.Decision = audit.Deny
+		return nil, false, false, errs.New(errs.Denied, "", "The owner has turned network off for this agent, so the command did not run. Run it without network, or ask the owner.")
+	}
+	if wantsNet {
+		if domains, err = netgate.CheckDomains(a.AllowedDomains, a.PackageManagers); err != nil {
+			return nil, false, false, err
+		}
+		if o.s.exec.Gate == nil || o.s.exec.Proxy == nil {
+			return nil, false, false, errs.New(errs.Unavailable, "", "Commands cannot have network here: Corral's egress proxy is not set up.")
+		}
+		if ok, why := o.s.exec.Runner.Network(); !ok {
+			return nil, false, false, errs.New(errs.Unavailable, "", "%s", why)
+		}
+	}
+	anyDomain = a.Network && len(domains) == 0
+	if anyDomain {
+		if err := o.askOnce(policy.Network, whole); err != nil {
+			return nil, false, false, err
+		}
+		o.ev.Detail = appendDetail(o.ev.Detail, "network allowed for this run")
+	} else if wantsNet {
+		o.ev.Detail = appendDetail(o.ev.Detail, "network to "+clip(strings.Join(domains, ", "), 500))
+	}
+	return domains, wantsNet, anyDomain, nil
 }
 
 // askedDetail says, in the command's event, what the owner was asked
@@ -627,4 +668,18 @@ func (o *op) askOnce(a policy.Access, target string) error {
 		return errs.New(errs.Denied, "", "%s", policy.WithReason("The owner did not allow "+what+".", out.Reason))
 	}
 	return nil
+}
+
+// clip is Clip.
+func clip(s string, n int) string { return Clip(s, n) }
+
+// Clip cuts s to at most n bytes of valid UTF-8, as the sandbox clips
+// what it records of an agent's text.
+func Clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }

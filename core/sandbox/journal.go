@@ -15,7 +15,6 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/execbox"
-	"corral/core/killpoint"
 	"corral/core/paths"
 )
 
@@ -106,9 +105,17 @@ func (s *Sandbox) Recovered() *Recovery {
 // maxSweep bounds the entries the sweep for temporary files visits.
 const maxSweep = 2_000_000
 
-// Recover finishes what a crash interrupted (see the journal above). It
-// must run before any agent operation: at start-up, before serving.
-func (s *Sandbox) Recover(ctx context.Context) (Recovery, error) {
+// RollBack puts back what it can of the changes of ev, an event a crash
+// left unfinished, as the operation o (core/undo's Service.RollBack, the
+// owner's undo), and returns the changes it left as they are, in the
+// order ev lists them, and how many it put back.
+type RollBack func(o *Op, ev audit.Event) (left []audit.Change, put int)
+
+// Recover finishes what a crash interrupted (see the journal above),
+// putting changes back with rb (nil: every change is left as it is and
+// listed). It must run before any agent operation: at start-up, before
+// serving.
+func (s *Sandbox) Recover(ctx context.Context, rb RollBack) (Recovery, error) {
 	r := Recovery{At: s.now().UTC()}
 	defer func() {
 		s.rec.mu.Lock()
@@ -119,7 +126,7 @@ func (s *Sandbox) Recover(ctx context.Context) (Recovery, error) {
 	u, ok1 := s.audit.(audit.Unfinisher)
 	c, ok2 := s.audit.(audit.Completer)
 	if ok1 && ok2 {
-		ferr = s.finish(ctx, u, c, &r)
+		ferr = s.finish(ctx, u, c, &r, rb)
 	}
 	if s.keeping() {
 		execbox.RemoveLayers(filepath.Join(s.versions.Dir(), "run"))
@@ -147,7 +154,7 @@ func (s *Sandbox) Recover(ctx context.Context) (Recovery, error) {
 }
 
 // finish completes every unfinished event, newest first.
-func (s *Sandbox) finish(ctx context.Context, u audit.Unfinisher, c audit.Completer, r *Recovery) error {
+func (s *Sandbox) finish(ctx context.Context, u audit.Unfinisher, c audit.Completer, r *Recovery, rb RollBack) error {
 	for range 1000 {
 		evs, err := u.Unfinished(ctx, 1000)
 		if err != nil {
@@ -157,7 +164,7 @@ func (s *Sandbox) finish(ctx context.Context, u audit.Unfinisher, c audit.Comple
 			return nil
 		}
 		for _, ev := range evs {
-			done := s.rollBack(ctx, ev, r)
+			done := s.rollBack(ctx, ev, r, rb)
 			if err := c.Complete(context.WithoutCancel(ctx), done); err != nil {
 				return fmt.Errorf("recover: complete event %d: %w", ev.ID, err)
 			}
@@ -168,7 +175,7 @@ func (s *Sandbox) finish(ctx context.Context, u audit.Unfinisher, c audit.Comple
 
 // rollBack puts back what the unfinished event ev changed and returns the
 // event completed as interrupted.
-func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) audit.Event {
+func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery, rb RollBack) audit.Event {
 	r.Events++
 	command := strings.HasSuffix(ev.Detail, audit.Running)
 	if command {
@@ -179,30 +186,8 @@ func (s *Sandbox) rollBack(ctx context.Context, ev audit.Event, r *Recovery) aud
 	r.TempFiles += s.sweepOutside(ev)
 	var left []audit.Change
 	put := 0
-	if len(ev.Changes) > 0 && s.keeping() {
-		o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: ev.Client, User: ev.User, Op: "recover"}}
-		for _, st := range s.planUndo(ev) {
-			f := st.file
-			switch {
-			case f.Conflict != "":
-				s.log.Warn("recover: change left as it is", "id", ev.ID, "path", f.Path, "why", f.Conflict)
-				left = append(left, st.change)
-			case f.Action == "none":
-			default:
-				if err := s.applySteps(o, []*undoStep{st}); err != nil {
-					s.log.Error("recover: change not put back", "id", ev.ID, "path", f.Path, "err", err)
-					left = append(left, st.change)
-					continue
-				}
-				put++
-				killpoint.Here("recover.change")
-			}
-		}
-		// planUndo lists the changes newest first; the event keeps them in
-		// the order they were made.
-		for i, j := 0, len(left)-1; i < j; i, j = i+1, j-1 {
-			left[i], left[j] = left[j], left[i]
-		}
+	if len(ev.Changes) > 0 && s.keeping() && rb != nil {
+		left, put = rb(s.Started(ctx, audit.Event{Client: ev.Client, User: ev.User, Op: "recover"}, ""), ev)
 	} else {
 		left = ev.Changes
 	}

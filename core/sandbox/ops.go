@@ -135,15 +135,13 @@ func (s *Sandbox) Write(ctx context.Context, c Caller, a WriteArgs) (WriteResult
 		}
 	}
 	if err == nil {
-		err = o.intend(changes)
-	}
-	if err == nil {
-		n, err = d.Write(t.RelSlash(), data, a.Append)
-		o.ev.Bytes = n
-		s.grew(t.Dir, n)
-	}
-	if err == nil {
-		o.ev.Changes = changes
+		err = o.change(changes, func() error {
+			var err error
+			n, err = d.Write(t.RelSlash(), data, a.Append)
+			o.ev.Bytes = n
+			s.grew(t.Dir, n)
+			return err
+		})
 	}
 	return WriteResult{Path: t.Visible, Bytes: n}, o.end(ctx, err)
 }
@@ -225,12 +223,10 @@ func (s *Sandbox) Edit(ctx context.Context, c Caller, a EditArgs) (EditResult, e
 			}
 		}
 		if err == nil {
-			err = o.intend(kept)
-		}
-		if err == nil {
-			if _, err = d.Write(t.RelSlash(), after, false); err == nil {
-				o.ev.Changes = kept
-			}
+			err = o.change(kept, func() error {
+				_, err := d.Write(t.RelSlash(), after, false)
+				return err
+			})
 		}
 	}
 	for _, n := range counts {
@@ -265,28 +261,22 @@ type PathResult struct {
 
 // Delete answers file.delete.
 func (s *Sandbox) Delete(ctx context.Context, c Caller, a DeleteArgs) (PathResult, error) {
-	o, err := s.beginOn(ctx, c, a.Context, "file.delete", a.Reason, a.Path)
-	if err != nil {
-		return PathResult{}, err
-	}
+	detail := ""
 	if a.Recursive {
-		o.ev.Detail = appendDetail(o.ev.Detail, "recursive")
+		detail = "recursive"
 	}
-	d, t, err := o.target(a.Path, needDelete)
-	var before []prior
-	if err == nil && (a.Recursive || !isDirAt(d, t.RelSlash())) {
-		before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
-	}
-	if err == nil {
-		err = o.intend(removed(before))
-	}
-	if err == nil {
-		err = d.Delete(t.RelSlash(), a.Recursive)
-	}
-	if err == nil {
-		o.ev.Changes = removed(before)
-	}
-	return PathResult{Path: t.Visible}, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "file.delete", reason: a.Reason, path: a.Path, need: needDelete, detail: detail},
+		func(o *op, d fsbox.Dir, t paths.Target) (PathResult, error) {
+			var before []prior
+			var err error
+			if a.Recursive || !isDirAt(d, t.RelSlash()) {
+				before, err = s.priors(o.keeper, d, t.RelSlash(), false, false)
+			}
+			if err == nil {
+				err = o.change(removed(before), func() error { return d.Delete(t.RelSlash(), a.Recursive) })
+			}
+			return PathResult{Path: t.Visible}, err
+		})
 }
 
 // MoveArgs are file.move's parameters.
@@ -319,13 +309,7 @@ func (s *Sandbox) Move(ctx context.Context, c Caller, a MoveArgs) (MoveResult, e
 		before, err = s.priors(o.keeper, src, from.RelSlash(), false, false)
 	}
 	if err == nil {
-		err = o.intend(moved(before, from.Visible, to.Visible))
-	}
-	if err == nil {
-		err = fsbox.Move(src, from.RelSlash(), dst, to.RelSlash())
-	}
-	if err == nil {
-		o.ev.Changes = moved(before, from.Visible, to.Visible)
+		err = o.change(moved(before, from.Visible, to.Visible), func() error { return fsbox.Move(src, from.RelSlash(), dst, to.RelSlash()) })
 	}
 	return MoveResult{From: from.Visible, To: to.Visible}, o.end(ctx, err)
 }
@@ -348,35 +332,32 @@ type FolderResult struct {
 // folders above it. Each folder it made is a change of kind created
 // (Dir), so an undo removes them again while they are empty.
 func (s *Sandbox) CreateFolder(ctx context.Context, c Caller, a FolderArgs) (FolderResult, error) {
-	o, err := s.beginOn(ctx, c, a.Context, "folder.create", a.Reason, a.Path)
-	if err != nil {
-		return FolderResult{}, err
-	}
-	d, t, err := o.target(a.Path, needWrite)
-	var made []string
-	if err == nil && s.keeping() {
-		// The folders it will make, as the intent: undoing a crash
-		// removes them again while they are empty.
-		var planned []audit.Change
-		for _, m := range missingDirs(d, t.RelSlash()) {
-			planned = append(planned, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
-		}
-		if len(planned) > 0 {
-			err = o.intend(planned)
-		}
-	}
-	if err == nil {
-		made, err = d.CreateDir(t.RelSlash())
-	}
-	if len(made) == 0 && err == nil {
-		o.ev.Detail = appendDetail(o.ev.Detail, "already there")
-	}
-	if s.keeping() {
-		for _, m := range made {
-			o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
-		}
-	}
-	return FolderResult{Path: t.Visible, Created: len(made) > 0}, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "folder.create", reason: a.Reason, path: a.Path, need: needWrite},
+		func(o *op, d fsbox.Dir, t paths.Target) (FolderResult, error) {
+			if s.keeping() {
+				// The folders it will make, as the intent: undoing a crash
+				// removes them again while they are empty.
+				var planned []audit.Change
+				for _, m := range missingDirs(d, t.RelSlash()) {
+					planned = append(planned, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+				}
+				if len(planned) > 0 {
+					if err := o.intend(planned); err != nil {
+						return FolderResult{}, err
+					}
+				}
+			}
+			made, err := d.CreateDir(t.RelSlash())
+			if len(made) == 0 && err == nil {
+				o.ev.Detail = appendDetail(o.ev.Detail, "already there")
+			}
+			if s.keeping() {
+				for _, m := range made {
+					o.ev.Changes = append(o.ev.Changes, audit.Change{Path: d.Visible(m), Kind: audit.Created, Dir: true, Mode: 0o755})
+				}
+			}
+			return FolderResult{Path: t.Visible, Created: len(made) > 0}, err
+		})
 }
 
 // missingDirs lists the folders of rel (a clean slash path, perhaps with
@@ -413,16 +394,8 @@ type StatArgs struct {
 
 // Stat answers file.stat.
 func (s *Sandbox) Stat(ctx context.Context, c Caller, a StatArgs) (fsbox.Info, error) {
-	var info fsbox.Info
-	o, err := s.beginOn(ctx, c, a.Context, "file.stat", a.Reason, a.Path)
-	if err != nil {
-		return info, err
-	}
-	d, t, err := o.target(a.Path, needRead)
-	if err == nil {
-		info, err = d.Stat(t.RelSlash())
-	}
-	return info, o.end(ctx, err)
+	return on(s, ctx, c, a.Context, onPath{name: "file.stat", reason: a.Reason, path: a.Path, need: needRead},
+		func(_ *op, d fsbox.Dir, t paths.Target) (fsbox.Info, error) { return d.Stat(t.RelSlash()) })
 }
 
 // ListArgs are folder.list's parameters.

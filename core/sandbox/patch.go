@@ -111,12 +111,7 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 		} else {
 			var kept []audit.Change
 			if kept, err = s.patchChanges(o.keeper, plan); err == nil {
-				err = o.intend(kept)
-			}
-			if err == nil {
-				if err = commitPatch(plan); err == nil {
-					o.ev.Changes = kept
-				}
+				err = o.change(kept, func() error { return commitPatch(plan) })
 			}
 		}
 	}

@@ -1,16 +1,13 @@
 package sandbox
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"hash"
 	"io"
 	"io/fs"
 	"strings"
-	"time"
 
 	"corral/core/audit"
 	"corral/core/errs"
@@ -99,18 +96,8 @@ func (s *Sandbox) priors(who string, d fsbox.Dir, rel string, follow, wantSum bo
 
 func sumHex(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)) }
 
-// removed turns what a deletion took away into changes. Folders are not
-// listed: putting a file back makes the folders above it.
-func removed(ps []prior) []audit.Change {
-	var out []audit.Change
-	for _, p := range ps {
-		if p.dir {
-			continue
-		}
-		out = append(out, audit.Change{Path: p.vis, Kind: audit.Deleted, SizeBefore: p.size, Version: p.version, Mode: p.mode, Link: p.link, NotKept: p.notKept})
-	}
-	return out
-}
+// removed turns what a deletion took away into changes (Removed).
+func removed(ps []prior) []audit.Change { return Removed(exported(ps)) }
 
 // moved turns what a move took from fromVis to toVis into changes.
 func moved(ps []prior, fromVis, toVis string) []audit.Change {
@@ -189,42 +176,4 @@ func (s *Sandbox) patchChanges(who string, plan []*change) ([]audit.Change, erro
 		out = append(out, c)
 	}
 	return out, nil
-}
-
-// ForgetArgs are versions.forget's parameters.
-type ForgetArgs struct {
-	Client string    // the agent ("owner": the owner's own versions)
-	Before time.Time // only versions stored before then; zero: all
-}
-
-// ForgetResult answers versions.forget.
-type ForgetResult struct {
-	Client   string
-	Versions int   // versions let go
-	Bytes    int64 // of the agent's share
-}
-
-// ForgetVersions answers versions.forget: the owner lets go of the
-// versions kept for one agent's changes (those stored before Before, when
-// given), so that its share has room again. The changes they would undo
-// can no longer be undone; a version another agent also holds stays.
-func (s *Sandbox) ForgetVersions(ctx context.Context, c Caller, a ForgetArgs) (ForgetResult, error) {
-	if err := s.needOwner(c); err != nil {
-		return ForgetResult{}, err
-	}
-	if a.Client == "" {
-		return ForgetResult{}, errs.New(errs.InvalidParams, "", "Name the agent whose versions to forget (client).")
-	}
-	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "versions.forget", Target: a.Client,
-		Decision: audit.Allow, DecidedBy: audit.ByOwner}}
-	who := a.Client
-	if who == "owner" { // no agent has that name (app/config)
-		who = versions.Owner
-	}
-	n, freed := s.versions.Forget(who, a.Before)
-	o.ev.Detail = fmt.Sprintf("%d versions, %d bytes", n, freed)
-	if !a.Before.IsZero() {
-		o.ev.Detail += ", stored before " + a.Before.UTC().Format(time.RFC3339)
-	}
-	return ForgetResult{Client: a.Client, Versions: n, Bytes: freed}, o.end(ctx, nil)
 }

@@ -1,11 +1,9 @@
-package sandbox
+package links
 
 import (
 	"strings"
 	"testing"
 	"time"
-
-	"corral/core/links"
 )
 
 // Every open of a link checks it against the revoked links of its key,
@@ -23,7 +21,7 @@ func BenchmarkRevocationCheck(b *testing.B) {
 		{"deepest_2048", strings.TrimSuffix(strings.Repeat("a/", 2048), "/")},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			c := links.Claims{Scope: "alice", Path: bc.path, Expires: time.Unix(2e9, 0)}
+			c := Claims{Scope: "alice", Path: bc.path, Expires: time.Unix(2e9, 0)}
 			var revoked []LinkRecord
 			for i := range 16 {
 				revoked = append(revoked, LinkRecord{Path: bc.path[:len(bc.path)/(i+2)] + "x", Folder: true})

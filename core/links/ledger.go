@@ -1,4 +1,4 @@
-package sandbox
+package links
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
-	"corral/core/links"
+	"corral/core/sandbox"
 )
 
 // LinkRecord is one link handed out, as the owner's "Shared links" list
@@ -69,7 +69,7 @@ var ErrRevokedLink = errors.New("sandbox: link revoked")
 // the key id and the signed fields, length-prefixed. Two links with the
 // same fields under one key are the same token, so they share an id; the
 // same fields under a new key are a new link.
-func LinkID(kid string, c links.Claims) string {
+func LinkID(kid string, c Claims) string {
 	h := sha256.New()
 	for _, f := range []string{kid, c.Scope, c.Path} {
 		binary.Write(h, binary.BigEndian, uint32(len(f)))
@@ -89,7 +89,7 @@ func LinkID(kid string, c links.Claims) string {
 // or a folder link above it — a folder page hands out links to its
 // entries that expire with it, so withdrawing the folder link withdraws
 // them too.
-func closes(r LinkRecord, c links.Claims) bool {
+func closes(r LinkRecord, c Claims) bool {
 	switch {
 	case r.Path == c.Path:
 		return r.Folder == c.Folder || r.Folder
@@ -103,12 +103,12 @@ func closes(r LinkRecord, c links.Claims) bool {
 
 // record notes a link in the ledger before it is handed out: a link the
 // owner could not see or withdraw is not given at all.
-func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
+func (s *Service) record(ctx context.Context, c sandbox.Caller, l Link) error {
 	lg := s.ledger()
 	if lg == nil {
 		return nil
 	}
-	claims := links.Claims{Scope: l.Scope, Path: l.Path, Folder: l.Folder, Expires: l.Expires}
+	claims := Claims{Scope: l.Scope, Path: l.Path, Folder: l.Folder, Expires: l.Expires}
 	// The same fields in the same second are the same token: one the
 	// owner withdrew is not handed out again as if it worked.
 	if err := s.revoked(ctx, l.KeyID, claims); err != nil {
@@ -117,7 +117,7 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 		}
 		return err
 	}
-	r := LinkRecord{ID: LinkID(l.KeyID, claims), KeyID: l.KeyID, Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.now().UTC(), Expires: l.Expires}
+	r := LinkRecord{ID: LinkID(l.KeyID, claims), KeyID: l.KeyID, Scope: l.Scope, Path: l.Path, Folder: l.Folder, MadeBy: c.Client, Created: s.box.Now().UTC(), Expires: l.Expires}
 	if err := lg.RecordLink(context.WithoutCancel(ctx), r); err != nil {
 		return errs.Wrap(err, errs.IO, "", "Corral could not note the link in its list of shared links, so it did not make it. Please try again.")
 	}
@@ -126,7 +126,7 @@ func (s *Sandbox) record(ctx context.Context, c Caller, l Link) error {
 
 // revoked reports whether the link for c has been withdrawn. A ledger
 // that cannot answer keeps the link closed.
-func (s *Sandbox) revoked(ctx context.Context, kid string, c links.Claims) error {
+func (s *Service) revoked(ctx context.Context, kid string, c Claims) error {
 	lg := s.ledger()
 	if lg == nil {
 		return nil
@@ -143,7 +143,7 @@ func (s *Sandbox) revoked(ctx context.Context, kid string, c links.Claims) error
 	return nil
 }
 
-func (s *Sandbox) ledger() LinkLedger {
+func (s *Service) ledger() LinkLedger {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.linkCfg.Ledger
@@ -158,13 +158,13 @@ type SharedLink struct {
 }
 
 // SharedLinks lists the links handed out, newest first, for the owner.
-func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, error) {
+func (s *Service) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, error) {
 	lg := s.ledger()
 	if lg == nil {
 		return nil, errs.New(errs.Unavailable, "", "This Corral keeps no list of shared links.")
 	}
 	signer, _, _ := s.signer()
-	f.Now = s.now()
+	f.Now = s.box.Now()
 	if signer != nil {
 		f.KeyID = signer.KeyID()
 	}
@@ -180,7 +180,7 @@ func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, 
 			continue
 		}
 		// Signing the same fields under the same key gives the same token.
-		l := signed(signer, links.Claims{Scope: r.Scope, Path: r.Path, Folder: r.Folder, Expires: r.Expires})
+		l := signed(signer, Claims{Scope: r.Scope, Path: r.Path, Folder: r.Folder, Expires: r.Expires})
 		out[i].Link = &l
 	}
 	return out, nil
@@ -189,7 +189,7 @@ func (s *Sandbox) SharedLinks(ctx context.Context, f LinkFilter) ([]SharedLink, 
 // RevokeLink withdraws one link (and the entry links its folder page hands
 // out), recorded in the audit log as "link.revoke" before the answer.
 // Revoking twice keeps the first revocation.
-func (s *Sandbox) RevokeLink(ctx context.Context, c Caller, id string) (LinkRecord, error) {
+func (s *Service) RevokeLink(ctx context.Context, c sandbox.Caller, id string) (LinkRecord, error) {
 	if !c.Owner {
 		return LinkRecord{}, errs.New(errs.Forbidden, "", "Only the owner may withdraw a link.")
 	}
@@ -197,20 +197,20 @@ func (s *Sandbox) RevokeLink(ctx context.Context, c Caller, id string) (LinkReco
 	if lg == nil {
 		return LinkRecord{}, errs.New(errs.Unavailable, "", "This Corral keeps no list of shared links.")
 	}
-	o, err := s.begin(ctx, c, nil, "link.revoke", "")
+	o, err := s.box.Begin(ctx, c, nil, "link.revoke")
 	if err != nil {
 		return LinkRecord{}, err
 	}
-	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByOwner
-	r, err := lg.RevokeLink(context.WithoutCancel(ctx), id, c.Client, s.now().UTC())
+	o.Event().Decision, o.Event().DecidedBy = audit.Allow, audit.ByOwner
+	r, err := lg.RevokeLink(context.WithoutCancel(ctx), id, c.Client, s.box.Now().UTC())
 	switch {
 	case errors.Is(err, ErrNoLink):
 		err = errs.New(errs.NotFound, "", "There is no shared link with that id; it may have been made before Corral kept a list.")
 	case err != nil:
 		err = errs.Wrap(err, errs.IO, "", "Corral could not withdraw the link. It still works; please try again.")
 	default:
-		o.ev.User, o.ev.Target = r.Scope, r.Path
-		o.ev.Detail = "made by " + r.MadeBy + "; was to expire " + r.Expires.UTC().Format(time.RFC3339)
+		o.Event().User, o.Event().Target = r.Scope, r.Path
+		o.Event().Detail = "made by " + r.MadeBy + "; was to expire " + r.Expires.UTC().Format(time.RFC3339)
 	}
-	return r, o.end(ctx, err)
+	return r, o.End(err)
 }

@@ -1,4 +1,4 @@
-package sandbox
+package links
 
 import "time"
 
@@ -6,7 +6,7 @@ import "time"
 // lifetime, the longest a caller may ask for and the largest report
 // SaveResult takes (values <= 0 keep what is set). Links already made keep
 // the expiry they were signed with.
-func (s *Sandbox) SetLinkLimits(expiry, maxExpiry time.Duration, saveResultMaxKB int) {
+func (s *Service) SetLinkLimits(expiry, maxExpiry time.Duration, saveResultMaxKB int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if expiry > 0 {

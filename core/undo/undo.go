@@ -1,27 +1,12 @@
-package sandbox
-
-import (
-	"context"
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
-	"slices"
-	"strings"
-	"time"
-
-	"corral/core/audit"
-	"corral/core/errs"
-	"corral/core/fsbox"
-	"corral/core/killpoint"
-	"corral/core/patch"
-	"corral/core/paths"
-	"corral/core/versions"
-)
-
+// Package undo is the owner's undo and versions (undo.preview, undo.apply,
+// undo.client, version.restore, versions.list, versions.usage,
+// versions.forget, changes.get) and the roll back of what a crash
+// interrupted (RollBack, run by sandbox.Recover), built on core/sandbox's
+// operation skeleton (sandbox.Op): the sandbox opens the owner's folders
+// (OwnerDir), keeps what a change replaces (Priors), commits the intent
+// (Op.Intend) and records the event (Op.End); this package plans and
+// carries out putting changes back.
+//
 // The owner's undo. Every change an event recorded (audit.Change) can be
 // put back from the version store: a created file is removed, a modified
 // or deleted one gets its earlier content back, a moved one goes back to
@@ -31,6 +16,51 @@ import (
 // the owner asks to skip the conflicts. The undo itself is an event
 // ("undo.apply") whose changes keep what it replaced, so it can be undone
 // in turn.
+package undo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"corral/core/audit"
+	"corral/core/errs"
+	"corral/core/fsbox"
+	"corral/core/killpoint"
+	"corral/core/patch"
+	"corral/core/paths"
+	"corral/core/sandbox"
+	"corral/core/versions"
+)
+
+// Service answers the owner's undo and versions methods over a sandbox.
+// It is safe for concurrent use.
+type Service struct {
+	box      *sandbox.Sandbox
+	versions *versions.Store // nil: no versions kept, nothing can be undone
+	history  audit.Reader    // nil: the owner cannot undo
+	undoMu   sync.Mutex      // one undo at a time
+}
+
+// New returns the undo of box, reading events back from history (nil:
+// the owner cannot undo, though versions are still kept).
+func New(box *sandbox.Sandbox, history audit.Reader) *Service {
+	return &Service{box: box, versions: box.Versions(), history: history}
+}
+
+// resolve resolves p in scope as the sandbox does.
+func (s *Service) resolve(scope, p string) (paths.Target, error) {
+	l := s.box.Layout()
+	return l.Resolve(scope, p)
+}
 
 // maxPreviewDiff caps each file's diff in a preview.
 const maxPreviewDiff = 16 << 10
@@ -101,7 +131,7 @@ type undoStep struct {
 	content []byte // what the path gets ("restore", "move_back")
 }
 
-func (s *Sandbox) needOwner(c Caller) error {
+func (s *Service) needOwner(c sandbox.Caller) error {
 	if !c.Owner {
 		return errs.New(errs.Forbidden, "", "Only the owner may look at versions or undo changes.")
 	}
@@ -112,7 +142,7 @@ func (s *Sandbox) needOwner(c Caller) error {
 }
 
 // event reads one event back from the audit log.
-func (s *Sandbox) event(ctx context.Context, id int64) (audit.Event, error) {
+func (s *Service) event(ctx context.Context, id int64) (audit.Event, error) {
 	p, err := s.history.Query(ctx, audit.Filter{ID: id, Limit: 1})
 	if err != nil {
 		return audit.Event{}, errs.Wrap(err, errs.IO, "", "Corral could not read its audit log.")
@@ -121,41 +151,6 @@ func (s *Sandbox) event(ctx context.Context, id int64) (audit.Event, error) {
 		return audit.Event{}, errs.New(errs.NotFound, "", "There is no event %d in the audit log.", id)
 	}
 	return p.Events[0], nil
-}
-
-// ownerDir opens the folder of the agent-visible path vis of scope for
-// the owner: as an agent's operation would, but without asking (the
-// owner is the one who would be asked), and never in Corral's own or
-// system folders.
-func (s *Sandbox) ownerDir(scope, vis string) (fsbox.Dir, string, func(), error) {
-	t, err := s.layout.Resolve(scope, vis)
-	if err != nil {
-		return fsbox.Dir{}, "", nil, err
-	}
-	if t.Area == paths.InScope || t.Area == paths.InShare || t.Area == paths.InRoot {
-		host := filepath.Join(paths.Resolved(t.Dir), filepath.FromSlash(t.Rel))
-		if t.Area == paths.InRoot && (s.isPrivate(host) || systemFolder(host)) {
-			return fsbox.Dir{}, "", nil, errs.New(errs.Denied, vis, "%s belongs to Corral or the system.", vis)
-		}
-		r, err := s.root(t)
-		if err != nil {
-			return fsbox.Dir{}, "", nil, err
-		}
-		return fsbox.Dir{Root: r, Prefix: t.Prefix}, t.Rel, func() {}, nil
-	}
-	host := paths.Resolved(filepath.Join(paths.Resolved(t.Dir), t.Rel))
-	if s.isPrivate(host) || systemFolder(host) {
-		return fsbox.Dir{}, "", nil, errs.New(errs.Denied, vis, "%s belongs to Corral or the system.", vis)
-	}
-	dir := filepath.Dir(host)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fsbox.Dir{}, "", nil, errs.Wrap(err, errs.IO, vis, "Corral could not make the folder of %s.", vis)
-	}
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		return fsbox.Dir{}, "", nil, hostOpenError(err, t)
-	}
-	return fsbox.Dir{Root: r, Prefix: t.Prefix}, filepath.Base(host), func() { r.Close() }, nil
 }
 
 // state is what is at a path now.
@@ -168,8 +163,8 @@ type state struct {
 	data   []byte // content, when small enough to diff
 }
 
-func (s *Sandbox) stateAt(scope, vis string) (state, error) {
-	d, rel, done, err := s.ownerDir(scope, vis)
+func (s *Service) stateAt(scope, vis string) (state, error) {
+	d, rel, done, err := s.box.OwnerDir(scope, vis)
 	if err != nil {
 		return state{}, err
 	}
@@ -234,7 +229,7 @@ func changedSince(p string) string {
 
 // planUndo checks every change of ev against the disk and plans putting
 // it back.
-func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
+func (s *Service) planUndo(ev audit.Event) []*undoStep {
 	var steps []*undoStep
 	for i := len(ev.Changes) - 1; i >= 0; i-- {
 		c := ev.Changes[i]
@@ -276,7 +271,7 @@ func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
 		var want []byte
 		if c.Kind != audit.Created && c.Link == "" {
 			if c.Version == "" {
-				f.Conflict = "Its earlier content was not kept (" + notKeptSentence(c.NotKept) + "), so it cannot be put back."
+				f.Conflict = "Its earlier content was not kept (" + sandbox.NotKeptSentence(c.NotKept) + "), so it cannot be put back."
 				continue
 			}
 			data, err := s.versions.Read(c.Version, s.versions.MaxFile())
@@ -338,7 +333,7 @@ func (s *Sandbox) planUndo(ev audit.Event) []*undoStep {
 // made is removed if it is still an empty folder (or holds only folders
 // the same event made, removed before it); a folder an undo removed is
 // made again unless something else is there now.
-func (s *Sandbox) planFolder(ev audit.Event, c audit.Change, now state, f *UndoFile) {
+func (s *Service) planFolder(ev audit.Event, c audit.Change, now state, f *UndoFile) {
 	if c.Kind != audit.Created {
 		switch {
 		case !now.exists:
@@ -381,8 +376,8 @@ func (s *Sandbox) planFolder(ev audit.Event, c audit.Change, now state, f *UndoF
 // removes before it: folders the event made (holding the same, all the
 // way down) and files it created, still as it left them; budget bounds
 // the entries looked at.
-func (s *Sandbox) folderGoes(scope, vis string, made map[string]bool, created map[string]audit.Change, budget *int) bool {
-	d, rel, done, err := s.ownerDir(scope, vis)
+func (s *Service) folderGoes(scope, vis string, made map[string]bool, created map[string]audit.Change, budget *int) bool {
+	d, rel, done, err := s.box.OwnerDir(scope, vis)
 	if err != nil {
 		return false
 	}
@@ -412,22 +407,8 @@ func (s *Sandbox) folderGoes(scope, vis string, made map[string]bool, created ma
 	return true
 }
 
-func notKeptSentence(why string) string {
-	switch why {
-	case notKeptTooLarge:
-		return "the file was over the size limit for versions"
-	case notKeptHardLinked:
-		return "the file had more than one name"
-	case notKeptSpecial:
-		return "it was not a regular file"
-	case notKeptTooMany:
-		return "the folder held too many files for Corral to keep"
-	}
-	return "Corral kept no versions then"
-}
-
 // UndoPreview answers undo.preview: what undoing the event would do.
-func (s *Sandbox) UndoPreview(ctx context.Context, c Caller, a UndoArgs) (UndoResult, error) {
+func (s *Service) UndoPreview(ctx context.Context, c sandbox.Caller, a UndoArgs) (UndoResult, error) {
 	if err := s.needOwner(c); err != nil {
 		return UndoResult{}, err
 	}
@@ -471,7 +452,7 @@ const maxFolderChecks = 256
 // that are gone now, the topmost of each, with the files undoing puts
 // back under it, in the order the plan names them. A folder Corral
 // cannot look at counts as there (it is not offered).
-func (s *Sandbox) missingFolders(scope string, files []UndoFile) []UndoFolder {
+func (s *Service) missingFolders(scope string, files []UndoFile) []UndoFolder {
 	there := map[string]bool{}
 	var out []UndoFolder
 	at := map[string]int{}
@@ -536,7 +517,7 @@ func undoResult(ev audit.Event, steps []*undoStep) UndoResult {
 // UndoApply answers undo.apply: it puts back what the event changed,
 // unless a file changed again since (a conflict: nothing is written,
 // unless SkipConflicts).
-func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResult, error) {
+func (s *Service) UndoApply(ctx context.Context, c sandbox.Caller, a UndoArgs) (UndoResult, error) {
 	if err := s.needOwner(c); err != nil {
 		return UndoResult{}, err
 	}
@@ -557,18 +538,18 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 	if res.Conflicts > 0 && !a.SkipConflicts {
 		return res, errs.New(errs.Conflict, "", "%d of the files event %d changed have changed again since; nothing was undone. Look at undo.preview, or undo with skip_conflicts to leave those files as they are.", res.Conflicts, ev.ID)
 	}
-	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "undo.apply", User: ev.User,
-		Target: fmt.Sprintf("event %d", ev.ID), Decision: audit.Allow, DecidedBy: audit.ByOwner}}
-	o.ev.Detail = fmt.Sprintf("undo of %s by %s", ev.Op, ev.Client)
+	o := s.box.Started(ctx, audit.Event{Client: c.Client, Op: "undo.apply", User: ev.User,
+		Target: fmt.Sprintf("event %d", ev.ID), Decision: audit.Allow, DecidedBy: audit.ByOwner}, "")
+	o.Event().Detail = fmt.Sprintf("undo of %s by %s", ev.Op, ev.Client)
 	if a.Folder != "" {
-		o.ev.Detail += " (only " + a.Folder + ")"
+		o.Event().Detail += " (only " + a.Folder + ")"
 	}
 	err = s.applyJournaled(o, steps)
 	res.Applied = err == nil
-	if err := o.end(ctx, err); err != nil {
+	if err := o.End(err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = o.ev.ID
+	res.UndoEvent = o.Event().ID
 	return res, nil
 }
 
@@ -577,17 +558,17 @@ func (s *Sandbox) UndoApply(ctx context.Context, c Caller, a UndoArgs) (UndoResu
 // they replace kept first, are committed on o's event as pending before
 // any is made, so a crash half-way leaves an unfinished event Recover
 // rolls back, not a half-done undo nobody recorded.
-func (s *Sandbox) applyJournaled(o *op, steps []*undoStep) error {
+func (s *Service) applyJournaled(o *sandbox.Op, steps []*undoStep) error {
 	var planned []audit.Change
 	for _, st := range steps {
 		if st.file.Conflict != "" || st.file.Action == "none" {
 			continue
 		}
-		d, rel, done, err := s.ownerDir(st.scope, st.change.Path)
+		d, rel, done, err := s.box.OwnerDir(st.scope, st.change.Path)
 		if err != nil {
 			return err
 		}
-		before, err := s.priors(versions.Owner, d, rel, false, false)
+		before, err := s.box.Priors(d, rel)
 		done()
 		if err != nil {
 			return err
@@ -595,7 +576,7 @@ func (s *Sandbox) applyJournaled(o *op, steps []*undoStep) error {
 		planned = append(planned, stepChanges(st, before)...)
 	}
 	if len(planned) > 0 {
-		if err := o.intend(planned); err != nil {
+		if err := o.Intend(planned); err != nil {
 			return err
 		}
 	}
@@ -604,7 +585,7 @@ func (s *Sandbox) applyJournaled(o *op, steps []*undoStep) error {
 
 // stepChanges is what carrying out st changes, given what its path holds
 // before (before).
-func stepChanges(st *undoStep, before []prior) []audit.Change {
+func stepChanges(st *undoStep, before []sandbox.Prior) []audit.Change {
 	c := st.change
 	switch {
 	case c.Dir && c.Kind == audit.Created:
@@ -612,13 +593,13 @@ func stepChanges(st *undoStep, before []prior) []audit.Change {
 	case c.Dir:
 		return []audit.Change{{Path: c.Path, Kind: audit.Created, Dir: true, Mode: c.Mode}}
 	case c.Kind == audit.Created:
-		return removed(before)
+		return sandbox.Removed(before)
 	case c.Kind == audit.Modified || c.Kind == audit.Deleted:
 		return []audit.Change{restoredChange(before, c.Path, st.content, c.Link, c.Mode)}
 	case c.Kind == audit.Moved:
 		mc := audit.Change{Path: c.From, From: c.Path, Kind: audit.Moved, SizeAfter: int64(len(st.content)), After: versions.Sum(st.content), Mode: c.Mode, Link: c.Link}
 		if len(before) == 1 {
-			mc.SizeBefore, mc.Version, mc.NotKept = before[0].size, before[0].version, before[0].notKept
+			mc.SizeBefore, mc.Version, mc.NotKept = before[0].Size, before[0].Version, before[0].NotKept
 		}
 		return []audit.Change{mc}
 	}
@@ -627,17 +608,17 @@ func stepChanges(st *undoStep, before []prior) []audit.Change {
 
 // applySteps carries out the planned steps without conflicts, keeping
 // versions of what they replace, and records the changes on o.
-func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
+func (s *Service) applySteps(o *sandbox.Op, steps []*undoStep) error {
 	for _, st := range steps {
 		if st.file.Conflict != "" || st.file.Action == "none" {
 			continue
 		}
 		c := st.change
-		d, rel, done, err := s.ownerDir(st.scope, c.Path)
+		d, rel, done, err := s.box.OwnerDir(st.scope, c.Path)
 		if err != nil {
 			return err
 		}
-		before, err := s.priors(versions.Owner, d, rel, false, false)
+		before, err := s.box.Priors(d, rel)
 		if err != nil {
 			done()
 			return err
@@ -660,7 +641,7 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 				err = d.PutFile(rel, st.content, fs.FileMode(c.Mode))
 			}
 		case c.Kind == audit.Moved:
-			fd, frel, fdone, ferr := s.ownerDir(st.scope, c.From)
+			fd, frel, fdone, ferr := s.box.OwnerDir(st.scope, c.From)
 			if ferr != nil {
 				done()
 				return ferr
@@ -681,7 +662,7 @@ func (s *Sandbox) applySteps(o *op, steps []*undoStep) error {
 		if err != nil {
 			return err
 		}
-		o.ev.Changes = append(o.ev.Changes, stepChanges(st, before)...)
+		o.Event().Changes = append(o.Event().Changes, stepChanges(st, before)...)
 		killpoint.Here("undo.change")
 	}
 	return nil
@@ -699,14 +680,14 @@ func removeEmptyParents(d fsbox.Dir, rel string) {
 
 // restoredChange is the change of putting content (or a link) back at
 // vis, given what was there.
-func restoredChange(before []prior, vis string, content []byte, link string, mode uint32) audit.Change {
+func restoredChange(before []sandbox.Prior, vis string, content []byte, link string, mode uint32) audit.Change {
 	c := audit.Change{Path: vis, Kind: audit.Created, SizeAfter: int64(len(content)), Mode: mode, Link: link}
 	if link == "" {
 		c.After = versions.Sum(content)
 	}
 	for _, p := range before {
-		if p.vis == vis && !p.dir {
-			c.Kind, c.SizeBefore, c.Version, c.NotKept = audit.Modified, p.size, p.version, p.notKept
+		if p.Path == vis && !p.Dir {
+			c.Kind, c.SizeBefore, c.Version, c.NotKept = audit.Modified, p.Size, p.Version, p.NotKept
 		}
 	}
 	return c
@@ -714,22 +695,22 @@ func restoredChange(before []prior, vis string, content []byte, link string, mod
 
 // RestoreArgs are version.restore's parameters.
 type RestoreArgs struct {
-	Context *Context
+	Context *sandbox.Context
 	Path    string
 	Version string
 }
 
 // Restore answers version.restore: the file at path gets the content of
 // a kept version, whatever it holds now (what it held is kept in turn).
-func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoResult, error) {
+func (s *Service) Restore(ctx context.Context, c sandbox.Caller, a RestoreArgs) (UndoResult, error) {
 	if err := s.needOwner(c); err != nil {
 		return UndoResult{}, err
 	}
-	scope, err := s.ScopeFor(c, a.Context)
+	scope, err := s.box.ScopeFor(c, a.Context)
 	if err != nil {
 		return UndoResult{}, err
 	}
-	t, err := s.layout.Resolve(scope, a.Path)
+	t, err := s.resolve(scope, a.Path)
 	if err != nil {
 		return UndoResult{}, err
 	}
@@ -757,20 +738,20 @@ func (s *Sandbox) Restore(ctx context.Context, c Caller, a RestoreArgs) (UndoRes
 	}
 	st := &undoStep{scope: scope, content: data, change: audit.Change{Path: t.Visible, Kind: audit.Modified, Version: a.Version, Mode: mode},
 		file: UndoFile{Path: t.Visible, Action: "restore", Kind: string(audit.Modified), SizeNow: now.size, SizeAfter: int64(len(data))}}
-	o := &op{s: s, ctx: ctx, start: s.now(), ev: audit.Event{Client: c.Client, Op: "version.restore", User: scope,
-		Target: t.Visible, Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: "version " + a.Version[:12]}}
+	o := s.box.Started(ctx, audit.Event{Client: c.Client, Op: "version.restore", User: scope,
+		Target: t.Visible, Decision: audit.Allow, DecidedBy: audit.ByOwner, Detail: "version " + a.Version[:12]}, "")
 	err = s.applyJournaled(o, []*undoStep{st})
 	res := UndoResult{Op: "version.restore", Client: c.Client, Files: []UndoFile{st.file}, Applied: err == nil}
-	if err := o.end(ctx, err); err != nil {
+	if err := o.End(err); err != nil {
 		return res, err
 	}
-	res.UndoEvent = o.ev.ID
+	res.UndoEvent = o.Event().ID
 	return res, nil
 }
 
 // HistoryArgs are versions.list's parameters.
 type HistoryArgs struct {
-	Context *Context
+	Context *sandbox.Context
 	Path    string
 	Limit   int
 }
@@ -798,15 +779,15 @@ type HistoryResult struct {
 
 // History answers versions.list: the changes of a path, newest first,
 // each with the content it had before.
-func (s *Sandbox) History(ctx context.Context, c Caller, a HistoryArgs) (HistoryResult, error) {
+func (s *Service) History(ctx context.Context, c sandbox.Caller, a HistoryArgs) (HistoryResult, error) {
 	if err := s.needOwner(c); err != nil {
 		return HistoryResult{}, err
 	}
-	scope, err := s.ScopeFor(c, a.Context)
+	scope, err := s.box.ScopeFor(c, a.Context)
 	if err != nil {
 		return HistoryResult{}, err
 	}
-	t, err := s.layout.Resolve(scope, a.Path)
+	t, err := s.resolve(scope, a.Path)
 	if err != nil {
 		return HistoryResult{}, err
 	}
@@ -855,7 +836,7 @@ type ChangesResult struct {
 }
 
 // Changes answers changes.get: what one event changed.
-func (s *Sandbox) Changes(ctx context.Context, c Caller, a ChangesArgs) (ChangesResult, error) {
+func (s *Service) Changes(ctx context.Context, c sandbox.Caller, a ChangesArgs) (ChangesResult, error) {
 	if err := s.needOwner(c); err != nil {
 		return ChangesResult{}, err
 	}
@@ -904,7 +885,7 @@ const maxUndoEvents = 1000
 // skip_conflicts, a conflict in any event stops before anything is
 // written; a later event's undo is checked after the newer ones are
 // undone, so a file changed twice goes back to what it held first.
-func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (UndoClientResult, error) {
+func (s *Service) UndoClient(ctx context.Context, c sandbox.Caller, a UndoClientArgs) (UndoClientResult, error) {
 	res := UndoClientResult{Events: []UndoResult{}, DryRun: a.DryRun}
 	if err := s.needOwner(c); err != nil {
 		return res, err
@@ -978,7 +959,7 @@ func (s *Sandbox) UndoClient(ctx context.Context, c Caller, a UndoClientArgs) (U
 }
 
 // VersionsInfo answers versions.usage: the store's size and budget.
-func (s *Sandbox) VersionsInfo(ctx context.Context, c Caller, _ struct{}) (versions.Usage, error) {
+func (s *Service) VersionsInfo(ctx context.Context, c sandbox.Caller, _ struct{}) (versions.Usage, error) {
 	if err := s.needOwner(c); err != nil {
 		return versions.Usage{}, err
 	}

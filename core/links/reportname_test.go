@@ -1,4 +1,4 @@
-package sandbox
+package links
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package sandbox
+package links
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/audit"
 	"corral/core/errs"
-	"corral/core/links"
+	"corral/core/paths"
+	"corral/core/sandbox"
 )
 
 // memLedger is a map-backed LinkLedger; fail makes RecordLink fail.
@@ -60,12 +62,51 @@ func (m *memLedger) RevokeLink(_ context.Context, id, by string, at time.Time) (
 	return r, nil
 }
 
+// memSink is a hand-written audit sink; store/ tests the SQLite one.
+type memSink struct {
+	mu     sync.Mutex
+	events []audit.Event
+}
+
+func (m *memSink) Record(_ context.Context, e audit.Event) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+	return int64(len(m.events)), nil
+}
+
+func (m *memSink) last() audit.Event {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.events[len(m.events)-1]
+}
+
+// world is a sandbox for alice and bob with links over it.
+type world struct {
+	dir   string
+	box   *sandbox.Sandbox
+	links *Service
+	sink  *memSink
+}
+
+var alice = sandbox.Caller{Client: "alice-agent", User: "alice"}
+
 func worldWithLedger(t *testing.T, lg *memLedger) *world {
 	now := time.Now()
-	return newWorldWith(t, func(w *world, cfg *Config) {
-		cfg.Clock = func() time.Time { return now } // one second for the whole test
-		cfg.Links = LinkConfig{Secret: make([]byte, 32), Expiry: time.Hour, MaxExpiry: 24 * time.Hour, SaveResultMaxKB: 64, Ledger: lg}
-	})
+	w := &world{dir: t.TempDir(), sink: &memSink{}}
+	layout := paths.Layout{Base: filepath.Join(w.dir, "base"), SharedDir: "share", OutputDir: "output", Home: w.dir}
+	box, err := sandbox.Open(sandbox.Config{Layout: layout, Users: []string{"alice", "bob"}, Audit: w.sink,
+		Clock: func() time.Time { return now }}) // one second for the whole test
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { box.Close() })
+	w.box = box
+	w.links, err = New(box, LinkConfig{Secret: make([]byte, 32), Expiry: time.Hour, MaxExpiry: 24 * time.Hour, SaveResultMaxKB: 64, Ledger: lg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }
 
 // A link that could not be recorded is not handed out: the owner could
@@ -76,11 +117,11 @@ func TestLinkNotGivenWhenNotRecorded(t *testing.T) {
 	ctx := context.Background()
 	os.MkdirAll(filepath.Join(w.dir, "base", "alice", "output"), 0o755)
 	os.WriteFile(filepath.Join(w.dir, "base", "alice", "output", "r.txt"), []byte("r"), 0o644)
-	l, err := w.box.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
+	l, err := w.links.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
 	if errs.KindOf(err) != errs.IO || l.Token != "" {
 		t.Errorf("CreateLink with a failing ledger: %+v, %v; want no link and an io error", l, err)
 	}
-	res, err := w.box.SaveResult(ctx, alice, ResultArgs{Title: "T", Content: "x"})
+	res, err := w.links.SaveResult(ctx, alice, ResultArgs{Title: "T", Content: "x"})
 	if errs.KindOf(err) != errs.IO || res.Link.Token != "" {
 		t.Errorf("SaveResult with a failing ledger: %+v, %v", res, err)
 	}
@@ -93,7 +134,7 @@ func TestLinkNotGivenWhenNotRecorded(t *testing.T) {
 // link below it; never a sibling whose name starts the same, nor a link
 // above it.
 func TestCloses(t *testing.T) {
-	c := links.Claims{Scope: "alice", Path: "output/sub/a.txt"}
+	c := Claims{Scope: "alice", Path: "output/sub/a.txt"}
 	for _, tc := range []struct {
 		r    LinkRecord
 		want bool
@@ -112,7 +153,7 @@ func TestCloses(t *testing.T) {
 			t.Errorf("%+v closes %s: %v, want %v", tc.r, c.Path, got, tc.want)
 		}
 	}
-	if closes(LinkRecord{Path: "output"}, links.Claims{Path: "output", Folder: true}) {
+	if closes(LinkRecord{Path: "output"}, Claims{Path: "output", Folder: true}) {
 		t.Error("a revoked file link closed a folder link of the same path")
 	}
 }
@@ -125,15 +166,15 @@ func TestWithdrawnLinkNotHandedOutAgain(t *testing.T) {
 	ctx := context.Background()
 	os.MkdirAll(filepath.Join(w.dir, "base", "alice", "output"), 0o755)
 	os.WriteFile(filepath.Join(w.dir, "base", "alice", "output", "r.txt"), []byte("r"), 0o644)
-	l, err := w.box.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
+	l, err := w.links.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := LinkID(l.KeyID, links.Claims{Scope: l.Scope, Path: l.Path, Expires: l.Expires})
-	if _, err := w.box.RevokeLink(ctx, Caller{Client: "owner", Owner: true, User: "default"}, id); err != nil {
+	id := LinkID(l.KeyID, Claims{Scope: l.Scope, Path: l.Path, Expires: l.Expires})
+	if _, err := w.links.RevokeLink(ctx, sandbox.Caller{Client: "owner", Owner: true, User: "default"}, id); err != nil {
 		t.Fatal(err)
 	}
-	again, err := w.box.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
+	again, err := w.links.CreateLink(ctx, alice, LinkArgs{Path: "output/r.txt"})
 	if errs.KindOf(err) != errs.Conflict || again.Token != "" {
 		t.Errorf("the withdrawn link handed out again: %+v, %v", again, err)
 	}

@@ -1,4 +1,10 @@
-package sandbox
+package links
+
+// This file and ledger.go are the operations on links (link.create,
+// result.save, the /files/out visit, the owner's list, withdrawal and key
+// rotation), built on core/sandbox's operation skeleton (sandbox.Op):
+// the sandbox resolves, decides and audits; this package signs, records
+// and serves.
 
 import (
 	"bytes"
@@ -13,14 +19,15 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
-	"unicode/utf8"
 
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
-	"corral/core/links"
 	"corral/core/paths"
+	"corral/core/policy"
+	"corral/core/sandbox"
 )
 
 // LinkConfig configures signed links.
@@ -34,9 +41,31 @@ type LinkConfig struct {
 	Ledger LinkLedger
 }
 
+// Service makes, opens, lists and withdraws links, each an operation of
+// the sandbox it is built on (sandbox.Op), audited there. It is safe for
+// concurrent use.
+type Service struct {
+	box      *sandbox.Sandbox
+	mu       sync.Mutex
+	links    *Signer // nil: links unavailable; replaced by RotateLinks
+	linkCfg  LinkConfig
+	reportMu sync.Mutex // one report named at a time (SaveResult)
+}
+
+// New returns the links of box; a nil lc.Secret: links are unavailable.
+func New(box *sandbox.Sandbox, lc LinkConfig) (*Service, error) {
+	s := &Service{box: box}
+	if lc.Secret != nil {
+		if err := s.setLinks(lc); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
 // setLinks installs (or, with a new secret, rotates) the link signer.
-func (s *Sandbox) setLinks(lc LinkConfig) error {
-	signer, err := links.NewSigner(lc.Secret)
+func (s *Service) setLinks(lc LinkConfig) error {
+	signer, err := NewSigner(lc.Secret)
 	if err != nil {
 		return err
 	}
@@ -46,7 +75,7 @@ func (s *Sandbox) setLinks(lc LinkConfig) error {
 	return nil
 }
 
-func (s *Sandbox) signer() (*links.Signer, LinkConfig, error) {
+func (s *Service) signer() (*Signer, LinkConfig, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.links == nil {
@@ -85,7 +114,7 @@ func queryEscape(s string) string {
 }
 
 // sign signs a link for a target in scope (file or folder).
-func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Duration) (Link, error) {
+func (s *Service) sign(scope string, t paths.Target, folder bool, life time.Duration) (Link, error) {
 	signer, lc, err := s.signer()
 	if err != nil {
 		return Link{}, err
@@ -96,8 +125,8 @@ func (s *Sandbox) sign(scope string, t paths.Target, folder bool, life time.Dura
 	if life > lc.MaxExpiry {
 		return Link{}, tooLong(lc)
 	}
-	exp := s.now().Add(life).Truncate(time.Second).UTC()
-	return signed(signer, links.Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp}), nil
+	exp := s.box.Now().Add(life).Truncate(time.Second).UTC()
+	return signed(signer, Claims{Scope: scope, Path: t.Visible, Folder: folder, Expires: exp}), nil
 }
 
 // tooLong refuses a link asked to outlive lc.MaxExpiry.
@@ -106,35 +135,35 @@ func tooLong(lc LinkConfig) error {
 }
 
 // signed is the Link for c, signed by signer.
-func signed(signer *links.Signer, c links.Claims) Link {
+func signed(signer *Signer, c Claims) Link {
 	return Link{Scope: c.Scope, Path: c.Path, Folder: c.Folder, Token: signer.Sign(c), Expires: c.Expires, KeyID: signer.KeyID()}
 }
 
 // LinkArgs are link.create's parameters.
 type LinkArgs struct {
-	Context   *Context
+	Context   *sandbox.Context
 	Path      string
 	ExpiresIn time.Duration // parsed by the transport
 }
 
 // CreateLink answers link.create: a file or folder in the caller's scope
 // or the shared folder.
-func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, error) {
-	o, err := s.begin(ctx, c, a.Context, "link.create", "")
+func (s *Service) CreateLink(ctx context.Context, c sandbox.Caller, a LinkArgs) (Link, error) {
+	o, err := s.box.Begin(ctx, c, a.Context, "link.create")
 	if err != nil {
 		return Link{}, err
 	}
 	if _, lc, serr := s.signer(); serr == nil && a.ExpiresIn > lc.MaxExpiry {
-		o.ev.Target = a.Path
-		return Link{}, o.end(ctx, tooLong(lc))
+		o.Event().Target = a.Path
+		return Link{}, o.End(tooLong(lc))
 	}
 	// Only the scope and the shared folder: never ask the owner about a
 	// path that could not be linked anyway.
-	if t, rerr := s.layout.Resolve(o.scope, a.Path); rerr == nil && t.Area != paths.InScope && t.Area != paths.InShare {
-		o.ev.Target, o.ev.Decision, o.ev.DecidedBy = t.Visible, audit.Deny, audit.ByScope
-		return Link{}, o.end(ctx, errs.New(errs.Denied, t.Visible, "Links can only point into your own folder or the shared folder."))
+	if t, rerr := s.resolve(o.Scope(), a.Path); rerr == nil && t.Area != paths.InScope && t.Area != paths.InShare {
+		o.Event().Target, o.Event().Decision, o.Event().DecidedBy = t.Visible, audit.Deny, audit.ByScope
+		return Link{}, o.End(errs.New(errs.Denied, t.Visible, "Links can only point into your own folder or the shared folder."))
 	}
-	d, t, err := o.target(a.Path, needRead)
+	d, t, err := o.Target(a.Path, policy.Read)
 	var l Link
 	if err == nil {
 		// Only what the link will be able to serve: no symlinks on the
@@ -142,15 +171,15 @@ func (s *Sandbox) CreateLink(ctx context.Context, c Caller, a LinkArgs) (Link, e
 		var opened fsbox.Opened
 		if opened, err = d.OpenNoFollow(t.Rel); err == nil {
 			opened.Close()
-			if l, err = s.sign(o.scope, t, opened.Dir != nil, a.ExpiresIn); err == nil {
-				o.ev.Detail = "expires " + l.Expires.Format(time.RFC3339)
+			if l, err = s.sign(o.Scope(), t, opened.Dir != nil, a.ExpiresIn); err == nil {
+				o.Event().Detail = "expires " + l.Expires.Format(time.RFC3339)
 				if err = s.record(ctx, c, l); err != nil {
 					l = Link{}
 				}
 			}
 		}
 	}
-	return l, o.end(ctx, err)
+	return l, o.End(err)
 }
 
 // Served is what a verified link opens: a regular file or a folder.
@@ -160,7 +189,7 @@ type Served struct {
 	Entries []fsbox.Info // a folder's entries
 	Links   []Link       // for a folder: one link per entry, same order; a zero Link for an entry its path does not reach
 	Crumbs  []Link       // folder links from the link's own folder down to the parent of path
-	Claims  links.Claims
+	Claims  Claims
 }
 
 // Visitor describes who opened a link, for the audit log.
@@ -176,46 +205,43 @@ var ErrBadLink = errors.New("sandbox: bad link")
 // OpenLink verifies a link for path and opens what it names. Token
 // problems answer ErrBadLink; a missing file answers a not_found error.
 // Every attempt with a valid token is audited as op "files.out".
-func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Served, error) {
+func (s *Service) OpenLink(ctx context.Context, token, p string, v Visitor) (Served, error) {
 	signer, lc, err := s.signer()
 	if err != nil {
 		return Served{}, ErrBadLink
 	}
-	claims, err := signer.Verify(token, p, s.now(), lc.MaxExpiry)
+	claims, err := signer.Verify(token, p, s.box.Now(), lc.MaxExpiry)
 	if err != nil {
 		return Served{}, ErrBadLink
 	}
-	t, err := s.layout.Resolve(claims.Scope, p)
+	t, err := s.resolve(claims.Scope, p)
 	if err != nil || t.Visible != p || (t.Area != paths.InScope && t.Area != paths.InShare) {
 		return Served{}, ErrBadLink // the path the MAC covered is not canonical
 	}
 	// A folder link covers its own area only: a link to a scope's root
 	// does not open the shared folder.
-	if lt, err := s.layout.Resolve(claims.Scope, claims.Path); err != nil || lt.Area != t.Area {
+	if lt, err := s.resolve(claims.Scope, claims.Path); err != nil || lt.Area != t.Area {
 		return Served{}, ErrBadLink
 	}
-	o := &op{s: s, ctx: ctx, start: s.now(), scope: claims.Scope}
-	o.ev.Client, o.ev.User, o.ev.Op, o.ev.Target = "link", claims.Scope, "files.out", p
-	o.ev.Decision, o.ev.DecidedBy = audit.Allow, audit.ByScope
-	o.ev.Detail = clip("from "+v.Remote+"; "+v.UserAgent, 300)
+	o := s.box.Started(ctx, audit.Event{Client: "link", User: claims.Scope, Op: "files.out", Target: p,
+		Decision: audit.Allow, DecidedBy: audit.ByScope, Detail: sandbox.Clip("from "+v.Remote+"; "+v.UserAgent, 300)}, claims.Scope)
 	if err := s.revoked(ctx, signer.KeyID(), claims); err != nil {
 		// Refused by the owner's earlier answer; a ledger that cannot
 		// answer keeps the link closed too (an error, not a decision).
 		if errors.Is(err, ErrRevokedLink) {
-			o.ev.Decision, o.ev.DecidedBy = audit.Deny, audit.ByOwner
+			o.Event().Decision, o.Event().DecidedBy = audit.Deny, audit.ByOwner
 		}
-		return Served{}, o.end(ctx, err)
+		return Served{}, o.End(err)
 	}
-	r, err := s.root(t)
+	d, err := s.box.Dir(t)
 	if err != nil {
-		return Served{}, o.end(ctx, err)
+		return Served{}, o.End(err)
 	}
-	d := fsbox.Dir{Root: r, Prefix: t.Prefix}
 	var sv Served
 	sv.Claims = claims
 	if claims.Folder {
 		for cp := claims.Path; cp != p; {
-			sv.Crumbs = append(sv.Crumbs, signed(signer, links.Claims{Scope: claims.Scope, Path: cp, Folder: true, Expires: claims.Expires}))
+			sv.Crumbs = append(sv.Crumbs, signed(signer, Claims{Scope: claims.Scope, Path: cp, Folder: true, Expires: claims.Expires}))
 			prefix := cp + "/"
 			if cp == "." {
 				prefix = ""
@@ -229,12 +255,12 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 	opened, err := d.OpenNoFollow(t.Rel)
 	switch {
 	case errs.KindOf(err) == errs.Denied:
-		o.end(ctx, err)
+		o.End(err)
 		return Served{}, ErrBadLink
 	case err != nil:
 	case opened.File != nil:
 		sv.File, sv.Info = opened.File, opened.Info
-		o.ev.Bytes = sv.Info.Size
+		o.Event().Bytes = sv.Info.Size
 	case !claims.Folder:
 		// A file link whose path has become a folder does not list it.
 		opened.Close()
@@ -246,14 +272,14 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 		var trunc bool
 		sv.Entries, trunc, err = opened.Dir.List(".", 1, 1000)
 		if trunc {
-			o.ev.Detail += "; listing truncated"
+			o.Event().Detail += "; listing truncated"
 		}
 		for _, e := range sv.Entries {
 			// An entry gets a link only if its path names it: in a
 			// scope's root a real folder called "share" is listed, but
 			// the path "share" means the shared folder, which a link to
 			// the scope's root does not cover.
-			if et, err := s.layout.Resolve(claims.Scope, e.Path); err != nil || et.Visible != e.Path || et.Area != t.Area {
+			if et, err := s.resolve(claims.Scope, e.Path); err != nil || et.Visible != e.Path || et.Area != t.Area {
 				sv.Links = append(sv.Links, Link{})
 				continue
 			}
@@ -262,10 +288,10 @@ func (s *Sandbox) OpenLink(ctx context.Context, token, p string, v Visitor) (Ser
 				continue
 			}
 			// A child link never outlives the folder's.
-			sv.Links = append(sv.Links, signed(signer, links.Claims{Scope: claims.Scope, Path: e.Path, Folder: e.Type == "dir", Expires: claims.Expires}))
+			sv.Links = append(sv.Links, signed(signer, Claims{Scope: claims.Scope, Path: e.Path, Folder: e.Type == "dir", Expires: claims.Expires}))
 		}
 	}
-	if err = o.end(ctx, err); err != nil && sv.File != nil {
+	if err = o.End(err); err != nil && sv.File != nil {
 		sv.File.Close() // unaudited, so not served: nobody else would close it
 		sv.File = nil
 	}
@@ -293,18 +319,9 @@ func plural(n int, unit string) string {
 	return strconv.Itoa(n) + " " + unit + "s"
 }
 
-func clip(s string, n int) string {
-	s = strings.ToValidUTF8(s, "?")
-	for len(s) > n {
-		_, size := utf8.DecodeLastRuneInString(s)
-		s = s[:len(s)-size]
-	}
-	return s
-}
-
 // ResultArgs are result.save's parameters.
 type ResultArgs struct {
-	Context *Context
+	Context *sandbox.Context
 	Title   string
 	Content string
 	Format  string
@@ -321,12 +338,12 @@ const maxReturnedMarkdown = 16 << 10
 
 // SaveResult answers result.save: it writes
 // output/report_<date>-<slug of the title>.md or .html and links it.
-func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Result, error) {
+func (s *Service) SaveResult(ctx context.Context, c sandbox.Caller, a ResultArgs) (Result, error) {
 	_, lc, err := s.signer()
 	if err != nil {
 		return Result{}, err
 	}
-	o, err := s.begin(ctx, c, a.Context, "result.save", "")
+	o, err := s.box.Begin(ctx, c, a.Context, "result.save")
 	if err != nil {
 		return Result{}, err
 	}
@@ -350,10 +367,10 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 		err = errs.New(errs.TooLarge, "", "The report is %d KB; reports can be at most %d KB.", (len(body)+1023)>>10, lc.SaveResultMaxKB)
 	}
 	if err != nil {
-		o.ev.Target = s.layout.OutputDir
-		return Result{}, o.end(ctx, err)
+		o.Event().Target = s.box.Layout().OutputDir
+		return Result{}, o.End(err)
 	}
-	detail := a.Format + ": " + clip(a.Title, 200)
+	detail := a.Format + ": " + sandbox.Clip(a.Title, 200)
 	// One report named at a time, so that two reports with the same title
 	// never pick the same free name.
 	s.reportMu.Lock()
@@ -361,8 +378,8 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	var d fsbox.Dir
 	var t paths.Target
 	for n := 1; ; n++ {
-		o.ev.Target, o.ev.Detail = "", detail
-		d, t, err = o.target(s.layout.OutputDir+"/"+reportName(s.now(), a.Title, n)+ext, needWrite)
+		o.Event().Target, o.Event().Detail = "", detail
+		d, t, err = o.Target(s.box.Layout().OutputDir+"/"+reportName(s.box.Now(), a.Title, n)+ext, policy.Write)
 		if err != nil {
 			break
 		}
@@ -372,10 +389,10 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	}
 	var res Result
 	if err == nil {
-		o.ev.Bytes, err = d.Write(t.Rel, body, false)
+		o.Event().Bytes, err = d.Write(t.Rel, body, false)
 	}
 	if err == nil {
-		res.Link, err = s.sign(o.scope, t, false, 0)
+		res.Link, err = s.sign(o.Scope(), t, false, 0)
 	}
 	if err == nil {
 		if err = s.record(ctx, c, res.Link); err != nil {
@@ -385,10 +402,10 @@ func (s *Sandbox) SaveResult(ctx context.Context, c Caller, a ResultArgs) (Resul
 	if err == nil && a.Format == "markdown" {
 		res.Content = a.Content
 		if len(res.Content) > maxReturnedMarkdown {
-			res.Content = clip(res.Content, maxReturnedMarkdown) + "\n\n…(truncated; open the link for the full report)"
+			res.Content = sandbox.Clip(res.Content, maxReturnedMarkdown) + "\n\n…(truncated; open the link for the full report)"
 		}
 	}
-	return res, o.end(ctx, err)
+	return res, o.End(err)
 }
 
 // maxReportTries bounds the search for a free report name; the last try
@@ -518,13 +535,18 @@ footer { margin-top: 3rem; color: var(--muted); font-size: .85em; }
 
 // RotateLinks replaces the signing key with secret, so every earlier link
 // stops working, and records who did it.
-func (s *Sandbox) RotateLinks(ctx context.Context, secret []byte, by string) error {
+func (s *Service) RotateLinks(ctx context.Context, secret []byte, by string) error {
 	s.mu.Lock()
 	lc := s.linkCfg
 	s.mu.Unlock()
 	lc.Secret = secret
-	o := &op{s: s, ctx: ctx, start: s.now()}
-	o.ev.Client, o.ev.Op, o.ev.Decision, o.ev.DecidedBy = by, "links.rotate", audit.Allow, audit.ByOwner
-	o.ev.Detail = "every earlier link stops working"
-	return o.end(ctx, s.setLinks(lc))
+	o := s.box.Started(ctx, audit.Event{Client: by, Op: "links.rotate", Decision: audit.Allow, DecidedBy: audit.ByOwner,
+		Detail: "every earlier link stops working"}, "")
+	return o.End(s.setLinks(lc))
+}
+
+// resolve resolves p in scope as the sandbox does.
+func (s *Service) resolve(scope, p string) (paths.Target, error) {
+	l := s.box.Layout()
+	return l.Resolve(scope, p)
 }
