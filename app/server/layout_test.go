@@ -106,6 +106,24 @@ func TestDashboardLayoutFits(t *testing.T) {
 		if rows := js[int](b, `new Set([...document.querySelectorAll('.approval .decisions .btn')].map(x => Math.round(x.getBoundingClientRect().top))).size`); rows > 2 {
 			t.Errorf("at %d px the answers take %d rows", w, rows)
 		}
+		// Scrolled into view, an element lands below the sticky header
+		// (two rows between 1181 and 1599 px), not under it: the scroll
+		// padding follows the header's height. A spacer makes the page
+		// tall enough to scroll the card to the top.
+		if under := js[string](b, `new Promise(res => {
+			const spacer = document.body.appendChild(Object.assign(document.createElement('div'), { style: 'height: 4000px' }));
+			const el = document.querySelector('.approval');
+			el.scrollIntoView({ block: 'start' });
+			requestAnimationFrame(() => {
+				const bar = document.querySelector('.topbar').getBoundingClientRect();
+				const top = el.getBoundingClientRect().top;
+				spacer.remove();
+				scrollTo(0, 0);
+				res(top < bar.bottom - 1 ? 'card top ' + Math.round(top) + ' px, header bottom ' + Math.round(bar.bottom) + ' px, scroll-padding-top ' + (document.documentElement.style.scrollPaddingTop || 'none') : '');
+			});
+		})`); under != "" {
+			t.Errorf("at %d px an element scrolled into view is under the sticky header: %s", w, under)
+		}
 	}
 
 	// Activity on a phone: events on the first screen.
