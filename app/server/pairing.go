@@ -126,7 +126,19 @@ func (p *pairing) spend(code string, now time.Time) bool {
 }
 
 // lanAddr is the first non-loopback IPv4 address of this machine.
+//
+// $CORRAL_LAN_ADDRESS, when set, names it instead (an IPv4 or IPv6
+// address of this machine): for a computer with several networks, and for
+// tests, which give a loopback one such as 127.0.0.2 so that no traffic
+// leaves the machine.
 func lanAddr() (net.IP, error) {
+	if v := os.Getenv("CORRAL_LAN_ADDRESS"); v != "" {
+		ip := net.ParseIP(v)
+		if ip == nil {
+			return nil, fmt.Errorf("CORRAL_LAN_ADDRESS %q is not an IP address", v)
+		}
+		return ip, nil
+	}
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		return nil, err
