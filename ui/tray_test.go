@@ -443,7 +443,7 @@ func TestSettingsWindow(t *testing.T) {
 		t.Errorf("Change settings… opened %q, want a dashboard login at #settings", got)
 	}
 	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		w.win.Resize(fyne.NewSize(560, 640))
+		w.win.Resize(fyne.NewSize(700, 640))
 		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-settings.png"))
 	}
 	if w.autostart.Checked || w.autostart.Text != labelAutostart {
