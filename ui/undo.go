@@ -236,7 +236,7 @@ func newUndoWindow(t *Tray) *undoWindow {
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	bottom := container.NewStack(bg, container.NewVBox(w.status, buttons))
 	w.win.SetContent(container.NewBorder(nil, bottom, nil, nil, container.NewVScroll(container.NewVBox(w.head, w.files))))
-	w.win.Resize(fyne.NewSize(560, 360))
+	w.win.Resize(activitySize) // covers the Recent activity window it came from
 	return w
 }
 
