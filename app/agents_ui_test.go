@@ -114,7 +114,8 @@ func (c *chrome) typeIn(sel, text string) {
 	c.do(chromedp.WaitVisible(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
 }
 
-// shot saves the viewport as name.png in /tmp/corral-shots and the test's temp dir.
+// shot saves the viewport as name.png in /tmp/corral-shots, the test's temp dir
+// and $CORRAL_SHOTS when set.
 func (c *chrome) shot(name string) {
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
@@ -123,7 +124,11 @@ func (c *chrome) shot(name string) {
 		c.t.Logf("screenshot %s: %v", name, err)
 		return
 	}
-	for _, d := range []string{"/tmp/corral-shots", c.t.TempDir()} {
+	dirs := []string{"/tmp/corral-shots", c.t.TempDir()}
+	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
 		os.MkdirAll(d, 0o755)
 		os.WriteFile(filepath.Join(d, name+".png"), buf, 0o644)
 	}
@@ -254,6 +259,10 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	b.shot("connect-diff")
 	b.click(`#connect-body button[data-act="write"]`)
 	b.wait(`document.querySelector('#connect-body [data-written]')`)
+	// The long paths of the success notice wrap inside it.
+	if w := evalJS[string](b, `(() => { const n = document.querySelector('#connect-body [data-written]'); return n.scrollWidth > n.clientWidth + 1 ? n.scrollWidth + ' > ' + n.clientWidth : ''; })()`); w != "" {
+		t.Errorf("the Written notice runs out of its box: %s px", w)
+	}
 	b.shot("connect-written")
 
 	written, err := os.ReadFile(cfgPath)

@@ -58,8 +58,13 @@ func TestSettingsInBrowser(t *testing.T) {
 	}
 	addr := free.Addr().String()
 	free.Close()
+	// The LAN side listens on a loopback address (as the server package's
+	// LAN tests do): network tests talk only to loopback, never to the
+	// machine's real network. lanAddress says "" where 127.0.0.2 cannot be
+	// bound.
+	lanIP := lanAddress()
 	cmd := exec.Command(bin, "serve", "--headless", "--listen", addr)
-	cmd.Env = append(os.Environ(), "CORRAL_HOME="+corralHome, "HOME="+home, "CORRAL_URL=", "CORRAL_KEY=")
+	cmd.Env = append(os.Environ(), "CORRAL_HOME="+corralHome, "HOME="+home, "CORRAL_URL=", "CORRAL_KEY=", "CORRAL_LAN_ADDRESS="+lanIP)
 	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -161,9 +166,8 @@ func TestSettingsInBrowser(t *testing.T) {
 	}
 
 	// Pairing from a fresh install: Turn on the LAN, then the code.
-	lanIP := lanAddress()
 	if lanIP == "" {
-		t.Log("no LAN address on this machine: the LAN part is left out")
+		t.Log("cannot listen on 127.0.0.2 here: the LAN part is left out")
 	} else {
 		b.click(`a.tab[data-tab="devices"]`)
 		b.click("#pair-start")
@@ -277,16 +281,15 @@ func lineDiff(before, after string) (removed, added []string) {
 	return removed, added
 }
 
-// lanAddress is this machine's first non-loopback IPv4 address, as
-// Corral picks it, or "".
+// lanAddress is the loopback address the daemon's LAN side uses in tests
+// (CORRAL_LAN_ADDRESS), or "" where it cannot be bound.
 func lanAddress() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && !ipn.IP.IsLoopback() && ipn.IP.To4() != nil && !ipn.IP.IsLinkLocalUnicast() {
-			return ipn.IP.String()
-		}
+	ln, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		return ""
 	}
-	return ""
+	ln.Close()
+	return "127.0.0.2"
 }
 
 func jsQuote(s string) string {

@@ -108,7 +108,7 @@ func newActivityWindow(t *Tray) *activityWindow {
 		bottom = container.NewBorder(nil, nil, nil, w.undoPick, w.undoBtn)
 	}
 	w.win.SetContent(container.NewBorder(w.note, bottom, nil, nil, w.list))
-	w.win.Resize(fyne.NewSize(720, 480))
+	w.win.Resize(activitySize)
 	return w
 }
 
@@ -140,3 +140,9 @@ func (w *activityWindow) show() {
 	w.refresh()
 	w.win.Show()
 }
+
+// activitySize is the Recent activity window's size; the undo window it
+// opens has the same, so that without a window manager (windows stacked
+// at the screen's corner, unframed) the undo window covers it whole
+// rather than leaving its rows beside and below the question.
+var activitySize = fyne.NewSize(720, 480)

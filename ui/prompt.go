@@ -145,8 +145,14 @@ func (p prompt) careful() string {
 // nothing is allowed forever by default.
 const defaultExpiry = words.DefaultLifetime
 
+// who names the agent, its trust level when the question carries one
+// (as the dashboard's and the phone's cards do), and its folder.
 func (p prompt) who() string {
-	return visible.Text(p.a.Client + ", working in " + policy.FolderName(p.a.User))
+	name := p.a.Client
+	if p.a.Level != "" {
+		name += " (" + p.a.Level.Label() + ")"
+	}
+	return visible.Text(name + ", working in " + policy.FolderName(p.a.User))
 }
 
 // notification is the desktop notification's body: the question on one

@@ -67,7 +67,7 @@ func newSettingsWindow(t *Tray) *settingsWindow {
 	top.Add(w.status)
 	top.Add(widget.NewSeparator())
 	w.win.SetContent(container.NewBorder(top, nil, nil, nil, container.NewVScroll(w.form)))
-	w.win.Resize(fyne.NewSize(560, 640))
+	w.win.Resize(fyne.NewSize(700, 640)) // wide enough that a value such as http://127.0.0.1:8765 stays on one line beside the longest name
 	return w
 }
 

@@ -443,7 +443,7 @@ func TestSettingsWindow(t *testing.T) {
 		t.Errorf("Change settings… opened %q, want a dashboard login at #settings", got)
 	}
 	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		w.win.Resize(fyne.NewSize(560, 640))
+		w.win.Resize(fyne.NewSize(700, 640))
 		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-settings.png"))
 	}
 	if w.autostart.Checked || w.autostart.Text != labelAutostart {
@@ -470,6 +470,7 @@ func TestWithRealPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pol.SetLevelOf(func(client string) policy.Level { return policy.LevelTrusted }) // as the agent directory tells it
 	a := test.NewTempApp(t)
 	loop := newUILoop()
 	tr := newTray(a, nil, Config{Broker: pol, Control: &fakeControl{}, Clock: clock.Now, AfterFunc: clock.AfterFunc})
@@ -491,6 +492,10 @@ func TestWithRealPolicy(t *testing.T) {
 	d := tr.dialog
 	if d == nil || d.target.Text != "/srv/data/a.csv" {
 		t.Fatal("no dialog for the request")
+	}
+	// The agent's trust level is shown, as on the dashboard's card (issue 26.3).
+	if d.who.Text != "alice-agent (Trusted in its folder), working in alice’s folder" {
+		t.Errorf("who %q lacks the agent's trust level", d.who.Text)
 	}
 	clock.Advance(GuardDelay)
 	loop.flush()

@@ -9,11 +9,14 @@ import (
 	"time"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
 	"corral/core/audit"
 	"corral/core/visible"
+	"corral/core/words"
 )
 
 // Undoer is a Control that can take back what an agent changed. The
@@ -162,7 +165,7 @@ func undoAgents(events []audit.Event) []string {
 func lastChangeText(c LastChange) (head, files string) {
 	n := len(c.Files)
 	head = fmt.Sprintf("The last change by %s: %s at %s (event %d), %d file%s.",
-		visible.Line(c.Client), visible.Line(c.Op), c.Time.Local().Format(time.DateTime), c.EventID, n, plural(n))
+		visible.Line(words.Who(c.Client)), opWords(c.Op), c.Time.Local().Format(time.DateTime), c.EventID, n, plural(n))
 	var b strings.Builder
 	for _, f := range c.Files {
 		b.WriteString(clip(visible.Line(f.Path), 80))
@@ -182,6 +185,16 @@ func lastChangeText(c LastChange) (head, files string) {
 		head += " Undo it? Corral keeps what the undo replaces, so the undo can itself be undone from the dashboard."
 	}
 	return head, strings.TrimSuffix(b.String(), "\n")
+}
+
+// opWords is an operation in core/words' words, lower-cased to sit in a
+// sentence ("ran a command"), never its raw name ("command.run").
+func opWords(op string) string {
+	l := visible.Line(words.OpLabel(op))
+	if l == op || l == "" {
+		return l
+	}
+	return strings.ToLower(l[:1]) + l[1:]
 }
 
 func plural(n int) string {
@@ -217,8 +230,13 @@ func newUndoWindow(t *Tray) *undoWindow {
 	w.confirm.Importance = widget.DangerImportance
 	w.cancel = widget.NewButton(labelCancel, func() { w.win.Close() })
 	buttons := container.NewHBox(w.cancel, w.confirm)
-	w.win.SetContent(container.NewBorder(nil, container.NewVBox(w.status, buttons), nil, nil, container.NewVScroll(container.NewVBox(w.head, w.files))))
-	w.win.Resize(fyne.NewSize(560, 360))
+	// The confirm area sits on an opaque rectangle of the theme's
+	// background, so the list of files scrolled behind it never shows
+	// through (issue 27: the owner saw rows through it in the real tray).
+	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
+	bottom := container.NewStack(bg, container.NewVBox(w.status, buttons))
+	w.win.SetContent(container.NewBorder(nil, bottom, nil, nil, container.NewVScroll(container.NewVBox(w.head, w.files))))
+	w.win.Resize(activitySize) // covers the Recent activity window it came from
 	return w
 }
 

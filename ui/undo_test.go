@@ -140,10 +140,13 @@ func TestUndoLastChange(t *testing.T) {
 	if uw == nil || uw.win.Title() != undoTitle || !slices.Equal(u.asked, []string{"alice-agent"}) {
 		t.Fatalf("no undo window, or asked %q", u.asked)
 	}
-	for _, want := range []string{"The last change by alice-agent: command.run", "(event 2), 2 files.", "Undo it?"} {
+	for _, want := range []string{"The last change by alice-agent: ran a command at", "(event 2), 2 files.", "Undo it?"} {
 		if !strings.Contains(uw.head.Text, want) {
 			t.Errorf("head %q lacks %q", uw.head.Text, want)
 		}
+	}
+	if strings.Contains(uw.head.Text, "command.run") {
+		t.Errorf("head names the raw operation: %q", uw.head.Text)
 	}
 	if uw.files.Text != "notes.txt — changed; undoing puts its earlier content back.\nmade.txt — created; undoing removes it." {
 		t.Errorf("files %q", uw.files.Text)

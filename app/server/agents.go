@@ -187,6 +187,17 @@ func (d *directory) current(name string) (sandbox.Caller, bool) {
 	return a.caller(), true
 }
 
+// levelOf is the agent's trust level now ("" for a name that is no
+// agent): what every question it asks carries (policy.SetLevelOf).
+func (d *directory) levelOf(name string) policy.Level {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if a, ok := d.agents[name]; ok {
+		return a.level()
+	}
+	return ""
+}
+
 // keyOf returns the hash of the agent's key now.
 func (d *directory) keyOf(name string) ([32]byte, bool) {
 	d.mu.RLock()

@@ -190,10 +190,17 @@ type approvalOut struct {
 	wire.Approval
 	Choices         []wire.Choice   `json:"choices"`
 	DefaultDecision policy.Decision `json:"default_decision"`
+	// LevelLabel names Level as the owner reads it ("Trusted in its
+	// folder"): the phone, which cannot list agents, shows it as is.
+	LevelLabel string `json:"level_label,omitempty"`
 }
 
 func withChoices(a policy.Approval) approvalOut {
-	return approvalOut{Approval: wire.To[wire.Approval](a), Choices: wire.To[[]wire.Choice](a.Choices()), DefaultDecision: a.Default()}
+	out := approvalOut{Approval: wire.To[wire.Approval](a), Choices: wire.To[[]wire.Choice](a.Choices()), DefaultDecision: a.Default()}
+	if a.Level != "" {
+		out.LevelLabel = a.Level.Label()
+	}
+	return out
 }
 
 func (cs *connSurface) ApprovalResolved(id string, d policy.Decision, by string) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -181,6 +182,9 @@ func startWith(t testing.TB, su setup) *harness {
 		t.Fatal(err)
 	}
 	srv := p.Server
+	// The LAN side, when a test opens it, is on a loopback address:
+	// network tests talk only to loopback, never on the machine's network.
+	srv.lanIP = func() (net.IP, error) { return net.IPv4(127, 0, 0, 2), nil }
 	ln, err := srv.Listen(su.listen)
 	if err != nil {
 		t.Fatal(err)

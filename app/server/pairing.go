@@ -126,7 +126,19 @@ func (p *pairing) spend(code string, now time.Time) bool {
 }
 
 // lanAddr is the first non-loopback IPv4 address of this machine.
+//
+// $CORRAL_LAN_ADDRESS, when set, names it instead (an IPv4 or IPv6
+// address of this machine): for a computer with several networks, and for
+// tests, which give a loopback one such as 127.0.0.2 so that no traffic
+// leaves the machine.
 func lanAddr() (net.IP, error) {
+	if v := os.Getenv("CORRAL_LAN_ADDRESS"); v != "" {
+		ip := net.ParseIP(v)
+		if ip == nil {
+			return nil, fmt.Errorf("CORRAL_LAN_ADDRESS %q is not an IP address", v)
+		}
+		return ip, nil
+	}
 	addrs, err := net.InterfaceAddrs()
 	if err != nil {
 		return nil, err
@@ -495,7 +507,9 @@ func (p pairHandler) post(w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": p.secrets.secretFor("device", token)})
 }
 
-var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
+// pairTmpl's fingerprint may break only after a colon (<wbr>), never in
+// the middle of a byte ("C8:C" / "1:21" on a phone).
+var pairTmpl = template.Must(template.New("pair").Funcs(template.FuncMap{"split": strings.Split}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark"><title>Pair with Corral</title><link rel="icon" href="/app-icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/pair.css"><script type="module" src="/pair.js"></script></head>
@@ -503,7 +517,7 @@ var pairTmpl = template.Must(template.New("pair").Parse(`<!doctype html>
 {{if .Usable}}<h1><img src="/app-icon.svg" alt="" width="32" height="32"> Pair this phone with Corral</h1>
 <p class="muted">Give this phone a name so you can recognise it in Corral's device list. Then it can answer your agents' requests.</p>
 {{if .Fingerprint}}<div class="note"><p>Before you pair: your browser warned about this page's certificate. Open the certificate details (the icon left of the address) and check that its SHA-256 fingerprint is the one on the computer's pairing screen:</p>
-<p><code id="fingerprint">{{.Fingerprint}}</code></p></div>{{end}}
+<p><code id="fingerprint">{{range $i, $b := split .Fingerprint ":"}}{{if $i}}:<wbr>{{end}}{{$b}}{{end}}</code></p></div>{{end}}
 <form id="pair"><input type="hidden" name="code" value="{{.Code}}">
 <label for="name">Phone name</label>
 <input id="name" name="name" maxlength="40" required autocomplete="off" placeholder="My phone">
@@ -552,6 +566,7 @@ const pairExtraCSS = `
 .signed-out-card form .btn { min-height: 48px; margin-top: .5rem; }
 .signed-out-card .note { background: var(--warn-soft); color: var(--warn-ink); border-radius: var(--radius-sm); padding: .75rem; display: grid; gap: .5rem; }
 .signed-out-card code { word-break: break-all; font-family: var(--mono); }
+.signed-out-card #fingerprint { word-break: normal; overflow-wrap: normal; } /* breaks at its <wbr>, after a colon */
 .signed-out-card .muted { color: var(--muted); }
 #status:empty { display: none; }
 `

@@ -39,6 +39,9 @@ type Approval struct {
 	// Preview shows what a write would do: its size, whether it replaces
 	// a file, and its first lines.
 	Preview string `json:"preview,omitempty"`
+	// Level is the asking agent's trust level (policy.Levels) when it
+	// asked; absent when unknown.
+	Level policy.Level `json:"level,omitempty"`
 }
 
 // Choice is policy.Choice on the wire.

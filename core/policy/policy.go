@@ -38,6 +38,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"corral/core/audit"
@@ -94,6 +95,9 @@ type Approval struct {
 	// Preview shows what a write would do: its size, whether it replaces
 	// a file, and its first lines.
 	Preview string
+	// Level is the asking agent's trust level when the question was
+	// asked (SetLevelOf); "" when nothing tells the policy levels.
+	Level Level
 }
 
 // Decisions lists the answers the approval accepts.
@@ -186,6 +190,22 @@ type Policy struct {
 	surfaces map[*surfaceReg]struct{}
 	paused   bool
 	held     map[string]bool // clients paused one by one (SetClientPaused)
+
+	levelOf atomic.Pointer[func(client string) Level] // SetLevelOf
+}
+
+// SetLevelOf tells the policy how to learn an agent's trust level (the
+// agent directory's): every question then carries the asking agent's
+// level, so each surface can show it. f is called without the policy's
+// lock held and must not block.
+func (p *Policy) SetLevelOf(f func(client string) Level) { p.levelOf.Store(&f) }
+
+// levelFor is client's level as SetLevelOf's function says, or "".
+func (p *Policy) levelFor(client string) Level {
+	if f := p.levelOf.Load(); f != nil && *f != nil {
+		return (*f)(client)
+	}
+	return ""
 }
 
 type key struct {
@@ -361,6 +381,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("policy: unknown access %q", r.Access)
 	}
 	now := p.now()
+	level := p.levelFor(r.Client) // before the lock: the directory has its own
 	p.mu.Lock()
 	if !r.OneTimeOnly && len(r.Domains) == 0 {
 		// A folder-wide allow never answers for a secret inside the
@@ -402,7 +423,7 @@ func (p *Policy) Check(ctx context.Context, r Request) (Outcome, error) {
 		pd = &pending{done: make(chan struct{}), a: Approval{
 			ID: newID("ap_"), Client: r.Client, User: r.Scope, Access: r.Access, Target: r.Target,
 			Reason: visibleReason(r.Reason, 500), OneTimeOnly: once, RequestedAt: now.UTC(), ExpiresAt: now.Add(p.cfg.Timeout).UTC(),
-			Description: Describe(r.Client, r.Access, r.Target), Folder: p.widenable(widened(r)),
+			Description: Describe(r.Client, r.Access, r.Target), Folder: p.widenable(widened(r)), Level: level,
 		}}
 		pd.a.Sensitive, pd.a.Asked, pd.a.Preview = r.Sensitive, visibleReason(r.Asked, 2000), visibleReason(r.Preview, 2000)
 		if r.Sensitive != "" {

@@ -42,3 +42,32 @@ fold();
 phone.addEventListener('change', () => { fold(); currentTabInView(); });
 addEventListener('hashchange', () => requestAnimationFrame(currentTabInView));
 requestAnimationFrame(currentTabInView);
+
+/**
+ * keepClearOfBars makes the page's scroll padding equal to the sticky
+ * header's height (and, on a phone, the fixed tab bar's at the bottom),
+ * so an anchor or scrollIntoView lands below the header instead of under
+ * it: at 1181–1599 px the header takes two rows. A ResizeObserver keeps
+ * it equal as the header wraps or unwraps.
+ */
+function keepClearOfBars() {
+  const bar = $('.topbar');
+  const tabs = $('.tabs');
+  if (!bar) return;
+  const root = document.documentElement.style;
+  const fit = () => {
+    const pinned = (el) => el && ['sticky', 'fixed'].includes(getComputedStyle(el).position);
+    root.scrollPaddingTop = pinned(bar) ? `${Math.ceil(bar.getBoundingClientRect().height)}px` : '';
+    const tabsFixed = tabs && getComputedStyle(tabs).position === 'fixed';
+    root.scrollPaddingBottom = tabsFixed ? `${Math.ceil(tabs.getBoundingClientRect().height)}px` : '';
+  };
+  fit();
+  if (typeof ResizeObserver === 'function') {
+    const ro = new ResizeObserver(fit);
+    ro.observe(bar);
+    if (tabs) ro.observe(tabs);
+  }
+  phone.addEventListener('change', fit);
+}
+
+keepClearOfBars();

@@ -30,9 +30,14 @@ export function levelData(name) {
   return l ? { level: l.level, levelLabel: l.label } : {};
 }
 
-/** levelTag is a small tag naming the agent's trust level, or null. */
-export function levelTag(name) {
-  const l = agentLevel.get(name);
+/**
+ * levelTag is a small tag naming the agent's trust level, or null. An
+ * approval carries the level its agent had when it asked (level,
+ * level_label): given as own, it wins, so a paired phone, which cannot
+ * list agents, shows it too.
+ */
+export function levelTag(name, own) {
+  const l = own?.level ? { level: own.level, label: own.level_label || own.level } : agentLevel.get(name);
   if (!l) return null;
   return h('span', { class: `level-tag level-${l.level}`, title: levelInfo(l.level)?.explain || 'Settings of its own', dataset: { level: l.level } }, l.label);
 }

@@ -162,7 +162,7 @@ export class Approvals extends View {
         ? `Asked before the command starts, once for these ${a.domains.length} domains: your answer covers them all for this run (“Always” makes one rule per domain). Domains it did not list are refused without asking.`
         : 'Asked before the command starts: your answer covers this domain for this run. Domains it did not list are refused without asking.') : null,
       h('div', { class: 'who' },
-        h('span', { class: 'chip', title: 'Agent' }, a.client), levelTag(a.client),
+        h('span', { class: 'chip', title: 'Agent' }, a.client), levelTag(a.client, a),
         h('span', { class: 'chip', title: 'Folder' }, `In ${folderName(a.user)}`),
         h('span', { class: 'chip access', title: 'Access' }, accessLabels[a.access] || a.access)),
       at < 0 && a.target ? h('div', { class: 'target' }, a.target) : null,
