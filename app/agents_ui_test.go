@@ -398,7 +398,9 @@ func TestConnectAgentInBrowser(t *testing.T) {
 	evalJS[chromedp.Void](b, `(() => { const c = document.querySelector('#agent-ask'); c.checked = true; c.dispatchEvent(new Event('change')); })()`) // on whatever its level set
 	b.shot("agent-edit")
 	b.click("#agent-save")
-	b.wait(`document.querySelector('#agent-form').hidden && /no network/.test(document.querySelector('` + row + `')?.textContent)`)
+	// Not /no network/: the row's day summary says "no network" before the
+	// edit ("Nothing today: … no network …"), so that wait passed at once.
+	b.wait(`document.querySelector('#agent-form').hidden && /may act for everyone/.test(document.querySelector('` + row + `')?.textContent)`)
 	if got := evalJS[string](b, `document.querySelector('`+row+`').textContent`); !strings.Contains(got, "may act for everyone") || !strings.Contains(got, "commands need approval") {
 		t.Errorf("the row after Edit: %q", got)
 	}
