@@ -95,6 +95,16 @@ func TestDashboardSettings(t *testing.T) {
 	if after, _ := os.ReadFile(h.files.Config); string(after) != text {
 		t.Errorf("an invalid value changed config.toml:\n%s", after)
 	}
+	// Two changes back to back: the answer to the first re-renders the
+	// list; the refusal of the second must still show (it was set on the
+	// replaced row, off the page, in a whole-suite run).
+	b.choose("#set-sandbox-approval-timeout", "8m")
+	b.choose("#set-sandbox-approval-timeout", "0s")
+	b.wait(`!document.querySelector('[data-key="sandbox.approval_timeout"] .settings-error').hidden && document.querySelector('#set-sandbox-approval-timeout').value === '0s'`)
+	waitFile(t, h.files.Config, `approval_timeout = "8m"`)
+	b.choose("#set-sandbox-approval-timeout", "9m")
+	waitFile(t, h.files.Config, `approval_timeout = "9m"`)
+	b.wait(`document.querySelector('[data-key="sandbox.approval_timeout"] .settings-error').hidden`)
 
 	// A setting that needs a restart: Restart Corral, then the tab
 	// reconnects by itself to the Corral that started again.

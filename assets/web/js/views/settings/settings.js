@@ -14,6 +14,12 @@ export class Settings extends View {
     this.body = $('#settings-body');
     this.restarting = false;
     this.gen = 0;
+    // key → {value, message}: a refused value and why, shown until that
+    // setting is saved, also across a render of the list (the answer to
+    // an earlier change, a reload) that would otherwise drop it.
+    this.refused = new Map();
+    this.seq = 0;
+    this.latest = new Map(); // key → the seq of its last change: an older answer does not clear a newer refusal
     $('#settings-restart-btn').addEventListener('click', () => this.restart());
   }
 
@@ -91,6 +97,15 @@ export class Settings extends View {
     }
     input.disabled = ro;
     const error = h('p', { class: 'settings-error', role: 'alert', hidden: true });
+    const refused = ro ? null : this.refused.get(st.key);
+    if (refused) {
+      if (st.kind === 'bool') input.checked = !!refused.value;
+      else if (st.kind === 'list') input.value = refused.value.join('\n');
+      else input.value = refused.value;
+      error.textContent = visible(refused.message);
+      error.hidden = false;
+      input.setAttribute('aria-invalid', 'true');
+    }
     const tags = h('span', { class: 'settings-tags' });
     if (st.restart_needed) {
       tags.append(h('span', { class: 'tag warn', title: `Saved as ${JSON.stringify(st.saved)}` }, 'after a restart'));
@@ -116,15 +131,26 @@ export class Settings extends View {
   async save(st, input, error) {
     error.hidden = true;
     input.setAttribute('aria-busy', 'true');
+    const value = this.value(st, input);
+    const seq = ++this.seq;
+    this.latest.set(st.key, seq);
+    const last = () => this.latest.get(st.key) === seq;
     try {
-      const r = await this.rpc.call('settings.set', { values: { [st.key]: this.value(st, input) } });
+      const r = await this.rpc.call('settings.set', { values: { [st.key]: value } });
+      if (last()) this.refused.delete(st.key);
       const now = (r.applied || []).includes(st.key);
       toast(now || st.live ? `${st.label}: saved, in effect now.` : `${st.label}: saved; it takes effect after a restart.`);
       this.render(r);
     } catch (e) {
-      error.textContent = visible(e.message);
-      error.hidden = false;
-      input.setAttribute('aria-invalid', 'true');
+      if (!last()) return;
+      this.refused.set(st.key, { value, message: e.message });
+      // The row on the page now: a render since the change may have
+      // replaced the one that was changed.
+      const row = [...this.body.querySelectorAll('.settings-row')].find((el) => el.dataset.key === st.key);
+      const shown = row?.querySelector('.settings-error') || error;
+      shown.textContent = visible(e.message);
+      shown.hidden = false;
+      (row?.querySelector('[data-key]') || input).setAttribute('aria-invalid', 'true');
     } finally {
       input.removeAttribute('aria-busy');
     }
