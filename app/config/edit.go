@@ -316,11 +316,11 @@ var commentedKeyRe = regexp.MustCompile(`^\s*#\s*([A-Za-z0-9_-]+)\s*=`)
 func Literal(v any) (string, error) {
 	switch x := v.(type) {
 	case string:
-		return quote(x), nil
+		return Quote(x), nil
 	case []string:
 		q := make([]string, len(x))
 		for i, e := range x {
-			q[i] = quote(e)
+			q[i] = Quote(e)
 		}
 		return "[" + strings.Join(q, ", ") + "]", nil
 	case bool:
@@ -339,8 +339,9 @@ func Literal(v any) (string, error) {
 	return "", fmt.Errorf("config: %v (%T) cannot be written as a setting", v, v)
 }
 
-// quote writes s as a TOML basic string.
-func quote(s string) string {
+// Quote writes s as a TOML basic string: config.toml's values here, and
+// the Codex config entry app/connect writes.
+func Quote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range s {

@@ -30,6 +30,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"corral/app/config"
 )
 
 // ServerName is the name Corral's entry has in every app's config.
@@ -151,8 +153,8 @@ func jsonEntry(a App, e Entry) *object {
 }
 
 func tomlEntry(a App, e Entry) string {
-	return "[" + a.Servers + "." + ServerName + "]\ncommand = " + tomlString(e.Command) + "\nargs = [\"mcp\"]\nenv = { CORRAL_URL = " +
-		tomlString(e.URL) + ", CORRAL_KEY = " + tomlString(e.Key) + " }\n"
+	return "[" + a.Servers + "." + ServerName + "]\ncommand = " + config.Quote(e.Command) + "\nargs = [\"mcp\"]\nenv = { CORRAL_URL = " +
+		config.Quote(e.URL) + ", CORRAL_KEY = " + config.Quote(e.Key) + " }\n"
 }
 
 // Merge returns old with Corral's entry added (or replaced), refusing a
@@ -645,25 +647,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-// tomlString is a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // yamlString is a YAML double-quoted scalar (JSON's escapes are valid there).
