@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"corral/app/client"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // TestRestartWithCallsInFlight: the owner's corral.restart while an

@@ -14,7 +14,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"corral/internal/needs"
+	"corral/core/testkit/needs"
 )
 
 // panelConfig is an xfce4-panel with one plugin, the Status Tray (which

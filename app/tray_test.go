@@ -27,7 +27,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"corral/app/client"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // shotsDir is where the smoke test also leaves its screenshots, to look

@@ -12,7 +12,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // The tray's undo window, opened from Recent activity on the real tray

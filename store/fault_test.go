@@ -8,7 +8,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 	"corral/store/storetest"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"corral/core/audit"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 	"corral/store/storetest"
 )
 

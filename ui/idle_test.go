@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // TestIdlerParksUntilPosted plays Fyne's loop: a goroutine running the

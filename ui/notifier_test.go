@@ -8,7 +8,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"corral/internal/needs"
+	"corral/core/testkit/needs"
 )
 
 // TestDetectNotifier runs a real session bus (dbus-daemon): without a

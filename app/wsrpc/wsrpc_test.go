@@ -18,7 +18,7 @@ import (
 	"corral/app/client"
 	"corral/app/rpc"
 	"corral/core/errs"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // fake is a Dispatcher with a few methods that exercise the transport:

@@ -25,8 +25,8 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/execboxtest"
-	"corral/internal/needs"
-	"corral/internal/poll"
+	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // These tests run real bubblewrap. They fail when it is missing, except

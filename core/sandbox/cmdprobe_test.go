@@ -9,8 +9,8 @@ import (
 
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
+	"corral/core/testkit/needs"
 	"corral/core/versions"
-	"corral/internal/needs"
 )
 
 // TestOverlayProbeOutlivesItsCall (red team): the overlay probe ran once,

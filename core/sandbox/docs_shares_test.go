@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"corral/core/errs"
-	"corral/internal/poll"
+	"corral/core/testkit/poll"
 )
 
 // countSleeps counts the processes on the host running "sleep arg".

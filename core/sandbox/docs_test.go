@@ -16,7 +16,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
-	"corral/internal/needs"
+	"corral/core/testkit/needs"
 )
 
 // docHelperEnv makes this test binary play Corral's document helper

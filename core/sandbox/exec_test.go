@@ -9,8 +9,8 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
-	"corral/internal/needs"
-	"corral/internal/poll"
+	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // execWorld is a world whose sandbox runs commands under ec (its Runner

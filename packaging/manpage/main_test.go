@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"corral/internal/needs"
+	"corral/core/testkit/needs"
 )
 
 const help = `usage: corral [command]

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"corral/internal/needs"
+	"corral/core/testkit/needs"
 )
 
 // root is the top of the repository.
