@@ -265,3 +265,47 @@ func TestVersionStoreOutOfReach(t *testing.T) {
 		t.Errorf("the version itself: %q %v", b, err)
 	}
 }
+
+// version.restore puts back a version of the path it names only: a kept
+// version (an agent's, whose id the owner's versions.list shows) written
+// over a host file outside every fence was restored (the red team wrote
+// an agent's text over /etc/passwd of a running daemon this way), and
+// over another file of the scope too, though file.write of the same path
+// is refused or asked about.
+func TestVersionRestoreOnlyItsOwnPath(t *testing.T) {
+	t.Parallel()
+	h := start(t, "")
+	alice, own := h.dial(aliceKey), h.dial(ownerToken)
+	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "agent text"))
+	rpcCall[any](t, alice, "file.write", m("path", "s.txt", "content", "replaced"))
+	rpcCall[any](t, alice, "file.write", m("path", "other.txt", "content", "other"))
+	ctxAlice := m("user_id", "alice")
+	hist := rpcCall[wire.HistoryResult](t, own, "versions.list", m("path", "s.txt", "context", ctxAlice))
+	id := ""
+	for _, v := range hist.Versions {
+		if v.Version != "" {
+			id = v.Version
+		}
+	}
+	if id == "" {
+		t.Fatalf("no kept version of s.txt: %+v", hist)
+	}
+	host := filepath.Join(t.TempDir(), "passwd")
+	os.WriteFile(host, []byte("root:x:0:0\n"), 0o644)
+	for _, p := range []string{host, "other.txt"} {
+		if ce := callErr(t, own, "version.restore", m("path", p, "version", id, "context", ctxAlice)); ce.Data.Kind != "invalid_params" {
+			t.Errorf("restoring s.txt's version over %s: %+v", p, ce)
+		}
+	}
+	if b, _ := os.ReadFile(host); string(b) != "root:x:0:0\n" {
+		t.Errorf("the host file now holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(h.base, "alice", "other.txt")); string(b) != "other" {
+		t.Errorf("other.txt now holds %q", b)
+	}
+	// Its own path still gets it back.
+	rpcCall[any](t, own, "version.restore", m("path", "s.txt", "version", id, "context", ctxAlice))
+	if b, _ := os.ReadFile(filepath.Join(h.base, "alice", "s.txt")); string(b) != "agent text" {
+		t.Errorf("s.txt after restoring its version: %q", b)
+	}
+}

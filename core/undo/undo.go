@@ -727,14 +727,22 @@ func (s *Service) Restore(ctx context.Context, c sandbox.Caller, a RestoreArgs) 
 	if now.dir {
 		return UndoResult{}, errs.New(errs.IsDirectory, t.Visible, "%s is a folder now; move it away first.", t.Visible)
 	}
-	mode := uint32(0)
-	if p, err := s.History(ctx, c, HistoryArgs{Context: a.Context, Path: t.Visible}); err == nil {
-		for _, v := range p.Versions {
-			if v.Version == a.Version {
-				mode = v.Mode
-				break
-			}
+	// Only a version of this path: a kept version is anyone's content,
+	// and written over another path (a host file outside every fence,
+	// another file of the scope) it would be a write nobody decided on.
+	mode, ok := uint32(0), false
+	p, err := s.History(ctx, c, HistoryArgs{Context: a.Context, Path: t.Visible, Limit: 1000})
+	if err != nil {
+		return UndoResult{}, err
+	}
+	for _, v := range p.Versions {
+		if v.Version == a.Version {
+			mode, ok = v.Mode, true
+			break
 		}
+	}
+	if !ok {
+		return UndoResult{}, errs.New(errs.InvalidParams, t.Visible, "That version was not kept for %s; versions.list names the ones that were.", t.Visible)
 	}
 	st := &undoStep{scope: scope, content: data, change: audit.Change{Path: t.Visible, Kind: audit.Modified, Version: a.Version, Mode: mode},
 		file: UndoFile{Path: t.Visible, Action: "restore", Kind: string(audit.Modified), SizeNow: now.size, SizeAfter: int64(len(data))}}
