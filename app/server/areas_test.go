@@ -3,16 +3,13 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"maps"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"corral/app/config"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
@@ -353,52 +350,6 @@ func TestAuditAreaFilters(t *testing.T) {
 	}
 }
 
-// fakeLinks is a linkMaker that signs every path with the same token.
-type fakeLinks struct{ made []links.LinkArgs }
-
-func (f *fakeLinks) CreateLink(ctx context.Context, c sandbox.Caller, a links.LinkArgs) (links.Link, error) {
-	f.made = append(f.made, a)
-	return links.Link{Path: a.Path, Token: "t", Expires: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}, nil
-}
-
-func (f *fakeLinks) SaveResult(ctx context.Context, c sandbox.Caller, a links.ResultArgs) (links.Result, error) {
-	return links.Result{Link: links.Link{Path: "/share/r.md", Token: "t"}, Content: a.Content}, nil
-}
-
-func TestLinkAreaTellsOnlyTheOwnerTheReach(t *testing.T) {
-	box := &fakeLinks{}
-	var rotatedBy string
-	x := linkArea{box: box,
-		url:    func(l links.Link) string { return "http://127.0.0.1:1/files/out?" + l.Query() },
-		reach:  func(links.Link) *ownerReach { return &ownerReach{LocalOnly: true} },
-		rotate: func(ctx context.Context, by string) error { rotatedBy = by; return nil },
-	}
-	params := `{"path":"/home/ann/a.txt","expires_in":"1h"}`
-	agent, err := x.create(t.Context(), &call{caller: sandbox.Caller{Client: "bot"}, params: json.RawMessage(params)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := x.create(t.Context(), ownerCall(params))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, agent); strings.Contains(w, "local_only") {
-		t.Errorf("an agent was told the reach: %s", w)
-	}
-	if w := wireOf(t, owner); !strings.Contains(w, `"local_only":true`) {
-		t.Errorf("the owner was not told the reach: %s", w)
-	}
-	if len(box.made) != 2 || box.made[0].ExpiresIn != time.Hour {
-		t.Errorf("links asked for: %+v", box.made)
-	}
-	if _, err := x.rotateAll(t.Context(), ownerCall(`{}`)); err != nil || rotatedBy != "owner" {
-		t.Errorf("links.rotate: err %v, by %q", err, rotatedBy)
-	}
-	x.rotate = nil
-	_, err = x.rotateAll(t.Context(), ownerCall(`{}`))
-	wantKind(t, err, errs.Unavailable)
-}
-
 // fakeFiles is a fileOps over a map of entries by path; it answers
 // file.stat and nothing else (any other method would reach the nil
 // sandbox and panic).
@@ -517,37 +468,38 @@ func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
 	}
 }
 
-// fakeOpener is a linkOpener over a map of link errors by token.
-type fakeOpener map[string]error
+// fakeMaker is a share.Maker that records what it was asked to sign.
+type fakeMaker struct{ made []links.LinkArgs }
 
-func (o fakeOpener) OpenLink(ctx context.Context, token, p string, v links.Visitor) (links.Served, error) {
-	if err, ok := o[token]; ok {
-		return links.Served{}, err
-	}
-	return links.Served{}, links.ErrBadLink
+func (f *fakeMaker) CreateLink(ctx context.Context, c sandbox.Caller, a links.LinkArgs) (links.Link, error) {
+	f.made = append(f.made, a)
+	return links.Link{Path: a.Path, Token: "t"}, nil
 }
 
-func TestFilesOutHandlerAnswersEachRefusal(t *testing.T) {
-	h := filesOutHandler{box: fakeOpener{
-		"gone": links.ErrRevokedLink,
-		"lost": errs.New(errs.NotFound, "", "No such file."),
-		"odd":  errors.New("disk on fire"),
-	}, log: slog.New(slog.DiscardHandler)}
-	for _, tc := range []struct {
-		query string
-		code  int
-	}{
-		{"path=a&token=gone", http.StatusGone},
-		{"path=a&token=lost", http.StatusNotFound},
-		{"path=a&token=odd", http.StatusInternalServerError},
-		{"path=a&token=forged", http.StatusForbidden},
-		{"path=a&token=gone&token=gone", http.StatusForbidden},
-		{"path=a", http.StatusForbidden},
-	} {
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/files/out?"+tc.query, nil))
-		if w.Code != tc.code || w.Header().Get("Content-Security-Policy") != filesOutCSP {
-			t.Errorf("%s: %d with CSP %q, want %d", tc.query, w.Code, w.Header().Get("Content-Security-Policy"), tc.code)
+func (f *fakeMaker) SaveResult(ctx context.Context, c sandbox.Caller, a links.ResultArgs) (links.Result, error) {
+	return links.Result{}, errs.New(errs.Unavailable, "", "Not here.")
+}
+
+// The share room's rows (app/share answers them): link.create's lifetime
+// is read as the caller wrote it, and the owner's methods are the owner's.
+func TestLinkAreaRows(t *testing.T) {
+	box := &fakeMaker{}
+	table := map[string]method{}
+	x := (&Server{cfg: &config.Config{}}).linkArea()
+	x.Box = box
+	x.methods(func(n string, m method) { table[n] = m })
+	if _, err := table["link.create"].fn(t.Context(), ownerCall(`{"path":"/home/ann/a.txt","expires_in":"1h"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := table["link.create"].fn(t.Context(), ownerCall(`{"path":"a","expires_in":"soon"}`)); errs.KindOf(err) != errs.InvalidParams {
+		t.Errorf("expires_in soon: %v", err)
+	}
+	if len(box.made) != 1 || box.made[0].ExpiresIn != time.Hour || box.made[0].Path != "/home/ann/a.txt" {
+		t.Errorf("links asked for: %+v", box.made)
+	}
+	for name, owner := range map[string]bool{"link.create": false, "result.save": false, "links.rotate": true, "links.list": true, "link.revoke": true} {
+		if table[name].fn == nil || table[name].owner != owner {
+			t.Errorf("%s: registered %v, owner only %v", name, table[name].fn != nil, table[name].owner)
 		}
 	}
 }

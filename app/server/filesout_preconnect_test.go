@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"corral/app/share"
 )
 
 // acceptCounter is a loopback TCP listener that counts the connections
@@ -41,7 +43,7 @@ func acceptCounter(t *testing.T) (string, *atomic.Int32) {
 // to the host they name the moment the owner opens the report (with a
 // host name, the DNS lookup alone carries whatever the agent put into
 // it). Each case is a way a <link> could slip past the filter in
-// filesout_html.go. A control page with the same markup, served as is
+// app/share/markup.go. A control page with the same markup, served as is
 // from another loopback server with the CSP given, must connect: that
 // shows the test would see the connection.
 func TestFilesOutReportsCannotPreconnect(t *testing.T) {
@@ -57,13 +59,13 @@ func TestFilesOutReportsCannotPreconnect(t *testing.T) {
 		{"noscript.html", html, "sandbox", `<!DOCTYPE html><html><head><title>r</title></head><body><h1>report</h1><noscript><link rel="preconnect" href="TARGET/"><link rel="dns-prefetch" href="TARGET/"></noscript></body></html>`},
 		// XML reads <style/> and <title/> as empty elements (an HTML
 		// tokenizer as the start of raw text) and expands DOCTYPE entities.
-		{"style.svg", "image/svg+xml", filesOutCSP, `<svg xmlns="http://www.w3.org/2000/svg"><style/><link xmlns="http://www.w3.org/1999/xhtml" rel="preconnect" href="TARGET/"/><text y="20">report</text></svg>`},
-		{"entity.svg", "image/svg+xml", filesOutCSP, `<!DOCTYPE svg [<!ENTITY l "&#60;link xmlns='http://www.w3.org/1999/xhtml' rel='preconnect' href='TARGET/'/&#62;">]><svg xmlns="http://www.w3.org/2000/svg">&l;<text y="20">report</text></svg>`},
-		{"title.xml", "text/xml", filesOutCSP, `<html xmlns="http://www.w3.org/1999/xhtml"><head><title/><link rel="preconnect" href="TARGET/"/></head><body><h1>report</h1></body></html>`},
+		{"style.svg", "image/svg+xml", share.CSP, `<svg xmlns="http://www.w3.org/2000/svg"><style/><link xmlns="http://www.w3.org/1999/xhtml" rel="preconnect" href="TARGET/"/><text y="20">report</text></svg>`},
+		{"entity.svg", "image/svg+xml", share.CSP, `<!DOCTYPE svg [<!ENTITY l "&#60;link xmlns='http://www.w3.org/1999/xhtml' rel='preconnect' href='TARGET/'/&#62;">]><svg xmlns="http://www.w3.org/2000/svg">&l;<text y="20">report</text></svg>`},
+		{"title.xml", "text/xml", share.CSP, `<html xmlns="http://www.w3.org/1999/xhtml"><head><title/><link rel="preconnect" href="TARGET/"/></head><body><h1>report</h1></body></html>`},
 		// In HTML, <style> and <title> inside <svg> or <math> hold markup,
 		// and a <p> there ends the SVG: a <link> after it is live again.
-		{"svgstyle.html", html, filesOutCSP, `<!DOCTYPE html><h1>report</h1><svg><style><p></p><link rel="preconnect" href="TARGET/"></style></svg>`},
-		{"mathtitle.html", html, filesOutCSP, `<!DOCTYPE html><h1>report</h1><math><title><div></div><link rel="preconnect" href="TARGET/"></title></math>`},
+		{"svgstyle.html", html, share.CSP, `<!DOCTYPE html><h1>report</h1><svg><style><p></p><link rel="preconnect" href="TARGET/"></style></svg>`},
+		{"mathtitle.html", html, share.CSP, `<!DOCTYPE html><h1>report</h1><math><title><div></div><link rel="preconnect" href="TARGET/"></title></math>`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target, reached := acceptCounter(t)

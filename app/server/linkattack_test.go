@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"corral/app/share"
 )
 
 // Attacks on a withdrawn link from outside: every spelling of the request,
@@ -28,7 +30,7 @@ func TestSharedLinksRevokedEverySpelling(t *testing.T) {
 		ids[l.Scope+":"+l.Path] = l.ID
 	}
 	for _, k := range []string{"alice:output/sub/deep.txt", "alice:output", "alice:share/both.txt"} {
-		rpcCall[sharedLink](t, owner, "link.revoke", m("id", ids[k]))
+		rpcCall[share.Row](t, owner, "link.revoke", m("id", ids[k]))
 	}
 	ft, dt := url.QueryEscape(tokenOf(t, file)), url.QueryEscape(tokenOf(t, folder))
 	base := h.url + "/files/out?"

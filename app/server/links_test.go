@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"corral/app/share"
 )
 
 func get(t *testing.T, rawURL string, hdr ...string) (*http.Response, string) {
@@ -32,7 +34,7 @@ func get(t *testing.T, rawURL string, hdr ...string) (*http.Response, string) {
 
 func checkSecurityHeaders(t *testing.T, resp *http.Response) {
 	t.Helper()
-	for k, v := range map[string]string{"Content-Security-Policy": filesOutCSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+	for k, v := range map[string]string{"Content-Security-Policy": share.CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
 		if got := resp.Header.Get(k); got != v {
 			t.Errorf("%s: %q, want %q (status %d)", k, got, v, resp.StatusCode)
 		}
@@ -310,7 +312,7 @@ func TestFilesOutPlainAndConditional(t *testing.T) {
 		"output/b.md":     "# Title\n",
 		"output/page":     "<!doctype html><p>sniffed</p>",
 		"output/empty.js": "",
-		"output/big.txt":  strings.Repeat("0123456789abcdef", (smallFile+100)/16),
+		"output/big.txt":  strings.Repeat("0123456789abcdef", (share.SmallFile+100)/16),
 	}
 	// Written on disk: the big one would not fit in one frame.
 	os.MkdirAll(filepath.Join(h.base, "alice", "output"), 0o700)

@@ -70,12 +70,3 @@ func (s *Server) qrImage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	w.Write([]byte(svg))
 }
-
-// pageURL is the address the request was made to, as the browser sees it.
-func pageURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + r.URL.RequestURI()
-}

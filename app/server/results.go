@@ -54,36 +54,6 @@ type runningResult struct {
 	Running []wire.Running `json:"running"`
 }
 
-// linkResult answers link.create; the owner also learns the link's reach.
-type linkResult struct {
-	ExpiresAt string `json:"expiresAt"`
-	*ownerReach
-	Path string `json:"path"`
-	URL  string `json:"url"`
-}
-
-// ownerReach is where the owner can open a new link (see linkReach):
-// lan_url only while the LAN listener runs and no public_url is set.
-type ownerReach struct {
-	LanURL    string `json:"lan_url,omitempty"`
-	LocalOnly bool   `json:"local_only"`
-}
-
-// savedResult answers result.save. Content and view_url are present
-// (content even when empty) only for a markdown report.
-type savedResult struct {
-	Content   *string `json:"content,omitempty"`
-	ExpiresAt string  `json:"expiresAt"`
-	Path      string  `json:"path"`
-	URL       string  `json:"url"`
-	ViewURL   *string `json:"view_url,omitempty"`
-}
-
-// rotatedResult answers links.rotate.
-type rotatedResult struct {
-	Rotated bool `json:"rotated"`
-}
-
 // agentsResult answers agent.list: the agents and whether the owner can
 // add and remove them here (Corral has a database for them).
 type agentsResult struct {

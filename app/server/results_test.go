@@ -16,7 +16,6 @@ import (
 // TestResultsKeepTheMapBytes pins each typed result to the bytes of the
 // map it replaced, so a client sees the same answer, field for field.
 func TestResultsKeepTheMapBytes(t *testing.T) {
-	content, view, empty := "# Report", "https://x/l?s=1&view=1", ""
 	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := when.Format(time.RFC3339)
 	question := policy.Approval{ID: "a1", Client: "agent", Access: policy.Write, Target: "/home/u/f", RequestedAt: when, ExpiresAt: when}
@@ -44,17 +43,6 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 		{"command.list", runningResult{Running: wire.To[[]wire.Running]([]sandbox.Running{})}, map[string]any{"running": wire.Encode([]sandbox.Running{})}},
 		{"command.list nil", runningResult{Running: wire.To[[]wire.Running]([]sandbox.Running(nil))}, map[string]any{"running": wire.Encode([]sandbox.Running(nil))}},
 		{"command.list one", runningResult{Running: wire.To[[]wire.Running](running)}, map[string]any{"running": wire.Encode(running)}},
-		{"link.create agent", linkResult{URL: "u", Path: "p", ExpiresAt: at}, map[string]any{"url": "u", "path": "p", "expiresAt": at}},
-		{"link.create owner local", linkResult{URL: "u", Path: "p", ExpiresAt: at, ownerReach: &ownerReach{LocalOnly: true}},
-			map[string]any{"url": "u", "path": "p", "expiresAt": at, "local_only": true}},
-		{"link.create owner lan", linkResult{URL: "u", Path: "p", ExpiresAt: at, ownerReach: &ownerReach{LanURL: "https://l"}},
-			map[string]any{"url": "u", "path": "p", "expiresAt": at, "lan_url": "https://l", "local_only": false}},
-		{"result.save html", savedResult{URL: "u", Path: "p", ExpiresAt: at}, map[string]any{"path": "p", "url": "u", "expiresAt": at}},
-		{"result.save markdown", savedResult{URL: "u", Path: "p", ExpiresAt: at, Content: &content, ViewURL: &view},
-			map[string]any{"path": "p", "url": "u", "expiresAt": at, "content": content, "view_url": view}},
-		{"result.save empty markdown", savedResult{URL: "u", Path: "p", ExpiresAt: at, Content: &empty, ViewURL: &view},
-			map[string]any{"path": "p", "url": "u", "expiresAt": at, "content": "", "view_url": view}},
-		{"links.rotate", rotatedResult{Rotated: true}, map[string]any{"rotated": true}},
 		{"agent.list", agentsResult{Agents: []agentInfo{agent}, Managed: true}, map[string]any{"agents": []agentInfo{agent}, "managed": true}},
 		{"agent.list none", agentsResult{Agents: []agentInfo{}}, map[string]any{"agents": []agentInfo{}, "managed": false}},
 		{"agent.update", agentResult{Agent: agent}, map[string]any{"agent": agent}},

@@ -5,7 +5,7 @@
 //
 // The methods come in areas (files, commands, approvals, audit, links,
 // devices, session, agents, people, connect, config) and the routes in
-// small handlers (filesOutHandler, pairHandler, loginHandler), each
+// small handlers (share.FilesOut, pairHandler, loginHandler), each
 // depending only on a narrow interface of what it uses, so each can be
 // tested against a fake (areas_test.go, pairlogin_test.go); the
 // transport is app/wsrpc's. The method table checks, for every
@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"corral/app/config"
+	"corral/app/share"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/links"
@@ -200,7 +201,7 @@ func New(o Options) *Server {
 	mux.HandleFunc("GET /ws", s.serveWS)
 	login, pair := s.loginHandler(), s.pairHandler()
 	mux.Handle("GET /login", login)
-	mux.Handle("GET /files/out", filesOutHandler{box: s.links, log: s.log})
+	mux.Handle("GET /files/out", share.FilesOut{Box: s.links, Log: s.log, QR: qrSVG})
 	mux.Handle("/mcp", s.mcpHandler())
 	mux.Handle("GET /pair", pair)
 	mux.Handle("GET /pair.js", pair)

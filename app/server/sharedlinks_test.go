@@ -74,15 +74,3 @@ func TestLinkReachOwnerOnly(t *testing.T) {
 		t.Errorf("agent told lan_url: %v", res)
 	}
 }
-
-func TestLoopbackURL(t *testing.T) {
-	t.Parallel()
-	for u, want := range map[string]bool{
-		"http://127.0.0.1:8080": true, "http://[::1]:1": true, "http://localhost:9": true, "http://a.localhost": true,
-		"https://corral.example.org": false, "http://192.168.1.5:8080": false, "::bad": false,
-	} {
-		if got := loopbackURL(u); got != want {
-			t.Errorf("loopbackURL(%q) = %v", u, got)
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package server
+package share
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"corral/app/rpc"
 	"corral/core/errs"
 	"corral/core/links"
+	"corral/core/sandbox"
 )
 
-// sharedLink is one row of links.list: a link handed out, its state, and
-// the link itself while it still opens.
-type sharedLink struct {
+// Row is one row of links.list (and link.revoke's answer): a link handed
+// out, its state, and the link itself while it still opens.
+type Row struct {
 	ID        string `json:"id"`
 	Scope     string `json:"scope"`
 	Path      string `json:"path"`
@@ -28,58 +28,62 @@ type sharedLink struct {
 	LANURL    string `json:"lan_url,omitempty"` // the same on the LAN address, when it is on
 }
 
-// linksListResult is links.list's answer: newest first; next_cursor asks
-// for the following page.
-type linksListResult struct {
-	Links      []sharedLink `json:"links"`
-	NextCursor string       `json:"next_cursor,omitempty"`
+// List is links.list's answer: newest first; next_cursor asks for the
+// following page.
+type List struct {
+	Links      []Row  `json:"links"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// ListArgs are links.list's params.
+type ListArgs struct {
+	All    bool   `json:"all"`
+	Cursor string `json:"cursor"`
+	Limit  int    `json:"limit"`
+}
+
+// RevokeArgs are link.revoke's params.
+type RevokeArgs struct {
+	ID string `json:"id" rpc:"required"`
 }
 
 const maxLinksPage = 200
 
-// linksList answers links.list {all?, cursor?, limit?}: the links handed
-// out (recorded since the ledger exists), active ones only unless all.
-func (x linkArea) list(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		All    bool   `json:"all"`
-		Cursor string `json:"cursor"`
-		Limit  int    `json:"limit"`
-	}
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
-		return nil, err
-	}
+// List answers links.list {all?, cursor?, limit?}: the links handed out
+// (recorded since the ledger exists), active ones only unless all.
+func (x Links) List(ctx context.Context, _ sandbox.Caller, a ListArgs) (List, error) {
 	if a.Limit == 0 {
 		a.Limit = 100
 	}
 	if a.Limit < 1 || a.Limit > maxLinksPage {
-		return nil, errs.New(errs.InvalidParams, "", "limit must be between 1 and %d.", maxLinksPage)
+		return List{}, errs.New(errs.InvalidParams, "", "limit must be between 1 and %d.", maxLinksPage)
 	}
 	f := links.LinkFilter{All: a.All, Limit: a.Limit + 1}
 	if a.Cursor != "" {
 		after, ok := parseLinkCursor(a.Cursor)
 		if !ok {
-			return nil, errs.New(errs.InvalidParams, "", "That cursor is not one links.list gave out.")
+			return List{}, errs.New(errs.InvalidParams, "", "That cursor is not one links.list gave out.")
 		}
 		f.After = &after
 	}
-	recs, err := x.ledger.SharedLinks(ctx, f)
+	recs, err := x.Ledger.SharedLinks(ctx, f)
 	if err != nil {
-		return nil, err
+		return List{}, err
 	}
-	out := linksListResult{Links: []sharedLink{}}
+	out := List{Links: []Row{}}
 	if len(recs) > a.Limit {
 		recs = recs[:a.Limit]
 		out.NextCursor = linkCursor(recs[len(recs)-1].LinkRecord)
 	}
-	now := x.now()
+	now := x.Now()
 	for _, r := range recs {
 		out.Links = append(out.Links, x.row(r, now))
 	}
 	return out, nil
 }
 
-func (x linkArea) row(r links.SharedLink, now time.Time) sharedLink {
-	row := sharedLink{
+func (x Links) row(r links.SharedLink, now time.Time) Row {
+	row := Row{
 		ID: r.ID, Scope: r.Scope, Path: r.Path, Folder: r.Folder, MadeBy: r.MadeBy,
 		CreatedAt: r.Created.Format(time.RFC3339), ExpiresAt: r.Expires.Format(time.RFC3339), State: "active",
 	}
@@ -91,26 +95,20 @@ func (x linkArea) row(r links.SharedLink, now time.Time) sharedLink {
 	case r.Rotated:
 		row.State = "rotated"
 	case r.Link != nil:
-		row.URL = x.url(*r.Link)
+		row.URL = x.URL(*r.Link)
 		row.LANURL = x.reach(*r.Link).LanURL
 	}
 	return row
 }
 
-// linkRevoke answers link.revoke {id}: the link stops opening at once, and
+// Revoke answers link.revoke {id}: the link stops opening at once, and
 // so do the entry links its folder page handed out.
-func (x linkArea) revoke(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		ID string `json:"id" rpc:"required"`
-	}
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
-		return nil, err
-	}
-	r, err := x.ledger.RevokeLink(ctx, c.caller, a.ID)
+func (x Links) Revoke(ctx context.Context, c sandbox.Caller, a RevokeArgs) (Row, error) {
+	r, err := x.Ledger.RevokeLink(ctx, c, a.ID)
 	if err != nil {
-		return nil, err
+		return Row{}, err
 	}
-	return x.row(links.SharedLink{LinkRecord: r}, x.now()), nil
+	return x.row(links.SharedLink{LinkRecord: r}, x.Now()), nil
 }
 
 // linkCursor is the keyset cursor after r: "<created ns>.<id>".

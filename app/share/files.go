@@ -1,4 +1,4 @@
-package server
+package share
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ import (
 // maxRenderedMarkdown bounds a .md file rendered with ?view=1.
 const maxRenderedMarkdown = 4 << 20
 
-// filesOutCSP is the policy of every /files/out answer (files, listings,
+// CSP is the policy of every /files/out answer (files, listings,
 // rendered Markdown, errors). sandbox (without allow-scripts or
 // allow-same-origin) gives a page an agent wrote an opaque origin and no
 // script, so it cannot read the dashboard's cookie or open /ws with it.
@@ -39,25 +39,29 @@ const maxRenderedMarkdown = 4 << 20
 // listing's and an agent's own <style>; CSS url() still falls under
 // img-src and font-src). No connect-src, so no fetch, WebSocket or
 // beacon. Not covered: a link the owner clicks still navigates.
-const filesOutCSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; " +
+const CSP = "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; " +
 	"style-src 'unsafe-inline'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 
-// linkOpener is what /files/out uses of the sandbox: opening the file or
+// Opener is what /files/out uses of the sandbox: opening the file or
 // folder a signed link names, for whoever holds the link.
-type linkOpener interface {
+type Opener interface {
 	OpenLink(ctx context.Context, token, p string, v links.Visitor) (links.Served, error)
 }
 
-// filesOutHandler serves GET /files/out?path=P&token=T (PROTOCOL.md
-// section 8). Every answer carries filesOutCSP.
-type filesOutHandler struct {
-	box linkOpener
-	log *slog.Logger
+// FilesOut serves GET /files/out?path=P&token=T (PROTOCOL.md section 8).
+// Every answer carries CSP. It expects the server in front of it to have
+// checked the Host header and set nosniff and no-referrer.
+type FilesOut struct {
+	Box Opener
+	Log *slog.Logger
+	// QR draws a link as an SVG QR code for a rendered Markdown page's
+	// "Open on a phone"; nil: no QR code.
+	QR func(text string) (string, error)
 }
 
-func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f FilesOut) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header() // guard has set nosniff and no-referrer
-	h.Set("Content-Security-Policy", filesOutCSP)
+	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-DNS-Prefetch-Control", "off")
 	h.Set("Cache-Control", "private, no-cache")
 	forbidden := func() { plain(w, http.StatusForbidden, "This link is not valid. Ask for a new one.") }
@@ -78,7 +82,7 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		forbidden()
 		return
 	}
-	sv, err := f.box.OpenLink(r.Context(), token, p, links.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
+	sv, err := f.Box.OpenLink(r.Context(), token, p, links.Visitor{Remote: r.RemoteAddr, UserAgent: r.UserAgent()})
 	switch {
 	case errors.Is(err, links.ErrBadLink):
 		forbidden()
@@ -93,7 +97,7 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		forbidden()
 		return
 	case err != nil:
-		f.log.Error("files.out", "path", p, "err", err)
+		f.Log.Error("files.out", "path", p, "err", err)
 		plain(w, http.StatusInternalServerError, "Corral could not open this file.")
 		return
 	}
@@ -106,7 +110,7 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Vary", "Accept")
 		if view := q.Get("view") == "1"; view || showRendered(r, q) {
 			raw := url.Values{"path": {p}, "token": {token}, "raw": {"1"}}
-			if renderMarkdown(w, p, sv, "?"+raw.Encode(), pageURL(r), view) {
+			if f.renderMarkdown(w, p, sv, "?"+raw.Encode(), pageURL(r), view) {
 				return
 			}
 		}
@@ -122,19 +126,19 @@ func (f filesOutHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.Set("Content-Type", ct)
 	}
-	if sv.Info.Size <= smallFile && r.Method == http.MethodGet && !conditional(r.Header) {
+	if sv.Info.Size <= SmallFile && r.Method == http.MethodGet && !conditional(r.Header) {
 		serveSmall(w, p, sv)
 		return
 	}
 	http.ServeContent(w, r, path.Base(p), sv.Info.Modified, sv.File)
 }
 
-// smallFile is the size up to which /files/out answers a plain GET from
+// SmallFile is the size up to which /files/out answers a plain GET from
 // memory. For small files http.ServeContent's sniff read, header write and
 // sendfile cost more than one read and one write.
-const smallFile = 64 << 10
+const SmallFile = 64 << 10
 
-var smallBufs = sync.Pool{New: func() any { return new([smallFile]byte) }}
+var smallBufs = sync.Pool{New: func() any { return new([SmallFile]byte) }}
 
 // conditional reports whether a request asks for a range or has a
 // precondition: those go to http.ServeContent, which knows the rules.
@@ -151,7 +155,7 @@ func conditional(h http.Header) bool {
 // http.ServeContent would send, and like it serves the size the file had
 // when it was opened (fewer bytes if it has shrunk since).
 func serveSmall(w http.ResponseWriter, p string, sv links.Served) {
-	buf := smallBufs.Get().(*[smallFile]byte)
+	buf := smallBufs.Get().(*[SmallFile]byte)
 	defer smallBufs.Put(buf)
 	n, err := io.ReadFull(sv.File, buf[:sv.Info.Size])
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
@@ -176,6 +180,15 @@ func serveSmall(w http.ResponseWriter, p string, sv links.Served) {
 	w.Write(body)
 }
 
+// pageURL is the address the request was made to, as the browser sees it.
+func pageURL(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host + r.URL.RequestURI()
+}
+
 func plain(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(code)
@@ -194,7 +207,7 @@ func showRendered(r *http.Request, q url.Values) bool {
 // renderMarkdown answers a Markdown file as a page with a link to rawURL.
 // It reports false, having written nothing and rewound the file, when the
 // file is too large to render and the page was not asked for explicitly.
-func renderMarkdown(w http.ResponseWriter, p string, sv links.Served, rawURL, self string, explicit bool) bool {
+func (f FilesOut) renderMarkdown(w http.ResponseWriter, p string, sv links.Served, rawURL, self string, explicit bool) bool {
 	src, err := io.ReadAll(io.LimitReader(sv.File, maxRenderedMarkdown+1))
 	if err != nil {
 		plain(w, http.StatusInternalServerError, "Corral could not read this file.")
@@ -213,9 +226,12 @@ func renderMarkdown(w http.ResponseWriter, p string, sv links.Served, rawURL, se
 		return true
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	// A QR code of the page itself, to open it on a phone (qr.go: our
+	// A QR code of the page itself, to open it on a phone (f.QR: our
 	// own drawing, nothing of the file in it).
-	qrCode, _ := qrSVG(self)
+	var qrCode string
+	if f.QR != nil {
+		qrCode, _ = f.QR(self)
+	}
 	viewTmpl.Execute(w, struct {
 		Title, Raw string
 		Body, QR   template.HTML

@@ -1,0 +1,42 @@
+package share
+
+import (
+	"net"
+	"net/url"
+	"strings"
+
+	"corral/core/links"
+)
+
+// Reach is where the owner can open a new link (see Links.reach):
+// lan_url only while the LAN listener runs and no public_url is set.
+type Reach struct {
+	LanURL    string `json:"lan_url,omitempty"`
+	LocalOnly bool   `json:"local_only"`
+}
+
+// reach tells the owner where a new link can be opened: local_only when
+// it names this computer (no public_url, no LAN), and lan_url, the same
+// link on the LAN address (HTTPS with the LAN certificate), when the LAN
+// listener runs. Agents are not told: they get the link as before.
+func (x Links) reach(l links.Link) *Reach {
+	lan := x.Server.LANURL()
+	out := &Reach{LocalOnly: lan == "" && loopbackURL(x.Server.BaseURL())}
+	if lan != "" && x.Server.PublicURL() == "" {
+		out.LanURL = lan + "/files/out?" + l.Query()
+	}
+	return out
+}
+
+// loopbackURL reports whether u names this computer only.
+func loopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	host := p.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.IsLoopback()
+	}
+	return host == "localhost" || strings.HasSuffix(host, ".localhost")
+}
