@@ -1,11 +1,14 @@
-package server
+package directory
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,31 +17,78 @@ import (
 	"time"
 
 	"corral/app/config"
-	"corral/app/rpc"
 	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/store"
 )
 
-// Agents and people the owner manages at runtime (docs/owner.md "Agents and
-// people"). The directory is the live table every bearer key is looked up
-// in: the agents and people written in config.toml (read-only here) and
-// those added from the dashboard, kept in SQLite. A change takes effect
-// on the next call of every connection: run() reads the caller's settings
-// from the directory on each call, and a removed agent's connections are
-// closed.
-
-// AgentStore is what live agents and people need of the store.
-// Loading and last use are the server's; the changes the owner makes are
-// the agent and person methods' (agentKeeper, personKeeper).
-type AgentStore interface {
-	agentKeeper
-	personKeeper
+// Store is what the directory needs of the store: the agents and people
+// added at runtime, what the owner set for the agents of config.toml,
+// and when each agent was last used. store.Store implements it.
+type Store interface {
+	AddAgent(ctx context.Context, a store.Agent) error
+	UpdateAgent(ctx context.Context, a store.Agent) (bool, error)
+	SetAgentKey(ctx context.Context, name string, hash [32]byte) (bool, error)
+	RemoveAgent(ctx context.Context, name string) (bool, error)
+	SetConfigAgentPaused(ctx context.Context, name string, paused bool) error
+	SetConfigAgentLevel(ctx context.Context, name, level string) error
+	AddPerson(ctx context.Context, p store.Person) error
+	RenamePerson(ctx context.Context, id, name string) (bool, error)
+	RemovePerson(ctx context.Context, id string) (bool, error)
 	Agents(ctx context.Context) ([]store.Agent, error)
 	People(ctx context.Context) ([]store.Person, error)
 	AgentStates(ctx context.Context) ([]store.AgentState, error)
 	TouchAgent(ctx context.Context, name string, t time.Time) error
+}
+
+// Runs is what pausing, removing or making an agent Read-only ends of
+// the work it has under way: its running commands, and its questions
+// waiting for the owner. SandboxRuns is the sandbox's.
+type Runs interface {
+	StopCommandsOf(client string) int
+	// HoldQuestions withdraws (paused) the agent's waiting questions and
+	// denies new ones, or lets it ask again; it says how many it withdrew.
+	HoldQuestions(client string, paused bool) int
+	// WithdrawForReadOnly withdraws the agent's waiting questions other
+	// than reads (policy.WithdrawForReadOnly); it says how many.
+	WithdrawForReadOnly(client string) int
+}
+
+// SandboxRuns is the sandbox as Runs; without approvals there are no
+// questions to hold or withdraw.
+func SandboxRuns(b *sandbox.Sandbox) Runs { return boxRuns{b} }
+
+type boxRuns struct{ *sandbox.Sandbox }
+
+func (b boxRuns) HoldQuestions(client string, paused bool) int {
+	if pol := b.Policy(); pol != nil {
+		return pol.SetClientPaused(client, paused)
+	}
+	return 0
+}
+
+func (b boxRuns) WithdrawForReadOnly(client string) int {
+	if b.Sandbox == nil {
+		return 0
+	}
+	if pol := b.Policy(); pol != nil {
+		return pol.WithdrawForReadOnly(client)
+	}
+	return 0
+}
+
+// Options are what a directory works with besides config.toml.
+type Options struct {
+	Store   Store   // nil: only config.toml's agents and people, and none can be added
+	Folders Folders // the people's folders (the sandbox)
+	Runs    Runs    // the agents' commands and questions
+	// HangUp ends the agent's open connections and says how many.
+	HangUp func(agent string) int
+	// Record writes one line of the audit log, by who.
+	Record func(ctx context.Context, who, op, target, detail string) error
+	Now    func() time.Time // nil: time.Now
+	Log    *slog.Logger     // nil: slog.Default()
 }
 
 // liveAgent is one entry of the directory.
@@ -69,17 +119,42 @@ type livePerson struct {
 	fromConfig bool
 }
 
-// directory holds the agents and people Corral knows now.
-type directory struct {
+// Directory holds the agents and people Corral knows now.
+type Directory struct {
 	mu       sync.RWMutex
 	agents   map[string]*liveAgent
 	people   map[string]*livePerson
 	cfgOrder []string // config.toml's clients, in the file's order
+
+	keep    Store // nil without a database: nothing can change
+	folders Folders
+	runs    Runs
+	hangUp  func(agent string) int
+	record  func(ctx context.Context, who, op, target, detail string) error
+	cfgFile string // config.toml, named when a change belongs there
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// New makes a directory of cfg's agents and people; Load adds the
+// store's.
+func New(cfg *config.Config, o Options) *Directory {
+	d := &Directory{agents: map[string]*liveAgent{}, people: map[string]*livePerson{},
+		keep: o.Store, folders: o.Folders, runs: o.Runs, hangUp: o.HangUp, record: o.Record,
+		cfgFile: cfg.Path, now: o.Now, log: o.Log}
+	if d.now == nil {
+		d.now = time.Now
+	}
+	if d.log == nil {
+		d.log = slog.Default()
+	}
+	d.setConfig(cfg, nil) // a fresh directory: no conflicts possible
+	return d
 }
 
 // ordered lists the agents: config.toml's in the file's order, then the
 // others oldest first. The lock must be held.
-func (d *directory) ordered() []*liveAgent {
+func (d *Directory) ordered() []*liveAgent {
 	out := make([]*liveAgent, 0, len(d.agents))
 	for _, n := range d.cfgOrder {
 		if a, ok := d.agents[n]; ok && a.fromConfig {
@@ -101,14 +176,10 @@ func (d *directory) ordered() []*liveAgent {
 	return append(out, rt...)
 }
 
-func newDirectory() *directory {
-	return &directory{agents: map[string]*liveAgent{}, people: map[string]*livePerson{}}
-}
-
 // setConfig replaces the entries that come from config.toml; the runtime
 // ones stay. A config name that is also a runtime agent (or person) is an
 // error and nothing changes.
-func (d *directory) setConfig(cfg *config.Config, states []store.AgentState) error {
+func (d *Directory) setConfig(cfg *config.Config, states []store.AgentState) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, cl := range cfg.Clients {
@@ -160,10 +231,62 @@ func (d *directory) setConfig(cfg *config.Config, states []store.AgentState) err
 	return nil
 }
 
-// byKey returns the agent a bearer key names. Every agent's hash is
+// Reload puts the agents and people of cfg, config.toml read again, in
+// place of the file's old ones; those added in the dashboard stay. New
+// people get their folders; people gone lose theirs from the sandbox
+// (the folders stay on disk). An agent of the file whose key changed or
+// went away has its commands stopped and its connections closed. A name
+// the file shares with an agent or person added in the dashboard is an
+// error, and nothing changes.
+func (d *Directory) Reload(cfg *config.Config) error {
+	// Old config agents' keys and people, to see what went away.
+	d.mu.RLock()
+	oldKeys := map[string][32]byte{}
+	oldPeople := map[string]bool{}
+	for n, a := range d.agents {
+		if a.fromConfig {
+			oldKeys[n] = a.KeySHA256
+		}
+	}
+	for id, p := range d.people {
+		if p.fromConfig {
+			oldPeople[id] = true
+		}
+	}
+	d.mu.RUnlock()
+	if err := d.setConfig(cfg, nil); err != nil {
+		return err
+	}
+	for _, u := range cfg.Users {
+		if !oldPeople[u.ID] {
+			if _, err := d.folders.AddUser(u.ID); err != nil {
+				d.log.Warn("new user from config.toml", "user", u.ID, "err", err)
+			}
+		}
+		delete(oldPeople, u.ID)
+	}
+	// Under the directory's lock, as RemovePerson does: a person added
+	// again since setConfig keeps their folder.
+	d.mu.Lock()
+	for id := range oldPeople {
+		if _, back := d.people[id]; !back {
+			d.folders.RemoveUser(id) // the folder stays
+		}
+	}
+	d.mu.Unlock()
+	for name, h := range oldKeys {
+		if now, ok := d.KeyOf(name); !ok || now != h {
+			d.runs.StopCommandsOf(name)
+			d.hangUp(name)
+		}
+	}
+	return nil
+}
+
+// ByKey returns the agent a bearer key names. Every agent's hash is
 // compared in constant time, so timing tells nothing about which was
 // close.
-func (d *directory) byKey(h [32]byte) (sandbox.Caller, bool) {
+func (d *Directory) ByKey(h [32]byte) (sandbox.Caller, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	var found sandbox.Caller
@@ -176,8 +299,8 @@ func (d *directory) byKey(h [32]byte) (sandbox.Caller, bool) {
 	return found, ok == 1
 }
 
-// current returns the agent's settings as they are now.
-func (d *directory) current(name string) (sandbox.Caller, bool) {
+// Current returns the agent's settings as they are now.
+func (d *Directory) Current(name string) (sandbox.Caller, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	a, ok := d.agents[name]
@@ -187,9 +310,9 @@ func (d *directory) current(name string) (sandbox.Caller, bool) {
 	return a.caller(), true
 }
 
-// levelOf is the agent's trust level now ("" for a name that is no
+// LevelOf is the agent's trust level now ("" for a name that is no
 // agent): what every question it asks carries (policy.SetLevelOf).
-func (d *directory) levelOf(name string) policy.Level {
+func (d *Directory) LevelOf(name string) policy.Level {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if a, ok := d.agents[name]; ok {
@@ -198,8 +321,8 @@ func (d *directory) levelOf(name string) policy.Level {
 	return ""
 }
 
-// keyOf returns the hash of the agent's key now.
-func (d *directory) keyOf(name string) ([32]byte, bool) {
+// KeyOf returns the hash of the agent's key now.
+func (d *Directory) KeyOf(name string) ([32]byte, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	a, ok := d.agents[name]
@@ -209,16 +332,40 @@ func (d *directory) keyOf(name string) ([32]byte, bool) {
 	return a.KeySHA256, true
 }
 
-// personIDs lists the people's ids, sorted.
-func (d *directory) personIDs() []string {
+// FromConfig reports whether the agent name is written in config.toml.
+func (d *Directory) FromConfig(name string) bool {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	ids := make([]string, 0, len(d.people))
-	for id := range d.people {
-		ids = append(ids, id)
+	a, ok := d.agents[name]
+	return ok && a.fromConfig
+}
+
+// UserOf is the person whose folder the agent works in.
+func (d *Directory) UserOf(agent string) (string, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	a, ok := d.agents[agent]
+	if !ok {
+		return "", false
 	}
-	sort.Strings(ids)
-	return ids
+	return a.User, true
+}
+
+// Managed reports whether agents and people can be added and changed
+// here: Corral has a database for them.
+func (d *Directory) Managed() bool { return d.keep != nil }
+
+// FirstRun reports whether no agent has worked here yet: the tray's first
+// notification and the dashboard's guide then point to connecting one.
+func (d *Directory) FirstRun() bool {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, a := range d.agents {
+		if !a.LastUsed.IsZero() {
+			return false
+		}
+	}
+	return true
 }
 
 // touchEvery bounds how often an agent's last use is written to SQLite.
@@ -226,7 +373,7 @@ const touchEvery = time.Minute
 
 // used records that name authenticated now; it reports whether the store
 // should be told.
-func (d *directory) used(name string, now time.Time) bool {
+func (d *Directory) used(name string, now time.Time) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	a, ok := d.agents[name]
@@ -241,40 +388,51 @@ func (d *directory) used(name string, now time.Time) bool {
 	return true
 }
 
-// LoadAgents reads the agents and people added at runtime from the store
-// and makes them live; the people get their folders. The daemon calls it
+// Touch notes that the agent authenticated; the store hears of it at
+// most once a minute (touchEvery).
+func (d *Directory) Touch(ctx context.Context, agent string) {
+	if !d.used(agent, d.now()) || d.keep == nil {
+		return
+	}
+	if err := d.keep.TouchAgent(context.WithoutCancel(ctx), agent, d.now()); err != nil {
+		d.log.Warn("could not record an agent's last use", "client", agent, "err", err)
+	}
+}
+
+// Load reads the agents and people added at runtime from the store and
+// makes them live; the people get their folders. The daemon calls it
 // once after New.
-func (s *Server) LoadAgents(ctx context.Context) error {
-	if s.agents == nil {
+func (d *Directory) Load(ctx context.Context) error {
+	if d.keep == nil {
 		return nil
 	}
-	people, err := s.agents.People(ctx)
+	people, err := d.keep.People(ctx)
 	if err != nil {
 		return err
 	}
-	agents, err := s.agents.Agents(ctx)
+	agents, err := d.keep.Agents(ctx)
 	if err != nil {
 		return err
 	}
-	states, err := s.agents.AgentStates(ctx)
+	states, err := d.keep.AgentStates(ctx)
 	if err != nil {
 		return err
 	}
-	d := s.dir
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	for _, p := range people {
 		if _, ok := d.people[p.ID]; ok {
 			continue // config.toml names it too: the file wins
 		}
-		if _, err := s.box.AddUser(p.ID); err != nil {
-			s.log.Warn("person from the database not loaded", "user", p.ID, "err", err)
+		if _, err := d.folders.AddUser(p.ID); err != nil {
+			d.log.Warn("person from the database not loaded", "user", p.ID, "err", err)
 			continue
 		}
 		d.people[p.ID] = &livePerson{Person: p}
 	}
 	for _, a := range agents {
 		if _, ok := d.agents[a.Name]; ok {
-			s.log.Warn("agent from the database shadowed by config.toml", "client", a.Name)
+			d.log.Warn("agent from the database shadowed by config.toml", "client", a.Name)
 			continue
 		}
 		d.agents[a.Name] = &liveAgent{Agent: a, touched: a.LastUsed}
@@ -287,22 +445,11 @@ func (s *Server) LoadAgents(ctx context.Context) error {
 			}
 		}
 	}
-	d.mu.Unlock()
 	return nil
 }
 
-// touchAgent notes that an agent authenticated.
-func (s *Server) touchAgent(ctx context.Context, c sandbox.Caller) {
-	if c.Owner || !s.dir.used(c.Client, s.now()) || s.agents == nil {
-		return
-	}
-	if err := s.agents.TouchAgent(context.WithoutCancel(ctx), c.Client, s.now()); err != nil {
-		s.log.Warn("could not record an agent's last use", "client", c.Client, "err", err)
-	}
-}
-
-// agentInfo is one agent as the owner sees it: never its key.
-type agentInfo struct {
+// AgentInfo is one agent as the owner sees it: never its key.
+type AgentInfo struct {
 	Name        string   `json:"name"`
 	User        string   `json:"user"`
 	ActFor      []string `json:"act_for"`
@@ -317,8 +464,8 @@ type agentInfo struct {
 	LastUsed   *time.Time   `json:"last_used"`
 }
 
-func (a *liveAgent) info() agentInfo {
-	i := agentInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(a.ActFor), AskCommands: a.Ask, Network: a.Network, Paused: a.Paused, FromConfig: a.fromConfig,
+func (a *liveAgent) info() AgentInfo {
+	i := AgentInfo{Name: a.Name, User: a.User, ActFor: slices.Clone(a.ActFor), AskCommands: a.Ask, Network: a.Network, Paused: a.Paused, FromConfig: a.fromConfig,
 		Level: a.level(), LevelLabel: a.level().Label()}
 	if i.ActFor == nil {
 		i.ActFor = []string{}
@@ -336,103 +483,29 @@ func (a *liveAgent) info() agentInfo {
 
 var agentNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 _.-]{0,63}$`)
 
-// changeParams decodes the params of a change to agents or people, which
-// needs the database they are kept in (managed).
-func changeParams(c *call, p any, managed bool) error {
-	if err := rpc.DecodeParams(c.params, p); err != nil {
-		return err
-	}
-	if !managed {
+// managed refuses a change to agents or people, which needs the
+// database they are kept in.
+func (d *Directory) managed() error {
+	if d.keep == nil {
 		return errs.New(errs.Unavailable, "", "Agents cannot be managed here: Corral has no database for them.")
 	}
 	return nil
 }
 
-// agentKeeper is what the agent methods write to the store: the agents
-// added in the dashboard, and the pause of those written in config.toml.
-// Narrow so their logic is tested against a map-backed fake; the live
-// directory itself is this package's own, in memory.
-type agentKeeper interface {
-	AddAgent(ctx context.Context, a store.Agent) error
-	UpdateAgent(ctx context.Context, a store.Agent) (bool, error)
-	SetAgentKey(ctx context.Context, name string, hash [32]byte) (bool, error)
-	RemoveAgent(ctx context.Context, name string) (bool, error)
-	SetConfigAgentPaused(ctx context.Context, name string, paused bool) error
-	SetConfigAgentLevel(ctx context.Context, name, level string) error
-}
-
-// agentRuns is what pausing or removing an agent ends of the work it has
-// under way: its running commands, and its questions waiting for the
-// owner.
-type agentRuns interface {
-	StopCommandsOf(client string) int
-	// HoldQuestions withdraws (paused) the agent's waiting questions and
-	// denies new ones, or lets it ask again; it says how many it withdrew.
-	HoldQuestions(client string, paused bool) int
-}
-
-// boxRuns is the sandbox as agentRuns; without approvals there are no
-// questions to hold.
-type boxRuns struct{ *sandbox.Sandbox }
-
-func (b boxRuns) HoldQuestions(client string, paused bool) int {
-	if pol := b.Policy(); pol != nil {
-		return pol.SetClientPaused(client, paused)
-	}
-	return 0
-}
-
-// agentArea answers agent.list, add, update, rotate_key, pause, resume
-// and remove, and client.list (webmethods.go). A change is written to the
-// store first and to the live directory after, under the directory's
-// lock, so a refused or failed change leaves both as they were.
-type agentArea struct {
-	dir     *directory             // the live table bearer keys are looked up in
-	keep    agentKeeper            // nil without a database: nothing can change
-	runs    agentRuns              // the agents' commands and questions
-	hangUp  func(agent string) int // ends the agent's connections; says how many
-	cfgFile string                 // config.toml, named when a change belongs there
-	now     func() time.Time
-	record  recordFunc
-}
-
-func (s *Server) agentArea() agentArea {
-	return agentArea{dir: s.dir, keep: s.agents, runs: boxRuns{s.box}, hangUp: s.hangUpAgent,
-		cfgFile: s.cfg.Path, now: s.now, record: s.record}
-}
-
-func (x agentArea) methods(add func(name string, m method)) {
-	add("client.list", method{owner: true, fn: x.clientList})
-	add("agent.list", method{owner: true, fn: x.list})
-	add("agent.add", method{owner: true, fn: x.add})
-	add("agent.update", method{owner: true, fn: x.update})
-	add("agent.rotate_key", method{owner: true, fn: x.rotateKey})
-	add("agent.pause", method{owner: true, fn: x.setPaused(true)})
-	add("agent.resume", method{owner: true, fn: x.setPaused(false)})
-	add("agent.remove", method{owner: true, fn: x.remove})
-	add("agent.set_level", method{owner: true, fn: x.setLevel})
-}
-
-// hangUpAgent ends the agent's open connections and says how many.
-func (s *Server) hangUpAgent(name string) int {
-	return s.finishConns(func(cn *conn) bool { return !cn.caller.Owner && cn.caller.Client == name })
-}
-
-func (x agentArea) list(ctx context.Context, c *call) (any, error) {
-	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	x.dir.mu.RLock()
-	out := make([]agentInfo, 0, len(x.dir.agents))
-	for _, a := range x.dir.ordered() {
+// Agents lists the agents: config.toml's in the file's order, then the
+// others oldest first (agent.list).
+func (d *Directory) Agents() []AgentInfo {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	out := make([]AgentInfo, 0, len(d.agents))
+	for _, a := range d.ordered() {
 		out = append(out, a.info())
 	}
-	x.dir.mu.RUnlock()
-	return agentsResult{Agents: out, Managed: x.keep != nil}, nil
+	return out
 }
 
-// agentParams are agent.add's and agent.update's settings.
-type agentParams struct {
+// AgentParams are agent.add's and agent.update's settings.
+type AgentParams struct {
 	Name        string    `json:"name"`
 	User        *string   `json:"user,omitempty"`
 	ActFor      *[]string `json:"act_for,omitempty"`
@@ -444,9 +517,9 @@ type agentParams struct {
 }
 
 // apply validates p onto a; the directory's lock must be held.
-func (x agentArea) apply(a *store.Agent, p agentParams) error {
+func (d *Directory) apply(a *store.Agent, p AgentParams) error {
 	known := func(scope string) bool {
-		_, ok := x.dir.people[scope]
+		_, ok := d.people[scope]
 		return ok || scope == sandbox.ScopeCompanion || scope == sandbox.ScopeDefault
 	}
 	if p.User != nil {
@@ -494,103 +567,108 @@ func namedLevel(l string) (policy.LevelInfo, error) {
 	return li, nil
 }
 
-// setLevel answers agent.set_level: the agent gets the settings of a
+// LevelParams are agent.set_level's.
+type LevelParams struct {
+	Name  string `json:"name" rpc:"required"`
+	Level string `json:"level" rpc:"required"`
+}
+
+// SetLevel answers agent.set_level: the agent gets the settings of a
 // named trust level, at once (its next call is judged by them); an
 // agent written in config.toml keeps its level in the database.
-func (x agentArea) setLevel(ctx context.Context, c *call) (any, error) {
-	var p struct {
-		Name  string `json:"name" rpc:"required"`
-		Level string `json:"level" rpc:"required"`
-	}
-	if err := changeParams(c, &p, x.keep != nil); err != nil {
-		return nil, err
+func (d *Directory) SetLevel(ctx context.Context, by string, p LevelParams) (AgentInfo, error) {
+	if err := d.managed(); err != nil {
+		return AgentInfo{}, err
 	}
 	li, err := namedLevel(p.Level)
 	if err != nil {
-		return nil, err
+		return AgentInfo{}, err
 	}
-	x.dir.mu.Lock()
-	la, ok := x.dir.agents[p.Name]
+	d.mu.Lock()
+	la, ok := d.agents[p.Name]
 	switch {
 	case !ok:
 		err = errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
 	case la.fromConfig:
-		err = x.keep.SetConfigAgentLevel(ctx, p.Name, string(li.Level))
+		err = d.keep.SetConfigAgentLevel(ctx, p.Name, string(li.Level))
 	default:
 		a := la.Agent
 		setLevel(&a, li)
-		_, err = x.keep.UpdateAgent(ctx, a)
+		_, err = d.keep.UpdateAgent(ctx, a)
 	}
 	if err != nil && ok {
 		err = errs.Wrap(err, errs.IO, "", "Corral could not save the trust level.")
 	}
-	var info agentInfo
+	var info AgentInfo
 	if err == nil {
 		setLevel(&la.Agent, li)
 		info = la.info()
 	}
-	x.dir.mu.Unlock()
+	d.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return AgentInfo{}, err
 	}
 	detail := li.Label + ": " + li.Explain
-	if stopped, withdrawn := x.toReadOnly(p.Name, li.Level); stopped+withdrawn > 0 {
+	if stopped, withdrawn := d.toReadOnly(p.Name, li.Level); stopped+withdrawn > 0 {
 		detail = strings.TrimSuffix(detail, ".") + fmt.Sprintf("; %d running command(s) stopped; %d waiting question(s) withdrawn", stopped, withdrawn)
 	}
-	if err := x.record(ctx, c.caller.Client, "agent.set_level", p.Name, detail); err != nil {
-		return nil, err
+	if err := d.record(ctx, by, "agent.set_level", p.Name, detail); err != nil {
+		return AgentInfo{}, err
 	}
-	return agentResult{Agent: info}, nil
+	return info, nil
 }
 
 func newAgentKey() (string, [32]byte) {
-	key := "corral_" + randomString(24)
+	b := make([]byte, 24)
+	rand.Read(b) // never fails (crypto/rand)
+	key := "corral_" + base64.RawURLEncoding.EncodeToString(b)
 	return key, sha256.Sum256([]byte(key))
 }
 
-type agentKeyResult struct {
-	Agent agentInfo `json:"agent"`
+// AgentKey answers agent.add and agent.rotate_key.
+type AgentKey struct {
+	Agent AgentInfo `json:"agent"`
 	Key   string    `json:"key"` // shown once; Corral keeps only its SHA-256
 }
 
-func (x agentArea) add(ctx context.Context, c *call) (any, error) {
-	var p agentParams
-	if err := changeParams(c, &p, x.keep != nil); err != nil {
-		return nil, err
+// AddAgent answers agent.add: a new agent, and its key, shown once.
+func (d *Directory) AddAgent(ctx context.Context, by string, p AgentParams) (AgentKey, error) {
+	if err := d.managed(); err != nil {
+		return AgentKey{}, err
 	}
 	p.Name = strings.TrimSpace(p.Name)
 	if !agentNameRe.MatchString(p.Name) || strings.EqualFold(p.Name, "owner") || strings.EqualFold(p.Name, "browser") || strings.HasPrefix(p.Name, "device:") {
-		return nil, errs.New(errs.InvalidParams, "", "An agent's name is 1 to 64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit, and not \"owner\" or \"browser\".")
+		return AgentKey{}, errs.New(errs.InvalidParams, "", "An agent's name is 1 to 64 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit, and not \"owner\" or \"browser\".")
 	}
 	key, hash := newAgentKey()
-	a := store.Agent{Name: p.Name, Network: "ask", KeySHA256: hash, Created: x.now().UTC()}
+	a := store.Agent{Name: p.Name, Network: "ask", KeySHA256: hash, Created: d.now().UTC()}
 	if p.User == nil {
-		return nil, errs.New(errs.InvalidParams, "", "Missing parameter \"user\": the person whose folder the agent works in.")
+		return AgentKey{}, errs.New(errs.InvalidParams, "", "Missing parameter \"user\": the person whose folder the agent works in.")
 	}
-	x.dir.mu.Lock()
-	if _, ok := x.dir.agents[p.Name]; ok {
-		x.dir.mu.Unlock()
-		return nil, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
+	d.mu.Lock()
+	if _, ok := d.agents[p.Name]; ok {
+		d.mu.Unlock()
+		return AgentKey{}, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
 	}
-	if err := x.apply(&a, p); err != nil {
-		x.dir.mu.Unlock()
-		return nil, err
+	if err := d.apply(&a, p); err != nil {
+		d.mu.Unlock()
+		return AgentKey{}, err
 	}
-	if err := x.keep.AddAgent(ctx, a); err != nil {
-		x.dir.mu.Unlock()
+	if err := d.keep.AddAgent(ctx, a); err != nil {
+		d.mu.Unlock()
 		if errors.Is(err, store.ErrExists) {
-			return nil, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
+			return AgentKey{}, errs.New(errs.Exists, "", "There is already an agent called %q.", p.Name)
 		}
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not save the new agent.")
+		return AgentKey{}, errs.Wrap(err, errs.IO, "", "Corral could not save the new agent.")
 	}
 	la := &liveAgent{Agent: a}
-	x.dir.agents[a.Name] = la
+	d.agents[a.Name] = la
 	info := la.info()
-	x.dir.mu.Unlock()
-	if err := x.record(ctx, c.caller.Client, "agent.add", a.Name, describeAgent(a)); err != nil {
-		return nil, err
+	d.mu.Unlock()
+	if err := d.record(ctx, by, "agent.add", a.Name, describeAgent(a)); err != nil {
+		return AgentKey{}, err
 	}
-	return agentKeyResult{Agent: info, Key: key}, nil
+	return AgentKey{Agent: info, Key: key}, nil
 }
 
 func describeAgent(a store.Agent) string {
@@ -610,80 +688,83 @@ func describeAgent(a store.Agent) string {
 
 // runtimeAgent returns the named agent for a change, refusing agents
 // written in config.toml. The directory's lock must be held.
-func (x agentArea) runtimeAgent(name string) (*liveAgent, error) {
-	a, ok := x.dir.agents[name]
+func (d *Directory) runtimeAgent(name string) (*liveAgent, error) {
+	a, ok := d.agents[name]
 	if !ok {
 		return nil, errs.New(errs.NotFound, "", "There is no agent called %q.", name)
 	}
 	if a.fromConfig {
-		return nil, errs.New(errs.Forbidden, "", "%s is written in %s; change it there (Corral picks the change up by itself).", name, x.cfgFile)
+		return nil, errs.New(errs.Forbidden, "", "%s is written in %s; change it there (Corral picks the change up by itself).", name, d.cfgFile)
 	}
 	return a, nil
 }
 
-func (x agentArea) update(ctx context.Context, c *call) (any, error) {
-	var p agentParams
-	if err := changeParams(c, &p, x.keep != nil); err != nil {
-		return nil, err
+// UpdateAgent answers agent.update: the settings p gives change, the
+// others stay.
+func (d *Directory) UpdateAgent(ctx context.Context, by string, p AgentParams) (AgentInfo, error) {
+	if err := d.managed(); err != nil {
+		return AgentInfo{}, err
 	}
-	x.dir.mu.Lock()
-	la, err := x.runtimeAgent(p.Name)
+	d.mu.Lock()
+	la, err := d.runtimeAgent(p.Name)
 	if err != nil {
-		x.dir.mu.Unlock()
-		return nil, err
+		d.mu.Unlock()
+		return AgentInfo{}, err
 	}
 	a := la.Agent
 	a.ActFor = slices.Clone(a.ActFor)
-	if err := x.apply(&a, p); err != nil {
-		x.dir.mu.Unlock()
-		return nil, err
+	if err := d.apply(&a, p); err != nil {
+		d.mu.Unlock()
+		return AgentInfo{}, err
 	}
-	if _, err := x.keep.UpdateAgent(ctx, a); err != nil {
-		x.dir.mu.Unlock()
-		return nil, errs.Wrap(err, errs.IO, "", "Corral could not save the agent.")
+	if _, err := d.keep.UpdateAgent(ctx, a); err != nil {
+		d.mu.Unlock()
+		return AgentInfo{}, errs.Wrap(err, errs.IO, "", "Corral could not save the agent.")
 	}
 	la.Agent = a
 	info := la.info()
-	x.dir.mu.Unlock()
-	x.toReadOnly(a.Name, policy.Level(a.Level))
-	if err := x.record(ctx, c.caller.Client, "agent.update", a.Name, describeAgent(a)); err != nil {
-		return nil, err
+	d.mu.Unlock()
+	d.toReadOnly(a.Name, policy.Level(a.Level))
+	if err := d.record(ctx, by, "agent.update", a.Name, describeAgent(a)); err != nil {
+		return AgentInfo{}, err
 	}
-	return agentResult{Agent: info}, nil
+	return info, nil
 }
 
-type nameParams struct {
+// NameParams name an agent.
+type NameParams struct {
 	Name string `json:"name"`
 }
 
-func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
-	var p nameParams
-	if err := changeParams(c, &p, x.keep != nil); err != nil {
-		return nil, err
+// RotateKey answers agent.rotate_key: a new key, shown once; the old one
+// and the connections opened with it end now.
+func (d *Directory) RotateKey(ctx context.Context, by string, p NameParams) (AgentKey, error) {
+	if err := d.managed(); err != nil {
+		return AgentKey{}, err
 	}
 	key, hash := newAgentKey()
-	x.dir.mu.Lock()
-	la, err := x.runtimeAgent(p.Name)
+	d.mu.Lock()
+	la, err := d.runtimeAgent(p.Name)
 	if err == nil {
-		if _, err = x.keep.SetAgentKey(ctx, p.Name, hash); err != nil {
+		if _, err = d.keep.SetAgentKey(ctx, p.Name, hash); err != nil {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not save the new key.")
 		} else {
 			la.KeySHA256 = hash
 		}
 	}
-	var info agentInfo
+	var info AgentInfo
 	if la != nil {
 		info = la.info()
 	}
-	x.dir.mu.Unlock()
+	d.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return AgentKey{}, err
 	}
-	x.hangUp(p.Name) // connections opened with the old key end now
-	if err := x.record(ctx, c.caller.Client, "agent.rotate_key", p.Name, "the old key stopped working"); err != nil {
-		return nil, err
+	d.hangUp(p.Name) // connections opened with the old key end now
+	if err := d.record(ctx, by, "agent.rotate_key", p.Name, "the old key stopped working"); err != nil {
+		return AgentKey{}, err
 	}
-	return agentKeyResult{Agent: info, Key: key}, nil
+	return AgentKey{Agent: info, Key: key}, nil
 }
 
 // toReadOnly ends what an agent made Read-only may no longer do but had
@@ -691,111 +772,101 @@ func (x agentArea) rotateKey(ctx context.Context, c *call) (any, error) {
 // its waiting questions other than reads withdrawn
 // (policy.WithdrawForReadOnly), so that a late Allow cannot let it write.
 // Nothing for another level.
-func (x agentArea) toReadOnly(name string, level policy.Level) (stopped, withdrawn int) {
+func (d *Directory) toReadOnly(name string, level policy.Level) (stopped, withdrawn int) {
 	if level != policy.LevelReadOnly {
 		return 0, 0
 	}
-	stopped = x.runs.StopCommandsOf(name)
-	if b, ok := x.runs.(boxRuns); ok && b.Sandbox != nil {
-		if pol := b.Policy(); pol != nil {
-			withdrawn = pol.WithdrawForReadOnly(name)
-		}
-	}
-	return stopped, withdrawn
+	return d.runs.StopCommandsOf(name), d.runs.WithdrawForReadOnly(name)
 }
 
-func (x agentArea) setPaused(paused bool) func(context.Context, *call) (any, error) {
-	return func(ctx context.Context, c *call) (any, error) {
-		var p nameParams
-		if err := changeParams(c, &p, x.keep != nil); err != nil {
-			return nil, err
-		}
-		x.dir.mu.Lock()
-		la, ok := x.dir.agents[p.Name]
-		var err error
-		switch {
-		case !ok:
-			err = errs.New(errs.NotFound, "", "There is no agent called %q.", p.Name)
-		case la.fromConfig:
-			err = x.keep.SetConfigAgentPaused(ctx, p.Name, paused)
-		default:
-			a := la.Agent
-			a.Paused = paused
-			_, err = x.keep.UpdateAgent(ctx, a)
-		}
-		if err != nil && ok {
-			err = errs.Wrap(err, errs.IO, "", "Corral could not save that.")
-		}
-		var info agentInfo
-		if err == nil {
-			la.Paused = paused
-			info = la.info()
-		}
-		x.dir.mu.Unlock()
-		if err != nil {
-			return nil, err
-		}
-		// Its questions already waiting for the owner are withdrawn (denied,
-		// resolved by "paused" on every surface), and new ones are denied
-		// even from a call that began before the pause.
-		withdrawn := x.runs.HoldQuestions(p.Name, paused)
-		op, detail := "agent.resume", "resumed"
-		if paused {
-			op, detail = "agent.pause", "paused"
-			if n := x.runs.StopCommandsOf(p.Name); n > 0 {
-				detail += fmt.Sprintf("; %d running command(s) stopped", n)
-			}
-			if withdrawn > 0 {
-				detail += fmt.Sprintf("; %d waiting question(s) withdrawn", withdrawn)
-			}
-		}
-		if err := x.record(ctx, c.caller.Client, op, p.Name, detail); err != nil {
-			return nil, err
-		}
-		return agentResult{Agent: info}, nil
-	}
+// Pause answers agent.pause: the agent's calls are refused, its running
+// commands stopped and its waiting questions withdrawn until Resume.
+func (d *Directory) Pause(ctx context.Context, by string, p NameParams) (AgentInfo, error) {
+	return d.setPaused(ctx, by, p.Name, true)
 }
 
-func (x agentArea) remove(ctx context.Context, c *call) (any, error) {
-	var p nameParams
-	if err := changeParams(c, &p, x.keep != nil); err != nil {
-		return nil, err
+// Resume answers agent.resume.
+func (d *Directory) Resume(ctx context.Context, by string, p NameParams) (AgentInfo, error) {
+	return d.setPaused(ctx, by, p.Name, false)
+}
+
+func (d *Directory) setPaused(ctx context.Context, by, name string, paused bool) (AgentInfo, error) {
+	if err := d.managed(); err != nil {
+		return AgentInfo{}, err
 	}
-	x.dir.mu.Lock()
-	_, err := x.runtimeAgent(p.Name)
+	d.mu.Lock()
+	la, ok := d.agents[name]
+	var err error
+	switch {
+	case !ok:
+		err = errs.New(errs.NotFound, "", "There is no agent called %q.", name)
+	case la.fromConfig:
+		err = d.keep.SetConfigAgentPaused(ctx, name, paused)
+	default:
+		a := la.Agent
+		a.Paused = paused
+		_, err = d.keep.UpdateAgent(ctx, a)
+	}
+	if err != nil && ok {
+		err = errs.Wrap(err, errs.IO, "", "Corral could not save that.")
+	}
+	var info AgentInfo
 	if err == nil {
-		if _, err = x.keep.RemoveAgent(ctx, p.Name); err != nil {
+		la.Paused = paused
+		info = la.info()
+	}
+	d.mu.Unlock()
+	if err != nil {
+		return AgentInfo{}, err
+	}
+	// Its questions already waiting for the owner are withdrawn (denied,
+	// resolved by "paused" on every surface), and new ones are denied
+	// even from a call that began before the pause.
+	withdrawn := d.runs.HoldQuestions(name, paused)
+	op, detail := "agent.resume", "resumed"
+	if paused {
+		op, detail = "agent.pause", "paused"
+		if n := d.runs.StopCommandsOf(name); n > 0 {
+			detail += fmt.Sprintf("; %d running command(s) stopped", n)
+		}
+		if withdrawn > 0 {
+			detail += fmt.Sprintf("; %d waiting question(s) withdrawn", withdrawn)
+		}
+	}
+	if err := d.record(ctx, by, op, name, detail); err != nil {
+		return AgentInfo{}, err
+	}
+	return info, nil
+}
+
+// RemoveAgent answers agent.remove: its key stops working, its
+// connections close (it says how many) and its commands stop.
+func (d *Directory) RemoveAgent(ctx context.Context, by string, p NameParams) (closed int, err error) {
+	if err := d.managed(); err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	_, err = d.runtimeAgent(p.Name)
+	if err == nil {
+		if _, err = d.keep.RemoveAgent(ctx, p.Name); err != nil {
 			err = errs.Wrap(err, errs.IO, "", "Corral could not remove the agent.")
 		} else {
-			delete(x.dir.agents, p.Name)
+			delete(d.agents, p.Name)
 		}
 	}
-	x.dir.mu.Unlock()
+	d.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	x.runs.HoldQuestions(p.Name, false) // a later agent of that name starts afresh
-	stopped := x.runs.StopCommandsOf(p.Name)
-	closed := x.hangUp(p.Name)
+	d.runs.HoldQuestions(p.Name, false) // a later agent of that name starts afresh
+	stopped := d.runs.StopCommandsOf(p.Name)
+	closed = d.hangUp(p.Name)
 	detail := fmt.Sprintf("its key stopped working; %d connection(s) closed", closed)
 	if stopped > 0 {
 		detail += fmt.Sprintf(", %d running command(s) stopped", stopped)
 	}
-	if err := x.record(ctx, c.caller.Client, "agent.remove", p.Name, detail); err != nil {
-		return nil, err
+	if err := d.record(ctx, by, "agent.remove", p.Name, detail); err != nil {
+		return 0, err
 	}
-	return agentRemovedResult{Name: p.Name, Removed: true, ConnectionsClosed: closed}, nil
-}
-
-// FirstRun reports whether no agent has worked here yet: the tray's first
-// notification and the dashboard's guide then point to connecting one.
-func (s *Server) FirstRun() bool {
-	s.dir.mu.RLock()
-	defer s.dir.mu.RUnlock()
-	for _, a := range s.dir.agents {
-		if !a.LastUsed.IsZero() {
-			return false
-		}
-	}
-	return true
+	return closed, nil
 }

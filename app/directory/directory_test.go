@@ -1,36 +1,38 @@
-package server
+package directory
 
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"corral/app/config"
+	"corral/app/rpc"
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/store"
 )
 
-// The agent, person, connect and config areas against fakes of what they
-// write: the store (fakeKeeper), the sandbox's commands and questions
-// (fakeRuns) and folders (fakeFolders), the connections (a hang-up func).
-// The live directory is the real one, in memory: it is what the server
-// authenticates bearer keys against, so these tests ask it whether a key
-// works. TestAgentsAtRuntime runs the same methods against SQLite,
-// bubblewrap and real connections.
+// The directory against fakes of what it writes: the store
+// (fakeKeeper), the sandbox's commands and questions (fakeRuns) and
+// folders (fakeFolders), the connections (a hang-up func). The table
+// itself is the real one, in memory: it is what the server authenticates
+// bearer keys against, so these tests ask it whether a key works.
+// app/server's TestAgentsAtRuntime runs the same methods over the wire,
+// against SQLite, bubblewrap and real connections.
 
-// fakeKeeper is an agentKeeper and personKeeper over maps: what the store
-// holds.
+// The store implements what the directory needs of it.
+var _ Store = (*store.Store)(nil)
+
+// fakeKeeper is a Store over maps: what the store holds.
 type fakeKeeper struct {
 	agents       map[string]store.Agent
 	people       map[string]store.Person
 	configPaused map[string]bool // pauses of agents written in config.toml
+	touched      []string        // TouchAgent's calls, by agent
 }
 
 func newFakeKeeper() *fakeKeeper {
@@ -100,7 +102,36 @@ func (k *fakeKeeper) RemovePerson(ctx context.Context, id string) (bool, error) 
 	return ok, nil
 }
 
-// fakeRuns is agentRuns over the number of commands each agent has
+func (k *fakeKeeper) Agents(ctx context.Context) ([]store.Agent, error) {
+	out := []store.Agent{}
+	for _, a := range k.agents {
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (k *fakeKeeper) People(ctx context.Context) ([]store.Person, error) {
+	out := []store.Person{}
+	for _, p := range k.people {
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (k *fakeKeeper) AgentStates(ctx context.Context) ([]store.AgentState, error) {
+	var out []store.AgentState
+	for name, paused := range k.configPaused {
+		out = append(out, store.AgentState{Name: name, Paused: paused})
+	}
+	return out, nil
+}
+
+func (k *fakeKeeper) TouchAgent(ctx context.Context, name string, t time.Time) error {
+	k.touched = append(k.touched, name)
+	return nil
+}
+
+// fakeRuns is Runs over the number of commands each agent has
 // running and questions waiting, and which agents' questions are held.
 type fakeRuns struct {
 	commands, questions map[string]int
@@ -123,7 +154,15 @@ func (r *fakeRuns) HoldQuestions(client string, paused bool) int {
 	return n
 }
 
-// auditDetails collects what an area records, one "who op target: detail"
+// WithdrawForReadOnly withdraws all of the agent's questions: these
+// fakes ask only to write.
+func (r *fakeRuns) WithdrawForReadOnly(client string) int {
+	n := r.questions[client]
+	delete(r.questions, client)
+	return n
+}
+
+// auditDetails collects what the directory records, one "who op target: detail"
 // a line.
 type auditDetails []string
 
@@ -135,56 +174,85 @@ func (l *auditDetails) record(ctx context.Context, who, op, target, detail strin
 var areaClock = func() time.Time { return time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC) }
 
 // agentsFixture is a directory with ann and bob in config.toml, the agent
-// "writer" there too, and an agent area over it.
+// "writer" there too.
 type agentsFixture struct {
-	dir  *directory
-	keep *fakeKeeper
-	runs *fakeRuns
-	hung []string
-	log  auditDetails
-	x    agentArea
+	dir     *Directory
+	keep    *fakeKeeper
+	runs    *fakeRuns
+	folders *fakeFolders
+	hung    []string
+	log     auditDetails
 }
 
 const writerKey = "corral_writer_key_from_config"
 
 func newAgentsFixture(t *testing.T) *agentsFixture {
 	t.Helper()
-	f := &agentsFixture{dir: newDirectory(), keep: newFakeKeeper(),
+	f := &agentsFixture{keep: newFakeKeeper(), folders: &fakeFolders{made: map[string]bool{}},
 		runs: &fakeRuns{commands: map[string]int{}, questions: map[string]int{}, held: map[string]bool{}}}
-	cfg := &config.Config{Path: "/home/owner/.config/corral/config.toml",
-		Users:   []config.User{{ID: "ann", Name: "Ann"}, {ID: "bob", Name: "Bob"}},
-		Clients: []config.Client{{Name: "writer", Key: writerKey, User: "ann"}}}
-	if err := f.dir.setConfig(cfg, nil); err != nil {
-		t.Fatal(err)
-	}
-	f.x = agentArea{dir: f.dir, keep: f.keep, runs: f.runs, cfgFile: cfg.Path, now: areaClock, record: f.log.record,
-		hangUp: func(agent string) int { f.hung = append(f.hung, agent); return 2 }}
+	f.dir = New(testConfig(), Options{Store: f.keep, Folders: f.folders, Runs: f.runs, Now: areaClock, Record: f.log.record,
+		HangUp: func(agent string) int { f.hung = append(f.hung, agent); return 2 }})
 	return f
 }
 
-// add adds an agent through agent.add and returns its key.
-func (f *agentsFixture) add(t *testing.T, params string) string {
+// testConfig is a config.toml with ann and bob, and the agent writer
+// working in ann's folder.
+func testConfig() *config.Config {
+	return &config.Config{Path: "/home/owner/.config/corral/config.toml",
+		Users:   []config.User{{ID: "ann", Name: "Ann"}, {ID: "bob", Name: "Bob"}},
+		Clients: []config.Client{{Name: "writer", Key: writerKey, User: "ann"}}}
+}
+
+// params decodes a method's params as app/server does.
+func params[P any](t *testing.T, s string) P {
 	t.Helper()
-	res, err := f.x.add(t.Context(), ownerCall(params))
+	var p P
+	if err := rpc.DecodeParams(json.RawMessage(s), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wireOf is a value as the client reads it.
+func wireOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.(agentKeyResult).Key
+	return string(b)
+}
+
+func wantKind(t *testing.T, err error, k errs.Kind) {
+	t.Helper()
+	if errs.KindOf(err) != k {
+		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
+	}
+}
+
+// add adds an agent through agent.add and returns its key.
+func (f *agentsFixture) add(t *testing.T, s string) string {
+	t.Helper()
+	res, err := f.dir.AddAgent(t.Context(), "owner", params[AgentParams](t, s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Key
 }
 
 // works says whether the directory lets key in, and as whom.
 func (f *agentsFixture) works(key string) (string, bool) {
-	c, ok := f.dir.byKey(sha256.Sum256([]byte(key)))
+	c, ok := f.dir.ByKey(sha256.Sum256([]byte(key)))
 	return c.Client, ok
 }
 
-func TestAgentAreaAddGivesAKeyThatWorksAtOnce(t *testing.T) {
+func TestAgentAddGivesAKeyThatWorksAtOnce(t *testing.T) {
 	f := newAgentsFixture(t)
-	res, err := f.x.add(t.Context(), ownerCall(`{"name":" bot ","user":"ann","act_for":["bob"],"network":"off"}`))
+	res, err := f.dir.AddAgent(t.Context(), "owner", params[AgentParams](t, `{"name":" bot ","user":"ann","act_for":["bob"],"network":"off"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	added := res.(agentKeyResult)
+	added := res
 	if w := wireOf(t, added.Agent); w != `{"name":"bot","user":"ann","act_for":["bob"],"ask_commands":false,"network":"off","paused":false,"level":"custom","level_label":"Custom","from_config":false,"created":"2026-11-25T09:30:00Z","last_used":null}` {
 		t.Errorf("agent.add answered %s", w)
 	}
@@ -199,7 +267,7 @@ func TestAgentAreaAddGivesAKeyThatWorksAtOnce(t *testing.T) {
 	}
 }
 
-func TestAgentAreaAddWithATakenNameIsRefusedAndWritesNothing(t *testing.T) {
+func TestAgentAddWithATakenNameIsRefusedAndWritesNothing(t *testing.T) {
 	f := newAgentsFixture(t)
 	f.add(t, `{"name":"bot","user":"ann"}`)
 	before := f.keep.agents["bot"]
@@ -217,7 +285,7 @@ func TestAgentAreaAddWithATakenNameIsRefusedAndWritesNothing(t *testing.T) {
 		{`{"name":"new","user":"ann","act_for":["carol"]}`, errs.InvalidParams},
 		{`{"name":"new","user":"ann","network":"on"}`, errs.InvalidParams},
 	} {
-		_, err := f.x.add(t.Context(), ownerCall(tc.params))
+		_, err := f.dir.AddAgent(t.Context(), "owner", params[AgentParams](t, tc.params))
 		if errs.KindOf(err) != tc.kind {
 			t.Errorf("%s: %v, want %s", tc.params, err, tc.kind)
 		}
@@ -225,26 +293,26 @@ func TestAgentAreaAddWithATakenNameIsRefusedAndWritesNothing(t *testing.T) {
 	if len(f.keep.agents) != 1 || f.keep.agents["bot"].User != before.User || len(f.log) != 0 {
 		t.Errorf("refused adds wrote: store %+v, audit %q", f.keep.agents, f.log)
 	}
-	if _, ok := f.dir.current("new"); ok {
+	if _, ok := f.dir.Current("new"); ok {
 		t.Error("a refused agent is in the directory")
 	}
-	if c, _ := f.dir.current("writer"); c.User != "ann" {
+	if c, _ := f.dir.Current("writer"); c.User != "ann" {
 		t.Errorf("the config agent became %+v", c)
 	}
 }
 
-func TestAgentAreaRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
+func TestAgentRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 	f := newAgentsFixture(t)
 	key := f.add(t, `{"name":"bot","user":"ann"}`)
 	f.runs.commands["bot"] = 1
 	f.log = nil
 
-	res, err := f.x.remove(t.Context(), ownerCall(`{"name":"bot"}`))
+	res, err := f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := wireOf(t, res); w != `{"connections_closed":2,"name":"bot","removed":true}` {
-		t.Errorf("agent.remove answered %s", w)
+	if res != 2 {
+		t.Errorf("agent.remove closed %d connections, want the 2 open", res)
 	}
 	if !slices.Equal(f.hung, []string{"bot"}) {
 		t.Errorf("connections hung up: %v, want bot's", f.hung)
@@ -263,12 +331,12 @@ func TestAgentAreaRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 	}
 
 	// An agent written in config.toml is removed there; nothing is hung up.
-	_, err = f.x.remove(t.Context(), ownerCall(`{"name":"writer"}`))
+	_, err = f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"writer"}`))
 	wantKind(t, err, errs.Forbidden)
 	if !strings.Contains(err.Error(), "config.toml") {
 		t.Errorf("the refusal does not say where to change it: %v", err)
 	}
-	_, err = f.x.remove(t.Context(), ownerCall(`{"name":"bot"}`))
+	_, err = f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`))
 	wantKind(t, err, errs.NotFound)
 	if len(f.hung) != 1 || len(f.log) != 1 {
 		t.Errorf("refused removes hung up %v, recorded %q", f.hung, f.log)
@@ -278,14 +346,14 @@ func TestAgentAreaRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 	}
 }
 
-func TestAgentAreaRotateKeyRetiresTheOldKey(t *testing.T) {
+func TestAgentRotateKeyRetiresTheOldKey(t *testing.T) {
 	f := newAgentsFixture(t)
 	old := f.add(t, `{"name":"bot","user":"ann"}`)
-	res, err := f.x.rotateKey(t.Context(), ownerCall(`{"name":"bot"}`))
+	res, err := f.dir.RotateKey(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := res.(agentKeyResult).Key
+	key := res.Key
 	if key == old || !strings.HasPrefix(key, "corral_") {
 		t.Fatalf("rotate_key gave %q after %q", key, old)
 	}
@@ -301,33 +369,33 @@ func TestAgentAreaRotateKeyRetiresTheOldKey(t *testing.T) {
 	if !slices.Equal(f.hung, []string{"bot"}) {
 		t.Errorf("connections hung up: %v, want those opened with the old key", f.hung)
 	}
-	_, err = f.x.rotateKey(t.Context(), ownerCall(`{"name":"writer"}`))
+	_, err = f.dir.RotateKey(t.Context(), "owner", params[NameParams](t, `{"name":"writer"}`))
 	wantKind(t, err, errs.Forbidden)
 	if _, ok := f.works(writerKey); !ok || len(f.hung) != 1 {
 		t.Errorf("a refused rotate changed the config agent's key or hung up %v", f.hung)
 	}
 }
 
-func TestAgentAreaPauseAndResume(t *testing.T) {
+func TestAgentPauseAndResume(t *testing.T) {
 	f := newAgentsFixture(t)
 	f.add(t, `{"name":"bot","user":"ann"}`)
 	f.runs.commands["bot"], f.runs.questions["bot"] = 2, 1
 	f.log = nil
 
-	res, err := f.x.setPaused(true)(t.Context(), ownerCall(`{"name":"bot"}`))
+	res, err := f.dir.Pause(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w := wireOf(t, res); !strings.Contains(w, `"paused":true`) {
 		t.Errorf("agent.pause answered %s", w)
 	}
-	if c, _ := f.dir.current("bot"); !c.Paused || !f.keep.agents["bot"].Paused || !f.runs.held["bot"] {
+	if c, _ := f.dir.Current("bot"); !c.Paused || !f.keep.agents["bot"].Paused || !f.runs.held["bot"] {
 		t.Errorf("paused: directory %v, store %v, questions held %v", c.Paused, f.keep.agents["bot"].Paused, f.runs.held["bot"])
 	}
-	if _, err := f.x.setPaused(false)(t.Context(), ownerCall(`{"name":"bot"}`)); err != nil {
+	if _, err := f.dir.Resume(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := f.dir.current("bot"); c.Paused || f.keep.agents["bot"].Paused || f.runs.held["bot"] {
+	if c, _ := f.dir.Current("bot"); c.Paused || f.keep.agents["bot"].Paused || f.runs.held["bot"] {
 		t.Errorf("resumed: directory %v, store %v, questions held %v", c.Paused, f.keep.agents["bot"].Paused, f.runs.held["bot"])
 	}
 	want := auditDetails{
@@ -340,56 +408,52 @@ func TestAgentAreaPauseAndResume(t *testing.T) {
 
 	// An agent written in config.toml is paused too; the store keeps only
 	// its pause.
-	if _, err := f.x.setPaused(true)(t.Context(), ownerCall(`{"name":"writer"}`)); err != nil {
+	if _, err := f.dir.Pause(t.Context(), "owner", params[NameParams](t, `{"name":"writer"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if c, _ := f.dir.current("writer"); !c.Paused || !f.keep.configPaused["writer"] {
+	if c, _ := f.dir.Current("writer"); !c.Paused || !f.keep.configPaused["writer"] {
 		t.Errorf("config agent: paused %v, stored %v", c.Paused, f.keep.configPaused)
 	}
-	_, err = f.x.setPaused(true)(t.Context(), ownerCall(`{"name":"nobody"}`))
+	_, err = f.dir.Pause(t.Context(), "owner", params[NameParams](t, `{"name":"nobody"}`))
 	wantKind(t, err, errs.NotFound)
 }
 
-func TestAgentAreaListsConfigAgentsFirst(t *testing.T) {
+func TestAgentListsConfigAgentsFirst(t *testing.T) {
 	f := newAgentsFixture(t)
 	f.add(t, `{"name":"bot","user":"bob"}`)
-	res, err := f.x.clientList(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); w != `{"clients":[{"name":"writer","user":"ann","act_for":[]},{"name":"bot","user":"bob","act_for":[]}]}` {
+	if w := wireOf(t, f.dir.Clients()); w != `[{"name":"writer","user":"ann","act_for":[]},{"name":"bot","user":"bob","act_for":[]}]` {
 		t.Errorf("client.list = %s", w)
 	}
-	res, err = f.x.list(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); !strings.HasPrefix(w, `{"agents":[{"name":"writer",`) || !strings.HasSuffix(w, `"managed":true}`) {
-		t.Errorf("agent.list = %s", w)
+	if w := wireOf(t, f.dir.Agents()); !strings.HasPrefix(w, `[{"name":"writer",`) || !strings.Contains(w, `{"name":"bot",`) || !f.dir.Managed() {
+		t.Errorf("agent.list = %s, managed %v", w, f.dir.Managed())
 	}
 }
 
-func TestAgentAreaWithoutDatabase(t *testing.T) {
+func TestAgentWithoutDatabase(t *testing.T) {
 	f := newAgentsFixture(t)
-	f.x.keep = nil
-	res, err := f.x.list(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
+	f.dir.keep = nil
+	if f.dir.Managed() || len(f.dir.Agents()) != 1 {
+		t.Errorf("without a database: managed %v, agents %v", f.dir.Managed(), f.dir.Agents())
 	}
-	if w := wireOf(t, res); !strings.HasSuffix(w, `"managed":false}`) {
-		t.Errorf("agent.list = %s, want it to say agents cannot be managed", w)
-	}
-	for _, tc := range []struct {
-		fn     func(context.Context, *call) (any, error)
-		params string
-	}{
-		{f.x.add, `{"name":"bot","user":"ann"}`}, {f.x.update, `{"name":"bot","user":"ann"}`},
-		{f.x.rotateKey, `{"name":"bot"}`}, {f.x.setPaused(true), `{"name":"writer"}`}, {f.x.remove, `{"name":"bot"}`},
+	ctx, bot, writer := t.Context(), NameParams{Name: "bot"}, NameParams{Name: "writer"}
+	ann := params[AgentParams](t, `{"name":"bot","user":"ann"}`)
+	for _, change := range []func() error{
+		func() error { _, err := f.dir.AddAgent(ctx, "owner", ann); return err },
+		func() error { _, err := f.dir.UpdateAgent(ctx, "owner", ann); return err },
+		func() error { _, err := f.dir.RotateKey(ctx, "owner", bot); return err },
+		func() error { _, err := f.dir.Pause(ctx, "owner", writer); return err },
+		func() error {
+			_, err := f.dir.SetLevel(ctx, "owner", LevelParams{Name: "writer", Level: "ask"})
+			return err
+		},
+		func() error { _, err := f.dir.RemoveAgent(ctx, "owner", bot); return err },
+		func() error { _, err := f.dir.AddPerson(ctx, "owner", PersonParams{Name: "Carol"}); return err },
+		func() error { _, err := f.dir.RemovePerson(ctx, "owner", IDParams{ID: "ann"}); return err },
 	} {
-		_, err := tc.fn(t.Context(), ownerCall(tc.params))
+		err := change()
 		wantKind(t, err, errs.Unavailable)
 		if !strings.Contains(err.Error(), "no database") {
-			t.Errorf("%s: %v", tc.params, err)
+			t.Error(err)
 		}
 	}
 	if len(f.hung) != 0 || len(f.log) != 0 {
@@ -427,34 +491,32 @@ func (f *fakeFolders) RemoveUser(id string) string {
 	return "/srv/corral/" + id
 }
 
-func newPersonArea(t *testing.T) (personArea, *fakeKeeper, *fakeFolders, *auditDetails) {
+func newPeople(t *testing.T) (*Directory, *fakeKeeper, *fakeFolders, *auditDetails) {
 	f := newAgentsFixture(t)
-	folders := &fakeFolders{made: map[string]bool{}}
-	log := &auditDetails{}
-	return personArea{dir: f.dir, keep: f.keep, folders: folders, cfgFile: f.x.cfgFile, now: areaClock, record: log.record}, f.keep, folders, log
+	return f.dir, f.keep, f.folders, &f.log
 }
 
-func TestPersonAreaAddMakesTheirFolder(t *testing.T) {
-	x, keep, folders, log := newPersonArea(t)
-	res, err := x.add(t.Context(), ownerCall(`{"name":"Ana María"}`))
+func TestPersonAddMakesTheirFolder(t *testing.T) {
+	d, keep, folders, log := newPeople(t)
+	res, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Ana María"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := wireOf(t, res); w != `{"person":{"id":"ana-mar-a","name":"Ana María","from_config":false,"folder":"/srv/corral/ana-mar-a","agents":[]}}` {
+	if w := wireOf(t, res); w != `{"id":"ana-mar-a","name":"Ana María","from_config":false,"folder":"/srv/corral/ana-mar-a","agents":[]}` {
 		t.Errorf("person.add answered %s", w)
 	}
 	if !folders.made["ana-mar-a"] || keep.people["ana-mar-a"].Name != "Ana María" || len(*log) != 1 {
 		t.Errorf("folders %v, store %v, audit %q", folders.made, keep.people, *log)
 	}
-	for _, params := range []string{
+	for _, ps := range []string{
 		`{"name":"Ann"}`, // her folder name "ann" is config.toml's Ann's
 		`{"name":"Ana María"}`,
 	} {
-		_, err := x.add(t.Context(), ownerCall(params))
+		_, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, ps))
 		wantKind(t, err, errs.Exists)
 	}
-	for _, params := range []string{`{"name":"Shared","id":"SHARE"}`, `{"name":"C","id":"companion"}`, `{"name":"   "}`, `{"name":"a\u200bb"}`} {
-		_, err := x.add(t.Context(), ownerCall(params))
+	for _, ps := range []string{`{"name":"Shared","id":"SHARE"}`, `{"name":"C","id":"companion"}`, `{"name":"   "}`, `{"name":"a\u200bb"}`} {
+		_, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, ps))
 		wantKind(t, err, errs.InvalidParams)
 	}
 	if len(keep.people) != 1 || len(folders.made) != 1 || len(*log) != 1 {
@@ -463,20 +525,20 @@ func TestPersonAreaAddMakesTheirFolder(t *testing.T) {
 
 	// A folder that cannot be made undoes the store's write.
 	folders.broken = true
-	_, err = x.add(t.Context(), ownerCall(`{"name":"Carol"}`))
+	_, err = d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`))
 	wantKind(t, err, errs.IO)
 	if _, ok := keep.people["carol"]; ok {
 		t.Error("a person without a folder stayed in the store")
 	}
 }
 
-func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
-	x, keep, _, log := newPersonArea(t)
-	if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil {
+func TestPersonRemoveKeepsTheFolder(t *testing.T) {
+	d, keep, _, log := newPeople(t)
+	if _, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`)); err != nil {
 		t.Fatal(err)
 	}
-	x.dir.agents["helper"] = &liveAgent{Agent: store.Agent{Name: "helper", User: "ann", ActFor: []string{"carol"}}}
-	_, err := x.remove(t.Context(), ownerCall(`{"id":"carol"}`))
+	d.agents["helper"] = &liveAgent{Agent: store.Agent{Name: "helper", User: "ann", ActFor: []string{"carol"}}}
+	_, err := d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"carol"}`))
 	wantKind(t, err, errs.Conflict)
 	if err == nil || !strings.Contains(err.Error(), "helper still works for carol") {
 		t.Errorf("the refusal does not name the agent: %v", err)
@@ -485,16 +547,12 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 		t.Fatalf("a refused remove wrote: store %v, audit %q", keep.people, *log)
 	}
 
-	delete(x.dir.agents, "helper")
-	res, err := x.remove(t.Context(), ownerCall(`{"id":"carol"}`))
+	delete(d.agents, "helper")
+	res, err := d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"carol"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got personRemovedResult
-	if err := json.Unmarshal([]byte(wireOf(t, res)), &got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Folder != "/srv/corral/carol" || !got.Kept || !strings.Contains(got.Message, "Their folder was kept, with everything in it: /srv/corral/carol") {
+	if got := res; got.Folder != "/srv/corral/carol" || !strings.Contains(got.Message, "Their folder was kept, with everything in it: /srv/corral/carol") {
 		t.Errorf("person.remove answered %+v", got)
 	}
 	if _, ok := keep.people["carol"]; ok {
@@ -503,9 +561,9 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 	if (*log)[1] != "owner person.remove carol: folder kept at /srv/corral/carol" {
 		t.Errorf("audit: %q", *log)
 	}
-	_, err = x.remove(t.Context(), ownerCall(`{"id":"ann"}`))
+	_, err = d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"ann"}`))
 	wantKind(t, err, errs.Forbidden) // written in config.toml
-	_, err = x.rename(t.Context(), ownerCall(`{"id":"ann","name":"Anne"}`))
+	_, err = d.RenamePerson(t.Context(), "owner", params[PersonParams](t, `{"id":"ann","name":"Anne"}`))
 	wantKind(t, err, errs.Forbidden)
 }
 
@@ -514,141 +572,56 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 // and the sandbox forgetting the folder. (Forgotten after the directory's
 // lock, a person.add in between left a person listed whose agents' every
 // call was refused until Corral restarted.)
-func TestPersonAreaRemoveRacesNoAdd(t *testing.T) {
-	x, _, folders, _ := newPersonArea(t)
-	if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil {
+func TestPersonRemoveRacesNoAdd(t *testing.T) {
+	d, _, folders, _ := newPeople(t)
+	if _, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`)); err != nil {
 		t.Fatal(err)
 	}
 	folders.forgetting = func(id string) {
 		folders.forgetting = nil
-		if !x.dir.mu.TryLock() {
+		if !d.mu.TryLock() {
 			return // the people are locked: no call gets in
 		}
-		x.dir.mu.Unlock()
-		if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil {
+		d.mu.Unlock()
+		if _, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`)); err != nil {
 			t.Error(err)
 		}
 	}
-	if _, err := x.remove(t.Context(), ownerCall(`{"id":"carol"}`)); err != nil {
+	if _, err := d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"carol"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := x.add(t.Context(), ownerCall(`{"name":"Carol"}`)); err != nil && errs.KindOf(err) != errs.Exists {
+	if _, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`)); err != nil && errs.KindOf(err) != errs.Exists {
 		t.Fatal(err)
 	}
-	if _, listed := x.dir.people["carol"]; !listed || !folders.made["carol"] {
+	if _, listed := d.people["carol"]; !listed || !folders.made["carol"] {
 		t.Errorf("carol listed %v, her folder known to the sandbox %v", listed, folders.made["carol"])
 	}
 }
 
-// connectHome is an owner's home with Cursor's config file holding one
-// other server.
-func connectHome(t *testing.T) (home, file string, before []byte) {
-	home = t.TempDir()
-	file = filepath.Join(home, ".cursor", "mcp.json")
-	before = []byte(`{"mcpServers":{"other":{"command":"other"}}}`)
-	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+// TestReadOnlyStopsRunningCommands (red team): a command an agent started
+// before the owner made it Read-only kept running, and could go on
+// writing files (a loop of `touch`), though the level says no writes and
+// no commands. set_level read_only now stops the agent's running
+// commands, as pausing it does, and says so in its audit row; another
+// level stops nothing.
+func TestReadOnlyStopsRunningCommands(t *testing.T) {
+	f := newAgentsFixture(t)
+	f.add(t, `{"name":"bot","user":"ann"}`)
+	f.runs.commands["bot"] = 2
+	f.log = nil
+	if _, err := f.dir.SetLevel(t.Context(), "owner", LevelParams{Name: "bot", Level: "trusted"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(file, before, 0o600); err != nil {
+	if f.runs.commands["bot"] != 2 {
+		t.Errorf("Trusted stopped commands: %v", f.runs.commands)
+	}
+	if _, err := f.dir.SetLevel(t.Context(), "owner", LevelParams{Name: "bot", Level: "read_only"}); err != nil {
 		t.Fatal(err)
 	}
-	return home, file, before
-}
-
-func TestConnectAreaPreviewWritesNothingWriteDoes(t *testing.T) {
-	home, file, before := connectHome(t)
-	key := "corral_bot_key"
-	var log auditDetails
-	x := connectArea{home: home, command: "/usr/bin/corral", url: func() string { return "http://127.0.0.1:8765" }, now: areaClock, record: log.record,
-		keyOf: func(agent string) ([32]byte, bool) { return sha256.Sum256([]byte(key)), agent == "bot" }}
-
-	res, err := x.preview(t.Context(), ownerCall(`{"name":"bot","app":"cursor","key":"`+key+`"}`))
-	if err != nil {
-		t.Fatal(err)
+	if n := f.runs.commands["bot"]; n != 0 {
+		t.Errorf("after read_only, %d commands still running", n)
 	}
-	plan := res.(connectPlan)
-	if plan.Path != file || plan.Written || !strings.Contains(plan.Diff, "+") || !strings.Contains(plan.Diff, key) {
-		t.Errorf("preview: %+v", plan)
+	if len(f.log) != 2 || !strings.Contains(f.log[1], "2 running command(s) stopped") {
+		t.Errorf("audit: %q", f.log)
 	}
-	if now, _ := os.ReadFile(file); string(now) != string(before) || len(log) != 0 {
-		t.Fatalf("the preview changed the file to %s or recorded %q", now, log)
-	}
-
-	// A write against a digest the file no longer has is refused.
-	_, err = x.write(t.Context(), ownerCall(`{"name":"bot","app":"cursor","key":"`+key+`","digest":"00"}`))
-	wantKind(t, err, errs.Conflict)
-	if now, _ := os.ReadFile(file); string(now) != string(before) {
-		t.Fatal("a refused write changed the file")
-	}
-
-	res, err = x.write(t.Context(), ownerCall(`{"name":"bot","app":"cursor","key":"`+key+`","digest":"`+plan.Digest+`"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrote := res.(connectPlan)
-	now, _ := os.ReadFile(file)
-	kept, _ := os.ReadFile(wrote.Backup)
-	if !wrote.Written || !strings.Contains(string(now), key) || !strings.Contains(string(now), `"other"`) || string(kept) != string(before) {
-		t.Errorf("write: %+v; file %s; backup %s", wrote, now, kept)
-	}
-	if wrote.Backup != file+".corral-backup-20261125-093000.000" || len(log) != 1 || !strings.HasPrefix(log[0], "owner agent.connect bot: wrote bot into "+file) {
-		t.Errorf("backup %s, audit %q", wrote.Backup, log)
-	}
-
-	for _, tc := range []struct {
-		params string
-		kind   errs.Kind
-	}{
-		{`{"name":"bot","app":"cursor","key":"corral_wrong"}`, errs.InvalidParams},
-		{`{"name":"bot","app":"cursor"}`, errs.InvalidParams}, // writing needs the key
-		{`{"name":"nobody","app":"cursor","key":"` + key + `"}`, errs.NotFound},
-		{`{"name":"bot","app":"goose","key":"` + key + `"}`, errs.Unavailable}, // shown, never written
-	} {
-		_, err := x.preview(t.Context(), ownerCall(tc.params))
-		if errs.KindOf(err) != tc.kind {
-			t.Errorf("%s: %v, want %s", tc.params, err, tc.kind)
-		}
-	}
-}
-
-func TestConnectAreaShowsTheAppsWithoutAKey(t *testing.T) {
-	home, file, _ := connectHome(t)
-	x := connectArea{home: home, command: "/usr/bin/corral", url: func() string { return "http://127.0.0.1:8765" },
-		keyOf: func(agent string) ([32]byte, bool) { return [32]byte{1}, agent == "bot" }}
-	res, err := x.show(t.Context(), ownerCall(`{"name":"bot"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := res.(connectResult)
-	if r.HasKey || r.URL != "http://127.0.0.1:8765" || r.Command != "/usr/bin/corral" {
-		t.Errorf("agent.connect: %+v", r)
-	}
-	for _, app := range r.Apps {
-		if app.ID == "cursor" && (app.Path != file || !app.Exists || app.Writable || !strings.Contains(app.Snippet, keyPlaceholder)) {
-			t.Errorf("cursor without the key: %+v", app)
-		}
-	}
-	_, err = x.show(t.Context(), ownerCall(`{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
-}
-
-func TestConfigAreaReportsTheStatus(t *testing.T) {
-	at := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
-	x := configArea{status: func() configStatusResult {
-		return configStatusResult{Path: "/c/config.toml", Problem: "line 3: expected '='", RestartNeeded: []string{"server"}, ReloadedAt: &at}
-	}}
-	table := map[string]method{}
-	x.methods(func(name string, m method) { table[name] = m })
-	if !table["config.status"].owner {
-		t.Error("config.status is open to agents")
-	}
-	res, err := table["config.status"].fn(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); w != `{"path":"/c/config.toml","problem":"line 3: expected '='","restart_needed":["server"],"reloaded_at":"2026-11-25T09:00:00Z"}` {
-		t.Errorf("config.status = %s", w)
-	}
-	_, err = table["config.status"].fn(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
 }
