@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -623,5 +624,116 @@ func TestReadOnlyStopsRunningCommands(t *testing.T) {
 	}
 	if len(f.log) != 2 || !strings.Contains(f.log[1], "2 running command(s) stopped") {
 		t.Errorf("audit: %q", f.log)
+	}
+}
+
+// Load makes live what the store keeps: the people (with their folders)
+// and agents added in the dashboard, and what the owner set for the
+// agents of config.toml; a name config.toml has too stays the file's.
+func TestLoadMakesTheStoresAgentsAndPeopleLive(t *testing.T) {
+	keep := newFakeKeeper()
+	used := areaClock().Add(-time.Hour)
+	keep.people["carol"] = store.Person{ID: "carol", Name: "Carol"}
+	keep.people["ann"] = store.Person{ID: "ann", Name: "Ann from the store"}
+	keep.agents["bot"] = store.Agent{Name: "bot", User: "carol", Network: "ask", KeySHA256: sha256.Sum256([]byte("corral_bot")), LastUsed: used}
+	keep.agents["writer"] = store.Agent{Name: "writer", User: "bob", KeySHA256: sha256.Sum256([]byte("corral_shadow"))}
+	keep.configPaused["writer"] = true
+	folders := &fakeFolders{made: map[string]bool{}}
+	d := New(testConfig(), Options{Store: keep, Folders: folders, Runs: &fakeRuns{}, Now: areaClock})
+	if _, ok := d.ByKey(sha256.Sum256([]byte("corral_bot"))); ok || !d.FirstRun() {
+		t.Fatal("the store's agent is live before Load")
+	}
+	if err := d.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := d.ByKey(sha256.Sum256([]byte("corral_bot"))); !ok || c.Client != "bot" || c.User != "carol" {
+		t.Errorf("the store's agent: %+v, %v", c, ok)
+	}
+	if c, ok := d.ByKey(sha256.Sum256([]byte(writerKey))); !ok || c.User != "ann" || !c.Paused {
+		t.Errorf("config.toml's writer: %+v, %v; want ann's folder, paused as the store says", c, ok)
+	}
+	if _, ok := d.ByKey(sha256.Sum256([]byte("corral_shadow"))); ok {
+		t.Error("a store agent shadowed by config.toml lets its key in")
+	}
+	if ids := d.PersonIDs(); !slices.Equal(ids, []string{"ann", "bob", "carol"}) {
+		t.Errorf("people %v", ids)
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(folders.made)), []string{"carol"}) {
+		t.Errorf("folders made %v, want carol's alone (ann's is config.toml's)", folders.made)
+	}
+	if d.FirstRun() {
+		t.Error("FirstRun with an agent that has worked")
+	}
+	if err := New(testConfig(), Options{Folders: folders}).Load(t.Context()); err != nil {
+		t.Errorf("Load without a store: %v", err)
+	}
+}
+
+// Reload puts config.toml's new agents and people in place: a key that
+// changed or went away ends its connections and commands, a new person
+// gets a folder, a person gone loses theirs from the sandbox. A name the
+// dashboard already gave changes nothing.
+func TestReloadRetiresOldKeysAndPeople(t *testing.T) {
+	f := newAgentsFixture(t)
+	botKey := f.add(t, `{"name":"bot","user":"ann"}`)
+	f.folders.made["bob"] = true
+	f.runs.commands["writer"] = 1
+	cfg := testConfig()
+	cfg.Clients[0].Key = "corral_new_writer_key"
+	cfg.Users = []config.User{{ID: "ann", Name: "Ann"}, {ID: "dan", Name: "Dan"}}
+	if err := f.dir.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.works(writerKey); ok {
+		t.Error("writer's old key still works")
+	}
+	if who, ok := f.works("corral_new_writer_key"); !ok || who != "writer" {
+		t.Errorf("the new key lets in %q (%v)", who, ok)
+	}
+	if who, ok := f.works(botKey); !ok || who != "bot" {
+		t.Error("the dashboard's agent lost its key in a reload")
+	}
+	if !slices.Equal(f.hung, []string{"writer"}) || f.runs.commands["writer"] != 0 {
+		t.Errorf("hung up %v, commands %v; want writer's ended", f.hung, f.runs.commands)
+	}
+	if !f.folders.made["dan"] || f.folders.made["bob"] || !slices.Equal(f.dir.PersonIDs(), []string{"ann", "dan"}) {
+		t.Errorf("folders %v, people %v", f.folders.made, f.dir.PersonIDs())
+	}
+
+	// The same file again retires nothing.
+	if err := f.dir.Reload(cfg); err != nil || len(f.hung) != 1 {
+		t.Errorf("reloading the same file: %v, hung up %v", err, f.hung)
+	}
+	clash := testConfig()
+	clash.Clients = append(clash.Clients, config.Client{Name: "bot", Key: "corral_clash", User: "ann"})
+	if err := f.dir.Reload(clash); err == nil || !strings.Contains(err.Error(), `"bot"`) {
+		t.Errorf("a config client named like a dashboard agent: %v", err)
+	}
+	if _, ok := f.works("corral_new_writer_key"); !ok || len(f.hung) != 1 || !slices.Equal(f.dir.PersonIDs(), []string{"ann", "dan"}) {
+		t.Error("a refused reload changed the directory")
+	}
+}
+
+// An agent's last use is written to the store at most once a minute,
+// however often it connects; in memory it is always the latest.
+func TestTouchWritesTheStoreAtMostOnceAMinute(t *testing.T) {
+	now := areaClock()
+	keep := newFakeKeeper()
+	d := New(testConfig(), Options{Store: keep, Now: func() time.Time { return now }})
+	d.Touch(t.Context(), "writer")
+	d.Touch(t.Context(), "writer")
+	now = now.Add(30 * time.Second)
+	d.Touch(t.Context(), "writer")
+	if len(keep.touched) != 1 {
+		t.Errorf("three touches within a minute wrote %d times", len(keep.touched))
+	}
+	if got := d.Agents()[0].LastUsed; got == nil || !got.Equal(now) {
+		t.Errorf("last used %v, want %v", got, now)
+	}
+	now = now.Add(31 * time.Second)
+	d.Touch(t.Context(), "writer")
+	d.Touch(t.Context(), "nobody")
+	if !slices.Equal(keep.touched, []string{"writer", "writer"}) {
+		t.Errorf("store touched %v", keep.touched)
 	}
 }
