@@ -24,15 +24,18 @@ import (
 // identity resolves bearer keys and session cookies to callers.
 type identity struct {
 	owner [32]byte // SHA-256 of the owner token
-	dir   *directory
+	// dir is the live agents (app/directory).
+	dir interface {
+		ByKey([32]byte) (sandbox.Caller, bool)
+	}
 }
 
 // fromBearer returns the caller a bearer token names: the owner, or an
-// agent of the live directory (agents.go). Every candidate is compared in
+// agent of the live directory (app/directory). Every candidate is compared in
 // constant time, so timing tells nothing about which was close.
 func (id *identity) fromBearer(token string) (sandbox.Caller, bool) {
 	h := sha256.Sum256([]byte(token))
-	found, ok := id.dir.byKey(h)
+	found, ok := id.dir.ByKey(h)
 	if subtle.ConstantTimeCompare(h[:], id.owner[:]) == 1 {
 		return ownerCaller, true
 	}

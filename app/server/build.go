@@ -146,7 +146,7 @@ func Build(s Setup) (Parts, error) {
 		},
 	})
 	srv.policy, srv.files = pol, s.Files // settings.set (settings.go)
-	pol.SetLevelOf(srv.dir.levelOf)      // every question carries its agent's trust level
+	pol.SetLevelOf(srv.dir.LevelOf)      // every question carries its agent's trust level
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := srv.LoadAgents(ctx); err != nil {

@@ -62,16 +62,8 @@ type connectArea struct {
 }
 
 func (s *Server) connectArea() connectArea {
-	return connectArea{keyOf: s.dir.keyOf, home: s.ownerHome, command: s.corralCommand, url: s.LocalURL, now: s.now, record: s.record,
-		cfgFile: s.cfg.Path, fromConfig: s.dir.fromConfig}
-}
-
-// fromConfig reports whether the agent name is written in config.toml.
-func (d *directory) fromConfig(name string) bool {
-	d.mu.RLock()
-	defer d.mu.RUnlock()
-	a, ok := d.agents[name]
-	return ok && a.fromConfig
+	return connectArea{keyOf: s.dir.KeyOf, home: s.ownerHome, command: s.corralCommand, url: s.LocalURL, now: s.now, record: s.record,
+		cfgFile: s.cfg.Path, fromConfig: s.dir.FromConfig}
 }
 
 // inConfig is the config file an agent is written in, or "".

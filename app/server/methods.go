@@ -43,7 +43,7 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	if !c.caller.Owner {
 		// An agent's settings as they are now: the owner may have paused,
 		// changed or removed it since its connection opened.
-		cur, ok := s.dir.current(c.caller.Client)
+		cur, ok := s.dir.Current(c.caller.Client)
 		if !ok {
 			return nil, errs.New(errs.Forbidden, "", "The owner has removed this agent (%s); its key no longer works.", c.caller.Client)
 		}
@@ -94,8 +94,7 @@ func (s *Server) methodTable() map[string]method {
 	s.sessionArea().methods(add)
 	commandArea{box: s.box, record: s.record}.methods(add)
 	s.linkArea().methods(add)
-	s.agentArea().methods(add)
-	s.personArea().methods(add)
+	agentArea{s.dir}.methods(add)
 	s.connectArea().methods(add)
 	configArea{status: s.ConfigStatus}.methods(add)
 	summaryArea{log: s.audit}.methods(add)

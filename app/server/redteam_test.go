@@ -64,31 +64,3 @@ func TestReadOnlyWithdrawsWaitingQuestions(t *testing.T) {
 		t.Errorf("agent.set_level events: %+v", ev.Events)
 	}
 }
-
-// TestReadOnlyStopsRunningCommands (red team): a command an agent started
-// before the owner made it Read-only kept running, and could go on
-// writing files (a loop of `touch`), though the level says no writes and
-// no commands. set_level read_only now stops the agent's running
-// commands, as pausing it does, and says so in its audit row; another
-// level stops nothing.
-func TestReadOnlyStopsRunningCommands(t *testing.T) {
-	f := newAgentsFixture(t)
-	f.add(t, `{"name":"bot","user":"ann"}`)
-	f.runs.commands["bot"] = 2
-	f.log = nil
-	if _, err := f.x.setLevel(t.Context(), ownerCall(`{"name":"bot","level":"trusted"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if f.runs.commands["bot"] != 2 {
-		t.Errorf("Trusted stopped commands: %v", f.runs.commands)
-	}
-	if _, err := f.x.setLevel(t.Context(), ownerCall(`{"name":"bot","level":"read_only"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if n := f.runs.commands["bot"]; n != 0 {
-		t.Errorf("after read_only, %d commands still running", n)
-	}
-	if len(f.log) != 2 || !strings.Contains(f.log[1], "2 running command(s) stopped") {
-		t.Errorf("audit: %q", f.log)
-	}
-}

@@ -99,49 +99,13 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 		}
 	}
 	s.reload.restart = restart
-	// Old config agents' keys and people, to see what went away.
-	s.dir.mu.RLock()
-	oldKeys := map[string][32]byte{}
-	oldPeople := map[string]bool{}
-	for n, a := range s.dir.agents {
-		if a.fromConfig {
-			oldKeys[n] = a.KeySHA256
-		}
-	}
-	for id, p := range s.dir.people {
-		if p.fromConfig {
-			oldPeople[id] = true
-		}
-	}
-	s.dir.mu.RUnlock()
-	if err := s.dir.setConfig(cfg, nil); err != nil {
+	// The agents and people of the file take effect; those gone lose
+	// their folders from the sandbox, and their keys their connections.
+	if err := s.dir.Reload(cfg); err != nil {
 		s.reload.problem = fmt.Sprintf("%s: %v — Corral keeps running with the agents it had.", cfg.Path, err)
 		return s.reload.problem
 	}
 	s.reload.problem = ""
-	for _, u := range cfg.Users {
-		if !oldPeople[u.ID] {
-			if _, err := s.box.AddUser(u.ID); err != nil {
-				s.log.Warn("new user from config.toml", "user", u.ID, "err", err)
-			}
-		}
-		delete(oldPeople, u.ID)
-	}
-	// Under the directory's lock, as person.remove does: a person.add of
-	// the same id since setConfig keeps its folder.
-	s.dir.mu.Lock()
-	for id := range oldPeople {
-		if _, back := s.dir.people[id]; !back {
-			s.box.RemoveUser(id) // the folder stays
-		}
-	}
-	s.dir.mu.Unlock()
-	for name, h := range oldKeys {
-		if now, ok := s.dir.keyOf(name); !ok || now != h {
-			s.box.StopCommandsOf(name)
-			s.hangUpAgent(name)
-		}
-	}
 	msg := "config.toml reloaded: people and agents are in effect"
 	if len(restart) > 0 {
 		msg += fmt.Sprintf("; changes to %v take effect after a restart", restart)

@@ -31,9 +31,13 @@ type ruleBook interface {
 // ruleArea answers the hand-written rule methods.
 type ruleArea struct {
 	book   func() ruleBook // nil result: approvals are off
-	dir    *directory      // who the agents are and the folders they work in
 	record recordFunc
 	now    func() time.Time
+	// dir is who the agents are and the folders they work in.
+	dir interface {
+		UserOf(agent string) (string, bool)
+		HasPerson(id string) bool
+	}
 }
 
 func (s *Server) ruleArea() ruleArea {
@@ -95,21 +99,19 @@ func (x ruleArea) draft(p ruleParams) (policy.Draft, error) {
 			d.Expires = &t
 		}
 	}
-	x.dir.mu.RLock()
-	defer x.dir.mu.RUnlock()
 	if d.Client != policy.AnyClient {
-		a, ok := x.dir.agents[d.Client]
+		user, ok := x.dir.UserOf(d.Client)
 		if !ok {
 			return d, errs.New(errs.InvalidParams, "", "There is no agent called %q; choose one from the Agents page, or \"*\" for every agent.", d.Client)
 		}
 		if d.User == "" {
-			d.User = a.User
+			d.User = user
 		}
 	}
 	if d.User == "" {
 		d.User = policy.AnyClient
 	}
-	if _, ok := x.dir.people[d.User]; !ok && d.User != policy.AnyClient && d.User != sandbox.ScopeCompanion && d.User != sandbox.ScopeDefault {
+	if !x.dir.HasPerson(d.User) && d.User != policy.AnyClient && d.User != sandbox.ScopeCompanion && d.User != sandbox.ScopeDefault {
 		return d, errs.New(errs.InvalidParams, "", "There is no folder %q: name a person, \"companion\", \"default\", or \"*\" for every folder.", d.User)
 	}
 	return d, nil

@@ -38,6 +38,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/share"
+	"corral/app/directory"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/links"
@@ -91,7 +92,7 @@ type Options struct {
 	// first use, mode 0600); "" makes one in memory for each start.
 	LANCertFile string
 	// Agents keeps the agents and people the owner adds at runtime
-	// (agents.go); nil: only those of config.toml, and none can be added.
+	// (app/directory); nil: only those of config.toml, and none can be added.
 	Agents AgentStore
 	// Home is the owner's home folder, where agent apps keep their
 	// config files (connect.go); "": connect can show but not write.
@@ -131,8 +132,7 @@ type Server struct {
 	lanCertFile string
 	lanIP       func() (net.IP, error)
 
-	dir           *directory // live agents and people (agents.go)
-	agents        AgentStore
+	dir           *directory.Directory // live agents and people (directory.go)
 	ownerHome     string
 	corralCommand string
 	reload        reloadState    // config.toml picked up while running (reload.go)
@@ -189,10 +189,9 @@ func New(o Options) *Server {
 	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
 	s.paired = &pairedDevices{Devices: o.Devices, now: s.now, seen: map[string]time.Time{}}
 	s.credentials = credentials{sessions: s.logins, paired: s.paired, secretSigner: s.secretKey}
-	s.dir = newDirectory()
-	s.dir.setConfig(o.Config, nil) // a fresh directory: no conflicts possible
+	s.dir = newDirectory(s, o)
 	s.id.dir = s.dir
-	s.agents, s.ownerHome, s.corralCommand = o.Agents, o.Home, o.CorralCommand
+	s.ownerHome, s.corralCommand = o.Home, o.CorralCommand
 	h := newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
 	s.hosts.Store(&h)
 	s.methods = s.methodTable()

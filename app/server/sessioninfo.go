@@ -70,7 +70,7 @@ type auditLogInfo struct {
 func (s *Server) sessionArea() sessionArea {
 	x := sessionArea{box: s.box, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
 		running: fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D()),
-		people:  s.dir.personIDs, record: s.record, loginURL: s.LoginURL, version: s.version, now: s.now}
+		people:  s.dir.PersonIDs, record: s.record, loginURL: s.LoginURL, version: s.version, now: s.now}
 	x.logSize, _ = s.audit.(auditSizer)
 	x.limit = s.calls.describe()
 	x.timeout = s.cfg.Exec.Timeout.D()
