@@ -37,8 +37,8 @@ import (
 	"time"
 
 	"corral/app/config"
-	"corral/app/share"
 	"corral/app/directory"
+	"corral/app/share"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/links"
