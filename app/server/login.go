@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"corral/app/pairing"
 	"corral/store"
 )
 
@@ -20,7 +21,7 @@ type sessionBook interface {
 }
 
 // deviceSignOut is what logout needs of the paired devices
-// (pairedDevices): the phone a cookie names, forgotten when it signs out.
+// (app/pairing): the phone a cookie names, forgotten when it signs out.
 type deviceSignOut interface {
 	deviceFinder
 	RemoveDevice(ctx context.Context, id string) (bool, error)
@@ -48,7 +49,7 @@ type loginHandler struct {
 
 func (s *Server) loginHandler() loginHandler {
 	return loginHandler{
-		sessions: s.logins, devices: s.paired, secrets: s.secretKey, hangUp: s.finishConns,
+		sessions: s.logins, devices: s.pair, secrets: s.secretKey, hangUp: s.finishConns,
 		record: s.record, publicURL: s.cfg.Server.PublicURL, log: s.log, signedIn: s.session,
 	}
 }
@@ -144,7 +145,7 @@ func (l loginHandler) signOutDevice(w http.ResponseWriter, r *http.Request, d st
 		return
 	}
 	l.hangUp(func(cn *conn) bool { return cn.deviceID == d.ID })
-	if err := l.record(r.Context(), deviceCaller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
+	if err := l.record(r.Context(), pairing.Caller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
 		l.log.Error("device sign out: audit", "err", err)
 	}
 	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})

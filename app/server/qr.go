@@ -79,3 +79,26 @@ func pageURL(r *http.Request) string {
 	}
 	return scheme + "://" + r.Host + r.URL.RequestURI()
 }
+
+// qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
+// row, so any surface can draw it.
+func qrRows(text string) ([]string, error) {
+	code, err := qr.Encode(text, qr.M, qr.Auto)
+	if err != nil {
+		return nil, err
+	}
+	b := code.Bounds()
+	rows := make([]string, 0, b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		var sb strings.Builder
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if r, _, _, _ := code.At(x, y).RGBA(); r == 0 {
+				sb.WriteByte('1')
+			} else {
+				sb.WriteByte('0')
+			}
+		}
+		rows = append(rows, sb.String())
+	}
+	return rows, nil
+}
