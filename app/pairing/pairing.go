@@ -290,14 +290,27 @@ func (s *Service) Revoke(ctx context.Context, by, id string) error {
 	return s.cfg.Record(ctx, by, "device.revoke", id, "")
 }
 
-// RemoveDevice forgets the device id without auditing it: for a phone's
-// own sign out, which the server audits itself. It reports whether there
-// was such a device; without a store there never is.
-func (s *Service) RemoveDevice(ctx context.Context, id string) (bool, error) {
-	if s.cfg.Store == nil {
-		return false, nil
+// SignOut answers POST /logout from the paired device d, which the
+// server found by its cookie with its second secret: the device is
+// revoked (as Devices → Revoke on the computer would; an audit failure is
+// logged, the phone is signed out all the same), its connections end,
+// its cookie is cleared, and the phone is sent to the pairing page.
+func (s *Service) SignOut(w http.ResponseWriter, r *http.Request, d store.Device) {
+	if s.cfg.Store == nil { // no device without a store: nothing to forget
+		http.Error(w, "Corral could not sign this phone out; try again.", http.StatusInternalServerError)
+		return
 	}
-	return s.cfg.Store.RemoveDevice(ctx, id)
+	if _, err := s.cfg.Store.RemoveDevice(r.Context(), d.ID); err != nil {
+		s.cfg.Log.Error("device sign out", "err", err)
+		http.Error(w, "Corral could not sign this phone out; try again.", http.StatusInternalServerError)
+		return
+	}
+	s.cfg.HangUp(d.ID)
+	if err := s.cfg.Record(r.Context(), Caller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
+		s.cfg.Log.Error("device sign out: audit", "err", err)
+	}
+	http.SetCookie(w, &http.Cookie{Name: Cookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
+	http.Redirect(w, r, "/pair", http.StatusSeeOther)
 }
 
 // LANAddress is the first non-loopback IPv4 address of this machine.

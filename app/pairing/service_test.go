@@ -3,6 +3,8 @@ package pairing
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -96,9 +98,6 @@ func TestWithoutDatabase(t *testing.T) {
 	if err := rig.h.Revoke(t.Context(), "owner", "d1"); errs.KindOf(err) != errs.NotFound {
 		t.Errorf("revoke: %v, want not_found", err)
 	}
-	if ok, err := rig.h.RemoveDevice(t.Context(), "d1"); ok || err != nil {
-		t.Errorf("remove: %v %v", ok, err)
-	}
 	if _, ok := rig.h.ByToken(t.Context(), "tok"); ok {
 		t.Error("a token names a device without a database")
 	}
@@ -138,5 +137,52 @@ func TestByTokenNotesASeenDeviceOnceAMinute(t *testing.T) {
 	}
 	if c := Caller(store.Device{Name: "phone"}); c.Client != "device:phone" || !c.Owner {
 		t.Errorf("a device's caller %+v", c)
+	}
+}
+
+// failingStore is a store that cannot forget a device.
+type failingStore struct{ fakeStore }
+
+func (failingStore) RemoveDevice(ctx context.Context, id string) (bool, error) {
+	return false, errors.New("disk full")
+}
+
+// A phone's own sign out (POST /logout with its cookie and secret, found
+// by the server) revokes it as Revoke does; it is not undone when its
+// audit fails, and a store that cannot forget leaves everything as it was.
+func TestSignOut(t *testing.T) {
+	signOut := func(rig pairRig, d store.Device) *http.Response {
+		w := httptest.NewRecorder()
+		rig.h.SignOut(w, httptest.NewRequest("POST", "https://192.0.2.1:8443/logout", nil), d)
+		return w.Result()
+	}
+	phone := store.Device{ID: "dv_1", Name: "phone"}
+
+	rig := newPairRig()
+	rig.devices["tok"] = phone
+	res := signOut(rig, phone)
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/pair" {
+		t.Fatalf("sign out: %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	c := cookieSet(t, res, Cookie)
+	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
+		t.Errorf("the cleared device cookie %+v", c)
+	}
+	if len(rig.devices) != 0 || !slices.Equal(*rig.hungUp, []string{"dv_1"}) || !slices.Equal(*rig.audit, auditLines{"device:phone device.revoke dv_1"}) {
+		t.Errorf("after sign out: devices %v, connections ended %v, audit %v", rig.devices, *rig.hungUp, *rig.audit)
+	}
+
+	rig = newPairRig(func(c *Config) {
+		c.Record = func(ctx context.Context, who, op, target, detail string) error { return errors.New("disk full") }
+	})
+	rig.devices["tok"] = phone
+	if res := signOut(rig, phone); res.StatusCode != http.StatusSeeOther || len(rig.devices) != 0 {
+		t.Errorf("an unaudited sign out: %d, devices %v; want signed out all the same", res.StatusCode, rig.devices)
+	}
+
+	rig = newPairRig(func(c *Config) { c.Store = failingStore{fakeStore{"tok": phone}} })
+	wantRefusal(t, signOut(rig, phone), http.StatusInternalServerError, "Corral could not sign this phone out; try again.")
+	if len(*rig.hungUp) != 0 || len(*rig.audit) != 0 {
+		t.Errorf("a failed sign out ended connections %v, audit %v", *rig.hungUp, *rig.audit)
 	}
 }

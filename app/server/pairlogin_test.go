@@ -4,12 +4,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"corral/app/pairing"
 	"corral/store"
 )
 
@@ -21,9 +24,25 @@ import (
 // are app/pairing's; TestPairRefusesCrossSitePosts runs it here, in the
 // server, with the server's Origin check.
 
-// fakeDevices are paired devices over a map by token: what logout finds
-// and forgets.
+// fakeDevices are paired devices over a map by token (pairing.Store):
+// what logout finds and forgets.
 type fakeDevices map[string]store.Device
+
+func (f fakeDevices) AddDevice(ctx context.Context, d store.Device, token string) error {
+	f[token] = d
+	return nil
+}
+
+func (f fakeDevices) DeviceByToken(ctx context.Context, token string) (store.Device, bool, error) {
+	d, ok := f[token]
+	return d, ok, nil
+}
+
+func (f fakeDevices) TouchDevice(ctx context.Context, id string, t time.Time) error { return nil }
+
+func (f fakeDevices) Devices(ctx context.Context) ([]store.Device, error) {
+	return slices.Collect(maps.Values(f)), nil
+}
 
 func (f fakeDevices) RemoveDevice(ctx context.Context, id string) (bool, error) {
 	for tok, d := range f {
@@ -33,11 +52,6 @@ func (f fakeDevices) RemoveDevice(ctx context.Context, id string) (bool, error) 
 		}
 	}
 	return false, nil
-}
-
-func (f fakeDevices) ByToken(ctx context.Context, token string) (store.Device, bool) {
-	d, ok := f[token]
-	return d, ok
 }
 
 // turnableClock is a clock that moves only when the test says.
@@ -98,18 +112,24 @@ type loginRig struct {
 func newLoginRig() *loginRig {
 	r := &loginRig{devices: fakeDevices{}, clock: &turnableClock{time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}, audit: &auditLines{}}
 	r.logins = newLogins(r.clock.now)
-	r.h = loginHandler{sessions: r.logins, devices: r.devices, secrets: testKey, record: r.audit.record,
-		publicURL: "https://corral.example", log: slog.New(slog.DiscardHandler),
-		hangUp: func(match func(*conn) bool) int {
-			n := 0
-			for _, c := range r.open {
-				if match(c) {
-					r.hungUp = append(r.hungUp, c)
-					n++
-				}
+	hangUp := func(match func(*conn) bool) int {
+		n := 0
+		for _, c := range r.open {
+			if match(c) {
+				r.hungUp = append(r.hungUp, c)
+				n++
 			}
-			return n
-		}}
+		}
+		return n
+	}
+	// A phone's sign out is app/pairing's, over the same map, hanging up
+	// as the server does (devices.go).
+	paired := pairing.New(pairing.Config{
+		Store: r.devices, Now: r.clock.now, Log: slog.New(slog.DiscardHandler), Record: r.audit.record,
+		HangUp: func(id string) { hangUp(func(c *conn) bool { return c.deviceID == id }) },
+	})
+	r.h = loginHandler{sessions: r.logins, devices: paired, secrets: testKey,
+		publicURL: "https://corral.example", hangUp: hangUp}
 	return r
 }
 
