@@ -35,10 +35,14 @@ type deviceAdder interface {
 // (GET /pair?code=C, its /pair.js and /pair.css) and POST /pair, which
 // spends the code and makes the phone a paired device.
 type pairHandler struct {
-	codes   pairCodes
-	devices deviceAdder                                                     // nil without a database: every code is refused
-	secret  func(kind, credential string) string                            // the new device's second secret, answered once
-	record  func(ctx context.Context, who, op, target, detail string) error // every pairing is in the audit log, or undone
+	codes pairCodes
+	// devices is nil without a database: every code is refused.
+	devices deviceAdder
+	// secret is a credential's second secret: the new device's is
+	// answered once.
+	secret func(kind, credential string) string
+	// record writes the audit log: every pairing is in it, or undone.
+	record func(ctx context.Context, who, op, target, detail string) error
 	// fingerprint is the LAN certificate's, once it was made: the page
 	// asks the owner to compare it with the computer's.
 	fingerprint func() string

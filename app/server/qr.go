@@ -92,7 +92,7 @@ func qrRows(text string) ([]string, error) {
 	for y := b.Min.Y; y < b.Max.Y; y++ {
 		var sb strings.Builder
 		for x := b.Min.X; x < b.Max.X; x++ {
-			if r, _, _, _ := code.At(x, y).RGBA(); r == 0 {
+			if dark(code.At(x, y)) {
 				sb.WriteByte('1')
 			} else {
 				sb.WriteByte('0')
