@@ -195,9 +195,10 @@ form?.addEventListener('submit', async (e) => {
 // for /pair.css, which styles the pages outside the dashboard (pairing, a
 // used login link, errors) with the dashboard's palette, type and buttons,
 // and the pairing form. It is served to the LAN before pairing: the
-// stylesheet holds no secrets.
+// stylesheet holds no secrets. (Its first line names the file it came
+// from before app/pairing: kept, so /pair.css stays byte for byte.)
 const pairExtraCSS = `
-/* ---------- pages outside the dashboard (app/pairing page.go) ---------- */
+/* ---------- pages outside the dashboard (app/server pairing.go) ---------- */
 .signed-out-card { width: 100%; }
 .signed-out-card p { margin: 0; }
 .signed-out-card form { display: grid; gap: .5rem; }
