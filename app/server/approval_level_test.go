@@ -19,7 +19,7 @@ func TestApprovalCarriesTheLevel(t *testing.T) {
 	if !testing.Short() { // the phone is paired first: Chromium may take long to start
 		b = newBrowser(t)
 		b.phone()
-		code, _ := h.srv.pair.newCode(h.clock.Now())
+		code, _ := h.srv.pair.NewCode(h.clock.Now())
 		b.do(chromedp.Navigate(h.url + "/pair?code=" + code))
 		pairInPage(t, b, "Kitchen phone")
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/app/pairing"
 	"corral/core/sandbox"
 	"corral/store"
 )
@@ -299,9 +300,9 @@ type sessionChecker interface {
 }
 
 // deviceFinder is what a credential check needs of the paired devices
-// (pairedDevices): the one a device cookie's token names.
+// (app/pairing): the one a device cookie's token names.
 type deviceFinder interface {
-	byToken(ctx context.Context, token string) (store.Device, bool)
+	ByToken(ctx context.Context, token string) (store.Device, bool)
 }
 
 // credentials checks what a browser presents: the owner's session cookie
@@ -329,7 +330,7 @@ func (c credentials) signedSession(r *http.Request) string {
 // signedDevice is the paired device r names with its second secret.
 func (c credentials) signedDevice(r *http.Request) (store.Device, bool) {
 	for _, v := range cookieValues(r, deviceCookie) {
-		if d, ok := c.paired.byToken(r.Context(), v); ok && hasSecret(r, c.secretFor("device", v)) {
+		if d, ok := c.paired.ByToken(r.Context(), v); ok && hasSecret(r, c.secretFor("device", v)) {
 			return d, true
 		}
 	}
@@ -341,7 +342,7 @@ func (c credentials) signedDevice(r *http.Request) (store.Device, bool) {
 // come first).
 func (c credentials) device(r *http.Request) (store.Device, bool) {
 	for _, v := range cookieValues(r, deviceCookie) {
-		if d, ok := c.paired.byToken(r.Context(), v); ok {
+		if d, ok := c.paired.ByToken(r.Context(), v); ok {
 			return d, true
 		}
 	}
@@ -355,7 +356,7 @@ func (s *Server) signedBrowser(r *http.Request) (caller sandbox.Caller, deviceID
 		return browserCaller, "", true
 	}
 	if d, ok := s.signedDevice(r); ok {
-		return deviceCaller(d), d.ID, true
+		return pairing.Caller(d), d.ID, true
 	}
 	return sandbox.Caller{}, "", false
 }

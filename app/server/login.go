@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"slices"
 
@@ -20,10 +18,11 @@ type sessionBook interface {
 }
 
 // deviceSignOut is what logout needs of the paired devices
-// (pairedDevices): the phone a cookie names, forgotten when it signs out.
+// (app/pairing): the phone a cookie names, and its sign out (revoked,
+// its connections ended, its cookie cleared).
 type deviceSignOut interface {
 	deviceFinder
-	RemoveDevice(ctx context.Context, id string) (bool, error)
+	SignOut(w http.ResponseWriter, r *http.Request, d store.Device)
 }
 
 // loginHandler serves GET /login?code=C, which turns a one-time login
@@ -36,11 +35,9 @@ type loginHandler struct {
 	devices  deviceSignOut
 	secrets  secretSigner // login hands the session's secret to the page once
 	// hangUp ends the open connections that match (Server.finishConns):
-	// a signed-out tab or phone keeps none.
+	// a signed-out tab keeps none (a phone's: app/pairing's SignOut).
 	hangUp    func(match func(*conn) bool) int
-	record    recordFunc // a phone's sign out is a revocation, audited
-	publicURL string     // an Origin of public_url is the server's own too
-	log       *slog.Logger
+	publicURL string // an Origin of public_url is the server's own too
 	// signedIn reports whether the request comes from a browser signed in
 	// as the owner (Server.session); nil: never.
 	signedIn func(*http.Request) bool
@@ -48,8 +45,8 @@ type loginHandler struct {
 
 func (s *Server) loginHandler() loginHandler {
 	return loginHandler{
-		sessions: s.logins, devices: s.paired, secrets: s.secretKey, hangUp: s.finishConns,
-		record: s.record, publicURL: s.cfg.Server.PublicURL, log: s.log, signedIn: s.session,
+		sessions: s.logins, devices: s.pair, secrets: s.secretKey, hangUp: s.finishConns,
+		publicURL: s.cfg.Server.PublicURL, signedIn: s.session,
 	}
 }
 
@@ -116,7 +113,7 @@ func (l loginHandler) logout(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	creds := credentials{sessions: l.sessions, paired: l.devices, secretSigner: l.secrets}
 	if d, ok := creds.signedDevice(r); ok {
-		l.signOutDevice(w, r, d)
+		l.devices.SignOut(w, r, d) // app/pairing
 		return
 	}
 	if sid := creds.signedSession(r); sid != "" {
@@ -131,22 +128,4 @@ func (l loginHandler) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, MaxAge: -1})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
-// signOutDevice handles POST /logout from a paired device d (its cookie
-// came with its second secret): the device is revoked on the server (as
-// Devices → Revoke on the computer would), its connections end, its
-// cookie is cleared, and the phone is sent to the pairing page.
-func (l loginHandler) signOutDevice(w http.ResponseWriter, r *http.Request, d store.Device) {
-	if _, err := l.devices.RemoveDevice(r.Context(), d.ID); err != nil {
-		l.log.Error("device sign out", "err", err)
-		http.Error(w, "Corral could not sign this phone out; try again.", http.StatusInternalServerError)
-		return
-	}
-	l.hangUp(func(cn *conn) bool { return cn.deviceID == d.ID })
-	if err := l.record(r.Context(), deviceCaller(d).Client, "device.revoke", d.ID, "signed out on the device"); err != nil {
-		l.log.Error("device sign out: audit", "err", err)
-	}
-	http.SetCookie(w, &http.Cookie{Name: deviceCookie, Value: "", Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: -1})
-	http.Redirect(w, r, "/pair", http.StatusSeeOther)
 }

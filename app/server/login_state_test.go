@@ -281,7 +281,7 @@ func TestPhoneRevokedShowsWayBack(t *testing.T) {
 	h := start(t, "")
 	b := newBrowser(t)
 	b.phone()
-	code, _ := h.srv.pair.newCode(h.clock.Now())
+	code, _ := h.srv.pair.NewCode(h.clock.Now())
 	b.do(chromedp.Navigate(h.url + "/pair?code=" + code))
 	pairInPage(t, b, "Kitchen phone")
 	h = restart(t, h)
@@ -313,7 +313,7 @@ func TestPhonePairing(t *testing.T) {
 	b := newBrowser(t)
 	b.phone()
 
-	used, _ := h.srv.pair.newCode(h.clock.Now())
+	used, _ := h.srv.pair.NewCode(h.clock.Now())
 	if resp, _ := pair(t, h, used, "Someone else"); resp.StatusCode != 200 {
 		t.Fatalf("pair with the first code: %d", resp.StatusCode)
 	}
@@ -324,7 +324,7 @@ func TestPhonePairing(t *testing.T) {
 	}
 	b.shot("phone-pairing-used")
 
-	fresh, _ := h.srv.pair.newCode(h.clock.Now())
+	fresh, _ := h.srv.pair.NewCode(h.clock.Now())
 	b.do(chromedp.Navigate(h.url + "/pair?code=" + fresh))
 	b.wait(`!!document.querySelector('#name') && getComputedStyle(document.querySelector('button')).borderRadius !== '0px'`)
 	if w := js[int](b, `document.documentElement.scrollWidth`); w > 390 {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -143,7 +144,7 @@ func TestPairingRateLimit(t *testing.T) {
 	t.Parallel()
 	h := start(t, "[server]\nlan = true\n")
 	codes := 0
-	for i := 0; i < pairPerIP+2; i++ {
+	for i := 0; i < 5+2; i++ { // five tries a minute per address (app/pairing)
 		resp, _ := pair(t, h, "wrong-code", "x")
 		if resp.StatusCode == http.StatusTooManyRequests {
 			codes++
@@ -183,5 +184,37 @@ func TestLANRequestsNeedAPairedDevice(t *testing.T) {
 		if rec.Code != tc.want {
 			t.Errorf("LAN %s: %d, want %d", tc.path, rec.Code, tc.want)
 		}
+	}
+}
+
+// POST /pair from another site is refused with the server's own Origin
+// check (auth.go sameOrigin), and spends neither the code nor a try: the
+// page's own POST, or one from public_url, still pairs with it.
+func TestPairRefusesCrossSitePosts(t *testing.T) {
+	t.Parallel()
+	h := start(t, "[server]\npublic_url = \"https://corral.example\"\n")
+	code, _ := h.srv.pair.NewCode(h.clock.Now())
+	post := func(origin string) (*http.Response, string) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"code": code, "name": "phone"})
+		req, _ := http.NewRequest("POST", h.url+"/pair", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	own := strings.TrimPrefix(h.url, "http://")
+	for _, origin := range []string{"https://evil.example", "null", "https://" + own, "http://127.0.0.1:1", "https://corral.example.evil", "http://corral.example"} {
+		if resp, body := post(origin); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "Cross-site request refused.") {
+			t.Errorf("Origin %s: %d %q", origin, resp.StatusCode, body)
+		}
+	}
+	if resp, body := post("https://corral.example"); resp.StatusCode != http.StatusOK {
+		t.Errorf("the public URL's own POST: %d %q", resp.StatusCode, body)
 	}
 }

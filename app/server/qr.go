@@ -70,3 +70,26 @@ func (s *Server) qrImage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	w.Write([]byte(svg))
 }
+
+// qrRows encodes text as a QR code, one string of '1' (dark) and '0' per
+// row, so any surface can draw it.
+func qrRows(text string) ([]string, error) {
+	code, err := qr.Encode(text, qr.M, qr.Auto)
+	if err != nil {
+		return nil, err
+	}
+	b := code.Bounds()
+	rows := make([]string, 0, b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		var sb strings.Builder
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if dark(code.At(x, y)) {
+				sb.WriteByte('1')
+			} else {
+				sb.WriteByte('0')
+			}
+		}
+		rows = append(rows, sb.String())
+	}
+	return rows, nil
+}

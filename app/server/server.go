@@ -5,7 +5,7 @@
 //
 // The methods come in areas (files, commands, approvals, audit, links,
 // devices, session, agents, people, connect, config) and the routes in
-// small handlers (share.FilesOut, pairHandler, loginHandler), each
+// small handlers (share.FilesOut, app/pairing's, loginHandler), each
 // depending only on a narrow interface of what it uses, so each can be
 // tested against a fake (areas_test.go, pairlogin_test.go); the
 // transport is app/wsrpc's. The method table checks, for every
@@ -38,6 +38,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/directory"
+	"corral/app/pairing"
 	"corral/app/share"
 	"corral/core/audit"
 	"corral/core/errs"
@@ -121,8 +122,7 @@ type Server struct {
 	onPause   func(bool)
 	rotate    func(context.Context, string) error
 	version   string
-	devices   Devices
-	pair      *pairing
+	pair      *pairing.Service
 	lanURL    string       // set by ListenLAN
 	lanFP     string       // the LAN certificate's SHA-256 fingerprint, set by ListenLAN
 	lanLn     net.Listener // the LAN listener while it is open (ListenLAN, StopLAN)
@@ -143,7 +143,6 @@ type Server struct {
 	calls         *callLimiter   // each agent's rate of calls (ratelimit.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
-	paired      *pairedDevices
 
 	mu    sync.Mutex
 	conns map[*conn]struct{}
@@ -168,11 +167,9 @@ func New(o Options) *Server {
 		onPause: o.OnPause,
 		rotate:  o.RotateLinks,
 		version: o.Version,
-		devices: o.Devices,
-		pair:    newPairing(),
 
 		lanCertFile: o.LANCertFile,
-		lanIP:       lanAddr,
+		lanIP:       pairing.LANAddress,
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -187,8 +184,8 @@ func New(o Options) *Server {
 	}
 	s.id.owner = sha256.Sum256([]byte(o.OwnerToken))
 	s.secretKey = sha256.Sum256([]byte("corral second secret\x00" + o.OwnerToken))
-	s.paired = &pairedDevices{Devices: o.Devices, now: s.now, seen: map[string]time.Time{}}
-	s.credentials = credentials{sessions: s.logins, paired: s.paired, secretSigner: s.secretKey}
+	s.pair = s.newPairing(o.Devices)
+	s.credentials = credentials{sessions: s.logins, paired: s.pair, secretSigner: s.secretKey}
 	s.dir = newDirectory(s, o)
 	s.id.dir = s.dir
 	s.ownerHome, s.corralCommand = o.Home, o.CorralCommand
@@ -198,7 +195,7 @@ func New(o Options) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /ws", s.serveWS)
-	login, pair := s.loginHandler(), s.pairHandler()
+	login, pair := s.loginHandler(), s.pair
 	mux.Handle("GET /login", login)
 	mux.Handle("GET /files/out", share.FilesOut{Box: s.links, Log: s.log, QR: qrSVG})
 	mux.Handle("/mcp", s.mcpHandler())
@@ -461,7 +458,7 @@ func (s *Server) browser(r *http.Request) (caller sandbox.Caller, deviceID strin
 		return browserCaller, "", true
 	}
 	if d, ok := s.device(r); ok {
-		return deviceCaller(d), d.ID, true
+		return pairing.Caller(d), d.ID, true
 	}
 	return sandbox.Caller{}, "", false
 }

@@ -19,7 +19,7 @@ func surfaces(t *testing.T) map[string]string {
 	root := filepath.Join("..", "..")
 	var files []string
 	for _, glob := range []string{"assets/web/js/*.js", "assets/web/js/*/*.js", "assets/web/js/*/*/*.js", "assets/web/*.html", "ui/*.go", "app/approve.go", "app/cli.go",
-		"app/trayundo.go", "app/server/pairing.go", "app/server/login.go", "app/server/web.go", "docs/owner.md", "docs/security.md"} {
+		"app/trayundo.go", "app/pairing/*.go", "app/server/login.go", "app/server/web.go", "docs/owner.md", "docs/security.md"} {
 		m, err := filepath.Glob(filepath.Join(root, glob))
 		if err != nil || len(m) == 0 {
 			t.Fatalf("no surface file %s (%v)", glob, err)

@@ -1,4 +1,4 @@
-package server
+package pairing
 
 import (
 	"crypto/ecdsa"
@@ -35,6 +35,24 @@ import (
 // comparing is as exposed as before; the certificate names the LAN
 // addresses and the host name it was made for, and is not remade when
 // they change (browsers warn for a self-signed certificate either way).
+
+// LANCert loads the LAN side's certificate kept at path, or makes and
+// keeps one for ip and this computer's host name; an empty path makes one
+// that lives in memory only. It also answers the certificate's
+// fingerprint, as browsers show it.
+func LANCert(path string, ip net.IP, now time.Time) (tls.Certificate, string, error) {
+	host, _ := os.Hostname()
+	cert, err := lanCert(path, []net.IP{ip}, host, now)
+	if err != nil {
+		return tls.Certificate{}, "", fmt.Errorf("the LAN certificate: %w", err)
+	}
+	return cert, fingerprint(cert), nil
+}
+
+// TLSListener serves ln over TLS 1.2 or later with cert.
+func TLSListener(ln net.Listener, cert tls.Certificate) net.Listener {
+	return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+}
 
 // lanCert loads the certificate at path, or makes and stores one for ips
 // and host. An empty path makes one that lives in memory only.
@@ -116,20 +134,3 @@ func fingerprint(cert tls.Certificate) string {
 	}
 	return strings.Join(parts, ":")
 }
-
-// lanListener marks the connections it accepts as the LAN side's, so a
-// request on them is judged as coming from the LAN whatever its address
-// (fromLAN).
-type lanListener struct{ net.Listener }
-
-type lanConn struct{ net.Conn }
-
-func (l lanListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return lanConn{c}, nil
-}
-
-type lanConnKey struct{}
