@@ -15,6 +15,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/rpc"
+	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -371,9 +372,12 @@ type agentRuns interface {
 	HoldQuestions(client string, paused bool) int
 }
 
-// boxRuns is the sandbox as agentRuns; without approvals there are no
-// questions to hold.
-type boxRuns struct{ *sandbox.Sandbox }
+// boxRuns is the sandbox and its commands as agentRuns; without
+// approvals there are no questions to hold.
+type boxRuns struct {
+	*sandbox.Sandbox
+	*commands.Service
+}
 
 func (b boxRuns) HoldQuestions(client string, paused bool) int {
 	if pol := b.Policy(); pol != nil {
@@ -397,7 +401,7 @@ type agentArea struct {
 }
 
 func (s *Server) agentArea() agentArea {
-	return agentArea{dir: s.dir, keep: s.agents, runs: boxRuns{s.box}, hangUp: s.hangUpAgent,
+	return agentArea{dir: s.dir, keep: s.agents, runs: boxRuns{s.box, s.cmds}, hangUp: s.hangUpAgent,
 		cfgFile: s.cfg.Path, now: s.now, record: s.record}
 }
 

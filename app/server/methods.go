@@ -92,7 +92,7 @@ func (s *Server) methodTable() map[string]method {
 	auditArea{log: s.audit}.methods(add)
 	fileArea{box: s.box, undo: s.undo}.methods(add)
 	s.sessionArea().methods(add)
-	commandArea{box: s.box, record: s.record}.methods(add)
+	commandArea{box: s.cmds, record: s.record}.methods(add)
 	linkArea{box: s.links, ledger: s.links, now: s.now, url: s.URL, reach: s.linkReach, rotate: s.rotate}.methods(add)
 	s.agentArea().methods(add)
 	s.personArea().methods(add)

@@ -138,7 +138,7 @@ func (s *Server) ReloadConfig(ctx context.Context, cfg *config.Config, loadErr e
 	s.dir.mu.Unlock()
 	for name, h := range oldKeys {
 		if now, ok := s.dir.keyOf(name); !ok || now != h {
-			s.box.StopCommandsOf(name)
+			s.cmds.StopCommandsOf(name)
 			s.hangUpAgent(name)
 		}
 	}
