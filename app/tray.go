@@ -173,7 +173,7 @@ func (c trayControl) SetPaused(ctx context.Context, paused bool) error {
 		return err
 	}
 	if paused {
-		c.d.Box.StopCommands()
+		c.d.Commands.StopCommands()
 	}
 	return nil
 }

@@ -47,6 +47,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/server"
+	"corral/core/commands"
 	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/undo"
@@ -66,6 +67,8 @@ type Daemon struct {
 	lock   *os.File // held while this daemon runs; holds its URL once it listens
 	now    func() time.Time
 	home   string // the owner's home folder
+
+	Commands *commands.Service // agents' commands over Box
 }
 
 // LockFile is where a running daemon holds its lock and writes the URL it
@@ -273,7 +276,7 @@ func Open(o Options) (*Daemon, error) {
 	if _, err := p.Box.Recover(context.Background(), p.Undo.RollBack); err != nil {
 		log.Error("recovery at start-up incomplete", "err", err)
 	}
-	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Undo: p.Undo, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
+	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Undo: p.Undo, Commands: p.Commands, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }
 
 // removeTemps removes the temporary copies of config.toml, the secret

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"corral/app/config"
+	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -55,11 +56,14 @@ type Runs interface {
 	WithdrawForReadOnly(client string) int
 }
 
-// SandboxRuns is the sandbox as Runs; without approvals there are no
-// questions to hold or withdraw.
-func SandboxRuns(b *sandbox.Sandbox) Runs { return boxRuns{b} }
+// SandboxRuns is the sandbox and its commands as Runs; without
+// approvals there are no questions to hold or withdraw.
+func SandboxRuns(b *sandbox.Sandbox, c *commands.Service) Runs { return boxRuns{b, c} }
 
-type boxRuns struct{ *sandbox.Sandbox }
+type boxRuns struct {
+	*sandbox.Sandbox
+	*commands.Service
+}
 
 func (b boxRuns) HoldQuestions(client string, paused bool) int {
 	if pol := b.Policy(); pol != nil {

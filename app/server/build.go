@@ -9,6 +9,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/egress"
+	"corral/core/commands"
 	"corral/core/execbox"
 	"corral/core/links"
 	"corral/core/netgate"
@@ -50,6 +51,8 @@ type Parts struct {
 	Box    *sandbox.Sandbox
 	Undo   *undo.Service // the owner's undo over Box; its RollBack is Recover's
 	Server *Server
+
+	Commands *commands.Service // agents' commands over Box
 }
 
 // Build wires every part of Corral from s: the policy, the command
@@ -110,16 +113,16 @@ func Build(s Setup) (Parts, error) {
 	box, err := sandbox.Open(sandbox.Config{
 		Layout: cfg.Layout(s.Home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Clock: s.Clock, Logger: log,
 		Versions: vc, Quota: cfg.Sandbox.QuotaMB << 20,
-		Exec: sandbox.ExecConfig{
-			Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
-			MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
-			Gate: gate, Proxy: proxy,
-		},
 		Docs: docs,
 	})
 	if err != nil {
 		return Parts{}, fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
 	}
+	cmds := commands.New(box, commands.Config{
+		Runner: runner, Enabled: cfg.Exec.Enabled, Ask: cfg.Exec.Ask, Timeout: cfg.Exec.Timeout.D(), MaxOutput: cfg.Exec.MaxOutputKB << 10,
+		MaxRunning: cfg.Exec.MaxRunning, MaxPerClient: cfg.Exec.MaxRunningPerAgent, QueueWait: cfg.Exec.QueueWait.D(),
+		Gate: gate, Proxy: proxy,
+	})
 	lk, err := links.New(box, links.LinkConfig{
 		Secret: secret, Expiry: cfg.Links.Expiry.D(), MaxExpiry: cfg.Links.MaxExpiry.D(), SaveResultMaxKB: cfg.Links.SaveResultMaxKB,
 		Ledger: st,
@@ -137,11 +140,11 @@ func Build(s Setup) (Parts, error) {
 		return lk.RotateLinks(ctx, fresh, by)
 	}
 	srv := New(Options{
-		Config: cfg, Sandbox: box, Links: lk, Undo: un, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
+		Config: cfg, Sandbox: box, Links: lk, Undo: un, Commands: cmds, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
 		Devices: st, Sessions: st, Agents: st, LANCertFile: s.Files.LANCert(), Home: s.Home, CorralCommand: s.CorralCommand,
 		OnPause: func(paused bool) {
 			if paused {
-				box.StopCommands()
+				cmds.StopCommands()
 			}
 		},
 	})
@@ -153,5 +156,5 @@ func Build(s Setup) (Parts, error) {
 		box.Close()
 		return Parts{}, fmt.Errorf("agents and people in the database: %w", err)
 	}
-	return Parts{Policy: pol, Box: box, Undo: un, Server: srv}, nil
+	return Parts{Policy: pol, Box: box, Undo: un, Commands: cmds, Server: srv}, nil
 }

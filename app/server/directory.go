@@ -22,7 +22,7 @@ type (
 )
 
 func newDirectory(s *Server, o Options) *directory.Directory {
-	return directory.New(o.Config, directory.Options{Store: o.Agents, Folders: o.Sandbox, Runs: directory.SandboxRuns(o.Sandbox),
+	return directory.New(o.Config, directory.Options{Store: o.Agents, Folders: o.Sandbox, Runs: directory.SandboxRuns(o.Sandbox, o.Commands),
 		HangUp: s.hangUpAgent, Record: s.record, Now: s.now, Log: s.log})
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/app/wire"
+	"corral/core/commands"
 	"corral/core/sandbox"
 )
 
@@ -23,12 +24,12 @@ func requestID(id json.RawMessage) string {
 	return "local-" + strconv.FormatInt(invokeSeq.Add(1), 10)
 }
 
-// commandRunner is what the command methods use of the sandbox: running,
-// stopping and listing commands, nothing of its files.
+// commandRunner is what the command methods use of core/commands:
+// running, stopping and listing commands.
 type commandRunner interface {
-	Run(ctx context.Context, c sandbox.Caller, a sandbox.RunArgs, requestID string, onOutput func(stream string, data []byte)) (sandbox.RunResult, error)
+	Run(ctx context.Context, c sandbox.Caller, a commands.RunArgs, requestID string, onOutput func(stream string, data []byte)) (commands.RunResult, error)
 	CancelCommand(c sandbox.Caller, requestID string) bool
-	Commands() []sandbox.Running
+	Commands() []commands.Running
 }
 
 // commandArea answers command.run, command.cancel and command.list.
@@ -44,7 +45,7 @@ func (x commandArea) methods(add func(name string, m method)) {
 }
 
 func (x commandArea) run(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[sandbox.RunArgs](c.params)
+	a, err := wire.Decode[commands.RunArgs](c.params)
 	if err != nil {
 		return nil, err
 	}

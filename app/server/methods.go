@@ -92,7 +92,7 @@ func (s *Server) methodTable() map[string]method {
 	auditArea{log: s.audit}.methods(add)
 	fileArea{box: s.box, undo: s.undo}.methods(add)
 	s.sessionArea().methods(add)
-	commandArea{box: s.box, record: s.record}.methods(add)
+	commandArea{box: s.cmds, record: s.record}.methods(add)
 	s.linkArea().methods(add)
 	agentArea{s.dir}.methods(add)
 	s.connectArea().methods(add)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/commands"
 	"corral/core/policy"
-	"corral/core/sandbox"
 )
 
 // TestResultsKeepTheMapBytes pins each typed result to the bytes of the
@@ -25,7 +25,7 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 	rules := []policy.Rule{{ID: "r1", Client: "bot", Target: "/home/ann"}}
 	buckets := []audit.Bucket{{Start: when, Allow: 1}}
 	event := audit.Event{ID: 3, Time: when, Op: "file.read"}
-	running := []sandbox.Running{{RequestID: "r1", Client: "agent", Scope: "/home/u", Command: "ls", Started: when}}
+	running := []commands.Running{{RequestID: "r1", Client: "agent", Scope: "/home/u", Command: "ls", Started: when}}
 	for _, tc := range []struct {
 		name  string
 		typed any
@@ -40,8 +40,8 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 		{"rule.revoke", idResult{ID: "r1"}, map[string]any{"id": "r1"}},
 		{"pause", pausedResult{Paused: false}, map[string]any{"paused": false}},
 		{"command.cancel", cancelledResult{Cancelled: true}, map[string]any{"cancelled": true}},
-		{"command.list", runningResult{Running: wire.To[[]wire.Running]([]sandbox.Running{})}, map[string]any{"running": wire.Encode([]sandbox.Running{})}},
-		{"command.list nil", runningResult{Running: wire.To[[]wire.Running]([]sandbox.Running(nil))}, map[string]any{"running": wire.Encode([]sandbox.Running(nil))}},
+		{"command.list", runningResult{Running: wire.To[[]wire.Running]([]commands.Running{})}, map[string]any{"running": wire.Encode([]commands.Running{})}},
+		{"command.list nil", runningResult{Running: wire.To[[]wire.Running]([]commands.Running(nil))}, map[string]any{"running": wire.Encode([]commands.Running(nil))}},
 		{"command.list one", runningResult{Running: wire.To[[]wire.Running](running)}, map[string]any{"running": wire.Encode(running)}},
 		{"agent.list", agentsResult{Agents: []agentInfo{agent}, Managed: true}, map[string]any{"agents": []agentInfo{agent}, "managed": true}},
 		{"agent.list none", agentsResult{Agents: []agentInfo{}}, map[string]any{"agents": []agentInfo{}, "managed": false}},

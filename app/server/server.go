@@ -41,6 +41,7 @@ import (
 	"corral/app/pairing"
 	"corral/app/share"
 	"corral/core/audit"
+	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/links"
 	"corral/core/policy"
@@ -74,8 +75,9 @@ func (s *Server) record(ctx context.Context, who, op, target, detail string) err
 type Options struct {
 	Config     *config.Config
 	Sandbox    *sandbox.Sandbox
-	Links      *links.Service // links over Sandbox (link.create, /files/out)
-	Undo       *undo.Service  // the owner's undo and versions over Sandbox
+	Links      *links.Service    // links over Sandbox (link.create, /files/out)
+	Undo       *undo.Service     // the owner's undo and versions over Sandbox
+	Commands   *commands.Service // agents' commands over Sandbox
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
@@ -109,6 +111,7 @@ type Server struct {
 	box   *sandbox.Sandbox
 	links *links.Service
 	undo  *undo.Service
+	cmds  *commands.Service
 	audit AuditLog
 	log   *slog.Logger
 	now   func() time.Time
@@ -160,6 +163,7 @@ func New(o Options) *Server {
 		box:     o.Sandbox,
 		links:   o.Links,
 		undo:    o.Undo,
+		cmds:    o.Commands,
 		audit:   o.Audit,
 		log:     o.Logger,
 		now:     o.Clock,

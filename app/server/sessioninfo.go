@@ -7,6 +7,7 @@ import (
 
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/netgate"
@@ -64,11 +65,18 @@ type auditLogInfo struct {
 	PerAgentLimit string `json:"per_agent_limit"`
 }
 
+// sessionParts are the sandbox and its commands, as session.info reads
+// them (sessionBox).
+type sessionParts struct {
+	*sandbox.Sandbox
+	*commands.Service
+}
+
 // sessionArea is the session methods over this server's sandbox, its
 // settings as they were read at start (a change to them needs a restart)
 // and its directory of people.
 func (s *Server) sessionArea() sessionArea {
-	x := sessionArea{box: s.box, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
+	x := sessionArea{box: sessionParts{s.box, s.cmds}, sharedDir: s.cfg.Sandbox.SharedDir, outputDir: s.cfg.Sandbox.OutputDir,
 		running: fmt.Sprintf("at most %d commands at once for all agents together and %d per agent; more wait up to %s for a free slot", s.cfg.Exec.MaxRunning, s.cfg.Exec.MaxRunningPerAgent, s.cfg.Exec.QueueWait.D()),
 		people:  s.dir.PersonIDs, record: s.record, loginURL: s.LoginURL, version: s.version, now: s.now}
 	x.logSize, _ = s.audit.(auditSizer)

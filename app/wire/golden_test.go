@@ -12,6 +12,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/core/audit"
+	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
@@ -99,7 +100,7 @@ func goldenParams() []golden {
 	add(decoded[sandbox.FindArgs]("file.find", `{"pattern":"*"}`, `{`+ctxAll+`,"reason":"r","pattern":"*","path":"a"}`, `{"path":"a"}`))
 	add(decoded[sandbox.GrepArgs]("file.grep", `{"pattern":"x"}`, `{`+ctxAll+`,"reason":"r","pattern":"x","path":"a","glob":"*.go","max_matches":7}`, `{"pattern":"x","max_matches":"7"}`))
 	add(decoded[sandbox.DocumentReadArgs]("file.document_read", `{"path":"a.pdf"}`, `{`+ctxAll+`,"reason":"r","path":"a.pdf","offset":1,"limit":2}`, `{}`))
-	add(decoded[sandbox.RunArgs]("command.run", `{"command":"ls"}`,
+	add(decoded[commands.RunArgs]("command.run", `{"command":"ls"}`,
 		`{`+ctxAll+`,"command":"ls","working_dir":"w","network":true,"allowed_domains":["a.example"],"package_managers":["pip"],"timeout_ms":5,"env":{"A":"1","B":""},"stdin":"in","stream":true,"reason":"r"}`,
 		`{}`, `{"command":"ls","env":{"A":1}}`, `{"command":"ls","allowed_domains":"a"}`))
 	add(decoded[links.ResultArgs]("result.save", `{"title":"t","content":"c"}`, `{`+ctxAll+`,"title":"t","content":"c","format":"html"}`, `{"title":"t"}`))
@@ -144,14 +145,14 @@ func goldenResults() []golden {
 		{"file.grep nil", sandbox.GrepResult{}},
 		{"file.document_read", sandbox.DocumentResult{Type: "document", Path: "a.pdf", Format: "pdf", Content: "c", TotalLines: 3, OutputLines: 1, Truncated: true, TruncatedBy: &sig, Pages: 2}},
 		{"file.document_read plain", sandbox.DocumentResult{Type: "document"}},
-		{"command.run", sandbox.RunResult{ExitCode: -1, Signal: &sig, Stdout: "o", Stderr: "e", Truncated: true, TimedOut: true, Cancelled: true, DurationMs: 9,
+		{"command.run", commands.RunResult{ExitCode: -1, Signal: &sig, Stdout: "o", Stderr: "e", Truncated: true, TimedOut: true, Cancelled: true, DurationMs: 9,
 			Network:          &netgate.Summary{Connections: 2, Allowed: []string{"a.example:443"}, Refused: []netgate.Refusal{{Target: "b:80", Reason: "no"}}, BytesUp: 1, BytesDown: 2},
-			Changes:          []sandbox.FileChange{{Path: "a", Kind: audit.Created}},
+			Changes:          []commands.FileChange{{Path: "a", Kind: audit.Created}},
 			ChangesTruncated: true}},
-		{"command.run plain", sandbox.RunResult{}},
-		{"command.run empty", sandbox.RunResult{Network: &netgate.Summary{}, Changes: []sandbox.FileChange{}}},
-		{"command.run not applied", sandbox.RunResult{Changes: []sandbox.FileChange{}, NotApplied: &sandbox.NotApplied{Kind: errs.Unavailable, Message: "m", Paths: []string{"a"}, Count: 2}}},
-		{"command.list", []sandbox.Running{{RequestID: "1", Client: "c", Scope: "s", Command: "ls", Started: when}}},
+		{"command.run plain", commands.RunResult{}},
+		{"command.run empty", commands.RunResult{Network: &netgate.Summary{}, Changes: []commands.FileChange{}}},
+		{"command.run not applied", commands.RunResult{Changes: []commands.FileChange{}, NotApplied: &commands.NotApplied{Kind: errs.Unavailable, Message: "m", Paths: []string{"a"}, Count: 2}}},
+		{"command.list", []commands.Running{{RequestID: "1", Client: "c", Scope: "s", Command: "ls", Started: when}}},
 		{"versions.list", undo.HistoryResult{Path: "a", Versions: []undo.Version{{EventID: 1, Time: when, Client: "c", Op: "file.write", Kind: "modified", Version: "v", Size: 3, Mode: 0o644, NotKept: "too_large", Kept: true}, {}}}},
 		{"versions.list nil", undo.HistoryResult{}},
 		{"versions.usage", versions.Usage{Bytes: 1, Blobs: 2, MaxBytes: 3, MaxAge: "720h0m0s", MaxFile: 4, Oldest: when}},

@@ -182,7 +182,7 @@ type PatchResult struct {
 	DryRun bool        `json:"dry_run,omitempty"`
 }
 
-// RunArgs is sandbox.RunArgs on the wire.
+// RunArgs is commands.RunArgs on the wire.
 type RunArgs struct {
 	Context    *Context `json:"context"`
 	Command    string   `json:"command" rpc:"required"`
@@ -200,7 +200,7 @@ type RunArgs struct {
 	Reason          string            `json:"reason"`
 }
 
-// RunResult is sandbox.RunResult on the wire.
+// RunResult is commands.RunResult on the wire.
 type RunResult struct {
 	ExitCode   int     `json:"exitCode"`
 	Signal     *string `json:"signal"`
@@ -223,7 +223,7 @@ type RunResult struct {
 	NotApplied *NotApplied `json:"not_applied,omitempty"`
 }
 
-// NotApplied is sandbox.NotApplied on the wire.
+// NotApplied is commands.NotApplied on the wire.
 type NotApplied struct {
 	Kind    errs.Kind `json:"kind"`
 	Message string    `json:"message"`
@@ -231,7 +231,7 @@ type NotApplied struct {
 	Count   int       `json:"count"`
 }
 
-// Running is sandbox.Running on the wire.
+// Running is commands.Running on the wire.
 type Running struct {
 	RequestID string    `json:"request_id"`
 	Client    string    `json:"client"`
@@ -240,7 +240,7 @@ type Running struct {
 	Started   time.Time `json:"started"`
 }
 
-// FileChange is sandbox.FileChange on the wire.
+// FileChange is commands.FileChange on the wire.
 type FileChange struct {
 	Path string           `json:"path"`
 	Kind audit.ChangeKind `json:"kind"`

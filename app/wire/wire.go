@@ -31,6 +31,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/core/audit"
+	"corral/core/commands"
 	"corral/core/fsbox"
 	"corral/core/links"
 	"corral/core/netgate"
@@ -65,11 +66,11 @@ var pairs = []typePair{
 	pair[PatchArgs, sandbox.PatchArgs](),
 	pair[PatchFile, sandbox.PatchFile](),
 	pair[PatchResult, sandbox.PatchResult](),
-	pair[RunArgs, sandbox.RunArgs](),
-	pair[RunResult, sandbox.RunResult](),
-	pair[Running, sandbox.Running](),
-	pair[FileChange, sandbox.FileChange](),
-	pair[NotApplied, sandbox.NotApplied](),
+	pair[RunArgs, commands.RunArgs](),
+	pair[RunResult, commands.RunResult](),
+	pair[Running, commands.Running](),
+	pair[FileChange, commands.FileChange](),
+	pair[NotApplied, commands.NotApplied](),
 	pair[ResultArgs, links.ResultArgs](),
 	pair[UndoArgs, undo.UndoArgs](),
 	pair[UndoFile, undo.UndoFile](),

@@ -15,6 +15,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
+	"corral/core/slots"
 )
 
 // MaxDocumentBytes is the largest file file.document_read reads.
@@ -84,14 +85,14 @@ const (
 	docQueueWait = 60 * time.Second
 )
 
-var docWords = slotWords{
-	cancelled: "The document read was cancelled while it waited for a free document reader.",
-	mine:      "%s already reads %d documents at once, its limit; this one waited %s for one of them to finish and was not read. Try again when one has finished.",
-	full:      "Corral already reads %d documents at once, its limit for all agents together; this one waited %s and was not read. Try again shortly.",
+var docWords = slots.Words{
+	Cancelled: "The document read was cancelled while it waited for a free document reader.",
+	Mine:      "%s already reads %d documents at once, its limit; this one waited %s for one of them to finish and was not read. Try again when one has finished.",
+	Full:      "Corral already reads %d documents at once, its limit for all agents together; this one waited %s and was not read. Try again shortly.",
 }
 
 // newDocSlots bounds the document helpers as dc says (with its defaults).
-func newDocSlots(dc DocConfig) *slots {
+func newDocSlots(dc DocConfig) *slots.Slots {
 	total := dc.MaxHelpers
 	if total <= 0 {
 		total = max(2*docPerClient, min(runtime.NumCPU(), 8))
@@ -104,7 +105,7 @@ func newDocSlots(dc DocConfig) *slots {
 	if wait <= 0 {
 		wait = docQueueWait
 	}
-	return makeSlots(total, per, wait, docWords)
+	return slots.New(total, per, wait, docWords)
 }
 
 var extRe = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
@@ -127,7 +128,7 @@ func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs
 	}
 	// The slot first: the file is held in memory only while its helper
 	// may run.
-	release, err := s.docSlots.acquire(ctx, o.ev.Client)
+	release, err := s.docSlots.Acquire(ctx, o.ev.Client)
 	if err != nil {
 		return DocumentResult{}, o.end(ctx, err)
 	}

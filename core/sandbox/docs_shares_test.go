@@ -128,16 +128,16 @@ func TestDocumentReadFairShares(t *testing.T) {
 // agent's limit.
 func TestDocumentReadQueueWait(t *testing.T) {
 	s := newDocSlots(DocConfig{MaxPerClient: 1, QueueWait: time.Millisecond})
-	release, err := s.acquire(context.Background(), "alice-agent")
+	release, err := s.Acquire(context.Background(), "alice-agent")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer release()
-	_, err = s.acquire(context.Background(), "alice-agent")
+	_, err = s.Acquire(context.Background(), "alice-agent")
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "alice-agent already reads 1 documents at once") {
 		t.Errorf("over the limit: %v", err)
 	}
-	if d := newDocSlots(DocConfig{}); d.total < 4 || d.total > 8 || d.perClient != 2 {
-		t.Errorf("defaults: %d helpers, %d per agent", d.total, d.perClient)
+	if total, per := newDocSlots(DocConfig{}).Bounds(); total < 4 || total > 8 || per != 2 {
+		t.Errorf("defaults: %d helpers, %d per agent", total, per)
 	}
 }

@@ -26,7 +26,7 @@ const tempPrefix = ".corral-tmp-"
 // recoverable unit, as in a journaling file system:
 //
 //  1. What the change replaces or deletes is kept in the version store
-//     (priors, patchChanges, a command's apply plan). If it cannot be
+//     (priors, patchChanges, a command's apply plan in core/commands). If it cannot be
 //     kept, nothing changes and the answer says so.
 //  2. The intent is committed to the audit log (op.intend): the
 //     operation's event, its Detail ending "pending", with the changes it
@@ -264,6 +264,13 @@ func isCorralTemp(name string) bool {
 		}
 	}
 	return true
+}
+
+// CommandTemp is the name of the n-th temporary file a command's change
+// is copied through where its layer and the folder are on different file
+// systems (core/commands): a name isCorralTemp knows.
+func CommandTemp(n int64) string {
+	return fmt.Sprintf("%scmd-%d-%d", tempPrefix, os.Getpid(), n)
 }
 
 // digits reports whether s is 1 to 19 ASCII digits.

@@ -16,7 +16,8 @@ import (
 )
 
 // Op is the operation skeleton the packages built on the sandbox use
-// (core/links): begin → target → op → end, written once here, as each
+// (core/links, core/undo, core/commands): begin → target → op → end,
+// written once here, as each
 // os.Root method is one line over a shared function. Begin selects the
 // scope and refuses what the caller may not do (paused, its trust
 // level), recording the refusal; Target resolves a path, decides the
@@ -35,6 +36,18 @@ func (s *Sandbox) Begin(ctx context.Context, c Caller, cx *Context, name string)
 	return &Op{o}, nil
 }
 
+// BeginOn is Begin for an operation on named (the command or path as
+// the agent gave it) for the agent's reason: a refusal before a target
+// is resolved (agents paused) is recorded with named, and the reason is
+// shown whenever the owner is asked.
+func (s *Sandbox) BeginOn(ctx context.Context, c Caller, cx *Context, name, reason, named string) (*Op, error) {
+	o, err := s.beginOn(ctx, c, cx, name, reason, named)
+	if err != nil {
+		return nil, err
+	}
+	return &Op{o}, nil
+}
+
 // Started starts an operation no agent's call began — the owner's own
 // (a key rotation) or a link's visitor — with ev as its event so far,
 // in scope: nothing is checked, and End records it.
@@ -47,6 +60,42 @@ func (o *Op) Event() *audit.Event { return &o.o.ev }
 
 // Scope is the scope the operation acts in.
 func (o *Op) Scope() string { return o.o.scope }
+
+// Context is the context of the call the operation answers.
+func (o *Op) Context() context.Context { return o.o.ctx }
+
+// AddDetail adds d to the event's detail.
+func (o *Op) AddDetail(d string) { o.o.ev.Detail = appendDetail(o.o.ev.Detail, d) }
+
+// Permits asks the caller's trust level whether it may make access a at
+// all (a command: policy.Execute) and records a refusal as the level's.
+func (o *Op) Permits(a policy.Access) error { return o.o.permits(a) }
+
+// Check puts r, as the operation's client and scope with the agent's
+// reason, to the policy, which must not be nil, and records on the event
+// who decided, the owner's answer (after label) and the rule that
+// answered. The decision itself is left to the caller.
+func (o *Op) Check(r policy.Request, label string) (policy.Outcome, error) {
+	return o.o.check(r, label)
+}
+
+// RecordStart commits the operation's event before the operation begins
+// (a command before it starts); the event says "running" until End
+// completes it. On an error (what names the operation in its sentence)
+// the operation must not begin.
+func (o *Op) RecordStart(what string) error { return o.o.recordStart(what) }
+
+// Recorded is the id of the event RecordStart or Intend committed, 0
+// before either did.
+func (o *Op) Recorded() int64 { return o.o.recorded }
+
+// Priors keeps the content at rel of d, as Sandbox.Priors does, but in
+// the share of the version store of the operation's caller (an agent's
+// own, the owner's for the owner).
+func (o *Op) Priors(d fsbox.Dir, rel string) ([]Prior, error) {
+	ps, err := o.o.s.priors(o.o.keeper, d, rel, false, false)
+	return exported(ps), err
+}
 
 // Target resolves p in the operation's scope, decides access a (asking
 // the policy or the owner across the fence) and opens the folder the
@@ -68,6 +117,22 @@ func (s *Sandbox) Dir(t paths.Target) (fsbox.Dir, error) {
 		return fsbox.Dir{}, err
 	}
 	return fsbox.Dir{Root: r, Prefix: t.Prefix}, nil
+}
+
+// CheckQuota refuses a write in dir (a scope or the shared folder, named
+// what for the agent) when it is at or over its quota (quota.go).
+func (s *Sandbox) CheckQuota(dir, what string) error { return s.checkQuota(dir, what) }
+
+// Stale makes dir be measured again for its quota (a command wrote in
+// it).
+func (s *Sandbox) Stale(dir string) { s.stale(dir) }
+
+// Note records ev, an event beside an operation's own (a question asked
+// for a command); a failure is logged, not returned.
+func (s *Sandbox) Note(ctx context.Context, ev audit.Event) {
+	if _, err := s.audit.Record(context.WithoutCancel(ctx), ev); err != nil {
+		s.log.Error("audit record failed", "op", ev.Op, "client", ev.Client, "err", err)
+	}
 }
 
 // Now is the sandbox's clock.
@@ -170,7 +235,7 @@ func NotKeptSentence(why string) string {
 		return "the file had more than one name"
 	case notKeptSpecial:
 		return "it was not a regular file"
-	case notKeptTooMany:
+	case NotKeptTooMany:
 		return "the folder held too many files for Corral to keep"
 	}
 	return "Corral kept no versions then"

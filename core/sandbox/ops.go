@@ -7,13 +7,16 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"runtime"
 	"strings"
+	"time"
 
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/patch"
 	"corral/core/paths"
+	"corral/core/slots"
 )
 
 // Limits of the list, find and grep methods.
@@ -470,7 +473,7 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 	d, t, err := o.target(a.Path, needRead)
 	var release func()
 	if err == nil {
-		release, err = s.searchSlots.acquire(o.ctx, o.ev.Client)
+		release, err = s.searchSlots.Acquire(o.ctx, o.ev.Client)
 	}
 	if err == nil {
 		var m []string
@@ -560,7 +563,7 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 	d, t, err := o.target(a.Path, needRead)
 	var release func()
 	if err == nil {
-		release, err = s.searchSlots.acquire(o.ctx, o.ev.Client)
+		release, err = s.searchSlots.Acquire(o.ctx, o.ev.Client)
 	}
 	if err == nil {
 		var m []fsbox.Match
@@ -571,4 +574,26 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 		}
 	}
 	return res, o.end(ctx, err)
+}
+
+// Hunk searches (file.apply_patch), greps (file.grep) and finds
+// (file.find) run in Corral's own process: a costly one takes a core
+// until it ends (a grep reads its whole tree, a find walks it). One agent
+// runs one such search at a time (its others wait, cancellable), so one
+// agent's searches never take more than a core from the others and the
+// owner; all agents together run at most two per core (at least four),
+// so two agents holding theirs still leave room for the others'.
+const (
+	searchPerClient = 1
+	searchQueueWait = 2 * time.Minute
+)
+
+var searchWords = slots.Words{
+	Cancelled: "The call was cancelled while it waited for its turn to search; nothing was changed.",
+	Mine:      "%s already runs %d search (a patch being placed, a grep or a find) at once, its limit; this one waited %s for it to finish and did not run. Nothing was changed; try again when it has finished.",
+	Full:      "Corral already runs %d searches (patches being placed, greps, finds) at once, its limit for all agents together; this one waited %s and did not run. Nothing was changed; try again shortly.",
+}
+
+func newSearchSlots() *slots.Slots {
+	return slots.New(max(4, 2*runtime.NumCPU()), searchPerClient, searchQueueWait, searchWords)
 }

@@ -238,7 +238,7 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 			}
 			ch.dst, ch.dstRel = d, ch.srcRel
 		}
-		release, err := o.s.searchSlots.acquire(o.ctx, o.ev.Client)
+		release, err := o.s.searchSlots.Acquire(o.ctx, o.ev.Client)
 		if err != nil {
 			return plan, err
 		}

@@ -13,18 +13,22 @@
 // crash interrupted (journal.go). Arguments and results are plain Go types: their
 // JSON form (names, required parameters) is app/wire's, not core's.
 //
-// Packages built on the facade (core/links) use its operation skeleton,
-// Op (op.go): Begin, Target and End are the same begin → target → end
-// every method here runs, so their operations are decided and audited
-// the same way, and the sandbox never imports them.
+// Packages built on the facade (core/links, core/undo, core/commands)
+// use its operation skeleton, Op (op.go): Begin, Target and End are the
+// same begin → target → end every method here runs, and Intend and
+// Priors the same journal (journal.go), so their operations are decided,
+// kept and audited the same way, and the sandbox never imports them.
+// Commands (core/commands) start from BeginOn, record their event before
+// they start (RecordStart) and apply their layers through Priors and
+// Intend; Recover rolls back an apply a crash interrupted as it does any
+// other change, and removes the layers of commands that were running.
 //
-// Size: about 4,300 lines of non-test code, above the house's 2,500.
-// What is left shares the operation's internals (its decision, the
-// quota, the version store's priors, the journal's intent): file
-// operations and patches, commands and their layers (exec.go,
-// cmdversions.go, about 1,200 lines), documents and Recover. Commands are
-// the next to move out over Op, once Op carries the per-agent settings
-// and the start record a command needs.
+// Size: about 3,000 lines of non-test code (2,300 without comments and
+// blank lines), above the house's 2,500. What is left shares the
+// operation's internals, which the skeleton does not export: the file
+// operations on one path (on, change), patches (staged, then committed
+// under one intent), documents (their own slots and helper), the quota
+// and the version store's priors, and the journal with Recover.
 //
 // Not guaranteed: the facade does not bound how long a file operation on
 // a slow disk takes, and it trusts the Caller it is handed — transports
@@ -51,6 +55,7 @@ import (
 	"corral/core/killpoint"
 	"corral/core/paths"
 	"corral/core/policy"
+	"corral/core/slots"
 	"corral/core/versions"
 )
 
@@ -72,9 +77,6 @@ type Config struct {
 	// there (versions.go; the owner's undo is core/undo). Its Dir must be in Corral's own data
 	// folder; it is private like Private. Dir "": no versions, no undo.
 	Versions versions.Config
-	// Exec runs commands (command.run); a nil Runner: commands are
-	// unavailable.
-	Exec ExecConfig
 	// Docs reads documents (file.document_read); a nil Runner: documents
 	// are unavailable.
 	Docs DocConfig
@@ -93,23 +95,16 @@ type Sandbox struct {
 	quota   int64
 	usage   usage
 
-	exec     ExecConfig
-	slots    *slots // bounds commands running at once (ExecConfig)
 	docs     DocConfig
-	docSlots *slots // bounds document helpers running at once (DocConfig)
+	docSlots *slots.Slots // bounds document helpers running at once (DocConfig)
 	// searchSlots bounds hunk searches (patch.go), greps and finds
 	// running at once: they run in this process, on its few cores.
-	searchSlots *slots
+	searchSlots *slots.Slots
 
 	mu    sync.Mutex
 	roots map[string]*os.Root // by host folder
 
-	running runningSet
-
 	versions *versions.Store // nil: no versions kept
-	applyMu  sync.Mutex      // one command's changes applied at a time (cmdversions.go)
-	probeMu  sync.Mutex
-	probed   time.Time // when the overlay was last checked (CommandVersions)
 	rec      recovered
 }
 
@@ -132,8 +127,6 @@ func Open(cfg Config) (*Sandbox, error) {
 		log:     cfg.Logger,
 		quota:   cfg.Quota,
 		roots:   map[string]*os.Root{},
-		exec:    cfg.Exec,
-		slots:   newSlots(cfg.Exec),
 		docs:    cfg.Docs,
 	}
 	s.docSlots = newDocSlots(cfg.Docs)
@@ -212,11 +205,9 @@ type op struct {
 	ev     audit.Event
 	start  time.Time
 	scope  string
-	reason string     // the agent's reason, shown when the owner is asked
-	closer []*os.Root // roots opened for this operation only
-	// Per-agent settings of the caller (command.run).
-	askCommand, noNetwork bool
-	level                 policy.Level // the agent's trust level (permits)
+	reason string       // the agent's reason, shown when the owner is asked
+	closer []*os.Root   // roots opened for this operation only
+	level  policy.Level // the agent's trust level (permits)
 	// recorded is the id of the event recordStart committed before the
 	// operation began; end completes it instead of recording anew.
 	recorded int64
@@ -401,19 +392,9 @@ func (s *Sandbox) beginOn(ctx context.Context, c Caller, cx *Context, name, reas
 	}
 	if !c.Owner {
 		o.level = c.Level
-		if a, ok := writingOps[name]; ok {
-			if err := o.permits(a); err != nil {
-				return nil, o.end(ctx, err)
-			}
-		}
 	}
 	return o, nil
 }
-
-// writingOps are the operations a trust level judges before they start,
-// by the access they need; file operations are judged by each path they
-// write (target).
-var writingOps = map[string]policy.Access{"command.run": policy.Execute}
 
 // permits asks the agent's trust level whether it may make access a at
 // all, and records a refusal as decided by the level.
@@ -601,6 +582,20 @@ func hostOpenError(err error, t paths.Target) error {
 		return errs.New(errs.Denied, t.Visible, "Corral itself may not open the folder holding %s.", t.Visible)
 	}
 	return errs.Wrap(err, errs.IO, t.Visible, "Corral could not open the folder holding %s.", t.Visible)
+}
+
+// clip is Clip.
+func clip(s string, n int) string { return Clip(s, n) }
+
+// Clip cuts s to at most n bytes of valid UTF-8, as the sandbox clips
+// what it records of an agent's text.
+func Clip(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 func appendDetail(d, s string) string {

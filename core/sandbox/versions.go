@@ -26,6 +26,9 @@ const (
 	notKeptTooLarge   = "too_large"
 	notKeptHardLinked = "hard_linked"
 	notKeptSpecial    = "not_regular"
+	// NotKeptTooMany: a folder a command deleted held too many entries
+	// (core/commands).
+	NotKeptTooMany = "too_many"
 )
 
 // prior is what was at one path before a change.

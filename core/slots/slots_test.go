@@ -1,4 +1,4 @@
-package sandbox
+package slots
 
 import (
 	"context"
@@ -10,21 +10,28 @@ import (
 	"corral/core/errs"
 )
 
+// words are the commands' sentences (core/commands).
+var words = Words{
+	Cancelled: "The command was cancelled while it waited for a free slot.",
+	Mine:      "%s already runs %d commands at once, its limit; this one waited %s for one of them to finish and did not start. Try again when one has finished.",
+	Full:      "Corral already runs %d commands at once, its limit for all agents together; this one waited %s and did not start. Try again shortly.",
+}
+
 func TestSlots(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSlots(ExecConfig{MaxRunning: 2, MaxPerClient: 1, QueueWait: 30 * time.Second})
+		s := New(2, 1, 30*time.Second, words)
 		ctx := context.Background()
-		relA, err := s.acquire(ctx, "a")
+		relA, err := s.Acquire(ctx, "a")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.acquire(ctx, "b"); err != nil {
+		if _, err := s.Acquire(ctx, "b"); err != nil {
 			t.Fatal(err)
 		}
 		// a's second command waits for a's first; c waits for anyone.
 		got := make(chan error, 2)
-		go func() { _, err := s.acquire(ctx, "a"); got <- err }()
-		go func() { _, err := s.acquire(ctx, "c"); got <- err }()
+		go func() { _, err := s.Acquire(ctx, "a"); got <- err }()
+		go func() { _, err := s.Acquire(ctx, "c"); got <- err }()
 		synctest.Wait()
 		select {
 		case err := <-got:
@@ -45,7 +52,7 @@ func TestSlots(t *testing.T) {
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		go func() { time.Sleep(time.Second); cancel() }()
-		if _, err := s.acquire(cctx, "b"); errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "cancelled") {
+		if _, err := s.Acquire(cctx, "b"); errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "cancelled") {
 			t.Errorf("cancelled waiter: %v", err)
 		}
 	})
@@ -53,17 +60,17 @@ func TestSlots(t *testing.T) {
 
 func TestSlotsPerClient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := newSlots(ExecConfig{MaxPerClient: 2, QueueWait: 5 * time.Second})
+		s := New(0, 2, 5*time.Second, words)
 		for range 2 {
-			if _, err := s.acquire(context.Background(), "a"); err != nil {
+			if _, err := s.Acquire(context.Background(), "a"); err != nil {
 				t.Fatal(err)
 			}
 		}
-		_, err := s.acquire(context.Background(), "a")
+		_, err := s.Acquire(context.Background(), "a")
 		if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "a already runs 2 commands at once") {
 			t.Errorf("over the per-agent limit: %v", err)
 		}
-		if _, err := s.acquire(context.Background(), "b"); err != nil {
+		if _, err := s.Acquire(context.Background(), "b"); err != nil {
 			t.Errorf("another agent: %v", err)
 		}
 	})

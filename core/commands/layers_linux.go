@@ -1,9 +1,9 @@
-package sandbox
+package commands
 
 import "golang.org/x/sys/unix"
 
 // The system calls that apply a command's overlay layers
-// (cmdversions.go); layers_other.go refuses them elsewhere.
+// (apply.go); layers_other.go refuses them elsewhere.
 
 const (
 	oNoFollow       = unix.O_NOFOLLOW

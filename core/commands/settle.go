@@ -1,4 +1,4 @@
-package sandbox
+package commands
 
 import "corral/core/fsbox"
 
@@ -8,6 +8,6 @@ import "corral/core/fsbox"
 // is in place either way.
 func (a *applier) settle(rel string) {
 	if err := fsbox.Settle(a.real.Root, rel); err != nil {
-		a.s.log.Error("command change left with its owner or special bits", "path", a.real.Visible(rel), "err", err)
+		a.s.box.Logger().Error("command change left with its owner or special bits", "path", a.real.Visible(rel), "err", err)
 	}
 }

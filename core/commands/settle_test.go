@@ -1,6 +1,6 @@
 //go:build unix
 
-package sandbox
+package commands
 
 import (
 	"io/fs"
@@ -21,7 +21,7 @@ import (
 // keeps the inode's mode and owner, so without settling the upper layer's
 // setuid file would be one on the host.
 func TestAppliedChangesSettled(t *testing.T) {
-	w := newWorld(t)
+	w := newWorld(t, nil)
 	upper := filepath.Join(t.TempDir(), "u")
 	files := map[string]fs.FileMode{
 		"suid":        0o755 | fs.ModeSetuid,
@@ -56,7 +56,11 @@ func TestAppliedChangesSettled(t *testing.T) {
 	}
 	defer root.Close()
 	dirs := map[string]fsbox.Dir{w.rwRoot: {Root: root, Prefix: "rw"}}
-	changes, failed, refused := w.box.applyLayers(&op{s: w.box, ctx: t.Context(), start: w.box.now(), keeper: "alice"}, []execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
+	o, err := w.box.Begin(t.Context(), alice, nil, "command.run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, failed, refused := w.cmds.applyLayers(o, []execbox.Layer{{Host: w.rwRoot, Upper: upper}}, dirs)
 	if len(failed) != 0 || len(changes) == 0 || refused != nil {
 		t.Fatalf("changes %+v, failed %v, refused %v", changes, failed, refused)
 	}

@@ -1,10 +1,10 @@
-package sandbox
+package commands
 
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -21,6 +21,7 @@ import (
 	"corral/core/execbox"
 	"corral/core/fsbox"
 	"corral/core/killpoint"
+	"corral/core/sandbox"
 )
 
 // Versions for commands. A command runs with an overlay on each writable
@@ -50,14 +51,12 @@ import (
 // instant can lose its write. Special files a command makes (FIFOs,
 // sockets, devices) are not carried over.
 
-// notKeptTooMany: a folder a command deleted held too many entries.
-const notKeptTooMany = "too_many"
-
 var layerSeq atomic.Int64
 
-// layerDir is a fresh folder for one command's layers.
-func (s *Sandbox) layerDir() string {
-	return filepath.Join(s.versions.Dir(), "run", strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(layerSeq.Add(1), 10))
+// layerDir is a fresh folder for one command's layers, in the folder
+// sandbox.Recover empties at start-up.
+func (s *Service) layerDir() string {
+	return filepath.Join(s.box.Versions().Dir(), "run", strconv.Itoa(os.Getpid())+"-"+strconv.FormatInt(layerSeq.Add(1), 10))
 }
 
 // overlayProbeTimeout bounds the overlay probe; overlayRetry is how long
@@ -70,22 +69,23 @@ const overlayRetry = 5 * time.Minute
 // CommandVersions reports whether what commands change is recorded, and
 // otherwise why not. The first call checks that the kernel allows the
 // overlay; after a refusal, a call overlayRetry later checks again.
-func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
-	if !s.keeping() {
+func (s *Service) CommandVersions(ctx context.Context) (bool, string) {
+	vs := s.box.Versions()
+	if vs == nil {
 		return false, "Corral keeps no versions here."
 	}
-	ec := s.exec
+	ec := s.cfg
 	if ec.Runner == nil {
 		return false, "Commands are unavailable."
 	}
 	s.probeMu.Lock()
 	defer s.probeMu.Unlock()
-	run := filepath.Join(s.versions.Dir(), "run")
+	run := filepath.Join(vs.Dir(), "run")
 	// Detached from the call that came first: an agent that cancels it
 	// (closes its connection) must not kill the probe, which would
 	// disable recording.
 	probe := func() (context.Context, context.CancelFunc) {
-		s.probed = s.now()
+		s.probed = s.box.Now()
 		return context.WithTimeout(context.WithoutCancel(ctx), overlayProbeTimeout)
 	}
 	switch ok, _ := ec.Runner.Overlay(); {
@@ -95,11 +95,11 @@ func (s *Sandbox) CommandVersions(ctx context.Context) (bool, string) {
 		_ = ec.Runner.ProbeOverlay(pctx, run)
 		cancel()
 	case s.probed.IsZero():
-		s.probed = s.now()
-	case !ok && s.now().Sub(s.probed) >= overlayRetry:
+		s.probed = s.box.Now()
+	case !ok && s.box.Now().Sub(s.probed) >= overlayRetry:
 		pctx, cancel := probe()
 		if ec.Runner.RetryOverlay(pctx, run) {
-			s.log.Info("overlays work again: commands' changes are recorded")
+			s.box.Logger().Info("overlays work again: commands' changes are recorded")
 		}
 		cancel()
 	}
@@ -115,10 +115,10 @@ type FileChange struct {
 // applier applies one layer to its real folder, in two passes: plan
 // walks the layer and keeps, in the version store, everything the
 // command's changes will replace or delete, listing the steps; once the
-// event holds their intent (op.intend), apply carries the steps out.
+// event holds their intent (Op.Intend), apply carries the steps out.
 type applier struct {
-	s      *Sandbox
-	who    string // whose share of the version store keeps what is replaced
+	s      *Service
+	o      *sandbox.Op // the command's: what is replaced is kept in its caller's share
 	upper  *os.Root
 	real   fsbox.Dir
 	old    fsbox.Dir // the upper root seen as the real folder: where swapped-out entries are
@@ -144,18 +144,18 @@ type applyStep struct {
 	rel     string
 	fi      fs.FileInfo // the layer's entry
 	changes []audit.Change
-	nc      audit.Change // stepFile: the new entry
-	prior   []prior      // stepFile: what it replaces, as kept
+	nc      audit.Change    // stepFile: the new entry
+	prior   []sandbox.Prior // stepFile: what it replaces, as kept
 }
 
 // applyLayers applies every layer (dirs maps a Layer's Host to its real
 // folder) and returns the changes, in the order undo must reverse, and
 // the paths it could not change. Before anything is changed, what the
-// changes replace is kept (in o.keeper's share of the version store) and
+// changes replace is kept (in the share of o's caller) and
 // the intent is recorded on o's event; an error means that could not be
 // done, and nothing was changed: the paths are then those planned so far
 // and the one the error is about.
-func (s *Sandbox) applyLayers(o *op, layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string, error) {
+func (s *Service) applyLayers(o *sandbox.Op, layers []execbox.Layer, dirs map[string]fsbox.Dir) ([]audit.Change, []string, error) {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
 	var as []*applier
@@ -173,11 +173,11 @@ func (s *Sandbox) applyLayers(o *op, layers []execbox.Layer, dirs map[string]fsb
 		}
 		up, err := os.OpenRoot(l.Upper)
 		if err != nil {
-			s.log.Error("command layer unreadable", "path", l.Upper, "err", err)
+			s.box.Logger().Error("command layer unreadable", "path", l.Upper, "err", err)
 			failed = append(failed, d.Visible("."))
 			continue
 		}
-		a := &applier{s: s, who: o.keeper, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
+		a := &applier{s: s, o: o, upper: up, real: d, old: fsbox.Dir{Root: up, Prefix: d.Prefix}}
 		as = append(as, a)
 		a.plan(".", false)
 		if a.err != nil {
@@ -191,7 +191,7 @@ func (s *Sandbox) applyLayers(o *op, layers []execbox.Layer, dirs map[string]fsb
 		}
 	}
 	if len(intent) > 0 {
-		if err := o.intend(intent); err != nil {
+		if err := o.Intend(intent); err != nil {
 			return nil, plannedPaths(as), err
 		}
 	}
@@ -228,7 +228,7 @@ func (a *applier) stop(rel string, err error) {
 }
 
 func (a *applier) fail(rel string, err error) {
-	a.s.log.Error("command change not applied", "path", a.real.Visible(rel), "err", err)
+	a.s.box.Logger().Error("command change not applied", "path", a.real.Visible(rel), "err", err)
 	a.failed = append(a.failed, a.real.Visible(rel))
 }
 
@@ -291,7 +291,7 @@ func (a *applier) plan(rel string, opaque bool) {
 		case fi.Mode().IsRegular(), fi.Mode()&fs.ModeSymlink != 0:
 			a.planFile(r, fi)
 		default:
-			a.s.log.Info("special file a command made was not kept", "path", a.real.Visible(r))
+			a.s.box.Logger().Info("special file a command made was not kept", "path", a.real.Visible(r))
 		}
 	}
 }
@@ -313,12 +313,12 @@ func (a *applier) planRemove(rel string) {
 		return
 	}
 	st := applyStep{kind: stepRemove, rel: rel}
-	ps, err := a.s.priors(a.who, a.real, rel, false, false)
+	ps, err := a.o.Priors(a.real, rel)
 	switch {
 	case err == nil:
-		st.changes = removed(ps)
+		st.changes = sandbox.Removed(ps)
 	case errs.As(err).Kind == errs.TooLarge:
-		st.changes = []audit.Change{{Path: a.real.Visible(rel), Kind: audit.Deleted, NotKept: notKeptTooMany}}
+		st.changes = []audit.Change{{Path: a.real.Visible(rel), Kind: audit.Deleted, NotKept: sandbox.NotKeptTooMany}}
 	default:
 		a.stop(rel, err)
 		return
@@ -371,7 +371,7 @@ func (a *applier) planFile(rel string, fi fs.FileInfo) {
 	case err == nil && rfi.IsDir():
 		a.planRemove(rel) // a file replaced a folder
 	case err == nil:
-		ps, err := a.s.priors(a.who, a.real, rel, false, false)
+		ps, err := a.o.Priors(a.real, rel)
 		if err != nil {
 			a.stop(rel, err)
 			return
@@ -457,9 +457,9 @@ func (a *applier) file(st *applyStep) []audit.Change {
 		if a.asPlanned(st) {
 			return st.changes
 		}
-		ps, err := a.s.priors(a.who, a.old, rel, false, false)
+		ps, err := a.o.Priors(a.old, rel)
 		if err != nil {
-			a.s.log.Error("command change applied, but what it replaced was not kept", "path", nc.Path, "err", err)
+			a.s.box.Logger().Error("command change applied, but what it replaced was not kept", "path", nc.Path, "err", err)
 			return st.changes
 		}
 		cs, _ := replacedChanges(ps, nc)
@@ -482,36 +482,36 @@ func (a *applier) file(st *applyStep) []audit.Change {
 // asPlanned reports whether what a swap put at rel of the upper layer is
 // what the plan kept of the real file.
 func (a *applier) asPlanned(st *applyStep) bool {
-	if len(st.prior) != 1 || st.prior[0].dir {
+	if len(st.prior) != 1 || st.prior[0].Dir {
 		return false
 	}
 	p := st.prior[0]
-	if p.link != "" {
+	if p.Link != "" {
 		t, err := a.upper.Readlink(st.rel)
-		return err == nil && t == p.link
+		return err == nil && t == p.Link
 	}
-	if p.version == "" {
+	if p.Version == "" {
 		return false
 	}
 	sum, _, err := hashFile(a.upper, st.rel)
-	return err == nil && sum == p.version
+	return err == nil && sum == p.Version
 }
 
 // replacedChanges are the changes of nc taking the place of ps; same
 // when nothing changed (the same content and mode, or the same link).
-func replacedChanges(ps []prior, nc audit.Change) (cs []audit.Change, same bool) {
-	if len(ps) == 1 && !ps[0].dir && ps[0].link == "" && nc.Link == "" {
+func replacedChanges(ps []sandbox.Prior, nc audit.Change) (cs []audit.Change, same bool) {
+	if len(ps) == 1 && !ps[0].Dir && ps[0].Link == "" && nc.Link == "" {
 		p := ps[0]
-		if p.version != "" && p.version == nc.After && p.mode == nc.Mode {
+		if p.Version != "" && p.Version == nc.After && p.Mode == nc.Mode {
 			return nil, true
 		}
-		nc.Kind, nc.SizeBefore, nc.Version, nc.Mode, nc.NotKept = audit.Modified, p.size, p.version, p.mode, p.notKept
+		nc.Kind, nc.SizeBefore, nc.Version, nc.Mode, nc.NotKept = audit.Modified, p.Size, p.Version, p.Mode, p.NotKept
 		return []audit.Change{nc}, false
 	}
-	if len(ps) == 1 && ps[0].link != "" && ps[0].link == nc.Link {
+	if len(ps) == 1 && ps[0].Link != "" && ps[0].Link == nc.Link {
 		return nil, true
 	}
-	return append(removed(ps), nc), false
+	return append(sandbox.Removed(ps), nc), false
 }
 
 func hashFile(root *os.Root, rel string) (string, int64, error) {
@@ -522,7 +522,7 @@ func hashFile(root *os.Root, rel string) (string, int64, error) {
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
-	return sumHex(h), n, err
+	return hex.EncodeToString(h.Sum(nil)), n, err
 }
 
 // copyInto copies the upper file or symlink rel over rel of dst, through
@@ -539,7 +539,7 @@ func copyInto(src, dst *os.Root, rel string, fi fs.FileInfo, link string) error 
 		return err
 	}
 	defer in.Close()
-	tmp := path.Join(path.Dir(rel), fmt.Sprintf(".corral-tmp-cmd-%d-%d", os.Getpid(), layerSeq.Add(1)))
+	tmp := path.Join(path.Dir(rel), sandbox.CommandTemp(layerSeq.Add(1)))
 	out, err := dst.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package sandbox
+package commands
 
 import (
 	"context"
@@ -7,9 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"corral/core/execbox"
-	"corral/core/execbox/execboxtest"
-	"corral/core/testkit/needs"
+	"corral/core/sandbox"
 	"corral/core/versions"
 )
 
@@ -23,29 +21,21 @@ import (
 // full share overwrote share/victim.txt with no version kept). The probe
 // now runs detached from the call that triggered it.
 func TestOverlayProbeOutlivesItsCall(t *testing.T) {
-	needs.Tool(t, "bwrap", "bubblewrap")
-	w := newWorldWith(t, func(w *world, cfg *Config) {
-		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, _, why := r.Available(); !ok {
-			t.Fatalf("sandbox unavailable: %s", why)
-		}
-		cfg.Exec = ExecConfig{Runner: r, Enabled: true}
+	w := newWorld(t, func(w *world, cfg *sandbox.Config, ec *Config) {
+		*ec = Config{Runner: runner(t, w), Enabled: true}
 		cfg.Versions = versions.Config{Dir: filepath.Join(w.private, "versions")}
 	})
-	if ok, why := w.box.exec.Runner.Overlay(); !ok {
+	if ok, why := w.cmds.cfg.Runner.Overlay(); !ok {
 		t.Skipf("overlays unavailable here: %s", why)
 	}
 	gone, cancel := context.WithCancel(context.Background())
 	cancel() // the agent closed its connection
-	w.box.CommandVersions(gone)
-	if ok, why := w.box.CommandVersions(context.Background()); !ok {
+	w.cmds.CommandVersions(gone)
+	if ok, why := w.cmds.CommandVersions(context.Background()); !ok {
 		t.Fatalf("a cancelled call disabled recording of commands' changes for good: %s", why)
 	}
 	os.MkdirAll(filepath.Join(w.dir, "base", "alice"), 0o700)
-	r, err := w.box.Run(context.Background(), alice, RunArgs{Command: "echo hi > made.txt"}, "1", nil)
+	r, err := w.cmds.Run(context.Background(), alice, RunArgs{Command: "echo hi > made.txt"}, "1", nil)
 	if err != nil || len(r.Changes) != 1 {
 		t.Errorf("the command's changes after that: %+v, %v; want made.txt recorded", r.Changes, err)
 	}
@@ -57,36 +47,28 @@ func TestOverlayProbeOutlivesItsCall(t *testing.T) {
 // probe times out, and a call overlayRetry later checks again and finds
 // overlays working. Not parallel: it shortens overlayProbeTimeout.
 func TestOverlayRefusalIsRetried(t *testing.T) {
-	needs.Tool(t, "bwrap", "bubblewrap")
 	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	w := newWorldWith(t, func(w *world, cfg *Config) {
-		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ok, _, why := r.Available(); !ok {
-			t.Fatalf("sandbox unavailable: %s", why)
-		}
-		cfg.Exec = ExecConfig{Runner: r, Enabled: true}
+	w := newWorld(t, func(w *world, cfg *sandbox.Config, ec *Config) {
+		*ec = Config{Runner: runner(t, w), Enabled: true}
 		cfg.Versions = versions.Config{Dir: filepath.Join(w.private, "versions")}
 		cfg.Clock = func() time.Time { return now }
 	})
-	if ok, why := w.box.exec.Runner.Overlay(); !ok {
+	if ok, why := w.cmds.cfg.Runner.Overlay(); !ok {
 		t.Skipf("overlays unavailable here: %s", why)
 	}
 	old := overlayProbeTimeout
 	overlayProbeTimeout = time.Nanosecond
-	ok, _ := w.box.CommandVersions(t.Context())
+	ok, _ := w.cmds.CommandVersions(t.Context())
 	overlayProbeTimeout = old
 	if ok {
 		t.Fatal("a probe with no time to run found overlays working")
 	}
 	now = now.Add(overlayRetry - time.Second)
-	if ok, _ := w.box.CommandVersions(t.Context()); ok {
+	if ok, _ := w.cmds.CommandVersions(t.Context()); ok {
 		t.Fatal("probed again before overlayRetry")
 	}
 	now = now.Add(time.Second)
-	if ok, why := w.box.CommandVersions(t.Context()); !ok {
+	if ok, why := w.cmds.CommandVersions(t.Context()); !ok {
 		t.Fatalf("a passing refusal of the overlay lasts: %s", why)
 	}
 }
