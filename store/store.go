@@ -63,6 +63,13 @@
 //     unwritable is one too (the last connection checkpoints).
 //   - Starting on a disk so full that SQLite cannot create its -shm when
 //     no reserve is left from an earlier run (reserve.go): Open fails.
+//
+// Size: about 2,800 lines of non-test code, above the house's 2,500. It
+// stays one package because every table shares one SQLite file, one
+// writer goroutine (the audit log's batches and Prune) and one fault
+// check (fault.go) that must see every statement: a table in a package of
+// its own would need its own connection or an exported way into the
+// writer. Each table is a file of its own (see the list above).
 package store
 
 import (
