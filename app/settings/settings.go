@@ -128,8 +128,9 @@ type Config struct {
 	// Audit records settings.set: pending while config.toml is written,
 	// then completed, when it is an audit.Completer.
 	Audit  audit.Sink
-	Record RecordFunc
-	// The live hooks; a nil one leaves its settings to a restart.
+	Record RecordFunc // required
+	// The live hooks. A nil one is skipped: its settings count as in
+	// effect with nothing to change (a Corral without that part).
 	Questions Questions           // sandbox.approval_timeout, sandbox.strict
 	Links     LinkLimits          // links.expiry, links.max_expiry, links.save_result_max_kb
 	LAN       func(on bool) error // server.lan: open or close the LAN listener
