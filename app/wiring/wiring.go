@@ -15,8 +15,8 @@
 // anything, so no way of starting Corral skips that check.
 //
 // Not guaranteed: commands may be unavailable (no bubblewrap): that is
-// logged, not an error. Build starts nothing that runs on its own (no
-// listener, no goroutine the caller must stop); the caller closes Box.
+// logged, not an error. Build opens no listener; the caller closes Box
+// when Corral stops (the store stays the caller's too).
 package wiring
 
 import (
