@@ -750,7 +750,7 @@ func RemoveTemps(dir string, since time.Time) int {
 // [[sandbox.roots]] that are, contain or lie inside the sandbox base or
 // Corral's own folders: agents would reach the secrets or other users'
 // folders through them. Paths are compared by their real names. The
-// daemon checks it before it takes its lock, server.Build before it wires
+// daemon checks it before it takes its lock, wiring.Build before it wires
 // anything, and a reloaded config before it is taken.
 func (cfg *Config) CheckRoots(files Files) error {
 	real := paths.Resolved

@@ -1,8 +1,9 @@
 // Package daemon starts Corral: it loads the config, makes the owner's
 // token, holds the lock that keeps one daemon per set of files, opens the
-// SQLite store and has server.Build wire the rest (the policy, the sandbox
-// facade, the HTTP server), as app/server's tests do. `corral serve`, the
-// tray app and end-to-end tests all start Corral through it.
+// SQLite store, has wiring.Build wire the parts (the policy, the command
+// runner, the sandbox facade, links, undo) and hands them to the HTTP
+// server through server.New, as app/server's tests do. `corral serve`,
+// the tray app and end-to-end tests all start Corral through it.
 //
 // Guarantees: Open starts nothing unless the config validates, the
 // sandbox base holds none of Corral's own folders (config, data, secrets)
@@ -24,8 +25,8 @@
 //
 // Not guaranteed: other settings changed in config.toml take effect only
 // after a restart (the server says which), except those the server
-// applies live (app/server settings.go: the LAN, the question timeout and
-// strict mode, the link limits). Audit retention and version
+// applies live (app/settings: the LAN, the question timeout and strict
+// mode, the link limits, desktop notifications). Audit retention and version
 // pruning run at start and then daily, so the log may hold up to a day
 // more than the retention. Commands may be unavailable (no bubblewrap):
 // that is logged, not an error.
@@ -47,6 +48,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/server"
+	"corral/app/wiring"
 	"corral/core/commands"
 	"corral/core/policy"
 	"corral/core/sandbox"
@@ -261,8 +263,8 @@ func Open(o Options) (*Daemon, error) {
 	if netinit == "" {
 		netinit = keepNetInit(NetInitPath(), filepath.Dir(LockFile(files)), log)
 	}
-	p, err := server.Build(server.Setup{
-		Config: cfg, Files: files, Store: st, Home: home, OwnerToken: owner, Version: o.Version,
+	p, err := wiring.Build(wiring.Setup{
+		Config: cfg, Files: files, Store: st, Home: home,
 		NetInit: netinit, DocReader: o.DocReader, Clock: o.Clock, Logger: log,
 	})
 	if err != nil {
@@ -270,13 +272,28 @@ func Open(o Options) (*Daemon, error) {
 		lock.Close()
 		return nil, err
 	}
+	// app/server's test harness builds its server the same way.
+	srv := server.New(server.Config{
+		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
+		Audit: st, Devices: st, Sessions: st, Agents: st, LANCertFile: files.LANCert(),
+		OwnerToken: owner, Home: home, Version: o.Version, Clock: o.Clock, Logger: log,
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err = srv.LoadAgents(ctx)
+	cancel()
+	if err != nil {
+		p.Box.Close()
+		st.Close()
+		lock.Close()
+		return nil, fmt.Errorf("agents and people in the database: %w", err)
+	}
 	// Before serving: finish what a crash interrupted (sandbox.Recover).
 	// A failure is logged and Corral starts all the same; the next start
 	// tries again.
 	if _, err := p.Box.Recover(context.Background(), p.Undo.RollBack); err != nil {
 		log.Error("recovery at start-up incomplete", "err", err)
 	}
-	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Undo: p.Undo, Commands: p.Commands, Server: p.Server, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
+	return &Daemon{Files: files, Config: cfg, Store: st, Policy: p.Policy, Box: p.Box, Undo: p.Undo, Commands: p.Commands, Server: srv, Log: log, lock: lock, now: now(o.Clock), home: home}, nil
 }
 
 // removeTemps removes the temporary copies of config.toml, the secret

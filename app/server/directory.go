@@ -21,7 +21,7 @@ type (
 	clientInfo = directory.ClientInfo
 )
 
-func newDirectory(s *Server, o Options) *directory.Directory {
+func newDirectory(s *Server, o Config) *directory.Directory {
 	return directory.New(o.Config, directory.Options{Store: o.Agents, Folders: o.Sandbox, Runs: directory.SandboxRuns(o.Sandbox, o.Commands),
 		HangUp: s.hangUpAgent, Record: s.record, Now: s.now, Log: s.log})
 }

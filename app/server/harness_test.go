@@ -17,6 +17,7 @@ import (
 	"corral/app/client"
 	"corral/app/config"
 	"corral/app/testhost"
+	"corral/app/wiring"
 	"corral/core/execbox/execboxtest"
 	"corral/core/netgate"
 	"corral/core/sandbox"
@@ -73,7 +74,7 @@ const unlimitedCalls = "\n[audit]\nagent_calls_per_second = 1e12\nagent_call_bur
 var corralCommand = "/usr/bin/corral"
 
 // harness is a real server on a loopback port with a real SQLite store,
-// wired by Build as the daemon wires it.
+// its parts wired by wiring.Build as the daemon wires them.
 type harness struct {
 	t      testing.TB
 	dir    string // the owner's home; Corral's own files are in files
@@ -134,7 +135,7 @@ func harnessFiles(dir string) config.Files {
 	}
 }
 
-// startWith starts a server as su says, wired by Build.
+// startWith starts a server as su says, wired by wiring.Build.
 func startWith(t testing.TB, su setup) *harness {
 	t.Helper()
 	dir := su.dir
@@ -173,15 +174,25 @@ func startWith(t testing.TB, su setup) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(Setup{
-		Config: cfg, Files: files, Store: st, Home: dir, OwnerToken: ownerToken, NetInit: execboxtest.NetInit(t),
-		Resolver: r, CorralCommand: corralCommand, Clock: clock.Now, Logger: log, Version: testVersion,
+	p, err := wiring.Build(wiring.Setup{
+		Config: cfg, Files: files, Store: st, Home: dir, NetInit: execboxtest.NetInit(t),
+		Resolver: r, Clock: clock.Now, Logger: log,
 	})
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
 	}
-	srv := p.Server
+	// As app/daemon's Open does.
+	srv := New(Config{
+		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
+		Audit: st, Devices: st, Sessions: st, Agents: st, LANCertFile: files.LANCert(),
+		OwnerToken: ownerToken, Home: dir, CorralCommand: corralCommand, Version: testVersion, Clock: clock.Now, Logger: log,
+	})
+	if err := srv.LoadAgents(context.Background()); err != nil {
+		p.Box.Close()
+		st.Close()
+		t.Fatal(err)
+	}
 	// The LAN side, when a test opens it, is on a loopback address:
 	// network tests talk only to loopback, never on the machine's network.
 	srv.lanIP = func() (net.IP, error) { return net.IPv4(127, 0, 0, 2), nil }

@@ -98,7 +98,7 @@ func (s *Server) methodTable() map[string]method {
 	s.connectArea().methods(add)
 	configArea{status: s.ConfigStatus}.methods(add)
 	summaryArea{log: s.audit}.methods(add)
-	settingsArea{s}.methods(add)
+	s.settingsArea().methods(add)
 	s.ruleArea().methods(add)
 	return t
 }

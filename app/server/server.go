@@ -17,9 +17,12 @@
 // bearer key or the owner's session cookie before upgrading. No input
 // closes the server; a panic in a handler is logged and answered as io.
 //
-// Build is the one way Corral's parts are wired (the daemon and this
-// package's tests both start through it): every part gets the same
-// config values, Corral's own folders as private, and one clock.
+// The server builds none of Corral's parts: New takes them, wired by
+// app/wiring, through Config (the way Tailscale's localapi takes a
+// HandlerConfig); the daemon and this package's tests both build them
+// with wiring.Build, so what the tests exercise is the wiring that runs.
+// The owner's settings and config reload are app/settings', over hooks
+// the server provides (settingsarea.go).
 package server
 
 import (
@@ -39,12 +42,12 @@ import (
 	"corral/app/config"
 	"corral/app/directory"
 	"corral/app/pairing"
+	"corral/app/settings"
 	"corral/app/share"
 	"corral/core/audit"
 	"corral/core/commands"
 	"corral/core/errs"
 	"corral/core/links"
-	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/undo"
 )
@@ -71,9 +74,16 @@ func (s *Server) record(ctx context.Context, who, op, target, detail string) err
 	return nil
 }
 
-// Options are the server's dependencies.
-type Options struct {
-	Config     *config.Config
+// Config is what New builds a server from: the config Corral started
+// with and its parts, wired outside the server (app/wiring). The sandbox
+// facade, links and undo are core's services, as Tailscale's
+// HandlerConfig passes its backend: each area of the method table takes
+// of them only the narrow interface it uses (methods.go).
+type Config struct {
+	Config *config.Config
+	// Files are where Corral's own files are: settings.set checks a new
+	// config.toml's roots against them as start-up does; zero: unchecked.
+	Files      config.Files
 	Sandbox    *sandbox.Sandbox
 	Links      *links.Service    // links over Sandbox (link.create, /files/out)
 	Undo       *undo.Service     // the owner's undo and versions over Sandbox
@@ -138,12 +148,10 @@ type Server struct {
 	dir           *directory.Directory // live agents and people (directory.go)
 	ownerHome     string
 	corralCommand string
-	reload        reloadState    // config.toml picked up while running (reload.go)
-	settings      settingsState  // settings changed while running (settings.go)
-	policy        *policy.Policy // set by Build: settings.set changes how it asks
-	files         config.Files   // set by Build: settings.set checks roots as start-up does
-	mcp           *mcpServers    // MCP over HTTP's servers and sessions (mcp.go)
-	calls         *callLimiter   // each agent's rate of calls (ratelimit.go)
+	settings      *settings.Settings // the owner's settings and config reload (settingsarea.go)
+	lanMu         sync.Mutex         // one StartLAN or StopLAN at a time
+	mcp           *mcpServers        // MCP over HTTP's servers and sessions (mcp.go)
+	calls         *callLimiter       // each agent's rate of calls (ratelimit.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 
@@ -156,8 +164,9 @@ type Server struct {
 	addr       string // the address actually listened on
 }
 
-// New builds a server from its options.
-func New(o Options) *Server {
+// New builds a server from its parts. The caller then loads the agents
+// and people of the store (LoadAgents) before it serves.
+func New(o Config) *Server {
 	s := &Server{
 		cfg:     o.Config,
 		box:     o.Sandbox,
@@ -195,6 +204,12 @@ func New(o Options) *Server {
 	s.ownerHome, s.corralCommand = o.Home, o.CorralCommand
 	h := newHosts(o.Config.Server.Listen, o.Config.Server.PublicURL)
 	s.hosts.Store(&h)
+	s.settings = s.newSettings(o)
+	if o.Sandbox != nil {
+		if pol := o.Sandbox.Policy(); pol != nil {
+			pol.SetLevelOf(s.dir.LevelOf) // every question carries its agent's trust level
+		}
+	}
 	s.methods = s.methodTable()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)

@@ -283,12 +283,3 @@ func TestQRImage(t *testing.T) {
 		t.Errorf("without a session: %d", resp.StatusCode)
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{2 * time.Minute: "2m", 90 * time.Second: "1m30s", 2 * time.Hour: "2h",
-		90 * time.Minute: "1h30m", 48 * time.Hour: "2d", 500 * time.Millisecond: "500ms", 2160 * time.Hour: "90d", 7 * time.Second: "7s"} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-}

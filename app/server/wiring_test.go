@@ -1,20 +1,18 @@
 package server
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"corral/app/config"
 	"corral/app/wire"
 )
 
 // TestCorralsOwnFilesAreOutOfReach: Corral's own files — its secret, its
 // database, the versions it keeps — are refused to agents as Corral's,
 // never put to the owner as a question, and commands do not see them. The
-// harness starts Corral through Build, as the daemon does, so this checks
+// harness starts Corral through wiring.Build, as the daemon does, so this checks
 // the wiring that runs.
 func TestCorralsOwnFilesAreOutOfReach(t *testing.T) {
 	t.Parallel()
@@ -39,7 +37,7 @@ func TestCorralsOwnFilesAreOutOfReach(t *testing.T) {
 
 // TestNoAnswerWidensToTheHome: a question about a file right in the
 // owner's home offers no answer for its whole folder — that would be the
-// home itself (Build guards it, with the sandbox base and Corral's own
+// home itself (wiring.Build guards it, with the sandbox base and Corral's own
 // folders); one a folder deeper does.
 func TestNoAnswerWidensToTheHome(t *testing.T) {
 	t.Parallel()
@@ -59,23 +57,5 @@ func TestNoAnswerWidensToTheHome(t *testing.T) {
 		}
 		rpcCall[any](t, own.c, "approval.respond", m("id", a.ID, "decision", "deny_once"))
 		<-done
-	}
-}
-
-// TestBuildRefusesRootsOverCorralsFiles: a [[sandbox.roots]] holding
-// Corral's own folder is refused by Build itself, so no way of starting
-// Corral (the daemon, a reload, these tests) skips the check.
-func TestBuildRefusesRootsOverCorralsFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	files := harnessFiles(dir)
-	os.MkdirAll(filepath.Dir(files.DB), 0o700)
-	text := testConfig + fmt.Sprintf("[[sandbox.roots]]\npath = %q\naccess = \"read\"\n", filepath.Join(dir, ".local"))
-	cfg, err := config.Parse(files.Config, []byte(text), dir, files.Sandbox)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Build(Setup{Config: cfg, Files: files, Home: dir, OwnerToken: ownerToken}); err == nil || !strings.Contains(err.Error(), "sandbox.roots[0].path") {
-		t.Errorf("Build with a root over Corral's files: %v", err)
 	}
 }

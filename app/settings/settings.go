@@ -1,9 +1,37 @@
-package server
+// Package settings is the owner's settings (docs/owner.md "Settings")
+// and config.toml read again while Corral runs: Now shows the values a
+// home user changes (settings.get), Set writes one or more of them into
+// config.toml, editing only their lines (config.SetKey), and applies at
+// once those the running daemon can change (the LAN, the question timeout
+// and strict mode, the link limits, desktop notifications); the others are
+// listed as needing a restart, which Restart asks for (corral.restart).
+// Reload takes config.toml as read again (reload.go).
+//
+// The running Corral is reached only through Config's small hooks
+// (Questions, Links, LAN, Record, the restart SetRestart installs), so
+// this package builds on no server and no sandbox; app/server registers
+// the methods over it.
+//
+// Guarantees: one Set at a time (read, edit, write, apply); config.toml
+// is replaced atomically, keeping its mode, and only after its new text
+// parses and validates as start-up would (config.Parse, CheckRoots);
+// settings.set is audited before the file changes (pending, then
+// completed with what happened), so a kill meanwhile leaves an event
+// start-up marks interrupted; a write that fails leaves the file and
+// what runs as they were. Restart refuses while config.toml would not
+// start Corral.
+//
+// Not guaranteed: a live setting whose hook fails (the LAN address
+// cannot be opened) is saved in config.toml all the same and reported
+// as an error; settings other than Defs' live ones take effect only after
+// a restart.
+package settings
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,19 +42,12 @@ import (
 	"time"
 
 	"corral/app/config"
-	"corral/app/rpc"
 	"corral/core/audit"
 	"corral/core/errs"
 )
 
-// The owner's settings (docs/owner.md "Settings"): settings.get shows the
-// values a home user changes, settings.set writes one or more of them
-// into config.toml, editing only their lines (config.SetKey), and applies
-// at once those the running daemon can change; the others are listed as
-// needing a restart, which corral.restart does.
-
-// settingDef is one setting of the Settings page.
-type settingDef struct {
+// Def is one setting of the Settings page.
+type Def struct {
 	Key   string `json:"key"`   // table.key in config.toml
 	Group string `json:"group"` // the page's heading
 	Label string `json:"label"`
@@ -35,8 +56,8 @@ type settingDef struct {
 	Live  bool   `json:"live"` // applied without a restart
 }
 
-// settingDefs are the settings the page shows, in its order.
-var settingDefs = []settingDef{
+// Defs are the settings the page shows, in its order.
+var Defs = []Def{
 	{"server.lan", "Phones on your network", "Accept paired phones from the LAN", "Turns on an HTTPS address on this computer's network, for phones you pair.", "bool", true},
 	{"server.listen", "Phones on your network", "Address on this computer", "Where Corral listens for agents and this dashboard (host:port). The LAN address uses the same port.", "string", false},
 	{"server.public_url", "Phones on your network", "Public address", "An address in front of Corral (a reverse proxy) that links should carry; empty: none.", "string", false},
@@ -60,51 +81,102 @@ var settingDefs = []settingDef{
 	{"desktop.notifications", "Notifications", "Desktop notifications for questions", "The tray app shows a notification with each question, where the desktop has a notification service.", "bool", true},
 }
 
-// Setting is the value of a setting (a key of settingDefs) in effect
-// now, as config.Value gives it; nil for another key.
-func (s *Server) Setting(key string) any {
-	if _, ok := settingByKey(key); !ok {
+// Value is the value of a setting (a key of Defs) in effect now, as
+// config.Value gives it; nil for another key.
+func (s *Settings) Value(key string) any {
+	if _, ok := ByKey(key); !ok {
 		return nil
 	}
-	v, _ := s.running().Value(key)
+	v, _ := s.Running().Value(key)
 	return v
 }
 
-func settingByKey(key string) (settingDef, bool) {
-	i := slices.IndexFunc(settingDefs, func(d settingDef) bool { return d.Key == key })
+// ByKey is the setting of Defs with key.
+func ByKey(key string) (Def, bool) {
+	i := slices.IndexFunc(Defs, func(d Def) bool { return d.Key == key })
 	if i < 0 {
-		return settingDef{}, false
+		return Def{}, false
 	}
-	return settingDefs[i], true
+	return Defs[i], true
 }
 
-// settingsState is what settings.set changed while Corral runs.
-type settingsState struct {
-	write sync.Mutex // one settings.set at a time: read, edit, write, apply
-	lan   sync.Mutex // one StartLAN or StopLAN at a time
+// Questions is what the question settings change of the running Corral
+// (core/policy's *Policy).
+type Questions interface {
+	SetAsking(timeout time.Duration, strict bool)
+}
+
+// LinkLimits is what the link settings change of the running Corral
+// (core/links' *Service).
+type LinkLimits interface {
+	SetLinkLimits(expiry, maxExpiry time.Duration, saveResultMaxKB int)
+}
+
+// RecordFunc writes one of the owner's own actions in the audit log
+// (corral.restart, config.reload), as the server records its own: the
+// answer waits for it.
+type RecordFunc func(ctx context.Context, who, op, target, detail string) error
+
+// Config is what New builds the settings from: the config Corral started
+// with and the hooks that apply a setting to the running Corral.
+type Config struct {
+	Config *config.Config // what Corral started with; Config.Path is config.toml
+	// Files are Corral's own files: a changed config.toml's roots are
+	// checked against them as start-up does. Zero: not checked.
+	Files config.Files
+	Home  string // the owner's home folder ("~" in config.toml)
+	// Audit records settings.set: pending while config.toml is written,
+	// then completed, when it is an audit.Completer.
+	Audit  audit.Sink
+	Record RecordFunc // required
+	// The live hooks. A nil one is skipped: its settings count as in
+	// effect with nothing to change (a Corral without that part).
+	Questions Questions           // sandbox.approval_timeout, sandbox.strict
+	Links     LinkLimits          // links.expiry, links.max_expiry, links.save_result_max_kb
+	LAN       func(on bool) error // server.lan: open or close the LAN listener
+	Clock     func() time.Time    // nil: time.Now
+	Logger    *slog.Logger        // nil: slog.Default()
+}
+
+// Settings are the owner's settings of one running Corral.
+type Settings struct {
+	c     Config
+	write sync.Mutex // one Set at a time: read, edit, write, apply
 	mu    sync.Mutex
 	live  map[string]any // keys applied live since start, their values
 	// restart is what the owner asks corral.restart to do; nil: this
 	// Corral cannot restart itself (tests, a server without a daemon).
 	restart func()
+	reload  reloadState // config.toml picked up while running (reload.go)
+}
+
+// New returns the settings of a Corral started with c.Config.
+func New(c Config) *Settings {
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return &Settings{c: c}
 }
 
 // SetRestart installs what corral.restart calls: the daemon closes
 // gracefully and starts again with the same program, arguments and
 // environment (app/serve.go).
-func (s *Server) SetRestart(f func()) {
-	s.settings.mu.Lock()
-	defer s.settings.mu.Unlock()
-	s.settings.restart = f
+func (s *Settings) SetRestart(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restart = f
 }
 
-// running is the configuration in effect: the one Corral started with
+// Running is the configuration in effect: the one Corral started with
 // and the settings applied since.
-func (s *Server) running() *config.Config {
-	c := *s.cfg
-	s.settings.mu.Lock()
-	defer s.settings.mu.Unlock()
-	for k, v := range s.settings.live {
+func (s *Settings) Running() *config.Config {
+	c := *s.c.Config
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, v := range s.live {
 		setValue(&c, k, v)
 	}
 	return &c
@@ -133,9 +205,9 @@ func setValue(c *config.Config, key string, v any) {
 	}
 }
 
-// settingOut is one setting as settings.get shows it.
-type settingOut struct {
-	settingDef
+// Item is one setting as settings.get shows it.
+type Item struct {
+	Def
 	Value any `json:"value"`
 	// Saved is what config.toml holds when it differs from what runs:
 	// the setting waits for a restart.
@@ -143,15 +215,15 @@ type settingOut struct {
 	RestartNeeded bool `json:"restart_needed"`
 }
 
-// settingsResult answers settings.get and settings.set.
-type settingsResult struct {
-	Applied       []string     `json:"applied,omitempty"` // settings.set: the keys in effect at once
-	CanRestart    bool         `json:"can_restart"`
-	LANURL        string       `json:"lan_url,omitempty"`
-	Path          string       `json:"path"`
-	Problem       string       `json:"problem,omitempty"` // config.toml as it is cannot be used
-	RestartNeeded []string     `json:"restart_needed"`
-	Settings      []settingOut `json:"settings"`
+// Result answers settings.get and settings.set.
+type Result struct {
+	Applied       []string `json:"applied,omitempty"` // settings.set: the keys in effect at once
+	CanRestart    bool     `json:"can_restart"`
+	LANURL        string   `json:"lan_url,omitempty"`
+	Path          string   `json:"path"`
+	Problem       string   `json:"problem,omitempty"` // config.toml as it is cannot be used
+	RestartNeeded []string `json:"restart_needed"`
+	Settings      []Item   `json:"settings"`
 }
 
 // wireValue is v as the page shows and sends it.
@@ -182,36 +254,42 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
+// path is config.toml's.
+func (s *Settings) path() string { return s.c.Config.Path }
+
 // savedConfig reads and validates config.toml as it is on disk.
-func (s *Server) savedConfig() ([]byte, *config.Config, error) {
-	data, err := os.ReadFile(s.cfg.Path)
+func (s *Settings) savedConfig() ([]byte, *config.Config, error) {
+	data, err := os.ReadFile(s.path())
 	if err != nil {
-		return nil, nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", s.cfg.Path)
+		return nil, nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", s.path())
 	}
 	c, err := s.parseConfig(data)
 	return data, c, err
 }
 
 // parseConfig validates config text as start-up does.
-func (s *Server) parseConfig(data []byte) (*config.Config, error) {
-	c, err := config.Parse(s.cfg.Path, data, s.ownerHome, s.cfg.Sandbox.Base)
-	if err == nil && s.files.Config != "" {
-		err = c.CheckRoots(s.files)
+func (s *Settings) parseConfig(data []byte) (*config.Config, error) {
+	c, err := config.Parse(s.path(), data, s.c.Home, s.c.Config.Sandbox.Base)
+	if err == nil && s.c.Files.Config != "" {
+		err = c.CheckRoots(s.c.Files)
 	}
 	return c, err
 }
 
-func (s *Server) settingsNow() settingsResult {
-	run := s.running()
+// Now is every setting with the value in effect and, where config.toml
+// holds another, that one (waiting for a restart). LANURL is left for
+// the caller, which knows the LAN listener.
+func (s *Settings) Now() Result {
+	run := s.Running()
 	_, saved, err := s.savedConfig()
-	r := settingsResult{Path: s.cfg.Path, RestartNeeded: []string{}}
+	r := Result{Path: s.path(), RestartNeeded: []string{}}
 	if err != nil {
 		r.Problem = err.Error()
 		saved = nil
 	}
-	for _, d := range settingDefs {
+	for _, d := range Defs {
 		v, _ := run.Value(d.Key)
-		o := settingOut{settingDef: d, Value: wireValue(v)}
+		o := Item{Def: d, Value: wireValue(v)}
 		if saved != nil {
 			if sv, _ := saved.Value(d.Key); !reflect.DeepEqual(normal(sv), normal(v)) {
 				o.Saved, o.RestartNeeded = wireValue(sv), true
@@ -220,11 +298,8 @@ func (s *Server) settingsNow() settingsResult {
 		}
 		r.Settings = append(r.Settings, o)
 	}
-	s.settings.mu.Lock()
-	r.CanRestart = s.settings.restart != nil
-	s.settings.mu.Unlock()
 	s.mu.Lock()
-	r.LANURL = s.lanURL
+	r.CanRestart = s.restart != nil
 	s.mu.Unlock()
 	return r
 }
@@ -237,25 +312,9 @@ func normal(v any) any {
 	return v
 }
 
-// settingsArea answers settings.get, settings.set and corral.restart.
-type settingsArea struct{ s *Server }
-
-func (x settingsArea) methods(add func(name string, m method)) {
-	add("settings.get", method{owner: true, fn: x.get})
-	add("settings.set", method{owner: true, fn: x.set})
-	add("corral.restart", method{owner: true, fn: x.restart})
-}
-
-func (x settingsArea) get(ctx context.Context, c *call) (any, error) {
-	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	return x.s.settingsNow(), nil
-}
-
 // valueOf checks a value sent for d and returns it as config.toml
 // writes it.
-func valueOf(d settingDef, raw any) (any, error) {
+func valueOf(d Def, raw any) (any, error) {
 	bad := func() error {
 		return errs.New(errs.InvalidParams, "", "%s: %v is not a %s.", d.Key, raw, map[string]string{
 			"bool": "yes or no", "duration": "duration such as \"90s\", \"5m\" or \"7d\"", "int": "whole number", "string": "text", "list": "list of texts"}[d.Kind])
@@ -304,45 +363,27 @@ func valueOf(d settingDef, raw any) (any, error) {
 	return nil, bad()
 }
 
-func (x settingsArea) set(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		Values map[string]any `json:"values" rpc:"required"`
-	}
-	if err := rpc.DecodeParams(c.params, &a); err != nil {
-		return nil, err
-	}
-	if len(a.Values) == 0 || len(a.Values) > len(settingDefs) {
-		return nil, errs.New(errs.InvalidParams, "", "Give the settings to change in values, as {\"key\": value}.")
-	}
-	applied, err := x.s.SetSettings(ctx, c.caller.Client, a.Values)
-	if err != nil {
-		return nil, err
-	}
-	r := x.s.settingsNow()
-	r.Applied = applied
-	return r, nil
-}
-
-// SetSettings writes values (config.toml keys, as settings.set takes
-// them) into config.toml and applies at once those the running Corral
-// can; it returns those. by names who asked, for the audit log. The tray
-// turns the LAN on through it.
-func (s *Server) SetSettings(ctx context.Context, by string, values map[string]any) ([]string, error) {
+// Set writes values (config.toml keys, as settings.set takes them) into
+// config.toml and applies at once those the running Corral can; it
+// returns those. by names who asked, for the audit log. The tray turns
+// the LAN on through it.
+func (s *Settings) Set(ctx context.Context, by string, values map[string]any) ([]string, error) {
 	keys := make([]string, 0, len(values))
 	for k := range values {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	s.settings.write.Lock()
-	defer s.settings.write.Unlock()
-	data, err := os.ReadFile(s.cfg.Path)
+	s.write.Lock()
+	defer s.write.Unlock()
+	path := s.path()
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", s.cfg.Path)
+		return nil, errs.Wrap(err, errs.Unavailable, "", "Corral cannot read its config file %s.", path)
 	}
 	text := data
 	var changes []string
 	for _, k := range keys {
-		d, ok := settingByKey(k)
+		d, ok := ByKey(k)
 		if !ok {
 			return nil, errs.New(errs.InvalidParams, "", "%q is not a setting the Settings page changes.", k)
 		}
@@ -356,7 +397,7 @@ func (s *Server) SetSettings(ctx context.Context, by string, values map[string]a
 		}
 		table, key, _ := strings.Cut(k, ".")
 		if text, err = config.SetKey(text, table, key, lit); err != nil {
-			return nil, errs.Wrap(err, errs.Conflict, "", "%s: %v", s.cfg.Path, err)
+			return nil, errs.Wrap(err, errs.Conflict, "", "%s: %v", path, err)
 		}
 		changes = append(changes, k+" = "+lit)
 	}
@@ -369,29 +410,29 @@ func (s *Server) SetSettings(ctx context.Context, by string, values map[string]a
 	// written, so that a kill meanwhile leaves an event start-up marks
 	// interrupted (sandbox.Recover), and completed with what happened.
 	detail := strings.Join(changes, "; ")
-	c, _ := s.audit.(audit.Completer)
-	ev := audit.Event{Time: s.now().UTC(), Client: by, Op: "settings.set", Target: s.cfg.Path, Detail: detail,
+	c, _ := s.c.Audit.(audit.Completer)
+	ev := audit.Event{Time: s.c.Clock().UTC(), Client: by, Op: "settings.set", Target: path, Detail: detail,
 		Decision: audit.Allow, DecidedBy: audit.ByOwner}
 	if c != nil {
 		ev.Detail = detail + "; " + audit.Pending
 	}
-	id, err := s.audit.Record(context.WithoutCancel(ctx), ev)
+	id, err := s.c.Audit.Record(context.WithoutCancel(ctx), ev)
 	if err != nil {
-		s.log.Error("audit record failed", "op", ev.Op, "err", err)
+		s.c.Logger.Error("audit record failed", "op", ev.Op, "err", err)
 		return nil, errs.Wrap(err, errs.IO, "", "Corral could not write its audit log, so it withholds the result of this action.")
 	}
 	ev.ID, ev.Detail = id, detail
 	var werr error
 	if !slices.Equal(text, data) {
-		if werr = writeConfig(s.cfg.Path, text); werr != nil {
-			werr = errs.Wrap(werr, errs.IO, "", "Corral could not write %s (%v); nothing was changed.", s.cfg.Path, causeOf(werr))
+		if werr = writeConfig(path, text); werr != nil {
+			werr = errs.Wrap(werr, errs.IO, "", "Corral could not write %s (%v); nothing was changed.", path, causeOf(werr))
 			ev.Decision, ev.Error = audit.Error, string(errs.IO)+": "+werr.Error()
 		}
 	}
 	if c != nil {
 		if err := c.Complete(context.WithoutCancel(ctx), ev); err != nil && werr == nil {
-			s.log.Error("audit complete failed", "op", ev.Op, "err", err)
-			werr = errs.Wrap(err, errs.IO, "", "%s is saved, but Corral could not complete its audit event, so it does not apply the change until it restarts.", s.cfg.Path)
+			s.c.Logger.Error("audit complete failed", "op", ev.Op, "err", err)
+			werr = errs.Wrap(err, errs.IO, "", "%s is saved, but Corral could not complete its audit event, so it does not apply the change until it restarts.", path)
 		}
 	}
 	if werr != nil {
@@ -438,12 +479,12 @@ func writeConfig(path string, data []byte) error {
 
 // applyLive puts in effect the live settings among keys whose value in
 // cfg differs from what runs, and returns them.
-func (s *Server) applyLive(cfg *config.Config, keys []string) ([]string, error) {
-	run := s.running()
+func (s *Settings) applyLive(cfg *config.Config, keys []string) ([]string, error) {
+	run := s.Running()
 	var applied []string
 	var errsOut []error
 	for _, k := range keys {
-		d, ok := settingByKey(k)
+		d, ok := ByKey(k)
 		if !ok || !d.Live {
 			continue
 		}
@@ -455,112 +496,71 @@ func (s *Server) applyLive(cfg *config.Config, keys []string) ([]string, error) 
 			errsOut = append(errsOut, err)
 			continue
 		}
-		s.settings.mu.Lock()
-		if s.settings.live == nil {
-			s.settings.live = map[string]any{}
+		s.mu.Lock()
+		if s.live == nil {
+			s.live = map[string]any{}
 		}
-		s.settings.live[k] = nv
-		s.settings.mu.Unlock()
+		s.live[k] = nv
+		s.mu.Unlock()
 		applied = append(applied, k)
 	}
 	return applied, errors.Join(errsOut...)
 }
 
 // applyOne puts one live setting in effect.
-func (s *Server) applyOne(key string, v any, cfg *config.Config) error {
+func (s *Settings) applyOne(key string, v any, cfg *config.Config) error {
 	switch key {
 	case "server.lan":
-		if v.(bool) {
-			return s.StartLAN()
+		if s.c.LAN != nil {
+			return s.c.LAN(v.(bool))
 		}
-		s.StopLAN()
-		return nil
 	case "sandbox.approval_timeout", "sandbox.strict":
-		if s.policy != nil {
-			s.policy.SetAsking(cfg.Sandbox.ApprovalTimeout.D(), cfg.Sandbox.Strict)
+		if s.c.Questions != nil {
+			s.c.Questions.SetAsking(cfg.Sandbox.ApprovalTimeout.D(), cfg.Sandbox.Strict)
 		}
 	case "links.expiry", "links.max_expiry", "links.save_result_max_kb":
-		s.links.SetLinkLimits(cfg.Links.Expiry.D(), cfg.Links.MaxExpiry.D(), cfg.Links.SaveResultMaxKB)
+		if s.c.Links != nil {
+			s.c.Links.SetLinkLimits(cfg.Links.Expiry.D(), cfg.Links.MaxExpiry.D(), cfg.Links.SaveResultMaxKB)
+		}
 	}
 	return nil
 }
 
-// restart answers corral.restart: after the answer, the daemon closes
-// gracefully (calls under way finish) and starts again.
-func (x settingsArea) restart(ctx context.Context, c *call) (any, error) {
-	if err := rpc.DecodeParams(c.params, &struct{}{}); err != nil {
-		return nil, err
-	}
-	s := x.s
-	s.settings.mu.Lock()
-	f := s.settings.restart
-	s.settings.mu.Unlock()
+// Restart answers corral.restart for by: after the answer, the daemon
+// closes gracefully (calls under way finish) and starts again, through
+// what SetRestart installed. It refuses when none was, or when
+// config.toml would not start Corral; it is audited before it starts.
+func (s *Settings) Restart(ctx context.Context, by string) error {
+	s.mu.Lock()
+	f := s.restart
+	s.mu.Unlock()
 	if f == nil {
-		return nil, errs.New(errs.Unavailable, "", "This Corral cannot restart itself; stop it and start it again.")
+		return errs.New(errs.Unavailable, "", "This Corral cannot restart itself; stop it and start it again.")
 	}
 	// A file that would not start keeps this Corral running.
 	if _, _, err := s.savedConfig(); err != nil {
-		return nil, errs.Wrap(err, errs.Conflict, "", "Corral is not restarting: %s would not start it (%v). Correct it first.", s.cfg.Path, err)
+		return errs.Wrap(err, errs.Conflict, "", "Corral is not restarting: %s would not start it (%v). Correct it first.", s.path(), err)
 	}
-	if err := s.record(ctx, c.caller.Client, "corral.restart", s.cfg.Path, "restarting to apply settings"); err != nil {
-		return nil, err
+	if err := s.c.Record(ctx, by, "corral.restart", s.path(), "restarting to apply settings"); err != nil {
+		return err
 	}
 	go f() // the shutdown drains this call, so its answer is sent
-	return restartResult{Restarting: true}, nil
-}
-
-type restartResult struct {
-	Restarting bool `json:"restarting"`
-}
-
-// StartLAN opens the LAN listener while Corral runs ([server] lan turned
-// on): it is served like the others from then on.
-func (s *Server) StartLAN() error {
-	s.settings.lan.Lock()
-	defer s.settings.lan.Unlock()
-	s.mu.Lock()
-	on := s.lanLn != nil
-	s.mu.Unlock()
-	if on {
-		return nil
-	}
-	ln, err := s.ListenLAN()
-	if err != nil {
-		return errs.Wrap(err, errs.Unavailable, "", "Corral could not open its LAN address: %v", err)
-	}
-	go s.http.Serve(ln)
 	return nil
 }
 
-// StopLAN closes the LAN listener and ends paired devices' connections:
-// the LAN no longer reaches Corral.
-func (s *Server) StopLAN() {
-	s.settings.lan.Lock()
-	defer s.settings.lan.Unlock()
-	s.mu.Lock()
-	ln := s.lanLn
-	s.lanLn, s.lanURL = nil, ""
-	s.mu.Unlock()
-	s.lanOn.Store(false)
-	if ln != nil {
-		ln.Close()
-	}
-	s.finishConns(func(c *conn) bool { return c.deviceID != "" })
-}
-
-// SettingLine is one setting as the tray's Settings window shows it.
-type SettingLine struct {
+// Line is one setting as the tray's Settings window shows it.
+type Line struct {
 	Label, Value string
 	// RestartNeeded: config.toml holds another value, in effect after a
 	// restart (Value is the one in effect now).
 	RestartNeeded bool
 }
 
-// SettingLines are the settings of the Settings page, in its order, with
-// the values in effect, written for reading.
-func (s *Server) SettingLines() []SettingLine {
-	r := s.settingsNow()
-	out := make([]SettingLine, 0, len(r.Settings))
+// Lines are the settings of the Settings page, in its order, with the
+// values in effect, written for reading.
+func (s *Settings) Lines() []Line {
+	r := s.Now()
+	out := make([]Line, 0, len(r.Settings))
 	for _, st := range r.Settings {
 		v := ""
 		switch x := st.Value.(type) {
@@ -579,7 +579,7 @@ func (s *Server) SettingLines() []SettingLine {
 		default:
 			v = fmt.Sprint(x)
 		}
-		out = append(out, SettingLine{Label: st.Label, Value: v, RestartNeeded: st.RestartNeeded})
+		out = append(out, Line{Label: st.Label, Value: v, RestartNeeded: st.RestartNeeded})
 	}
 	return out
 }

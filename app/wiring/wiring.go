@@ -1,4 +1,23 @@
-package server
+// Package wiring builds Corral's parts from a loaded config and an open
+// store: the policy, the command runner with its network gate and egress
+// proxy, the sandbox facade with its version store, links and undo. It
+// builds everything but the server, which takes these parts through
+// server.Config; app/daemon and app/server's tests both build Corral
+// through Build and then server.New, so what the tests exercise is the
+// wiring that runs (the way Tailscale's ipnserver builds
+// localapi.NewHandler(HandlerConfig{…})).
+//
+// Guarantees: every part gets the same config values, the same clock
+// (Setup.Clock) and logger; Corral's own folders (config, data, secrets,
+// versions) are hidden from commands and guarded by the policy together
+// with the owner's home and the sandbox base; Build refuses a config
+// whose roots hold Corral's files (config.CheckRoots) before it builds
+// anything, so no way of starting Corral skips that check.
+//
+// Not guaranteed: commands may be unavailable (no bubblewrap): that is
+// logged, not an error. Build opens no listener; the caller closes Box
+// when Corral stops (the store stays the caller's too).
+package wiring
 
 import (
 	"context"
@@ -23,12 +42,10 @@ import (
 // Setup is what Build wires Corral from: the loaded config, where
 // Corral's files are, and the open store.
 type Setup struct {
-	Config     *config.Config
-	Files      config.Files
-	Store      *store.Store
-	Home       string // the owner's home folder ("~" in config)
-	OwnerToken string
-	Version    string // reported to MCP clients
+	Config *config.Config
+	Files  config.Files
+	Store  *store.Store
+	Home   string // the owner's home folder ("~" in config)
 	// NetInit is the corral-netinit program that gives commands network;
 	// "": commands get no network.
 	NetInit string
@@ -38,27 +55,28 @@ type Setup struct {
 	DocReader []string
 	// Resolver resolves the names commands connect to; nil: the system's.
 	Resolver netgate.Resolver
-	// CorralCommand is the corral program agent apps start for MCP; "":
-	// the running executable.
-	CorralCommand string
-	Clock         func() time.Time // nil: time.Now; every part reads this one
-	Logger        *slog.Logger     // nil: slog.Default()
+	Clock    func() time.Time // nil: time.Now; every part reads this one
+	Logger   *slog.Logger     // nil: slog.Default()
 }
 
-// Parts are Corral's wired parts; Server is not yet listening.
+// Parts are Corral's wired parts, all but the server, which takes them
+// through server.Config.
 type Parts struct {
-	Policy *policy.Policy
-	Box    *sandbox.Sandbox
-	Undo   *undo.Service // the owner's undo over Box; its RollBack is Recover's
-	Server *Server
-
+	Policy   *policy.Policy
+	Box      *sandbox.Sandbox
+	Links    *links.Service    // links over Box (link.create, /files/out)
+	Undo     *undo.Service     // the owner's undo over Box; its RollBack is Recover's
 	Commands *commands.Service // agents' commands over Box
+	// RotateLinks replaces the link-signing key (links.rotate): a fresh
+	// secret in Files.Secret, then the links signed with it.
+	RotateLinks func(ctx context.Context, by string) error
+	// OnPause stops every command when the owner pauses the agents.
+	OnPause func(paused bool)
 }
 
-// Build wires every part of Corral from s: the policy, the command
-// runner and its network gate, the sandbox facade and the server. The
-// daemon and this package's tests both start Corral through it, so what
-// the tests exercise is the wiring that runs.
+// Build wires every part of Corral but the server from s: the policy,
+// the command runner and its network gate, the sandbox facade, links and
+// undo. The daemon and app/server's tests both start Corral through it.
 func Build(s Setup) (Parts, error) {
 	cfg, st, log := s.Config, s.Store, s.Logger
 	if log == nil {
@@ -139,22 +157,10 @@ func Build(s Setup) (Parts, error) {
 		}
 		return lk.RotateLinks(ctx, fresh, by)
 	}
-	srv := New(Options{
-		Config: cfg, Sandbox: box, Links: lk, Undo: un, Commands: cmds, Audit: st, OwnerToken: s.OwnerToken, Logger: log, Clock: s.Clock, RotateLinks: rotate, Version: s.Version,
-		Devices: st, Sessions: st, Agents: st, LANCertFile: s.Files.LANCert(), Home: s.Home, CorralCommand: s.CorralCommand,
-		OnPause: func(paused bool) {
-			if paused {
-				cmds.StopCommands()
-			}
-		},
-	})
-	srv.policy, srv.files = pol, s.Files // settings.set (settings.go)
-	pol.SetLevelOf(srv.dir.LevelOf)      // every question carries its agent's trust level
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.LoadAgents(ctx); err != nil {
-		box.Close()
-		return Parts{}, fmt.Errorf("agents and people in the database: %w", err)
+	onPause := func(paused bool) {
+		if paused {
+			cmds.StopCommands()
+		}
 	}
-	return Parts{Policy: pol, Box: box, Undo: un, Commands: cmds, Server: srv}, nil
+	return Parts{Policy: pol, Box: box, Links: lk, Undo: un, Commands: cmds, RotateLinks: rotate, OnPause: onPause}, nil
 }
