@@ -13,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"corral/core/policy"
+
+	"corral/core/testkit/auditmem"
 )
 
 // TestDialogDenyWithReason: the approval dialog has a field for the
@@ -22,7 +24,7 @@ import (
 // carries it, and the next approval starts with an empty field.
 func TestDialogDenyWithReason(t *testing.T) {
 	clock := newFakeClock()
-	pol, err := policy.New(t.Context(), policy.Config{Rules: &memRules{}, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
+	pol, err := policy.New(t.Context(), policy.Config{Rules: &memRules{}, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

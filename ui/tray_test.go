@@ -19,6 +19,8 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
+
+	"corral/core/testkit/auditmem"
 )
 
 // tableLabels are the labels policy's one table gives a's answers.
@@ -466,7 +468,7 @@ func TestSettingsWindow(t *testing.T) {
 func TestWithRealPolicy(t *testing.T) {
 	rules := &memRules{}
 	clock := newFakeClock()
-	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
+	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,10 +537,6 @@ func (m *memRules) SaveRule(ctx context.Context, r policy.Rule) error {
 }
 func (m *memRules) DeleteRule(ctx context.Context, id string) (bool, error) { return false, nil }
 func (m *memRules) LoadRules(ctx context.Context) ([]policy.Rule, error)    { return nil, nil }
-
-type memAudit struct{}
-
-func (memAudit) Record(ctx context.Context, e audit.Event) (int64, error) { return 1, nil }
 
 // Allow and deny weigh the same: only the default answer is marked, and
 // keyboard focus lands on it once the guard has passed — Deny for a

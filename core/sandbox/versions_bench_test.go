@@ -9,6 +9,8 @@ import (
 
 	"corral/core/paths"
 	"corral/core/versions"
+
+	"corral/core/testkit/auditmem"
 )
 
 // BenchmarkWriteVersions compares file.write of 4 KiB over an existing
@@ -18,7 +20,7 @@ import (
 func BenchmarkWriteVersions(b *testing.B) {
 	open := func(keep bool) *Sandbox {
 		dir := b.TempDir()
-		cfg := Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &memSink{}}
+		cfg := Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &auditmem.Log{}}
 		if keep {
 			cfg.Versions = versions.Config{Dir: filepath.Join(dir, "versions")}
 		}

@@ -10,6 +10,8 @@ import (
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/versions"
+
+	"corral/core/testkit/auditmem"
 )
 
 // An agent cannot make its own change unrecoverable by filling the
@@ -23,7 +25,7 @@ func TestAgentCannotEvictVersionsItMade(t *testing.T) {
 	dir := t.TempDir()
 	vdir := filepath.Join(dir, "versions")
 	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"},
-		Users: []string{"alice"}, Audit: &memSink{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
+		Users: []string{"alice"}, Audit: &auditmem.Log{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}
