@@ -15,6 +15,8 @@ import (
 	"corral/core/policy"
 
 	"corral/core/testkit/auditmem"
+
+	"corral/core/testkit/fakeclock"
 )
 
 // TestDialogDenyWithReason: the approval dialog has a field for the
@@ -23,7 +25,7 @@ import (
 // policy, whose outcome carries it as one visible line; an allow never
 // carries it, and the next approval starts with an empty field.
 func TestDialogDenyWithReason(t *testing.T) {
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	pol, err := policy.New(t.Context(), policy.Config{Rules: &memRules{}, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)

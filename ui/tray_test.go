@@ -21,6 +21,8 @@ import (
 	"corral/core/policy"
 
 	"corral/core/testkit/auditmem"
+
+	"corral/core/testkit/fakeclock"
 )
 
 // tableLabels are the labels policy's one table gives a's answers.
@@ -467,7 +469,7 @@ func TestSettingsWindow(t *testing.T) {
 // folder option makes a rule that answers the next request.
 func TestWithRealPolicy(t *testing.T) {
 	rules := &memRules{}
-	clock := newFakeClock()
+	clock := fakeclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
 	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,6 +20,8 @@ import (
 	"corral/core/netgate"
 	"corral/core/sandbox"
 	"corral/store"
+
+	"corral/core/testkit/fakeclock"
 )
 
 const (
@@ -82,7 +83,7 @@ type harness struct {
 	url    string
 	addr   string // host:port the server listens on
 	srv    *Server
-	clock  *testClock
+	clock  *fakeclock.Shifted // its own, so tests that move time can run in parallel
 	store  *store.Store
 	box    *sandbox.Sandbox
 	cancel context.CancelFunc
@@ -111,17 +112,6 @@ func startIn(t testing.TB, dir, extra string) *harness {
 	t.Helper()
 	return startWith(t, setup{dir: dir, extra: extra})
 }
-
-// testClock is one harness's adjustable time: real time plus an offset
-// the test sets. Each harness has its own, so tests that move time can run
-// in parallel.
-type testClock struct{ offset atomic.Int64 }
-
-// Now is the clock every part of the harness's Corral reads.
-func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
-
-// Shift sets the clock d away from real time (0 goes back to real time).
-func (c *testClock) Shift(d time.Duration) { c.offset.Store(int64(d)) }
 
 // harnessFiles are where a harness in dir keeps Corral's own files: a
 // folder of their own in the owner's home, as XDG places them.
@@ -163,7 +153,7 @@ func startWith(t testing.TB, su setup) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := new(testClock)
+	clock := new(fakeclock.Shifted)
 	clock.Shift(su.shift)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	if testing.Verbose() {
