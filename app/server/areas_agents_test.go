@@ -15,6 +15,8 @@ import (
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/store"
+
+	"corral/core/testkit/errkind"
 )
 
 // The agent, person, connect and config areas against fakes of what they
@@ -264,12 +266,12 @@ func TestAgentAreaRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 
 	// An agent written in config.toml is removed there; nothing is hung up.
 	_, err = f.x.remove(t.Context(), ownerCall(`{"name":"writer"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 	if !strings.Contains(err.Error(), "config.toml") {
 		t.Errorf("the refusal does not say where to change it: %v", err)
 	}
 	_, err = f.x.remove(t.Context(), ownerCall(`{"name":"bot"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 	if len(f.hung) != 1 || len(f.log) != 1 {
 		t.Errorf("refused removes hung up %v, recorded %q", f.hung, f.log)
 	}
@@ -302,7 +304,7 @@ func TestAgentAreaRotateKeyRetiresTheOldKey(t *testing.T) {
 		t.Errorf("connections hung up: %v, want those opened with the old key", f.hung)
 	}
 	_, err = f.x.rotateKey(t.Context(), ownerCall(`{"name":"writer"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 	if _, ok := f.works(writerKey); !ok || len(f.hung) != 1 {
 		t.Errorf("a refused rotate changed the config agent's key or hung up %v", f.hung)
 	}
@@ -347,7 +349,7 @@ func TestAgentAreaPauseAndResume(t *testing.T) {
 		t.Errorf("config agent: paused %v, stored %v", c.Paused, f.keep.configPaused)
 	}
 	_, err = f.x.setPaused(true)(t.Context(), ownerCall(`{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 func TestAgentAreaListsConfigAgentsFirst(t *testing.T) {
@@ -387,7 +389,7 @@ func TestAgentAreaWithoutDatabase(t *testing.T) {
 		{f.x.rotateKey, `{"name":"bot"}`}, {f.x.setPaused(true), `{"name":"writer"}`}, {f.x.remove, `{"name":"bot"}`},
 	} {
 		_, err := tc.fn(t.Context(), ownerCall(tc.params))
-		wantKind(t, err, errs.Unavailable)
+		errkind.Want(t, err, errs.Unavailable)
 		if !strings.Contains(err.Error(), "no database") {
 			t.Errorf("%s: %v", tc.params, err)
 		}
@@ -451,11 +453,11 @@ func TestPersonAreaAddMakesTheirFolder(t *testing.T) {
 		`{"name":"Ana María"}`,
 	} {
 		_, err := x.add(t.Context(), ownerCall(params))
-		wantKind(t, err, errs.Exists)
+		errkind.Want(t, err, errs.Exists)
 	}
 	for _, params := range []string{`{"name":"Shared","id":"SHARE"}`, `{"name":"C","id":"companion"}`, `{"name":"   "}`, `{"name":"a\u200bb"}`} {
 		_, err := x.add(t.Context(), ownerCall(params))
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 	if len(keep.people) != 1 || len(folders.made) != 1 || len(*log) != 1 {
 		t.Errorf("refused adds wrote: store %v, folders %v, audit %q", keep.people, folders.made, *log)
@@ -464,7 +466,7 @@ func TestPersonAreaAddMakesTheirFolder(t *testing.T) {
 	// A folder that cannot be made undoes the store's write.
 	folders.broken = true
 	_, err = x.add(t.Context(), ownerCall(`{"name":"Carol"}`))
-	wantKind(t, err, errs.IO)
+	errkind.Want(t, err, errs.IO)
 	if _, ok := keep.people["carol"]; ok {
 		t.Error("a person without a folder stayed in the store")
 	}
@@ -477,7 +479,7 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 	}
 	x.dir.agents["helper"] = &liveAgent{Agent: store.Agent{Name: "helper", User: "ann", ActFor: []string{"carol"}}}
 	_, err := x.remove(t.Context(), ownerCall(`{"id":"carol"}`))
-	wantKind(t, err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict)
 	if err == nil || !strings.Contains(err.Error(), "helper still works for carol") {
 		t.Errorf("the refusal does not name the agent: %v", err)
 	}
@@ -504,9 +506,9 @@ func TestPersonAreaRemoveKeepsTheFolder(t *testing.T) {
 		t.Errorf("audit: %q", *log)
 	}
 	_, err = x.remove(t.Context(), ownerCall(`{"id":"ann"}`))
-	wantKind(t, err, errs.Forbidden) // written in config.toml
+	errkind.Want(t, err, errs.Forbidden) // written in config.toml
 	_, err = x.rename(t.Context(), ownerCall(`{"id":"ann","name":"Anne"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 }
 
 // A person added again while person.remove forgets them keeps their
@@ -576,7 +578,7 @@ func TestConnectAreaPreviewWritesNothingWriteDoes(t *testing.T) {
 
 	// A write against a digest the file no longer has is refused.
 	_, err = x.write(t.Context(), ownerCall(`{"name":"bot","app":"cursor","key":"`+key+`","digest":"00"}`))
-	wantKind(t, err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict)
 	if now, _ := os.ReadFile(file); string(now) != string(before) {
 		t.Fatal("a refused write changed the file")
 	}
@@ -629,7 +631,7 @@ func TestConnectAreaShowsTheAppsWithoutAKey(t *testing.T) {
 		}
 	}
 	_, err = x.show(t.Context(), ownerCall(`{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 func TestConfigAreaReportsTheStatus(t *testing.T) {
@@ -650,5 +652,5 @@ func TestConfigAreaReportsTheStatus(t *testing.T) {
 		t.Errorf("config.status = %s", w)
 	}
 	_, err = table["config.status"].fn(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 }
