@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +12,8 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"corral/core/testkit/poll"
+
+	"corral/core/testkit/needs"
 )
 
 // The tray's undo window, opened from Recent activity on the real tray
@@ -24,10 +25,8 @@ func TestTrayUndoWindowCoversRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus daemon and the real binary; skipped under -short")
 	}
-	for _, tool := range []string{"Xvfb", "xdotool", "import", "dbus-daemon"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is missing (run packaging/deps.sh)", tool)
-		}
+	for tool, pkg := range map[string]string{"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "dbus-daemon": "dbus-x11"} {
+		needs.Tool(t, tool, pkg)
 	}
 	bin := corralBinary(t)
 	bus := startBus(t)
