@@ -13,10 +13,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/app/testkit/wsframe"
 	"corral/app/wire"
 	"corral/core/audit"
-
-	"corral/app/testkit/wsframe"
+	"corral/core/testkit/poll"
 )
 
 func TestHealthzAndHostCheck(t *testing.T) {
@@ -662,10 +662,7 @@ func TestAgentsConnectedCountsAgents(t *testing.T) {
 	h.dial(aliceKey)
 	h.dial(bobKey)
 	h.dial(ownerToken)
-	deadline := time.Now().Add(5 * time.Second)
-	for h.srv.Connections() < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, callWithin, func() bool { return h.srv.Connections() >= 4 }, "the four connections")
 	if n := h.srv.AgentsConnected(); n != 2 {
 		t.Errorf("%d agents connected, want 2 (with %d connections)", n, h.srv.Connections())
 	}
