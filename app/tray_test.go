@@ -110,9 +110,10 @@ func TestTrayUnderXvfb(t *testing.T) {
 		s := startTray(t, bin, startXvfb(t), bus)
 		menu := menuObject(t, w.conn, w.item(t))
 		var quit trayEntry
-		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		poll.Eventually(t, 30*time.Second, func() bool {
 			quit = entry(readMenu(t, menu), "Quit")
-		}
+			return quit.Label != ""
+		}, "Quit in the tray's menu")
 		// Quit may end the process before it replies, so the click is sent
 		// without waiting for a reply; the clean exit is what is checked.
 		if c := menu.Call("com.canonical.dbusmenu.Event", dbus.FlagNoReplyExpected, quit.ID, "clicked", dbus.MakeVariant(""), uint32(0)); c.Err != nil {
@@ -974,7 +975,8 @@ func (s *traySession) threeWaiting() {
 // waitPending waits until at least n approvals wait and returns their ids.
 func (s *traySession) waitPending(owner *client.Client, n int) []string {
 	s.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	var ids []string
+	poll.Eventually(s.t, 30*time.Second, func() bool {
 		var list struct {
 			Pending []struct {
 				ID string `json:"id"`
@@ -983,16 +985,13 @@ func (s *traySession) waitPending(owner *client.Client, n int) []string {
 		if err := owner.CallInto(s.t.Context(), "approval.list", nil, &list); err != nil {
 			s.t.Fatal(err)
 		}
-		if len(list.Pending) >= n {
-			var ids []string
-			for _, a := range list.Pending {
-				ids = append(ids, a.ID)
-			}
-			return ids
+		ids = ids[:0]
+		for _, a := range list.Pending {
+			ids = append(ids, a.ID)
 		}
-	}
-	s.t.Fatalf("fewer than %d approvals wait", n)
-	return nil
+		return len(ids) >= n
+	}, "%d approvals to wait", n)
+	return ids
 }
 
 // shotWithPrimary takes screenshots until the default button (the
