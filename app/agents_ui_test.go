@@ -44,24 +44,12 @@ func newChrome(t *testing.T) *chrome {
 
 func (c *chrome) do(actions ...chromedp.Action[chromedp.Void]) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		c.shot("failed")
-		c.t.Fatalf("browser: %v", err)
-	}
+	chromium.Do(c.t, c.ctx, func() { c.shot("failed") }, actions...)
 }
 
 func evalJS[T any](c *chrome, expr string) T {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		c.shot("failed")
-		c.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return chromium.Eval[T](c.t, c.ctx, func() { c.shot("failed") }, expr)
 }
 
 // wait polls a JavaScript condition until it holds, within 30 s.

@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"corral/app/client"
+	"corral/app/testkit/chromium"
 	"corral/core/testkit/poll"
 )
 
@@ -126,7 +127,7 @@ func TestSettingsInBrowser(t *testing.T) {
 
 	// The approval timeout: the next question uses it, no restart.
 	setField := func(sel, value string) {
-		evalJS[chromedp.Void](b, `(() => { const el = document.querySelector(`+jsQuote(sel)+`); el.value = `+jsQuote(value)+`; el.dispatchEvent(new Event('change', {bubbles: true})); })()`)
+		evalJS[chromedp.Void](b, `(() => { const el = document.querySelector(`+chromium.Quote(sel)+`); el.value = `+chromium.Quote(value)+`; el.dispatchEvent(new Event('change', {bubbles: true})); })()`)
 	}
 	setField("#set-sandbox-approval-timeout", "3m")
 	b.wait(`document.querySelector('#set-sandbox-approval-timeout').value === '3m' && !document.querySelector('#set-sandbox-approval-timeout').hasAttribute('aria-busy')`)
@@ -208,7 +209,7 @@ func TestSettingsInBrowser(t *testing.T) {
 		b.do(chromedp.Navigate(link))
 		b.typeIn("#name", "Kitchen phone")
 		b.click(`#pair button[type=submit]`)
-		b.wait(`location.origin === ` + jsQuote(lanBase) + ` && location.hash === '#approvals' && document.querySelector('#conn')?.dataset.state === 'open'`)
+		b.wait(`location.origin === ` + chromium.Quote(lanBase) + ` && location.hash === '#approvals' && document.querySelector('#conn')?.dataset.state === 'open'`)
 		b.shot("settings-phone-paired-over-lan")
 		b.do(chromedp.EmulateViewport(1280, 900))
 		login2, err := owner.Call(ctx, "session.login", nil)
@@ -288,8 +289,4 @@ func lanAddress() string {
 	}
 	ln.Close()
 	return "127.0.0.2"
-}
-
-func jsQuote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }

@@ -179,25 +179,13 @@ func sharedTab(t testing.TB, execPath string) context.Context {
 // do runs actions with a deadline, failing the test on error.
 func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.shot("failed")
-		b.t.Fatalf("browser: %v", err)
-	}
+	chromium.Do(b.t, b.ctx, func() { b.shot("failed") }, actions...)
 }
 
 // js evaluates an expression (awaiting a promise) and decodes its value.
 func js[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		b.shot("failed")
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return chromium.Eval[T](b.t, b.ctx, func() { b.shot("failed") }, expr)
 }
 
 // wait polls a JavaScript condition until it is true, across navigations.
@@ -1235,10 +1223,7 @@ func checkQR(t *testing.T, b *browser, link string) {
 	}
 }
 
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+func jsString(s string) string { return chromium.Quote(s) }
 
 func TestDashboardServing(t *testing.T) {
 	t.Parallel()

@@ -13,6 +13,7 @@ package chromium
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,4 +155,39 @@ func Shot(t testing.TB, tab context.Context, name string, dirs ...string) {
 			t.Logf("screenshot %s: %v", name, err)
 		}
 	}
+}
+
+// Do runs actions in tab within 30 s. When they fail, it calls failed
+// (to take a screenshot, say) and fails t. The tab must be open already:
+// a tab's first action binds its life to the context it runs in, here
+// one that ends with Do, so open a tab with chromedp.Do(tab, …) itself.
+func Do(t testing.TB, tab context.Context, failed func(), actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		failed()
+		t.Fatalf("browser: %v", err)
+	}
+}
+
+// Eval evaluates the JavaScript expression expr in tab (awaiting a
+// promise) within 30 s and decodes its value. When it fails, it calls
+// failed and fails t.
+func Eval[T any](t testing.TB, tab context.Context, failed func(), expr string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		failed()
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// Quote returns s as a JavaScript string literal.
+func Quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
