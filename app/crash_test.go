@@ -15,7 +15,6 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
 
 	"corral/app/client"
-
 	"corral/core/testkit/needs"
 )
 

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"corral/app/client"
-
 	"corral/core/testkit/needs"
 )
 

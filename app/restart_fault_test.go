@@ -15,9 +15,8 @@ import (
 	"time"
 
 	"corral/app/client"
-	"corral/core/testkit/poll"
-
 	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // TestRestartWithCallsInFlight: the owner's corral.restart while an

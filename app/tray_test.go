@@ -665,7 +665,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	s.dialogWindow()
 	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
 	pending := icon()
-	for deadline := time.Now().Add(5 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
+	for deadline := time.Now().Add(30 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
 		time.Sleep(50 * time.Millisecond) // the icon is replaced after the menu
 	}
 	if pending == normal {
@@ -700,7 +700,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	}
 	// The icon is replaced after the menu: give it a moment.
 	paused := icon()
-	for deadline := time.Now().Add(5 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
+	for deadline := time.Now().Add(30 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if paused == normal || paused == pending {
@@ -718,14 +718,14 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		{"Settings…", "Corral — settings", "settings"},
 	} {
 		click(w.label)
-		poll.Eventually(t, 10*time.Second, func() bool {
+		poll.Eventually(t, 30*time.Second, func() bool {
 			id, _ := s.xdotool("search", "--onlyvisible", "--name", w.title)
 			return id != ""
 		}, "%q to open %q", w.label, w.title)
 		s.settle(nil, nil) // drawn
 		s.screenshot(w.shot)
 	}
-	for deadline := time.Now().Add(5 * time.Second); icon() != normal && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); icon() != normal && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if icon() != normal {

@@ -11,9 +11,8 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"corral/core/testkit/poll"
-
 	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // The tray's undo window, opened from Recent activity on the real tray

@@ -13,9 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"corral/core/policy"
-
 	"corral/core/testkit/auditmem"
-
 	"corral/core/testkit/fakeclock"
 )
 

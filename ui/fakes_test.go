@@ -11,7 +11,6 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
-
 	"corral/core/testkit/fakeclock"
 )
 

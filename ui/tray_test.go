@@ -19,9 +19,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
-
 	"corral/core/testkit/auditmem"
-
 	"corral/core/testkit/fakeclock"
 )
 

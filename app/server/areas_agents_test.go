@@ -14,9 +14,8 @@ import (
 	"corral/app/config"
 	"corral/core/errs"
 	"corral/core/paths"
-	"corral/store"
-
 	"corral/core/testkit/errkind"
+	"corral/store"
 )
 
 // The agent, person, connect and config areas against fakes of what they

@@ -19,11 +19,10 @@ import (
 	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/testkit/errkind"
 	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
-
-	"corral/core/testkit/errkind"
 )
 
 // Handler logic of the method areas, against map-backed fakes of the one

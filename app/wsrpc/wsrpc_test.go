@@ -17,10 +17,9 @@ import (
 
 	"corral/app/client"
 	"corral/app/rpc"
+	"corral/app/testkit/wsframe"
 	"corral/core/errs"
 	"corral/core/testkit/poll"
-
-	"corral/app/testkit/wsframe"
 )
 
 // fake is a Dispatcher with a few methods that exercise the transport:

@@ -25,10 +25,9 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/execboxtest"
+	"corral/core/testkit/errkind"
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
-
-	"corral/core/testkit/errkind"
 )
 
 // These tests run real bubblewrap. They fail when it is missing, except

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

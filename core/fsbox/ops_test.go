@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

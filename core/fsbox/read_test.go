@@ -17,7 +17,6 @@ import (
 	"unicode/utf8"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/errkind"
 )
 

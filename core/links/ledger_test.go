@@ -12,7 +12,6 @@ import (
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/sandbox"
-
 	"corral/core/testkit/auditmem"
 )
 

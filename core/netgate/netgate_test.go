@@ -16,7 +16,6 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/policy"
-
 	"corral/core/testkit/auditmem"
 )
 

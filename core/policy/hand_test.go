@@ -8,7 +8,6 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
-
 	"corral/core/testkit/auditmem"
 )
 

@@ -12,7 +12,6 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
-
 	"corral/core/testkit/auditmem"
 )
 

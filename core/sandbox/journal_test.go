@@ -8,9 +8,8 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
-	"corral/core/versions"
-
 	"corral/core/testkit/auditmem"
+	"corral/core/versions"
 )
 
 func journalWorld(t *testing.T) (*world, *auditmem.Journal) {

@@ -13,7 +13,6 @@ import (
 
 	"corral/core/patch"
 	"corral/core/paths"
-
 	"corral/core/testkit/auditmem"
 )
 

@@ -10,7 +10,6 @@ import (
 
 	"corral/core/errs"
 	"corral/core/paths"
-
 	"corral/core/testkit/auditmem"
 )
 

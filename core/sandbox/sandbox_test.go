@@ -13,7 +13,6 @@ import (
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/policy"
-
 	"corral/core/testkit/auditmem"
 )
 

@@ -8,9 +8,8 @@ import (
 	"time"
 
 	"corral/core/paths"
-	"corral/core/versions"
-
 	"corral/core/testkit/auditmem"
+	"corral/core/versions"
 )
 
 // BenchmarkWriteVersions compares file.write of 4 KiB over an existing

@@ -9,9 +9,8 @@ import (
 
 	"corral/core/errs"
 	"corral/core/paths"
-	"corral/core/versions"
-
 	"corral/core/testkit/auditmem"
+	"corral/core/versions"
 )
 
 // An agent cannot make its own change unrecoverable by filling the

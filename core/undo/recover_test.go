@@ -10,9 +10,8 @@ import (
 	"corral/core/audit"
 	"corral/core/paths"
 	"corral/core/sandbox"
-	"corral/core/versions"
-
 	"corral/core/testkit/auditmem"
+	"corral/core/versions"
 )
 
 type world struct {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"corral/core/errs"
-
 	"corral/core/testkit/fakeclock"
 )
 
