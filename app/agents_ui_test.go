@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/client"
+	"corral/app/testkit/chromium"
 )
 
 // chrome is one headless Chromium tab for the app-level browser test.
@@ -29,27 +30,12 @@ type chrome struct {
 
 func newChrome(t *testing.T) *chrome {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("drives headless Chromium and the real binary; skipped under -short")
+	path := chromium.Path(t)
+	ctx, stop, err := chromium.Start(path, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	if err != nil {
+		t.Fatalf("start Chromium: %v", err)
 	}
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		t.Fatal("Chromium is not installed: run packaging/deps.sh (browser tests may skip only under -short)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	// The first action starts the browser, which lives as long as the
-	// context of that action: the tab's own, not a timed child.
+	t.Cleanup(stop)
 	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)); err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
@@ -58,41 +44,20 @@ func newChrome(t *testing.T) *chrome {
 
 func (c *chrome) do(actions ...chromedp.Action[chromedp.Void]) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		c.shot("failed")
-		c.t.Fatalf("browser: %v", err)
-	}
+	chromium.Do(c.t, c.ctx, func() { c.shot("failed") }, actions...)
 }
 
 func evalJS[T any](c *chrome, expr string) T {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.ctx, 20*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		c.shot("failed")
-		c.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return chromium.Eval[T](c.t, c.ctx, func() { c.shot("failed") }, expr)
 }
 
-// wait polls a JavaScript condition until it holds, within 15 s.
+// wait polls a JavaScript condition until it holds, within 30 s.
 func (c *chrome) wait(cond string) {
 	c.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithDeadline(c.ctx, deadline.Add(time.Second))
-		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
-		cancel()
-		if err == nil {
-			return
-		}
-		if msg := err.Error(); !strings.Contains(msg, "navigated") && !strings.Contains(msg, "context was destroyed") && !strings.Contains(msg, "Cannot find context") {
-			break
-		}
+	err := chromium.Wait(c.ctx, cond, 30*time.Second)
+	if err == nil {
+		return
 	}
 	c.shot("failed")
 	body := evalJS[string](c, `document.body.innerText.slice(0, 1500)`)
@@ -117,21 +82,7 @@ func (c *chrome) typeIn(sel, text string) {
 // shot saves the viewport as name.png in /tmp/corral-shots, the test's temp dir
 // and $CORRAL_SHOTS when set.
 func (c *chrome) shot(name string) {
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-	defer cancel()
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		c.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
-	dirs := []string{"/tmp/corral-shots", c.t.TempDir()}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		os.MkdirAll(d, 0o755)
-		os.WriteFile(filepath.Join(d, name+".png"), buf, 0o644)
-	}
+	chromium.Shot(c.t, c.ctx, name, "/tmp/corral-shots", c.t.TempDir())
 }
 
 // TestConnectAgentInBrowser is issue 18's check end to end: in real

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"corral/app/client"
 	"corral/app/wire"
 	"corral/core/policy"
+	"corral/core/testkit/poll"
 )
 
 // corral approve lists a waiting approval with exactly the answers of
@@ -38,14 +40,12 @@ func TestCLIApprove(t *testing.T) {
 	var list struct {
 		Pending []pendingApproval `json:"pending"`
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(list.Pending) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent's read never waited for an answer")
+	poll.EventuallyNil(t, 30*time.Second, func() error {
+		if err := owner.CallInto(t.Context(), "approval.list", nil, &list); err != nil || len(list.Pending) == 0 {
+			return fmt.Errorf("approval.list: %d pending, %v", len(list.Pending), err)
 		}
-		if err := owner.CallInto(t.Context(), "approval.list", nil, &list); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return nil
+	}, "the agent's read to wait for an answer")
 	a := list.Pending[0]
 
 	cli := func(args ...string) string {

@@ -15,6 +15,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
 
 	"corral/app/client"
+	"corral/core/testkit/needs"
 )
 
 // The fault test: the real daemon kills itself (SIGKILL, CORRAL_KILL_AT,
@@ -98,9 +99,8 @@ func TestCrashRecovery(t *testing.T) {
 			defer cancel()
 			agent := dialAgent(ctx, t, r)
 			if c.command {
-				if _, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"}); err != nil {
-					t.Skipf("commands are unavailable here: %v", err)
-				}
+				_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
+				needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
 			}
 			// An answered change before the kill, to undo afterwards.
 			if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "before.txt", "content": "first\n"}); err != nil {

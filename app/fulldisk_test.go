@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/testkit/poll"
 	"corral/store/storetest"
 )
 
@@ -73,17 +75,13 @@ func TestFullDiskAtStart(t *testing.T) {
 	for _, bs := range []string{"1M", "4k"} {
 		os.Remove(filepath.Join(dir, "fill"+bs))
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.EventuallyNil(t, time.Minute, func() error {
 		out, err := call(r, r.agentKey, "file.write", `{"path":"after.txt","content":"after"}`)
-		if err == nil {
-			break
+		if err != nil {
+			return fmt.Errorf("%v %s", err, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Corral did not resume once there was room: %v %s", err, out)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, "Corral to resume once there was room")
 	if fi, err := os.Stat(reserve); err != nil || fi.Size() == 0 {
 		t.Errorf("the reserve was not taken back: %v %v", fi, err)
 	}

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"corral/app/client"
+	"corral/core/testkit/poll"
 )
 
 // sleepers lists the pids of processes whose command line is exactly
@@ -33,13 +34,7 @@ func sleepers(argv ...string) []string {
 // waitFor polls cond until it holds or d passes.
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(t, d, cond, "%s", what)
 }
 
 // ownerClient connects to r as the owner.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"corral/core/testkit/poll"
 )
 
 // TestCommandsDieWithTheDaemon is issue 31's tenth case: bubblewrap
@@ -62,22 +65,24 @@ func TestCommandsDieWithTheDaemon(t *testing.T) {
 	}
 	wait := func(what string, ok func(map[int]string) bool) map[int]string {
 		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			procs := tagged(tag)
-			if ok(procs) {
-				return procs
+		defer func() {
+			if t.Failed() { // only then: the daemon may still be writing to it
+				t.Logf("the daemon's stderr:\n%s", r.stderr.String())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %v\n%s", what, procs, r.stderr.String())
+		}()
+		var procs map[int]string
+		poll.EventuallyNil(t, 30*time.Second, func() error {
+			if procs = tagged(tag); !ok(procs) {
+				return fmt.Errorf("%v", procs)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "%s", what)
+		return procs
 	}
 	run("running")
-	wait("the command did not start", func(p map[int]string) bool { return countSleeps(p) == 1 })
+	wait("the command to start", func(p map[int]string) bool { return countSleeps(p) == 1 })
 	run("starting")
-	procs := wait("the second command was not being started", func(p map[int]string) bool {
+	procs := wait("the second command to be starting", func(p map[int]string) bool {
 		return strings.Contains(cmdlines(p), wrapper)
 	})
 	if err := r.cmd.Process.Kill(); err != nil {
@@ -85,8 +90,7 @@ func TestCommandsDieWithTheDaemon(t *testing.T) {
 	}
 	r.cmd.Wait()
 
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	poll.EventuallyNil(t, 30*time.Second, func() error {
 		left := map[int]string{}
 		for pid, id := range procs {
 			if procID(pid) == id {
@@ -96,14 +100,11 @@ func TestCommandsDieWithTheDaemon(t *testing.T) {
 		for pid := range tagged(tag) {
 			left[pid] = cmdline(pid)
 		}
-		if len(left) == 0 {
-			return
+		if len(left) > 0 {
+			return fmt.Errorf("processes left: %v", left)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("20 s after the daemon was killed, its commands' processes live on: %v", left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	}, "the killed daemon's commands' processes to end")
 }
 
 func cmdlines(procs map[int]string) string {

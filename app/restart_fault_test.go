@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
 
@@ -43,9 +44,8 @@ func TestRestartWithCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"}); err != nil {
-		t.Skipf("commands are unavailable here: %v", err)
-	}
+	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
+	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	writeFile(t, outside, "outside")
 

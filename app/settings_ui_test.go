@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -20,6 +21,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"corral/app/client"
+	"corral/app/testkit/chromium"
+	"corral/core/testkit/poll"
 )
 
 // lockedLines collects a process's output lines as they come.
@@ -83,22 +86,20 @@ func TestSettingsInBrowser(t *testing.T) {
 	}()
 	waitLine := func(re *regexp.Regexp, n int) []string {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			var hits []string
+		var hits []string
+		poll.EventuallyNil(t, time.Minute, func() error {
+			hits = nil
 			for _, l := range out.all() {
 				if m := re.FindStringSubmatch(l); m != nil {
 					hits = append(hits, m[len(m)-1])
 				}
 			}
-			if len(hits) >= n {
-				return hits
+			if len(hits) < n {
+				return fmt.Errorf("lines %q", out.all())
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %d lines matching %s within 60 s: %q\nstderr:\n%s", n, re, out.all(), stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "%d lines matching %s", n, re)
+		return hits
 	}
 	login := waitLine(regexp.MustCompile(`^corral: dashboard (\S+)$`), 1)[0]
 	url := "http://" + addr
@@ -126,7 +127,7 @@ func TestSettingsInBrowser(t *testing.T) {
 
 	// The approval timeout: the next question uses it, no restart.
 	setField := func(sel, value string) {
-		evalJS[chromedp.Void](b, `(() => { const el = document.querySelector(`+jsQuote(sel)+`); el.value = `+jsQuote(value)+`; el.dispatchEvent(new Event('change', {bubbles: true})); })()`)
+		evalJS[chromedp.Void](b, `(() => { const el = document.querySelector(`+chromium.Quote(sel)+`); el.value = `+chromium.Quote(value)+`; el.dispatchEvent(new Event('change', {bubbles: true})); })()`)
 	}
 	setField("#set-sandbox-approval-timeout", "3m")
 	b.wait(`document.querySelector('#set-sandbox-approval-timeout').value === '3m' && !document.querySelector('#set-sandbox-approval-timeout').hasAttribute('aria-busy')`)
@@ -142,14 +143,12 @@ func TestSettingsInBrowser(t *testing.T) {
 			ExpiresAt   time.Time `json:"expires_at"`
 		}
 	}
-	for deadline := time.Now().Add(30 * time.Second); len(pending.Pending) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the agent's question never reached the owner")
+	poll.EventuallyNil(t, time.Minute, func() error {
+		if err := owner.CallInto(ctx, "approval.list", nil, &pending); err != nil || len(pending.Pending) == 0 {
+			return fmt.Errorf("approval.list: %d pending, %v", len(pending.Pending), err)
 		}
-		if err := owner.CallInto(ctx, "approval.list", nil, &pending); err != nil {
-			t.Fatal(err)
-		}
-	}
+		return nil
+	}, "the agent's question to reach the owner")
 	if got := pending.Pending[0].ExpiresAt.Sub(pending.Pending[0].RequestedAt); got != 3*time.Minute {
 		t.Errorf("the next question waits %v, want 3m", got)
 	}
@@ -210,7 +209,7 @@ func TestSettingsInBrowser(t *testing.T) {
 		b.do(chromedp.Navigate(link))
 		b.typeIn("#name", "Kitchen phone")
 		b.click(`#pair button[type=submit]`)
-		b.wait(`location.origin === ` + jsQuote(lanBase) + ` && location.hash === '#approvals' && document.querySelector('#conn')?.dataset.state === 'open'`)
+		b.wait(`location.origin === ` + chromium.Quote(lanBase) + ` && location.hash === '#approvals' && document.querySelector('#conn')?.dataset.state === 'open'`)
 		b.shot("settings-phone-paired-over-lan")
 		b.do(chromedp.EmulateViewport(1280, 900))
 		login2, err := owner.Call(ctx, "session.login", nil)
@@ -290,8 +289,4 @@ func lanAddress() string {
 	}
 	ln.Close()
 	return "127.0.0.2"
-}
-
-func jsQuote(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }

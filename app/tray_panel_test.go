@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"image"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // panelConfig is an xfce4-panel with one plugin, the Status Tray (which
@@ -72,13 +74,13 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	wait := func(what string, ok func([]trayEntry) bool) []trayEntry {
 		t.Helper()
 		var items []trayEntry
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if items = host.last(); ok(items) {
-				return items
+		poll.EventuallyNil(t, 45*time.Second, func() error {
+			if items = host.last(); !ok(items) {
+				return fmt.Errorf("the host's menu: %+v", items)
 			}
-		}
-		t.Fatalf("the host's menu never showed %s: %+v", what, items)
-		return nil
+			return nil
+		}, "the host's menu to show %s", what)
+		return items
 	}
 	wait("the idle menu with Quit", func(items []trayEntry) bool {
 		return len(items) > 0 && strings.HasSuffix(items[0].Label, "· running") && hasLabel(items, "Quit")
@@ -210,13 +212,10 @@ func startPanel(t *testing.T, display, bus string, conn *dbus.Conn) {
 
 func waitName(t *testing.T, conn *dbus.Conn, name string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	poll.Eventually(t, time.Minute, func() bool {
 		var owner string
-		if conn.BusObject().Call("org.freedesktop.DBus.GetNameOwner", 0, name).Store(&owner) == nil {
-			return
-		}
-	}
-	t.Fatalf("%s never came on the bus", name)
+		return conn.BusObject().Call("org.freedesktop.DBus.GetNameOwner", 0, name).Store(&owner) == nil
+	}, "%s to come on the bus", name)
 }
 
 // openTrayMenu clicks the tray icon, the panel's only one, presses keys
@@ -255,14 +254,14 @@ func (s *traySession) openTrayMenu(name string, want func([]rect) bool, keys ...
 	return menus
 }
 
-// waitMenus polls, up to 10 s, until the menus on screen (see
+// waitMenus polls, up to 20 s, until the menus on screen (see
 // menusShown) are as wanted, and returns the last ones seen: the caller
 // says what is wrong if they are not. A menu's window can be mapped
 // before it has its full height, so the height is polled too.
 func (s *traySession) waitMenus(want func([]rect) bool) []rect {
 	s.t.Helper()
 	var menus []rect
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if menus = s.menusShown(); want(menus) {
 			return menus
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/testkit/poll"
 	"corral/ui"
 )
 
@@ -55,18 +56,15 @@ func TestTrayConfigErrorWindow(t *testing.T) {
 		<-exited
 	})
 	s := &traySession{t: t, env: env}
-	var win string
-	for deadline := time.Now().Add(20 * time.Second); win == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	poll.Eventually(t, time.Minute, func() bool {
 		select {
 		case err := <-exited:
 			t.Fatalf("corral exited without a window: %v\n%s", err, stderr.String())
 		default:
 		}
-		win, _ = s.xdotool("search", "--onlyvisible", "--name", "^"+ui.ProblemTitle+"$")
-	}
-	if win == "" {
-		t.Fatalf("no window titled %q\n%s", ui.ProblemTitle, stderr.String())
-	}
+		win, _ := s.xdotool("search", "--onlyvisible", "--name", "^"+ui.ProblemTitle+"$")
+		return win != ""
+	}, "a window titled %q", ui.ProblemTitle)
 	s.settle(nil, nil) // drawn
 	s.screenshot("tray-config-error")
 	if want := cfg + ":2: "; !strings.Contains(stderr.String(), want) {

@@ -110,9 +110,10 @@ func TestTrayUnderXvfb(t *testing.T) {
 		s := startTray(t, bin, startXvfb(t), bus)
 		menu := menuObject(t, w.conn, w.item(t))
 		var quit trayEntry
-		for deadline := time.Now().Add(10 * time.Second); quit.Label == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		poll.Eventually(t, 30*time.Second, func() bool {
 			quit = entry(readMenu(t, menu), "Quit")
-		}
+			return quit.Label != ""
+		}, "Quit in the tray's menu")
 		// Quit may end the process before it replies, so the click is sent
 		// without waiting for a reply; the clean exit is what is checked.
 		if c := menu.Call("com.canonical.dbusmenu.Event", dbus.FlagNoReplyExpected, quit.ID, "clicked", dbus.MakeVariant(""), uint32(0)); c.Err != nil {
@@ -664,7 +665,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	s.dialogWindow()
 	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
 	pending := icon()
-	for deadline := time.Now().Add(5 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
+	for deadline := time.Now().Add(30 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
 		time.Sleep(50 * time.Millisecond) // the icon is replaced after the menu
 	}
 	if pending == normal {
@@ -699,7 +700,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	}
 	// The icon is replaced after the menu: give it a moment.
 	paused := icon()
-	for deadline := time.Now().Add(5 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
+	for deadline := time.Now().Add(30 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if paused == normal || paused == pending {
@@ -717,14 +718,14 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		{"Settings…", "Corral — settings", "settings"},
 	} {
 		click(w.label)
-		poll.Eventually(t, 10*time.Second, func() bool {
+		poll.Eventually(t, 30*time.Second, func() bool {
 			id, _ := s.xdotool("search", "--onlyvisible", "--name", w.title)
 			return id != ""
 		}, "%q to open %q", w.label, w.title)
 		s.settle(nil, nil) // drawn
 		s.screenshot(w.shot)
 	}
-	for deadline := time.Now().Add(5 * time.Second); icon() != normal && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); icon() != normal && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if icon() != normal {
@@ -974,7 +975,8 @@ func (s *traySession) threeWaiting() {
 // waitPending waits until at least n approvals wait and returns their ids.
 func (s *traySession) waitPending(owner *client.Client, n int) []string {
 	s.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	var ids []string
+	poll.Eventually(s.t, 30*time.Second, func() bool {
 		var list struct {
 			Pending []struct {
 				ID string `json:"id"`
@@ -983,16 +985,13 @@ func (s *traySession) waitPending(owner *client.Client, n int) []string {
 		if err := owner.CallInto(s.t.Context(), "approval.list", nil, &list); err != nil {
 			s.t.Fatal(err)
 		}
-		if len(list.Pending) >= n {
-			var ids []string
-			for _, a := range list.Pending {
-				ids = append(ids, a.ID)
-			}
-			return ids
+		ids = ids[:0]
+		for _, a := range list.Pending {
+			ids = append(ids, a.ID)
 		}
-	}
-	s.t.Fatalf("fewer than %d approvals wait", n)
-	return nil
+		return len(ids) >= n
+	}, "%d approvals to wait", n)
+	return ids
 }
 
 // shotWithPrimary takes screenshots until the default button (the

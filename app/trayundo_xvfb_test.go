@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
+	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
 
@@ -24,10 +24,8 @@ func TestTrayUndoWindowCoversRows(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Xvfb, a D-Bus daemon and the real binary; skipped under -short")
 	}
-	for _, tool := range []string{"Xvfb", "xdotool", "import", "dbus-daemon"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is missing (run packaging/deps.sh)", tool)
-		}
+	for tool, pkg := range map[string]string{"Xvfb": "xvfb", "xdotool": "xdotool", "import": "imagemagick", "dbus-daemon": "dbus-x11"} {
+		needs.Tool(t, tool, pkg)
 	}
 	bin := corralBinary(t)
 	bus := startBus(t)

@@ -13,6 +13,8 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"corral/core/policy"
+	"corral/core/testkit/auditmem"
+	"corral/core/testkit/fakeclock"
 )
 
 // TestDialogDenyWithReason: the approval dialog has a field for the
@@ -21,8 +23,8 @@ import (
 // policy, whose outcome carries it as one visible line; an allow never
 // carries it, and the next approval starts with an empty field.
 func TestDialogDenyWithReason(t *testing.T) {
-	clock := newFakeClock()
-	pol, err := policy.New(t.Context(), policy.Config{Rules: &memRules{}, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
+	clock := fakeclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	pol, err := policy.New(t.Context(), policy.Config{Rules: &memRules{}, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

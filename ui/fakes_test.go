@@ -3,7 +3,6 @@ package ui
 import (
 	"context"
 	"path"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -12,70 +11,8 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
+	"corral/core/testkit/fakeclock"
 )
-
-// fakeClock is a clock moved by hand (Config.Clock, Config.AfterFunc); timers fire inside Advance, on the
-// test's goroutine.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-}
-
-type fakeTimer struct {
-	at      time.Time
-	f       func()
-	stopped bool
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	tm := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, tm)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		was := !tm.stopped
-		tm.stopped = true
-		return was
-	}
-}
-
-// Advance moves time on by d and fires the timers that came due, in
-// order of their due time.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	keep := c.timers[:0]
-	for _, tm := range c.timers {
-		switch {
-		case tm.stopped:
-		case !tm.at.After(c.now):
-			tm.stopped = true
-			due = append(due, tm)
-		default:
-			keep = append(keep, tm)
-		}
-	}
-	c.timers = keep
-	c.mu.Unlock()
-	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, tm := range due {
-		tm.f()
-	}
-}
 
 // uiLoop stands in for Fyne's UI goroutine: posted functions wait until
 // the test runs them, so the tests see exactly what the broker's calls
@@ -229,7 +166,7 @@ func (a *fakeAutostart) SetEnabled(on bool) error {
 type harness struct {
 	tray    *Tray
 	loop    *uiLoop
-	clock   *fakeClock
+	clock   *fakeclock.Clock
 	broker  *fakeBroker
 	control *fakeControl
 	icon    *fakeIcon
@@ -241,7 +178,7 @@ func newHarness(t *testing.T, opt ...func(*Config)) *harness {
 	t.Helper()
 	a := test.NewTempApp(t)
 	h := &harness{
-		loop: newUILoop(), clock: newFakeClock(), broker: &fakeBroker{}, icon: &fakeIcon{},
+		loop: newUILoop(), clock: fakeclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)), broker: &fakeBroker{}, icon: &fakeIcon{},
 		control: &fakeControl{status: Status{Listen: "http://127.0.0.1:8765", Agents: 2}},
 	}
 	cfg := Config{

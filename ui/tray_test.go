@@ -19,6 +19,8 @@ import (
 
 	"corral/core/audit"
 	"corral/core/policy"
+	"corral/core/testkit/auditmem"
+	"corral/core/testkit/fakeclock"
 )
 
 // tableLabels are the labels policy's one table gives a's answers.
@@ -465,8 +467,8 @@ func TestSettingsWindow(t *testing.T) {
 // folder option makes a rule that answers the next request.
 func TestWithRealPolicy(t *testing.T) {
 	rules := &memRules{}
-	clock := newFakeClock()
-	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &memAudit{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
+	clock := fakeclock.New(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	pol, err := policy.New(t.Context(), policy.Config{Rules: rules, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true, Clock: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,10 +537,6 @@ func (m *memRules) SaveRule(ctx context.Context, r policy.Rule) error {
 }
 func (m *memRules) DeleteRule(ctx context.Context, id string) (bool, error) { return false, nil }
 func (m *memRules) LoadRules(ctx context.Context) ([]policy.Rule, error)    { return nil, nil }
-
-type memAudit struct{}
-
-func (memAudit) Record(ctx context.Context, e audit.Event) (int64, error) { return 1, nil }
 
 // Allow and deny weigh the same: only the default answer is marked, and
 // keyboard focus lands on it once the guard has passed — Deny for a

@@ -14,6 +14,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/errs"
 	"corral/core/paths"
+	"corral/core/testkit/errkind"
 	"corral/store"
 )
 
@@ -224,13 +225,6 @@ func wireOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, k errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != k {
-		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
-	}
-}
-
 // add adds an agent through agent.add and returns its key.
 func (f *agentsFixture) add(t *testing.T, s string) string {
 	t.Helper()
@@ -333,12 +327,12 @@ func TestAgentRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 
 	// An agent written in config.toml is removed there; nothing is hung up.
 	_, err = f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"writer"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 	if !strings.Contains(err.Error(), "config.toml") {
 		t.Errorf("the refusal does not say where to change it: %v", err)
 	}
 	_, err = f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 	if len(f.hung) != 1 || len(f.log) != 1 {
 		t.Errorf("refused removes hung up %v, recorded %q", f.hung, f.log)
 	}
@@ -371,7 +365,7 @@ func TestAgentRotateKeyRetiresTheOldKey(t *testing.T) {
 		t.Errorf("connections hung up: %v, want those opened with the old key", f.hung)
 	}
 	_, err = f.dir.RotateKey(t.Context(), "owner", params[NameParams](t, `{"name":"writer"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 	if _, ok := f.works(writerKey); !ok || len(f.hung) != 1 {
 		t.Errorf("a refused rotate changed the config agent's key or hung up %v", f.hung)
 	}
@@ -416,7 +410,7 @@ func TestAgentPauseAndResume(t *testing.T) {
 		t.Errorf("config agent: paused %v, stored %v", c.Paused, f.keep.configPaused)
 	}
 	_, err = f.dir.Pause(t.Context(), "owner", params[NameParams](t, `{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 func TestAgentListsConfigAgentsFirst(t *testing.T) {
@@ -452,7 +446,7 @@ func TestAgentWithoutDatabase(t *testing.T) {
 		func() error { _, err := f.dir.RemovePerson(ctx, "owner", IDParams{ID: "ann"}); return err },
 	} {
 		err := change()
-		wantKind(t, err, errs.Unavailable)
+		errkind.Want(t, err, errs.Unavailable)
 		if !strings.Contains(err.Error(), "no database") {
 			t.Error(err)
 		}
@@ -514,11 +508,11 @@ func TestPersonAddMakesTheirFolder(t *testing.T) {
 		`{"name":"Ana María"}`,
 	} {
 		_, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, ps))
-		wantKind(t, err, errs.Exists)
+		errkind.Want(t, err, errs.Exists)
 	}
 	for _, ps := range []string{`{"name":"Shared","id":"SHARE"}`, `{"name":"C","id":"companion"}`, `{"name":"   "}`, `{"name":"a\u200bb"}`} {
 		_, err := d.AddPerson(t.Context(), "owner", params[PersonParams](t, ps))
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 	if len(keep.people) != 1 || len(folders.made) != 1 || len(*log) != 1 {
 		t.Errorf("refused adds wrote: store %v, folders %v, audit %q", keep.people, folders.made, *log)
@@ -527,7 +521,7 @@ func TestPersonAddMakesTheirFolder(t *testing.T) {
 	// A folder that cannot be made undoes the store's write.
 	folders.broken = true
 	_, err = d.AddPerson(t.Context(), "owner", params[PersonParams](t, `{"name":"Carol"}`))
-	wantKind(t, err, errs.IO)
+	errkind.Want(t, err, errs.IO)
 	if _, ok := keep.people["carol"]; ok {
 		t.Error("a person without a folder stayed in the store")
 	}
@@ -540,7 +534,7 @@ func TestPersonRemoveKeepsTheFolder(t *testing.T) {
 	}
 	d.agents["helper"] = &liveAgent{Agent: store.Agent{Name: "helper", User: "ann", ActFor: []string{"carol"}}}
 	_, err := d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"carol"}`))
-	wantKind(t, err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict)
 	if err == nil || !strings.Contains(err.Error(), "helper still works for carol") {
 		t.Errorf("the refusal does not name the agent: %v", err)
 	}
@@ -563,9 +557,9 @@ func TestPersonRemoveKeepsTheFolder(t *testing.T) {
 		t.Errorf("audit: %q", *log)
 	}
 	_, err = d.RemovePerson(t.Context(), "owner", params[IDParams](t, `{"id":"ann"}`))
-	wantKind(t, err, errs.Forbidden) // written in config.toml
+	errkind.Want(t, err, errs.Forbidden) // written in config.toml
 	_, err = d.RenamePerson(t.Context(), "owner", params[PersonParams](t, `{"id":"ann","name":"Anne"}`))
-	wantKind(t, err, errs.Forbidden)
+	errkind.Want(t, err, errs.Forbidden)
 }
 
 // A person added again while person.remove forgets them keeps their

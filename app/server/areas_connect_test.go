@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // The connect and config areas against fakes: a home folder of the
@@ -62,7 +63,7 @@ func TestConnectAreaPreviewWritesNothingWriteDoes(t *testing.T) {
 
 	// A write against a digest the file no longer has is refused.
 	_, err = x.write(t.Context(), ownerCall(`{"name":"bot","app":"cursor","key":"`+key+`","digest":"00"}`))
-	wantKind(t, err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict)
 	if now, _ := os.ReadFile(file); string(now) != string(before) {
 		t.Fatal("a refused write changed the file")
 	}
@@ -115,7 +116,7 @@ func TestConnectAreaShowsTheAppsWithoutAKey(t *testing.T) {
 		}
 	}
 	_, err = x.show(t.Context(), ownerCall(`{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 func TestConfigAreaReportsTheStatus(t *testing.T) {
@@ -136,5 +137,5 @@ func TestConfigAreaReportsTheStatus(t *testing.T) {
 		t.Errorf("config.status = %s", w)
 	}
 	_, err = table["config.status"].fn(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 }

@@ -17,6 +17,7 @@ import (
 	"corral/core/links"
 	"corral/core/policy"
 	"corral/core/sandbox"
+	"corral/core/testkit/errkind"
 	"corral/core/undo"
 	"corral/core/versions"
 	"corral/store"
@@ -83,13 +84,6 @@ func wireOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, k errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != k {
-		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
-	}
-}
-
 func TestApprovalAreaListsQuestionsWithTheirChoices(t *testing.T) {
 	q := &fakeQueue{pending: map[string]policy.Approval{
 		"a2": {ID: "a2", Access: policy.Read, Target: "/home/ann/.ssh/id_ed25519", Sensitive: "SSH keys"},
@@ -147,11 +141,11 @@ func TestApprovalAreaPassesTheOwnersAnswer(t *testing.T) {
 	}
 
 	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"deny_once"}`))
-	wantKind(t, err, errs.NotFound) // answered already
+	errkind.Want(t, err, errs.NotFound) // answered already
 	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"allow_always","expires_in":"soon"}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 	_, err = ap.respond(t.Context(), ownerCall(`{"decision":"allow_once"}`))
-	wantKind(t, err, errs.InvalidParams) // id is required
+	errkind.Want(t, err, errs.InvalidParams) // id is required
 	if len(q.answers) != 1 {
 		t.Errorf("refused answers reached the policy: %+v", q.answers)
 	}
@@ -176,7 +170,7 @@ func TestApprovalAreaRulesAndPause(t *testing.T) {
 		t.Error("rule.revoke left the rule standing")
 	}
 	_, err = ap.ruleRevoke(t.Context(), ownerCall(`{"id":"r1"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 
 	res, err = ap.setPaused(true)(t.Context(), ownerCall(`{}`))
 	if err != nil {
@@ -259,9 +253,9 @@ func TestDeviceAreaRevokeAndList(t *testing.T) {
 		t.Errorf("result %s, by %v", w, p.by)
 	}
 	_, err = d.revoke(t.Context(), ownerCall(`{"id":"d1"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 	_, err = d.revoke(t.Context(), ownerCall(`{}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 
 	res, err = d.list(t.Context(), ownerCall(`{}`))
 	if err != nil {
@@ -283,7 +277,7 @@ func TestDeviceAreaWithoutDatabase(t *testing.T) {
 		t.Errorf("device.list = %s, want an empty list", w)
 	}
 	_, err = d.revoke(t.Context(), ownerCall(`{"id":"d1"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 func TestDeviceAreaPairingStart(t *testing.T) {
@@ -300,7 +294,7 @@ func TestDeviceAreaPairingStart(t *testing.T) {
 		t.Errorf("pairing.start by %q = %s, want %s", p.by, w, want)
 	}
 	_, err = d.pairingStart(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 }
 
 // fakeLog is an auditFeed over a slice of events.
@@ -353,7 +347,7 @@ func TestAuditAreaFilters(t *testing.T) {
 		{a.stats, `{"bucket":"week"}`},
 	} {
 		_, err := tc.fn(t.Context(), ownerCall(tc.params))
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 }
 
@@ -397,10 +391,10 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	}
 	agent.params = json.RawMessage(`{"path":"d/none"}`)
 	_, err = table["file.stat"].fn(t.Context(), agent)
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 	agent.params = json.RawMessage(`{"path":["d/a"]}`)
 	_, err = table["file.stat"].fn(t.Context(), agent)
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 	if len(box.asked) != 2 {
 		t.Errorf("a call with bad params reached the sandbox: %+v", box.asked)
 	}

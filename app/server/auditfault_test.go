@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"corral/app/wire"
+	"corral/core/testkit/poll"
 	"corral/store/storetest"
 )
 
@@ -71,16 +72,10 @@ func TestAuditLogUnwritable(t *testing.T) {
 	}
 	resumes := func(when string) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := alice.Call(t.Context(), "file.write", m("path", "after.txt", "content", when)); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: Corral did not resume once the files were writable", when)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		poll.EventuallyNil(t, time.Minute, func() error {
+			_, err := alice.Call(t.Context(), "file.write", m("path", "after.txt", "content", when))
+			return err
+		}, "%s: Corral to resume once the files were writable", when)
 		if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); p != "" {
 			t.Errorf("%s: still a problem: %q", when, p)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"corral/app/client"
+	"corral/core/testkit/poll"
 )
 
 // One agent key cannot hold an unbounded number of /ws connections:
@@ -68,18 +69,13 @@ func TestConnectionsPerAgentAreBounded(t *testing.T) {
 	// Closing one frees a place (the server notices the close).
 	open[0].Close()
 	open = open[1:]
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	poll.EventuallyNil(t, callWithin, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		c, err := client.Dial(ctx, h.url, aliceKey)
-		cancel()
 		if err == nil {
 			c.Close()
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after closing one connection alice still cannot connect: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	}, "alice to connect after closing one connection")
 }

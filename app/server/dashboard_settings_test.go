@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -11,22 +12,22 @@ import (
 
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
+
+	"corral/core/testkit/needs"
+	"corral/core/testkit/poll"
 )
 
 // waitFile polls path until it holds want, within 20 s.
 func waitFile(t *testing.T, path, want string) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, _ := os.ReadFile(path)
-		if strings.Contains(string(b), want) {
-			return string(b)
+	var b []byte
+	poll.EventuallyNil(t, callWithin, func() error {
+		if b, _ = os.ReadFile(path); !strings.Contains(string(b), want) {
+			return fmt.Errorf("it holds:\n%s", b)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never held %q:\n%s", path, want, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}, "%s to hold %q", path, want)
+	return string(b)
 }
 
 // TestDashboardSettings is issue 26's check of the Settings page: the
@@ -124,13 +125,7 @@ func TestDashboardSettings(t *testing.T) {
 	}
 	h2 := restart(t, h)
 	b.wait(`document.querySelector('#conn').dataset.state === 'open' && !document.body.dataset.signedOut`)
-	deadline := time.Now().Add(20 * time.Second)
-	for h2.srv.Connections() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the tab did not reconnect to the restarted Corral")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(t, callWithin, func() bool { return h2.srv.Connections() > 0 }, "the tab to reconnect to the restarted Corral")
 	b.noPageErrors()
 }
 
@@ -145,7 +140,7 @@ func TestDashboardPairTurnsLANOn(t *testing.T) {
 	h.srv.lanCertFile = filepath.Join(h.dir, "lan-cert.pem")
 	h.srv.lanIP = func() (net.IP, error) { return net.IPv4(127, 0, 0, 2), nil }
 	if ln, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
-		t.Skipf("cannot listen on 127.0.0.2: %v", err)
+		needs.Can(t, "listen on 127.0.0.2", err)
 	} else {
 		ln.Close()
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -33,9 +32,11 @@ import (
 
 	"corral/app/client"
 	"corral/app/testhost"
+	"corral/app/testkit/chromium"
 	"corral/assets"
 	"corral/core/audit"
 	"corral/core/policy"
+	"corral/core/testkit/poll"
 	"corral/store"
 )
 
@@ -62,93 +63,16 @@ type browser struct {
 // stream has caught up.
 const consoleMark = "corral-test-mark "
 
+// chromiumPath is chromium.Path: the installed Chromium, or a failure
+// (a skip under -short).
 func chromiumPath(t testing.TB) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("drives headless Chromium, which takes seconds; skipped under -short")
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("Chromium is not installed: run packaging/deps.sh (browser tests may skip only under -short)")
-	return ""
-}
-
-// chromium is the one headless Chromium that the browser tests of this
-// binary share: starting one costs most of a second and much CPU, a tab
-// in a BrowserContext of its own costs little. Each test's tab has its
-// own cookies, storage, cache, permissions and downloads, which go when
-// its BrowserContext does. The process starts with the first test that
-// needs it, again after a crash, and stops in TestMain.
-var chromium struct {
-	mu   sync.Mutex
-	ctx  context.Context // the browser's first tab; nil before the first start
-	stop func()
-}
-
-// sharedChromium returns the running shared Chromium, starting it if
-// there is none yet or the last one died.
-func sharedChromium(t testing.TB, execPath string) context.Context {
-	t.Helper()
-	chromium.mu.Lock()
-	defer chromium.mu.Unlock()
-	if chromium.ctx != nil && chromium.ctx.Err() == nil {
-		return chromium.ctx
-	}
-	if chromium.stop != nil {
-		t.Log("the shared Chromium has stopped; starting another")
-		chromium.stop()
-		chromium.ctx, chromium.stop = nil, nil
-	}
-	ctx, stop, err := startChromium(execPath)
-	if err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	chromium.ctx, chromium.stop = ctx, stop
-	return ctx
-}
-
-// startChromium starts a headless Chromium in a fresh profile (the
-// allocator makes a temporary one and removes it); ctx is its first
-// tab, and the browser lives until stop.
-func startChromium(execPath string) (ctx context.Context, stop func(), err error) {
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(execPath),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true),
-		chromedp.Flag("mute-audio", true),
-		chromedp.WindowSize(1280, 800),
-	)
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(alloc)
-	stop = func() { cancel(); cancelAlloc() }
-	// The first Run binds the browser's life to ctx, which only stop ends.
-	if err := chromedp.Do(ctx); err != nil {
-		stop()
-		return nil, nil, err
-	}
-	return ctx, stop, nil
-}
-
-// stopChromium stops the shared Chromium, if one runs.
-func stopChromium() {
-	chromium.mu.Lock()
-	defer chromium.mu.Unlock()
-	if chromium.stop != nil {
-		chromium.stop()
-		chromium.ctx, chromium.stop = nil, nil
-	}
+	return chromium.Path(t)
 }
 
 func TestMain(m *testing.M) {
 	m.Run()
-	stopChromium()
+	chromium.StopShared()
 }
 
 // browsers lets one browser test run at a time. The tests run in
@@ -221,7 +145,7 @@ func openTab(t testing.TB, own bool) *browser {
 // returns its first tab at a desktop viewport.
 func ownChromium(t testing.TB, execPath string) context.Context {
 	t.Helper()
-	ctx, stop, err := startChromium(execPath)
+	ctx, stop, err := chromium.Start(execPath)
 	if err != nil {
 		t.Fatalf("start Chromium: %v", err)
 	}
@@ -238,7 +162,7 @@ func ownChromium(t testing.TB, execPath string) context.Context {
 func sharedTab(t testing.TB, execPath string) context.Context {
 	t.Helper()
 	for try := 1; ; try++ {
-		shared := sharedChromium(t, execPath)
+		shared := chromium.Shared(t, execPath)
 		tab, cancel := chromedp.NewContext(shared, chromedp.WithNewBrowserContext())
 		err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 800)) // opens the tab
 		if err == nil {
@@ -255,25 +179,13 @@ func sharedTab(t testing.TB, execPath string) context.Context {
 // do runs actions with a deadline, failing the test on error.
 func (b *browser) do(actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		b.shot("failed")
-		b.t.Fatalf("browser: %v", err)
-	}
+	chromium.Do(b.t, b.ctx, func() { b.shot("failed") }, actions...)
 }
 
 // js evaluates an expression (awaiting a promise) and decodes its value.
 func js[T any](b *browser, expr string) T {
 	b.t.Helper()
-	ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		b.shot("failed")
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
+	return chromium.Eval[T](b.t, b.ctx, func() { b.shot("failed") }, expr)
 }
 
 // wait polls a JavaScript condition until it is true, across navigations.
@@ -281,19 +193,9 @@ func (b *browser) wait(cond string) {
 	b.t.Helper()
 	// Generous: CI runs every package's tests at once on two cores, and a
 	// sandboxed command or a page load can take many seconds there.
-	deadline := time.Now().Add(40 * time.Second)
-	var err error
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithDeadline(b.ctx, deadline.Add(2*time.Second))
-		_, err = chromedp.Run(ctx, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(25*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
-		cancel()
-		if err == nil {
-			return
-		}
-		if msg := err.Error(); !strings.Contains(msg, "navigated") && !strings.Contains(msg, "context was destroyed") && !strings.Contains(msg, "Cannot find context") {
-			break
-		}
-		time.Sleep(50 * time.Millisecond) // a navigation ended the poll: poll the new page
+	err := chromium.Wait(b.ctx, cond, 40*time.Second)
+	if err == nil {
+		return
 	}
 	b.shot("failed")
 	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
@@ -372,23 +274,7 @@ func (b *browser) dark(on bool) {
 
 // shot saves a screenshot of the viewport as name.png.
 func (b *browser) shot(name string) {
-	ctx, cancel := context.WithTimeout(b.ctx, 10*time.Second)
-	defer cancel()
-	buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-	if err != nil {
-		b.t.Logf("screenshot %s: %v", name, err)
-		return
-	}
-	dirs := []string{b.shots}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		dirs = append(dirs, d)
-	}
-	for _, d := range dirs {
-		os.MkdirAll(d, 0o755)
-		if err := os.WriteFile(filepath.Join(d, name+".png"), buf, 0o644); err != nil {
-			b.t.Logf("screenshot %s: %v", name, err)
-		}
-	}
+	chromium.Shot(b.t, b.ctx, name, b.shots)
 }
 
 // labelled fails the test if a visible control has no accessible name.
@@ -859,43 +745,35 @@ func TestDashboardRefusalWording(t *testing.T) {
 // dir and returns its content.
 func waitDownload(t *testing.T, dir, ext string) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var b []byte
+	poll.Eventually(t, callWithin, func() bool {
 		names, _ := filepath.Glob(filepath.Join(dir, "*"+ext))
-		if len(names) == 1 {
-			b, err := os.ReadFile(names[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(b) > 0 { // Chromium can name the file before it writes it (seen under load)
-				os.Remove(names[0])
-				return string(b)
-			}
+		if len(names) != 1 {
+			return false
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no %s download in %s", ext, dir)
-	return ""
+		b, _ = os.ReadFile(names[0])
+		if len(b) == 0 { // Chromium can name the file before it writes it (seen under load)
+			return false
+		}
+		os.Remove(names[0])
+		return true
+	}, "a %s download in %s", ext, dir)
+	return string(b)
 }
 
 // waitTarget waits until some tab of b's BrowserContext shows url (a link opened with noopener
 // has no opener to wait on).
 func waitTarget(t *testing.T, b *browser, prefix string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.Eventually(t, callWithin, func() bool {
 		ts, err := chromedp.Targets(b.ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, x := range ts {
-			if x.Type == "page" && x.BrowserContextID == b.id && strings.HasPrefix(x.URL, prefix) {
-				return
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("no tab opened %s…", prefix)
+		return slices.ContainsFunc(ts, func(x *target.Info) bool {
+			return x.Type == "page" && x.BrowserContextID == b.id && strings.HasPrefix(x.URL, prefix)
+		})
+	}, "a tab to open %s…", prefix)
 }
 
 func TestDashboardApprovals(t *testing.T) {
@@ -1345,10 +1223,7 @@ func checkQR(t *testing.T, b *browser, link string) {
 	}
 }
 
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
+func jsString(s string) string { return chromium.Quote(s) }
 
 func TestDashboardServing(t *testing.T) {
 	t.Parallel()
@@ -1511,13 +1386,12 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 	// connection may open beyond the test's own (alice's).
 	const base = 1
 	b.do(chromedp.Navigate("about:blank"))
-	deadline := time.Now().Add(5 * time.Second)
-	for h.srv.Connections() > base && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if c := h.srv.Connections(); c != base {
-		t.Fatalf("%d connections after leaving the dashboard, want %d", c, base)
-	}
+	poll.EventuallyNil(t, callWithin, func() error {
+		if c := h.srv.Connections(); c != base {
+			return fmt.Errorf("%d connections, want %d", c, base)
+		}
+		return nil
+	}, "the dashboard's connection to close once the page is left")
 	var opened atomic.Int32
 	stop := make(chan struct{})
 	watched := make(chan struct{})

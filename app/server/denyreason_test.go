@@ -14,6 +14,7 @@ import (
 
 	"corral/app/client"
 	"corral/core/audit"
+	"corral/core/testkit/poll"
 )
 
 // denyReasonSetup makes a file outside every agent's folder, so reading it
@@ -153,14 +154,12 @@ func TestDenyWithReasonFromAPairedPhone(t *testing.T) {
 
 	done := async(h.dial(aliceKey), "file.read", m("path", outside))
 	var id string
-	for deadline := time.Now().Add(10 * time.Second); id == ""; {
-		if time.Now().After(deadline) {
-			t.Fatal("the question never reached the phone's approval.list")
-		}
+	poll.Eventually(t, callWithin, func() bool {
 		if p, _ := phone("approval.list", nil)["result"].(map[string]any)["pending"].([]any); len(p) == 1 {
 			id, _ = p[0].(map[string]any)["id"].(string)
 		}
-	}
+		return id != ""
+	}, "the question to reach the phone's approval.list")
 	if v := phone("approval.respond", map[string]any{"id": id, "decision": "deny_once", "reason": "not from the laptop, please"}); v["error"] != nil {
 		t.Fatalf("the phone's answer: %v", v["error"])
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/core/testkit/poll"
 	"corral/store/storetest"
 )
 
@@ -50,16 +52,10 @@ func TestFullDisk(t *testing.T) {
 	}
 
 	os.Remove(filepath.Join(h.base, "alice", "fill"))
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, err := alice.Call(t.Context(), "file.write", m("path", "after.txt", "content", "x")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("Corral did not resume once there was room")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	poll.EventuallyNil(t, time.Minute, func() error {
+		_, err := alice.Call(t.Context(), "file.write", m("path", "after.txt", "content", "x"))
+		return err
+	}, "Corral to resume once there was room")
 	if p, _ := rpcCall[map[string]any](t, owner, "session.info", nil)["audit_problem"].(string); p != "" {
 		t.Errorf("still a problem: %q", p)
 	}
@@ -78,34 +74,25 @@ func TestCommandRecordedBeforeItStarts(t *testing.T) {
 	owner := h.dial(ownerToken)
 	done := async(alice, "command.run", m("command", "sleep 30"))
 	var ev wire.Event
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll.Eventually(t, callWithin, func() bool {
 		evs := rpcCall[struct{ Events []wire.Event }](t, owner, "audit.query", m("op", "command.run"))
 		if len(evs.Events) == 1 {
 			ev = evs.Events[0]
-			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the running command is not in the audit log")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(evs.Events) == 1
+	}, "the running command in the audit log")
 	if ev.Detail != "running" || ev.Decision != audit.Allow {
 		t.Errorf("while running: %+v", ev)
 	}
 	// The command is listed just after its event commits: a query may
 	// see the event first.
 	var running []wire.Running
-	for {
-		running = rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running
-		if len(running) == 1 || time.Now().After(deadline) {
-			break
+	poll.EventuallyNil(t, callWithin, func() error {
+		if running = rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running; len(running) != 1 {
+			return fmt.Errorf("running: %+v", running)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(running) != 1 {
-		t.Fatalf("running: %+v", running)
-	}
+		return nil
+	}, "the command in command.list")
 	rpcCall[any](t, owner, "command.cancel", m("request_id", running[0].RequestID))
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"corral/app/wire"
+	"corral/core/testkit/poll"
 )
 
 func TestCommandRun(t *testing.T) {
@@ -77,7 +78,7 @@ func TestCommandStreamCancelAndList(t *testing.T) {
 		done <- rpcCall[wire.RunResult](t, alice, "command.run", m("command", "echo one; sleep 1; echo two >&2; sleep 1; echo three", "stream", true))
 	}()
 	var chunks []string
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(time.Minute)
 	for len(chunks) < 3 {
 		select {
 		case n := <-alice.Notifications():
@@ -272,13 +273,9 @@ func TestCommandLimits(t *testing.T) {
 	alice, bob := h.dial(aliceKey), h.dial(bobKey)
 	owner := h.dial(ownerToken)
 	first := async(alice, "command.run", m("command", "sleep 30"))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the first command did not start")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Eventually(t, callWithin, func() bool {
+		return len(rpcCall[struct{ Running []wire.Running }](t, owner, "command.list", nil).Running) > 0
+	}, "the first command to start")
 	ce := callErr(t, alice, "command.run", m("command", "true"))
 	if ce.Data.Kind != "unavailable" || !strings.Contains(ce.Message, "alice-agent already runs 1 commands at once") {
 		t.Errorf("over the limit: %+v", ce)

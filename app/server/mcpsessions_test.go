@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"corral/core/sandbox"
+	"corral/core/testkit/poll"
 )
 
 // mcpPost sends one MCP message to h's /mcp as key, in session sid ("":
@@ -134,17 +136,12 @@ func TestMCPSessionsAllBusyRefused(t *testing.T) {
 	// A stream ends: its session is idle, and gives way to a new one.
 	streams[0].Body.Close()
 	streams = streams[1:]
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
-		if code == http.StatusOK && sid != "" {
-			break
+	poll.EventuallyNil(t, callWithin, func() error {
+		if code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize); code != http.StatusOK || sid == "" {
+			return fmt.Errorf("%d %s", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("initialize after a stream ended: %d %s", code, body)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}, "initialize to succeed after a stream ended")
 }
 
 // TestMCPCallsShareTheAgentsPlaces: an agent's calls over MCP over HTTP

@@ -13,8 +13,10 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"corral/app/testkit/wsframe"
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/core/testkit/poll"
 )
 
 func TestHealthzAndHostCheck(t *testing.T) {
@@ -314,23 +316,6 @@ func (h *harness) raw(key string) *websocket.Conn {
 	return c
 }
 
-func roundTrip(t *testing.T, c *websocket.Conn, kind int, frame string) map[string]any {
-	t.Helper()
-	if err := c.WriteMessage(kind, []byte(frame)); err != nil {
-		t.Fatal(err)
-	}
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, msg, err := c.ReadMessage()
-	if err != nil {
-		t.Fatalf("after %q: %v", frame, err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(msg, &v); err != nil {
-		t.Fatalf("answer %q: %v", msg, err)
-	}
-	return v
-}
-
 // The transport answers malformed frames (app/wsrpc TestMalformedFrames);
 // here, what the server adds: parameters the method refuses, and the
 // configured frame limit.
@@ -355,13 +340,13 @@ func TestMalformedFrames(t *testing.T) {
 		{websocket.TextMessage, `{"jsonrpc":"2.0","id":6,"method":"file.read","params":["a"]}`, -32602, 6.0},
 		{websocket.TextMessage, `{"jsonrpc":"2.0","id":7,"method":"file.read","params":{"path":"a\u0000b"}}`, -32000, 7.0},
 	} {
-		v := roundTrip(t, c, tc.kind, tc.frame)
+		v := wsframe.RoundTrip(t, c, tc.kind, tc.frame)
 		if code(v) != tc.code || v["id"] != tc.id {
 			t.Errorf("%q: got %v, want code %v id %v", tc.frame, v, tc.code, tc.id)
 		}
 	}
 	// The connection is still usable.
-	v := roundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"session.info"}`)
+	v := wsframe.RoundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"session.info"}`)
 	if v["result"] == nil {
 		t.Fatalf("after malformed frames: %v", v)
 	}
@@ -375,7 +360,7 @@ func TestMalformedFrames(t *testing.T) {
 		t.Fatalf("oversized: %v, want close 1009", err)
 	}
 	c2 := h.raw(aliceKey)
-	if v := roundTrip(t, c2, websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"session.info"}`); v["result"] == nil {
+	if v := wsframe.RoundTrip(t, c2, websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"session.info"}`); v["result"] == nil {
 		t.Fatalf("server after 1009: %v", v)
 	}
 }
@@ -677,10 +662,7 @@ func TestAgentsConnectedCountsAgents(t *testing.T) {
 	h.dial(aliceKey)
 	h.dial(bobKey)
 	h.dial(ownerToken)
-	deadline := time.Now().Add(5 * time.Second)
-	for h.srv.Connections() < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, callWithin, func() bool { return h.srv.Connections() >= 4 }, "the four connections")
 	if n := h.srv.AgentsConnected(); n != 2 {
 		t.Errorf("%d agents connected, want 2 (with %d connections)", n, h.srv.Connections())
 	}

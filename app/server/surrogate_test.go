@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/gorilla/websocket"
+
+	"corral/app/testkit/wsframe"
 )
 
 // A path with a lone surrogate names no file: /ws refuses it with -32602
@@ -19,7 +21,7 @@ func TestWSRefusesLoneSurrogates(t *testing.T) {
 		`{"jsonrpc":"2.0","id":1,"method":"file.write","params":{"path":"caf\udcff.txt","content":"x"}}`,
 		`{"jsonrpc":"2.0","id":1,"method":"file.write","params":{"path":"a.txt","content":"x\ud83d"}}`,
 	} {
-		v := roundTrip(t, c, websocket.TextMessage, frame)
+		v := wsframe.RoundTrip(t, c, websocket.TextMessage, frame)
 		e, _ := v["error"].(map[string]any)
 		if e == nil || e["code"] != float64(-32602) || !strings.Contains(e["message"].(string), "surrogate") {
 			t.Errorf("%s: %v", frame, v)
@@ -32,7 +34,7 @@ func TestWSRefusesLoneSurrogates(t *testing.T) {
 		}
 	}
 	// A pair is one character and works.
-	v := roundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":2,"method":"file.write","params":{"path":"\ud83d\ude00.txt","content":"x"}}`)
+	v := wsframe.RoundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":2,"method":"file.write","params":{"path":"\ud83d\ude00.txt","content":"x"}}`)
 	if v["error"] != nil {
 		t.Errorf("surrogate pair: %v", v)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/core/testkit/poll"
 )
 
 // A command that rewrites 50 files, deletes 10 (and a folder), creates 5
@@ -190,11 +191,5 @@ func sha(s string) string {
 // waitFor polls cond until it holds, for at most 30 seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 30*time.Second, cond, "%s", what)
 }

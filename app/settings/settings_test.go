@@ -14,6 +14,7 @@ import (
 	"corral/app/config"
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // The settings over a real config.toml in a temporary folder, with the
@@ -132,13 +133,6 @@ func (f fixture) file(t *testing.T) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, kind errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != kind {
-		t.Fatalf("error %v (%s), want kind %s", err, errs.KindOf(err), kind)
-	}
-}
-
 // TestSetEditsItsLinesAndAppliesLive: Set edits only the lines of its
 // keys (the owner's comments stay), applies the live ones through the
 // hooks, leaves the others for a restart (Now says which), keeps the
@@ -217,7 +211,7 @@ func TestSetRefusesBeforeAnythingChanges(t *testing.T) {
 			t.Errorf("Set(%v) succeeded", values)
 			continue
 		}
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 	if f.file(t) != ownerText || len(f.log.list()) != 0 || f.h.timeout != 0 {
 		t.Errorf("a refused Set changed something: file %v, events %d, hooks %+v", f.file(t) != ownerText, len(f.log.list()), f.h)
@@ -231,7 +225,7 @@ func TestSetWithoutAuditChangesNothing(t *testing.T) {
 	f := newFixture(t, ownerText)
 	f.log.err = errors.New("disk full")
 	_, err := f.s.Set(context.Background(), "owner", map[string]any{"links.expiry": "1h"})
-	wantKind(t, err, errs.IO)
+	errkind.Want(t, err, errs.IO)
 	if f.file(t) != ownerText || f.h.expiry != 0 {
 		t.Errorf("config.toml or links changed without an audit event")
 	}
@@ -245,7 +239,7 @@ func TestLANHookFailure(t *testing.T) {
 	f := newFixture(t, ownerText)
 	f.h.lanErr = errs.New(errs.Unavailable, "", "no LAN here")
 	applied, err := f.s.Set(context.Background(), "tray", map[string]any{"server.lan": true})
-	wantKind(t, err, errs.Unavailable)
+	errkind.Want(t, err, errs.Unavailable)
 	if len(applied) != 0 || !strings.Contains(f.file(t), "lan = true") || f.s.Value("server.lan") != false {
 		t.Errorf("applied %v, file %q, in effect %v", applied, f.file(t), f.s.Value("server.lan"))
 	}
@@ -263,14 +257,14 @@ func TestLANHookFailure(t *testing.T) {
 func TestRestart(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, ownerText)
-	wantKind(t, f.s.Restart(context.Background(), "owner"), errs.Unavailable)
+	errkind.Want(t, f.s.Restart(context.Background(), "owner"), errs.Unavailable)
 	if f.s.Now().CanRestart {
 		t.Error("CanRestart without SetRestart")
 	}
 	restarted := make(chan struct{})
 	f.s.SetRestart(func() { close(restarted) })
 	os.WriteFile(f.path, []byte("[sandbox]\nstrict = maybe\n"), 0o600)
-	wantKind(t, f.s.Restart(context.Background(), "owner"), errs.Conflict)
+	errkind.Want(t, f.s.Restart(context.Background(), "owner"), errs.Conflict)
 	if now := f.s.Now(); now.Problem == "" || !now.CanRestart {
 		t.Errorf("Now with a broken file: %+v", now)
 	}

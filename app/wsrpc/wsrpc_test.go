@@ -17,6 +17,7 @@ import (
 
 	"corral/app/client"
 	"corral/app/rpc"
+	"corral/app/testkit/wsframe"
 	"corral/core/errs"
 	"corral/core/testkit/poll"
 )
@@ -115,24 +116,6 @@ func dial(t *testing.T, url string) *websocket.Conn {
 	return ws
 }
 
-// roundTrip sends frame and returns the answer, decoded.
-func roundTrip(t *testing.T, ws *websocket.Conn, kind int, frame string) map[string]any {
-	t.Helper()
-	if err := ws.WriteMessage(kind, []byte(frame)); err != nil {
-		t.Fatal(err)
-	}
-	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, msg, err := ws.ReadMessage()
-	if err != nil {
-		t.Fatalf("after %q: %v", frame, err)
-	}
-	var v map[string]any
-	if err := json.Unmarshal(msg, &v); err != nil {
-		t.Fatalf("answer %q: %v", msg, err)
-	}
-	return v
-}
-
 func errorCode(v map[string]any) float64 {
 	e, _ := v["error"].(map[string]any)
 	if e == nil {
@@ -169,13 +152,13 @@ func TestMalformedFrames(t *testing.T) {
 		{websocket.TextMessage, `{"jsonrpc":"2.0","id":8,"method":"fail"}`, rpc.CodeServer, 8.0},
 		{websocket.TextMessage, `{"jsonrpc":"2.0","id":9,"method":"$/cancelRequest","params":{}}`, rpc.CodeInvalidParams, 9.0},
 	} {
-		v := roundTrip(t, c, tc.kind, tc.frame)
+		v := wsframe.RoundTrip(t, c, tc.kind, tc.frame)
 		if errorCode(v) != tc.code || v["id"] != tc.id {
 			t.Errorf("%q: got %v, want code %v id %v", tc.frame, v, tc.code, tc.id)
 		}
 	}
 	// The connection is still usable.
-	v := roundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"echo","params":{"a":1}}`)
+	v := wsframe.RoundTrip(t, c, websocket.TextMessage, `{"jsonrpc":"2.0","id":"ok","method":"echo","params":{"a":1}}`)
 	if r, _ := v["result"].(map[string]any); r["a"] != 1.0 {
 		t.Fatalf("after malformed frames: %v", v)
 	}
@@ -228,7 +211,7 @@ func FuzzFrames(f *testing.F) {
 func TestDispatcherSeesIdent(t *testing.T) {
 	t.Parallel()
 	url, _ := serve(t, fake{}, Options{})
-	v := roundTrip(t, dial(t, url), websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"whoami"}`)
+	v := wsframe.RoundTrip(t, dial(t, url), websocket.TextMessage, `{"jsonrpc":"2.0","id":1,"method":"whoami"}`)
 	if v["result"] != "tester" {
 		t.Fatalf("whoami: %v", v)
 	}
@@ -300,7 +283,7 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 	ws := dial(t, url)
 	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"w","method":"wait"}`))
 	<-f.waiting
-	v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c","method":"$/cancelRequest","params":{"id":"w"}}`)
+	v := wsframe.RoundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c","method":"$/cancelRequest","params":{"id":"w"}}`)
 	answers := map[any]map[string]any{v["id"]: v}
 	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
 	_, msg, err := ws.ReadMessage()
@@ -316,7 +299,7 @@ func TestCancelReachesACallInFlight(t *testing.T) {
 	if r, _ := answers["w"]["result"].(map[string]any); r["stopped"] != context.Canceled.Error() {
 		t.Errorf("the cancelled call's answer: %v", answers["w"])
 	}
-	v = roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c2","method":"$/cancelRequest","params":{"id":"w"}}`)
+	v = wsframe.RoundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":"c2","method":"$/cancelRequest","params":{"id":"w"}}`)
 	if r, _ := v["result"].(map[string]any); r["cancelled"] != false {
 		t.Errorf("cancelling a call that has answered: %v", v)
 	}
@@ -385,10 +368,10 @@ func TestCancelReachesACallWhoseIdWasReused(t *testing.T) {
 	ws := dial(t, url)
 	ws.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":5,"method":"wait"}`))
 	<-f.waiting
-	if v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":1}}`); v["result"] == nil {
+	if v := wsframe.RoundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","id":5,"method":"echo","params":{"x":1}}`); v["result"] == nil {
 		t.Fatalf("the second call with id 5 answered %v", v)
 	}
-	v := roundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}`)
+	v := wsframe.RoundTrip(t, ws, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":5}}`)
 	if r, _ := v["result"].(map[string]any); r["stopped"] != context.Canceled.Error() {
 		t.Fatalf("after $/cancelRequest for the running call 5: %v", v)
 	}
@@ -455,14 +438,14 @@ func TestPeersShareCalls(t *testing.T) {
 		<-f.waiting
 	}
 	b.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","id":"b1","method":"echo","params":{"x":1}}`))
-	v := roundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}`)
+	v := wsframe.RoundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"b1"}}`)
 	if e, _ := v["error"].(map[string]any); v["id"] != "b1" || e == nil || e["data"].(map[string]any)["kind"] != "unavailable" {
 		t.Fatalf("a call made while another peer's calls held every place answered %v, want that it was cancelled while it waited", v)
 	}
 
 	// A place given back lets the other peer's call run.
 	a.WriteMessage(websocket.TextMessage, []byte(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":"a0"}}`))
-	v = roundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","id":"b2","method":"echo","params":{"x":2}}`)
+	v = wsframe.RoundTrip(t, b, websocket.TextMessage, `{"jsonrpc":"2.0","id":"b2","method":"echo","params":{"x":2}}`)
 	if r, _ := v["result"].(map[string]any); v["id"] != "b2" || r["x"] != 2.0 {
 		t.Fatalf("once a place was given back, the call answered %v", v)
 	}

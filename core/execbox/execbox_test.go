@@ -25,6 +25,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/execboxtest"
+	"corral/core/testkit/errkind"
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
@@ -87,18 +88,6 @@ func run(t testing.TB, r *Runner, s Spec) Result {
 		t.Fatalf("Run(%q): %v", s.Command, err)
 	}
 	return res
-}
-
-func wantKind(t testing.TB, err error, k errs.Kind) *errs.Error {
-	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s", k)
-	}
-	e := errs.As(err)
-	if e.Kind != k {
-		t.Fatalf("got %s (%v), want %s", e.Kind, err, k)
-	}
-	return e
 }
 
 func writeFile(t testing.TB, p, content string) {
@@ -275,7 +264,7 @@ func TestWorkingDir(t *testing.T) {
 			s := b.spec("pwd")
 			s.WorkingDir = c.wd
 			_, err := r.Run(t.Context(), s)
-			e := wantKind(t, err, c.kind)
+			e := errkind.Want(t, err, c.kind)
 			if c.msg != "" && e.Msg != c.msg {
 				t.Errorf("message %q, want %q", e.Msg, c.msg)
 			}
@@ -535,7 +524,7 @@ func TestEgressWithoutNetInit(t *testing.T) {
 	s := b.spec("true")
 	s.Egress = func(context.Context, net.Conn) {}
 	_, err = r.Run(t.Context(), s)
-	wantKind(t, err, errs.Unavailable)
+	errkind.Want(t, err, errs.Unavailable)
 }
 
 // bufioLine reads one line (without its newline) from c, byte by byte so
@@ -768,7 +757,7 @@ func TestEnvironment(t *testing.T) {
 		s := b.spec("env")
 		s.Env = bad
 		_, err := r.Run(t.Context(), s)
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 }
 
@@ -831,10 +820,10 @@ func TestCommandNeverAnOption(t *testing.T) {
 	}
 	for _, cmd := range []string{"", "  ", "a\x00b"} {
 		_, err := r.Run(t.Context(), b.spec(cmd))
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 	_, err := r.Run(t.Context(), b.spec(strings.Repeat("x", 200<<10)))
-	wantKind(t, err, errs.TooLarge)
+	errkind.Want(t, err, errs.TooLarge)
 }
 
 func TestMounts(t *testing.T) {
@@ -870,13 +859,13 @@ func TestMounts(t *testing.T) {
 		s := b.spec("true")
 		s.Mounts = []Mount{{Host: m}}
 		_, err := r.Run(t.Context(), s)
-		wantKind(t, err, errs.Denied)
+		errkind.Want(t, err, errs.Denied)
 	}
 	// Nested mounts: a mount point would be created inside another mount.
 	s = b.spec("true")
 	s.Mounts = []Mount{{Host: b.outside, ReadWrite: true}, {Host: ro}}
 	_, err := r.Run(t.Context(), s)
-	wantKind(t, err, errs.Denied)
+	errkind.Want(t, err, errs.Denied)
 
 	// A link into Corral's own folder is followed before checking.
 	link := filepath.Join(filepath.Dir(b.outside), "sneaky")
@@ -886,7 +875,7 @@ func TestMounts(t *testing.T) {
 	s = b.spec("true")
 	s.Mounts = []Mount{{Host: link}}
 	_, err = r.Run(t.Context(), s)
-	wantKind(t, err, errs.Denied)
+	errkind.Want(t, err, errs.Denied)
 }
 
 func TestArgv(t *testing.T) {
@@ -934,7 +923,7 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("available with a missing bwrap: %q", why)
 	}
 	_, err = r.Run(t.Context(), b.spec("true"))
-	wantKind(t, err, errs.Unavailable)
+	errkind.Want(t, err, errs.Unavailable)
 
 	t.Setenv("PATH", b.outside)
 	r, err = NewRunner(Options{})
@@ -946,7 +935,7 @@ func TestUnavailable(t *testing.T) {
 		t.Errorf("ok %v why %q", ok, why)
 	}
 	_, err = r.Run(t.Context(), b.spec("true"))
-	if e := wantKind(t, err, errs.Unavailable); e.Msg != why {
+	if e := errkind.Want(t, err, errs.Unavailable); e.Msg != why {
 		t.Errorf("message %q", e.Msg)
 	}
 }

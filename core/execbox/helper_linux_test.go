@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 func runHelper(t *testing.T, r *Runner, s HelperSpec) Result {
@@ -79,7 +80,7 @@ func TestRunHelperMemoryLimit(t *testing.T) {
 func TestRunHelperMissingBinary(t *testing.T) {
 	r := newRunner(t, Options{})
 	_, err := r.RunHelper(context.Background(), HelperSpec{Binary: "/nonexistent/helper"})
-	wantKind(t, err, errs.Unavailable)
+	errkind.Want(t, err, errs.Unavailable)
 }
 
 // A helper that forks past HelperLimits.Procs is refused the extra

@@ -9,18 +9,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"corral/core/testkit/poll"
 )
 
 // waitSpare waits until r has a spare ready.
 func waitSpare(t *testing.T, r *Runner) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(r.spares) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no spare made in 30 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	poll.Eventually(t, 30*time.Second, func() bool { return len(r.spares) > 0 }, "a spare to be made")
 }
 
 // TestSpareStartsInCgroup: as root, a command starts from a spare made
@@ -109,12 +105,7 @@ func TestDeadSpareNotUsed(t *testing.T) {
 	waitSpare(t, r)
 	sp := <-r.spares
 	sp.cmd.Process.Kill()
-	for deadline := time.Now().Add(10 * time.Second); sp.alive(); {
-		if time.Now().After(deadline) {
-			t.Fatal("the killed spare is still alive")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.Eventually(t, 10*time.Second, func() bool { return !sp.alive() }, "the killed spare to die")
 	r.spares <- sp
 	if res := run(t, r, b.spec("echo ran")); res.Stdout != "ran\n" {
 		t.Errorf("with a dead spare: %+v", res)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // secret is the content of every file outside the root. No operation may
@@ -133,13 +134,6 @@ func snapshot(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return b.String()
-}
-
-func wantKind(t *testing.T, what string, err error, want errs.Kind) {
-	t.Helper()
-	if got := errs.KindOf(err); got != want {
-		t.Errorf("%s: error %v (kind %q), want kind %q", what, err, got, want)
-	}
 }
 
 // checkErr asserts that err is a polite *errs.Error that names no host
@@ -287,7 +281,7 @@ func TestEscapeTable(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Fatalf("%s(%q) blocked", op.name, c.path)
 				}
-				wantKind(t, fmt.Sprintf("%s(%q)", op.name, c.path), err, want)
+				errkind.Want(t, err, want, fmt.Sprintf("%s(%q)", op.name, c.path))
 				checkErr(t, op.name, err, root)
 				if strings.Contains(out, secret) || strings.Contains(out, filepath.Dir(root)) {
 					t.Errorf("%s(%q) returned %s", op.name, c.path, out)
@@ -443,13 +437,13 @@ func TestSpecialFiles(t *testing.T) {
 		name string
 	}{{d, "pipe"}, {sd, "sock"}} {
 		_, err := c.d.Read(c.name, 0, 0)
-		wantKind(t, "read "+c.name, err, errs.Denied)
+		errkind.Want(t, err, errs.Denied, "read "+c.name)
 		_, err = c.d.Stat(c.name)
-		wantKind(t, "stat "+c.name, err, errs.Denied)
+		errkind.Want(t, err, errs.Denied, "stat "+c.name)
 		_, err = c.d.Write(c.name, []byte("x"), true)
-		wantKind(t, "append "+c.name, err, errs.Denied)
+		errkind.Want(t, err, errs.Denied, "append "+c.name)
 		_, err = c.d.Write(c.name, []byte("x"), false)
-		wantKind(t, "write "+c.name, err, errs.Denied)
+		errkind.Want(t, err, errs.Denied, "write "+c.name)
 		l, _, err := c.d.List(".", 1, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -467,7 +461,7 @@ func TestSpecialFiles(t *testing.T) {
 	}
 	d2 := openDir(t, root2, "")
 	_, err = d2.Read("null", 0, 0)
-	wantKind(t, "read absolute link to /dev/null", err, errs.Denied)
+	errkind.Want(t, err, errs.Denied, "read absolute link to /dev/null")
 
 	// A real device node, where the system lets us make one.
 	dev := filepath.Join(root2, "zero")
@@ -480,15 +474,15 @@ func TestSpecialFiles(t *testing.T) {
 	for _, rel := range []string{"zero", "zero/"} {
 		_, err = d2.Read(rel, 0, 0)
 		if rel == "zero" {
-			wantKind(t, "read device", err, errs.Denied)
+			errkind.Want(t, err, errs.Denied, "read device")
 		} else {
-			wantKind(t, "read device/", err, errs.NotDirectory)
+			errkind.Want(t, err, errs.NotDirectory, "read device/")
 		}
 	}
 	_, err = d2.Write("zero", []byte("x"), true)
-	wantKind(t, "append to device", err, errs.Denied)
+	errkind.Want(t, err, errs.Denied, "append to device")
 	_, _, err = d2.Grep("zero", anyLine, "", 0)
-	wantKind(t, "grep device", err, errs.Denied)
+	errkind.Want(t, err, errs.Denied, "grep device")
 }
 
 func TestVisible(t *testing.T) {

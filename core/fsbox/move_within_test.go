@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // TestMoveBesideALookAlike: a folder may be moved into a sibling whose
@@ -14,7 +15,7 @@ import (
 func TestMoveBesideALookAlike(t *testing.T) {
 	root, _ := makefs(t, "a/f = x", "ab/")
 	d := openDir(t, root, "")
-	wantKind(t, "move a into itself", Move(d, "a", d, "a/b"), errs.Conflict)
+	errkind.Want(t, Move(d, "a", d, "a/b"), errs.Conflict, "move a into itself")
 	if err := Move(d, "a", d, "ab/a"); err != nil {
 		t.Fatalf("move a into ab: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 func noTemps(t *testing.T, dir string) {
@@ -70,7 +71,7 @@ func TestWrite(t *testing.T) {
 	// Replacing a hard-linked name is fine (the other name keeps its
 	// content); appending to it is not.
 	_, err = d.Write("hard", []byte("x"), true)
-	wantKind(t, "append to hard link", err, errs.Denied)
+	errkind.Want(t, err, errs.Denied, "append to hard link")
 
 	for _, c := range []struct {
 		rel  string
@@ -87,7 +88,7 @@ func TestWrite(t *testing.T) {
 	} {
 		for _, app := range []bool{false, true} {
 			_, err := d.Write(c.rel, []byte("x"), app)
-			wantKind(t, "Write "+c.rel, err, c.kind)
+			errkind.Want(t, err, c.kind, "Write "+c.rel)
 			checkErr(t, "Write "+c.rel, err, root)
 			if e := errs.As(err); e != nil && c.rel != "." && !strings.Contains(e.Msg, "share/"+strings.TrimSuffix(c.rel, "/")) {
 				t.Errorf("Write %s: %q does not name share/%s", c.rel, e.Msg, c.rel)
@@ -138,13 +139,13 @@ func TestTempNamesRefused(t *testing.T) {
 	d := openDir(t, root, "")
 	for _, name := range []string{tempPrefix + "x", "d/" + tempPrefix + "0123", tempPrefix + "dir/inner.txt"} {
 		_, err := d.Write(name, []byte("x"), false)
-		wantKind(t, "Write "+name, err, errs.InvalidPath)
+		errkind.Want(t, err, errs.InvalidPath, "Write "+name)
 		if e := errs.As(err); e == nil || !strings.Contains(e.Msg, "temporary files") {
 			t.Errorf("Write %s: %v", name, err)
 		}
 		_, err = d.Write(name, []byte("x"), true)
-		wantKind(t, "Write append "+name, err, errs.InvalidPath)
-		wantKind(t, "Move to "+name, Move(d, "f", d, name), errs.InvalidPath)
+		errkind.Want(t, err, errs.InvalidPath, "Write append "+name)
+		errkind.Want(t, Move(d, "f", d, name), errs.InvalidPath, "Move to "+name)
 	}
 	if got := names(t, root); !slices.Equal(got, []string{"d", "f"}) {
 		t.Errorf("after refused writes: %v", got)
@@ -164,17 +165,17 @@ func TestEdit(t *testing.T) {
 		t.Errorf("Edit once: %d %v", n, err)
 	}
 	_, err = d.Edit("notes/a.txt", "two", "2", false)
-	wantKind(t, "Edit ambiguous", err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict, "Edit ambiguous")
 	if e := errs.As(err); e == nil || !strings.Contains(e.Msg, "2 times") || !strings.Contains(e.Msg, "notes/a.txt") {
 		t.Errorf("ambiguous message: %v", err)
 	}
 	_, err = d.Edit("notes/a.txt", "four", "4", false)
-	wantKind(t, "Edit missing text", err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict, "Edit missing text")
 	if e := errs.As(err); e == nil || e.Msg != "The text to replace was not found in notes/a.txt." || e.Path != "notes/a.txt" {
 		t.Errorf("not found message: %+v", e)
 	}
 	_, err = d.Edit("notes/a.txt", "four", "4", true)
-	wantKind(t, "Edit all, missing text", err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict, "Edit all, missing text")
 	n, err = d.Edit("link", "two", "2", true)
 	if err != nil || n != 2 || readHost(t, root, "notes/a.txt") != "1 2 2 three" {
 		t.Errorf("Edit all through link: %d %v", n, err)
@@ -183,17 +184,17 @@ func TestEdit(t *testing.T) {
 		t.Errorf("Edit replaced the link")
 	}
 	_, err = d.Edit("notes/a.txt", "", "x", false)
-	wantKind(t, "Edit empty", err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams, "Edit empty")
 	_, err = d.Edit("bin", "a", "b", false)
-	wantKind(t, "Edit binary", err, errs.Binary)
+	errkind.Want(t, err, errs.Binary, "Edit binary")
 	_, err = d.Edit("d", "a", "b", false)
-	wantKind(t, "Edit folder", err, errs.IsDirectory)
+	errkind.Want(t, err, errs.IsDirectory, "Edit folder")
 	_, err = d.Edit("notes/a.txt/", "1", "b", false)
-	wantKind(t, "Edit file/", err, errs.NotDirectory)
+	errkind.Want(t, err, errs.NotDirectory, "Edit file/")
 	_, err = d.Edit("missing", "a", "b", false)
-	wantKind(t, "Edit missing", err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound, "Edit missing")
 	_, err = d.Edit("hard", "O", "o", false)
-	wantKind(t, "Edit hard link", err, errs.Denied)
+	errkind.Want(t, err, errs.Denied, "Edit hard link")
 	noTemps(t, filepath.Join(root, "notes"))
 }
 
@@ -212,7 +213,7 @@ func TestDelete(t *testing.T) {
 		{"full/a/", false, errs.NotDirectory},
 	} {
 		err := d.Delete(c.rel, c.recursive)
-		wantKind(t, "Delete "+c.rel, err, c.kind)
+		errkind.Want(t, err, c.kind, "Delete "+c.rel)
 		checkErr(t, "Delete "+c.rel, err, root)
 	}
 	if !exists(root, "full/sub/b") || !exists(root, "f") {
@@ -272,7 +273,7 @@ func TestMove(t *testing.T) {
 		{"b.txt", "e/x/y", errs.NotDirectory},
 	} {
 		err := Move(d, c.from, d, c.to)
-		wantKind(t, "Move "+c.from+" → "+c.to, err, c.kind)
+		errkind.Want(t, err, c.kind, "Move "+c.from+" → "+c.to)
 		checkErr(t, "Move", err, root)
 	}
 	if readHost(t, root, "b.txt") != "B" || readHost(t, root, "e/x") != "d/x" {
@@ -295,7 +296,7 @@ func TestMove(t *testing.T) {
 		{"missing", "m", errs.NotFound},
 	} {
 		err := Move(d, c.from, other, c.to)
-		wantKind(t, "Move across "+c.from, err, c.kind)
+		errkind.Want(t, err, c.kind, "Move across "+c.from)
 		checkErr(t, "Move across", err, root)
 	}
 	err := Move(d, "new/deep/a.txt", other, "taken")
@@ -334,9 +335,9 @@ func TestStat(t *testing.T) {
 		}
 	}
 	_, err := d.Stat("f/")
-	wantKind(t, "Stat f/", err, errs.NotDirectory)
+	errkind.Want(t, err, errs.NotDirectory, "Stat f/")
 	_, err = d.Stat("missing")
-	wantKind(t, "Stat missing", err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound, "Stat missing")
 	in, _ := d.Stat("f")
 	if in.Name != "f" {
 		t.Errorf("name %q", in.Name)
@@ -369,9 +370,9 @@ func TestCreateDir(t *testing.T) {
 		t.Errorf("d/x was not made through dirlink: %v", err)
 	}
 	_, err = d.CreateDir("f")
-	wantKind(t, "CreateDir(f)", err, errs.Exists)
+	errkind.Want(t, err, errs.Exists, "CreateDir(f)")
 	_, err = d.CreateDir("f/g")
-	wantKind(t, "CreateDir(f/g)", err, errs.NotDirectory)
+	errkind.Want(t, err, errs.NotDirectory, "CreateDir(f/g)")
 	if err != nil && !strings.Contains(err.Error(), "share/f") {
 		t.Errorf("the error does not name share/f: %v", err)
 	}

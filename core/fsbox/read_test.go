@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 func lines(n int) string {
@@ -81,7 +82,7 @@ func TestReadTruncation(t *testing.T) {
 			d := openDir(t, root, "share")
 			r, err := d.Read("f", c.offset, c.limit)
 			if c.err != "" {
-				wantKind(t, "Read", err, c.err)
+				errkind.Want(t, err, c.err, "Read")
 				checkErr(t, "Read", err, root)
 				return
 			}
@@ -127,7 +128,7 @@ func TestReadErrors(t *testing.T) {
 		{"d/missing", errs.NotFound},
 	} {
 		_, err := d.Read(c.rel, 0, 0)
-		wantKind(t, "Read "+c.rel, err, c.kind)
+		errkind.Want(t, err, c.kind, "Read "+c.rel)
 		checkErr(t, "Read "+c.rel, err, root)
 	}
 	r, err := d.Read("rel", 0, 0)
@@ -211,10 +212,10 @@ func TestReadImagesAndBinary(t *testing.T) {
 	}
 	for _, name := range []string{"nul.txt", "elf", "ctrl.bin"} {
 		_, err := d.Read(name, 0, 0)
-		wantKind(t, "Read "+name, err, errs.Binary)
+		errkind.Want(t, err, errs.Binary, "Read "+name)
 	}
 	_, err = d.Read("big.png", 0, 0)
-	wantKind(t, "Read big.png", err, errs.TooLarge)
+	errkind.Want(t, err, errs.TooLarge, "Read big.png")
 }
 
 // Text in an 8-bit encoding is read, converted to UTF-8, and says which
@@ -258,9 +259,9 @@ func TestReadEightBit(t *testing.T) {
 		t.Errorf("ReadBase64 from 4, 2 bytes: %+v, %v", r, err)
 	}
 	_, err = d.ReadBase64("elf", 8, 0)
-	wantKind(t, "ReadBase64 past the end", err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams, "ReadBase64 past the end")
 	_, err = d.ReadBase64(".", 0, 0)
-	wantKind(t, "ReadBase64 of a folder", err, errs.IsDirectory)
+	errkind.Want(t, err, errs.IsDirectory, "ReadBase64 of a folder")
 }
 
 // TestReadStreams checks that a big file is not slurped to return a few

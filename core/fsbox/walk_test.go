@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 var walkTree = []string{
@@ -98,7 +99,7 @@ func TestList(t *testing.T) {
 		{"out", 1, 0, errs.Denied},
 	} {
 		_, _, err := d.List(c.rel, c.depth, c.max)
-		wantKind(t, fmt.Sprintf("List(%q, %d, %d)", c.rel, c.depth, c.max), err, c.kind)
+		errkind.Want(t, err, c.kind, fmt.Sprintf("List(%q, %d, %d)", c.rel, c.depth, c.max))
 		checkErr(t, "List", err, root)
 	}
 }
@@ -152,7 +153,7 @@ func TestFind(t *testing.T) {
 		{"out", "*", errs.Denied},
 	} {
 		_, _, err := d.Find(c.rel, c.pattern, 0)
-		wantKind(t, fmt.Sprintf("Find(%q, %q)", c.rel, c.pattern), err, c.kind)
+		errkind.Want(t, err, c.kind, fmt.Sprintf("Find(%q, %q)", c.rel, c.pattern))
 	}
 	// Visible paths carry the prefix.
 	share := openDir(t, root, "share")
@@ -299,14 +300,14 @@ func TestGrep(t *testing.T) {
 		{"top.txt/", errs.NotDirectory},
 	} {
 		_, _, err := d.Grep(c.rel, re, "", 0)
-		wantKind(t, "Grep "+c.rel, err, c.kind)
+		errkind.Want(t, err, c.kind, "Grep "+c.rel)
 	}
 	_, _, err = d.Grep(".", nil, "", 0)
-	wantKind(t, "Grep nil regexp", err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams, "Grep nil regexp")
 	_, _, err = d.Grep(".", re, "[", 0)
-	wantKind(t, "Grep bad glob", err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams, "Grep bad glob")
 	_, _, err = d.Grep(".", re, "", -1)
-	wantKind(t, "Grep negative max", err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams, "Grep negative max")
 }
 
 func TestGrepDefaultsAndCaps(t *testing.T) {
@@ -334,5 +335,5 @@ func TestGrepDefaultsAndCaps(t *testing.T) {
 		}
 	}
 	_, _, err = d.Grep("big", re, "", 0)
-	wantKind(t, "Grep big file", err, errs.TooLarge)
+	errkind.Want(t, err, errs.TooLarge, "Grep big file")
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/sandbox"
+	"corral/core/testkit/auditmem"
 )
 
 // memLedger is a map-backed LinkLedger; fail makes RecordLink fail.
@@ -62,38 +62,19 @@ func (m *memLedger) RevokeLink(_ context.Context, id, by string, at time.Time) (
 	return r, nil
 }
 
-// memSink is a hand-written audit sink; store/ tests the SQLite one.
-type memSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (m *memSink) Record(_ context.Context, e audit.Event) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.events = append(m.events, e)
-	return int64(len(m.events)), nil
-}
-
-func (m *memSink) last() audit.Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.events[len(m.events)-1]
-}
-
 // world is a sandbox for alice and bob with links over it.
 type world struct {
 	dir   string
 	box   *sandbox.Sandbox
 	links *Service
-	sink  *memSink
+	sink  *auditmem.Log
 }
 
 var alice = sandbox.Caller{Client: "alice-agent", User: "alice"}
 
 func worldWithLedger(t *testing.T, lg *memLedger) *world {
 	now := time.Now()
-	w := &world{dir: t.TempDir(), sink: &memSink{}}
+	w := &world{dir: t.TempDir(), sink: &auditmem.Log{}}
 	layout := paths.Layout{Base: filepath.Join(w.dir, "base"), SharedDir: "share", OutputDir: "output", Home: w.dir}
 	box, err := sandbox.Open(sandbox.Config{Layout: layout, Users: []string{"alice", "bob"}, Audit: w.sink,
 		Clock: func() time.Time { return now }}) // one second for the whole test
@@ -125,7 +106,7 @@ func TestLinkNotGivenWhenNotRecorded(t *testing.T) {
 	if errs.KindOf(err) != errs.IO || res.Link.Token != "" {
 		t.Errorf("SaveResult with a failing ledger: %+v, %v", res, err)
 	}
-	if ev := w.sink.last(); ev.Op != "result.save" || ev.Error == "" {
+	if ev := w.sink.Last(); ev.Op != "result.save" || ev.Error == "" {
 		t.Errorf("audit: %+v", ev)
 	}
 }

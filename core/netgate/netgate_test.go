@@ -16,6 +16,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/policy"
+	"corral/core/testkit/auditmem"
 )
 
 // fakePolicy answers every question with answer and counts them; rules
@@ -40,24 +41,6 @@ func (p *fakePolicy) Check(ctx context.Context, r policy.Request) (policy.Outcom
 	defer p.mu.Unlock()
 	p.asked = append(p.asked, r)
 	return policy.Outcome{Allowed: p.answer.Allows(), By: audit.ByOwner, Decision: p.answer, Via: "device:Pixel", Reason: p.reason}, nil
-}
-
-type sink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (s *sink) Record(ctx context.Context, e audit.Event) (int64, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.events = append(s.events, e)
-	return int64(len(s.events)), nil
-}
-
-func (s *sink) all() []audit.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]audit.Event(nil), s.events...)
 }
 
 // world is the outside of the machine, faked: names resolve to the
@@ -98,7 +81,7 @@ func addrs(s ...string) []netip.Addr {
 
 type fixture struct {
 	pol  *fakePolicy
-	log  *sink
+	log  *auditmem.Log
 	w    *world
 	gate *Gate
 	port int // the loopback server's port
@@ -122,7 +105,7 @@ func newFixture(t *testing.T, mod func(*Config)) *fixture {
 	}()
 	f := &fixture{
 		pol: &fakePolicy{rules: map[string]policy.Rule{}, answer: policy.AllowOnce},
-		log: &sink{},
+		log: &auditmem.Log{},
 		w: &world{server: ln.Addr().String(), dns: map[string][]netip.Addr{
 			"pypi.org":               addrs("203.0.113.7"),
 			"files.pythonhosted.org": addrs("203.0.113.8", "2001:db8::8"),
@@ -216,7 +199,7 @@ func TestDomainsAskedOnceBeforeTheRun(t *testing.T) {
 	if s.Connections != 4 || s.BytesUp != 31 || s.BytesDown != 16 || len(s.Allowed) != 2 || s.Allowed[0] != "pypi.org:443" {
 		t.Errorf("summary %+v", s)
 	}
-	evs := f.log.all()
+	evs := f.log.Events()
 	if len(evs) != 4 || evs[0].Op != "network.connect" || evs[0].Target != "pypi.org:443" || evs[0].Decision != audit.Allow || evs[0].Bytes != 15 {
 		t.Errorf("events %+v", evs)
 	}
@@ -289,7 +272,7 @@ func TestDialNeverWaitsForTheOwner(t *testing.T) {
 	if len(bp.asked) != 0 {
 		t.Errorf("a connection asked the owner: %+v", bp.asked)
 	}
-	evs := f.log.all()
+	evs := f.log.Events()
 	if len(evs) != 2 || !strings.HasPrefix(evs[0].Detail, string(CauseList)+"; for command 7") || !strings.Contains(evs[0].Error, "not in this command's allowed_domains") {
 		t.Errorf("events %+v", evs)
 	}
@@ -320,7 +303,7 @@ func TestAnswerWidensNothing(t *testing.T) {
 	if len(f.w.dialed) != 0 {
 		t.Errorf("dialled %v", f.w.dialed)
 	}
-	for _, e := range f.log.all() {
+	for _, e := range f.log.Events() {
 		want := CauseAddress
 		if strings.Contains(e.Target, "example.com") || strings.Contains(e.Target, "files.") {
 			want = CauseList
@@ -383,7 +366,7 @@ func TestRefusals(t *testing.T) {
 			if len(f.w.dialed) != 0 {
 				t.Errorf("dialled %v", f.w.dialed)
 			}
-			evs := f.log.all()
+			evs := f.log.Events()
 			// A failed lookup is a failure, not a refusal; each event
 			// says what decided it, and why in its error.
 			want := audit.Deny
@@ -499,7 +482,7 @@ func TestRulesDecide(t *testing.T) {
 	if c, err := f.gate.Open(cmd).Dial(t.Context(), "example.com", 443); err == nil {
 		c.Finish(0, 0)
 	}
-	for _, e := range f.log.all() {
+	for _, e := range f.log.Events() {
 		if !strings.HasPrefix(e.Detail, string(CauseRule)+"; for command 7") || e.DecidedBy != audit.ByRule {
 			t.Errorf("event %+v: not labelled a network rule", e)
 		}

@@ -115,7 +115,7 @@ func TestRefusalsRecordedAtABoundedRate(t *testing.T) {
 		}
 	}
 	run.Close(ctx)
-	evs := f.log.all()
+	evs := f.log.Events()
 	if len(evs) != RefusalBurst+1 {
 		t.Fatalf("%d refused attempts wrote %d events, want %d one by one and one summary", n, len(evs), RefusalBurst+1)
 	}
@@ -133,7 +133,7 @@ func TestRefusalsRecordedAtABoundedRate(t *testing.T) {
 		t.Fatal("connected")
 	}
 	orun.Close(ctx)
-	if evs := f.log.all(); len(evs) != RefusalBurst+2 || evs[len(evs)-1].Client != "bob-agent" || strings.Contains(evs[len(evs)-1].Detail, "more refused") {
+	if evs := f.log.Events(); len(evs) != RefusalBurst+2 || evs[len(evs)-1].Client != "bob-agent" || strings.Contains(evs[len(evs)-1].Detail, "more refused") {
 		t.Errorf("another agent's refusal was not recorded on its own: %+v", evs[len(evs)-1])
 	}
 	// Time refills the bucket: 50 a second.
@@ -143,7 +143,7 @@ func TestRefusalsRecordedAtABoundedRate(t *testing.T) {
 		run2.Dial(ctx, "nope.invalid", 443)
 	}
 	run2.Close(ctx)
-	if evs := f.log.all(); len(evs) != RefusalBurst+2+RefusalsPerSecond+1 {
+	if evs := f.log.Events(); len(evs) != RefusalBurst+2+RefusalsPerSecond+1 {
 		t.Errorf("after a second, 60 refusals wrote %d events, want %d and one summary", len(evs)-RefusalBurst-2, RefusalsPerSecond)
 	}
 }

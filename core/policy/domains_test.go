@@ -51,7 +51,7 @@ func TestOneQuestionForACommandsDomains(t *testing.T) {
 				t.Errorf("%s: rule %+v %v; want the answer's rule for %s", host, r, ok, want)
 			}
 		}
-		if n := strings.Count(strings.Join(au.ops(), " "), "rule.create"); n != 3 {
+		if n := strings.Count(strings.Join(au.Ops(), " "), "rule.create"); n != 3 {
 			t.Errorf("%d rule.create events; want the *.org one and one per domain", n)
 		}
 	})

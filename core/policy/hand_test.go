@@ -8,16 +8,17 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/testkit/auditmem"
 )
 
-func newHandPolicy(t *testing.T) (*Policy, *memRules, *memAudit) {
+func newHandPolicy(t *testing.T) (*Policy, *memRules, *auditmem.Log) {
 	t.Helper()
 	return newHandPolicyTB(t)
 }
 
-func newHandPolicyTB(t testing.TB) (*Policy, *memRules, *memAudit) {
+func newHandPolicyTB(t testing.TB) (*Policy, *memRules, *auditmem.Log) {
 	t.Helper()
-	st, au := &memRules{rules: map[string]Rule{}}, &memAudit{}
+	st, au := &memRules{rules: map[string]Rule{}}, &auditmem.Log{}
 	p, err := New(context.Background(), Config{Rules: st, Audit: au, Home: "/home/owner",
 		Guarded: []string{"/home/owner", "/srv/corral-agents", "/home/owner/.local/share/corral"}})
 	if err != nil {
@@ -209,7 +210,7 @@ func TestHandRules(t *testing.T) {
 			t.Errorf("wildcard deny: %+v %v", r, ok)
 		}
 		n := 0
-		for _, op := range au.ops() {
+		for _, op := range au.Ops() {
 			if op == "rule.create" {
 				n++
 			}
@@ -297,8 +298,8 @@ func TestRulesFileRoundTrip(t *testing.T) {
 	if added, skipped, err := q.ImportRules(ctx, entries, "owner"); err != nil || added != 0 || skipped != 3 {
 		t.Errorf("second import: %d %d %v", added, skipped, err)
 	}
-	if len(au.ops()) != 3 {
-		t.Errorf("events %v", au.ops())
+	if len(au.Ops()) != 3 {
+		t.Errorf("events %v", au.Ops())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/testkit/auditmem"
 )
 
 // memRules is a hand-written RuleStore; store/ tests the SQLite one.
@@ -49,28 +50,6 @@ func (m *memRules) LoadRules(context.Context) ([]Rule, error) {
 	return out, nil
 }
 
-type memAudit struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (m *memAudit) Record(_ context.Context, e audit.Event) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.events = append(m.events, e)
-	return int64(len(m.events)), nil
-}
-
-func (m *memAudit) ops() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []string
-	for _, e := range m.events {
-		out = append(out, e.Op)
-	}
-	return out
-}
-
 // surface records what it is told and answers nothing by itself.
 type surface struct {
 	mu        sync.Mutex
@@ -94,12 +73,12 @@ func (s *surface) ApprovalResolved(id string, d Decision, by string) {
 	s.resolved = append(s.resolved, id+" "+string(d)+" "+by)
 }
 
-func newPolicy(t *testing.T, strict bool, rs *memRules) (*Policy, *memAudit) {
+func newPolicy(t *testing.T, strict bool, rs *memRules) (*Policy, *auditmem.Log) {
 	t.Helper()
 	if rs == nil {
 		rs = &memRules{rules: map[string]Rule{}}
 	}
-	au := &memAudit{}
+	au := &auditmem.Log{}
 	p, err := New(context.Background(), Config{Rules: rs, Audit: au, Timeout: time.Minute, Strict: strict})
 	if err != nil {
 		t.Fatal(err)
@@ -330,7 +309,7 @@ func TestPauseDeniesPending(t *testing.T) {
 			t.Fatalf("pending request at pause: %+v", out)
 		}
 		p.SetPaused(context.Background(), false, "owner")
-		if got := au.ops(); len(got) != 2 || got[0] != "agents.pause" || got[1] != "agents.resume" {
+		if got := au.Ops(); len(got) != 2 || got[0] != "agents.pause" || got[1] != "agents.resume" {
 			t.Errorf("audit: %v", got)
 		}
 	})
@@ -378,7 +357,7 @@ func TestRulesPersistRevokeAndExpire(t *testing.T) {
 		if err := p.Revoke(context.Background(), rules[0].ID, "owner"); errs.KindOf(err) != errs.NotFound {
 			t.Errorf("second revoke: %v", err)
 		}
-		if got := au.ops(); len(got) != 3 || got[2] != "rule.revoke" {
+		if got := au.Ops(); len(got) != 3 || got[2] != "rule.revoke" {
 			t.Errorf("audit: %v", got)
 		}
 	})
@@ -555,7 +534,7 @@ func TestDomainQuestions(t *testing.T) {
 func TestWideningIsLimited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rs := &memRules{rules: map[string]Rule{}}
-		p, err := New(context.Background(), Config{Rules: rs, Audit: &memAudit{}, Timeout: time.Minute, Strict: true,
+		p, err := New(context.Background(), Config{Rules: rs, Audit: &auditmem.Log{}, Timeout: time.Minute, Strict: true,
 			Guarded: []string{"/home/alice", "/home/alice/.local/share/corral"}})
 		if err != nil {
 			t.Fatal(err)
@@ -648,7 +627,7 @@ func TestClientPauseDeniesOnlyItsPending(t *testing.T) {
 			t.Errorf("surfaces told %v", s.resolved)
 		}
 		s.mu.Unlock()
-		if got := au.ops(); len(got) != 1 || got[0] != "agents.pause" {
+		if got := au.Ops(); len(got) != 1 || got[0] != "agents.pause" {
 			t.Errorf("audit: %v (a client's pause is audited by its caller)", got)
 		}
 	})
@@ -664,7 +643,7 @@ func TestClockDecidesExpiry(t *testing.T) {
 	exp := start.Add(time.Hour)
 	rs := &memRules{rules: map[string]Rule{"ru_1": {ID: "ru_1", Client: readTax.Client, User: readTax.Scope, Access: Read, Target: readTax.Target,
 		Match: Exact, Decision: EffectAllow, Lifetime: Always, Created: start, Expires: &exp}}}
-	p, err := New(context.Background(), Config{Rules: rs, Audit: &memAudit{}, Strict: true, Clock: func() time.Time { return time.Unix(0, now.Load()) }})
+	p, err := New(context.Background(), Config{Rules: rs, Audit: &auditmem.Log{}, Strict: true, Clock: func() time.Time { return time.Unix(0, now.Load()) }})
 	if err != nil {
 		t.Fatal(err)
 	}

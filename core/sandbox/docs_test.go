@@ -133,7 +133,7 @@ func TestDocumentReadFormats(t *testing.T) {
 			if res.TotalLines != strings.Count(res.Content, "\n") || res.OutputLines != res.TotalLines {
 				t.Errorf("lines %d/%d for %q", res.OutputLines, res.TotalLines, res.Content)
 			}
-			ev := w.sink.last()
+			ev := w.sink.Last()
 			if ev.Op != "file.document_read" || ev.Target != "docs/"+d.name || ev.Bytes != int64(len(d.data)) || !strings.Contains(ev.Detail, d.format) {
 				t.Errorf("event %+v", ev)
 			}
@@ -219,7 +219,7 @@ func TestDocumentReadHostile(t *testing.T) {
 			if d := time.Since(start); d > docTimeout {
 				t.Errorf("answered after %s", d)
 			}
-			if ev := w.sink.last(); ev.Op != "file.document_read" || ev.Target != tc.name || ev.Error == "" {
+			if ev := w.sink.Last(); ev.Op != "file.document_read" || ev.Target != tc.name || ev.Error == "" {
 				t.Errorf("event %+v", ev)
 			}
 		})
@@ -257,7 +257,7 @@ func TestDocumentReadPaths(t *testing.T) {
 		if errs.KindOf(err) != tc.kind {
 			t.Errorf("%s: %v, want %s", tc.path, err, tc.kind)
 		}
-		if ev := w.sink.last(); ev.Op != "file.document_read" {
+		if ev := w.sink.Last(); ev.Op != "file.document_read" {
 			t.Errorf("%s: event %+v", tc.path, ev)
 		}
 	}
@@ -288,7 +288,7 @@ func TestDocumentReadUnavailable(t *testing.T) {
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "bubblewrap") {
 		t.Fatalf("without bubblewrap: %v", err)
 	}
-	if ev := w.sink.last(); ev.Op != "file.document_read" || ev.Error == "" {
+	if ev := w.sink.Last(); ev.Op != "file.document_read" || ev.Error == "" {
 		t.Errorf("event %+v", ev)
 	}
 }

@@ -4,45 +4,17 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/testkit/auditmem"
 	"corral/core/versions"
 )
 
-// journalSink is memSink that completes events and lists the unfinished
-// ones, as store does.
-type journalSink struct{ memSink }
-
-func (j *journalSink) Complete(_ context.Context, e audit.Event) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.fail {
-		return errs.New(errs.IO, "", "disk full")
-	}
-	j.events[e.ID-1] = e
-	return nil
-}
-
-func (j *journalSink) Unfinished(_ context.Context, max int) ([]audit.Event, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []audit.Event
-	for i := len(j.events) - 1; i >= 0 && len(out) < max; i-- {
-		e := j.events[i]
-		if strings.HasSuffix(e.Detail, audit.Running) || strings.HasSuffix(e.Detail, audit.Pending) {
-			e.ID = int64(i + 1)
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-func journalWorld(t *testing.T) (*world, *journalSink) {
+func journalWorld(t *testing.T) (*world, *auditmem.Journal) {
 	t.Helper()
-	sink := &journalSink{}
+	sink := &auditmem.Journal{}
 	w := newWorldWith(t, func(w *world, cfg *Config) {
 		cfg.Audit = sink
 		cfg.Versions = versions.Config{Dir: filepath.Join(w.private, "versions")}
@@ -60,9 +32,7 @@ func TestIntentBeforeChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := filepath.Join(w.dir, "base", "alice", "a.txt")
-	sink.mu.Lock()
-	sink.fail = true
-	sink.mu.Unlock()
+	sink.Fail(errs.New(errs.IO, "", "disk full"))
 	for _, op := range []struct {
 		name string
 		do   func() error

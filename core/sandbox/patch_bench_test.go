@@ -13,6 +13,7 @@ import (
 
 	"corral/core/patch"
 	"corral/core/paths"
+	"corral/core/testkit/auditmem"
 )
 
 // patchBench is 10 files of 1,000 lines and a unified patch of 100 hunks
@@ -77,7 +78,7 @@ func BenchmarkPatch(b *testing.B) {
 		b.Fatalf("the patch has %d lines", n)
 	}
 	dir := b.TempDir()
-	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &memSink{}})
+	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &auditmem.Log{}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -149,10 +149,10 @@ func TestApplyPatchUnified(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(w.dir, "base", "share", "hello.txt")); string(b) != "hello, everyone\n" {
 		t.Errorf("share/hello.txt: %q", b)
 	}
-	if len(w.sink.events) != 1 {
-		t.Fatalf("%d events, want 1: %+v", len(w.sink.events), w.sink.events)
+	if w.sink.Len() != 1 {
+		t.Fatalf("%d events, want 1: %+v", w.sink.Len(), w.sink.Events())
 	}
-	ev := w.sink.last()
+	ev := w.sink.Last()
 	if ev.Op != "file.apply_patch" || ev.Decision != audit.Allow || ev.DecidedBy != audit.ByScope ||
 		ev.Target != "src/main.go, docs/old.md, docs/new.md, tmp/junk.txt, pkg/util/util.go, win/notes.txt, share/hello.txt" ||
 		!strings.Contains(ev.Detail, "moved docs/old.md to docs/new.md (1 hunks)") || !strings.Contains(ev.Detail, "deleted tmp/junk.txt") {
@@ -219,7 +219,7 @@ func TestApplyPatchDryRunAndOffsets(t *testing.T) {
 	if after := snapshot(t, w.dir); !maps.Equal(before, after) {
 		t.Errorf("a dry run wrote:\nbefore %q\nafter  %q", before, after)
 	}
-	if ev := w.sink.last(); !strings.Contains(ev.Detail, "dry run") || !strings.Contains(ev.Detail, "offsets [2]") {
+	if ev := w.sink.Last(); !strings.Contains(ev.Detail, "dry run") || !strings.Contains(ev.Detail, "offsets [2]") {
 		t.Errorf("event: %+v", ev)
 	}
 	if _, err := w.patch(t, p, false); err != nil {
@@ -268,8 +268,8 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 			if after := snapshot(t, w.dir); !maps.Equal(before, after) {
 				t.Errorf("the tree changed:\nbefore %q\nafter  %q", before, after)
 			}
-			if len(w.sink.events) != 1 || w.sink.last().Decision != audit.Error {
-				t.Errorf("events: %+v", w.sink.events)
+			if w.sink.Len() != 1 || w.sink.Last().Decision != audit.Error {
+				t.Errorf("events: %+v", w.sink.Events())
 			}
 		})
 	}
@@ -387,7 +387,7 @@ func TestApplyPatchAsksForOutside(t *testing.T) {
 	if len(ans.asked) != 1 || ans.asked[0].Access != policy.Write || res.Files[0].Path != target {
 		t.Errorf("asked %+v, result %+v", ans.asked, res)
 	}
-	if ev := w.sink.last(); ev.DecidedBy != audit.ByOwner || ev.Decision != audit.Allow {
+	if ev := w.sink.Last(); ev.DecidedBy != audit.ByOwner || ev.Decision != audit.Allow {
 		t.Errorf("event: %+v", ev)
 	}
 }

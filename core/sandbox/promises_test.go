@@ -64,7 +64,7 @@ func TestPromisePausedRefusesEveryCallWithItsTarget(t *testing.T) {
 	if errs.KindOf(err) != errs.Denied {
 		t.Fatalf("a write in its own folder while paused: %v", err)
 	}
-	ev := w.sink.last()
+	ev := w.sink.Last()
 	if ev.Decision != audit.Deny || ev.DecidedBy != audit.ByPaused || ev.Target != "notes/a.txt" {
 		t.Errorf("event %s by %s on %q, want deny by paused on notes/a.txt", ev.Decision, ev.DecidedBy, ev.Target)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/paths"
+	"corral/core/testkit/auditmem"
 )
 
 // TestQuota: a scope folder at its quota takes no more writes, with a
@@ -18,7 +19,7 @@ import (
 func TestQuota(t *testing.T) {
 	dir := t.TempDir()
 	b, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
-		Users: []string{"alice", "bob"}, Audit: &memSink{}, Quota: 256 << 10})
+		Users: []string{"alice", "bob"}, Audit: &auditmem.Log{}, Quota: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestQuota(t *testing.T) {
 func TestQuotaMeasureHoldsNoOne(t *testing.T) {
 	dir := t.TempDir()
 	b, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output", Home: dir},
-		Users: []string{"alice", "bob"}, Audit: &memSink{}, Quota: 256 << 10})
+		Users: []string{"alice", "bob"}, Audit: &auditmem.Log{}, Quota: 256 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,30 +13,8 @@ import (
 	"corral/core/errs"
 	"corral/core/paths"
 	"corral/core/policy"
+	"corral/core/testkit/auditmem"
 )
-
-// memSink is a hand-written audit sink; store/ tests the SQLite one.
-type memSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-	fail   bool
-}
-
-func (m *memSink) Record(_ context.Context, e audit.Event) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail {
-		return 0, errors.New("disk full")
-	}
-	m.events = append(m.events, e)
-	return int64(len(m.events)), nil
-}
-
-func (m *memSink) last() audit.Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.events[len(m.events)-1]
-}
 
 type memRules struct{ rules []policy.Rule }
 
@@ -66,7 +44,7 @@ func (a *answerer) ApprovalResolved(string, policy.Decision, string) {}
 type world struct {
 	dir, outside, roRoot, rwRoot, private string
 	box                                   *Sandbox
-	sink                                  *memSink
+	sink                                  *auditmem.Log
 	pol                                   *policy.Policy
 }
 
@@ -78,7 +56,7 @@ func newWorld(t testing.TB) *world {
 // newWorldWith is newWorld with the sandbox's Config changed by set first.
 func newWorldWith(t testing.TB, set func(w *world, cfg *Config)) *world {
 	t.Helper()
-	w := &world{dir: t.TempDir(), sink: &memSink{}}
+	w := &world{dir: t.TempDir(), sink: &auditmem.Log{}}
 	w.outside = filepath.Join(w.dir, "outside")
 	w.roRoot = filepath.Join(w.dir, "ro")
 	w.rwRoot = filepath.Join(w.dir, "rw")
@@ -159,10 +137,10 @@ func TestDecisionTable(t *testing.T) {
 			if errs.KindOf(err) != tc.kind {
 				t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), tc.kind)
 			}
-			if len(w.sink.events) != 1 {
-				t.Fatalf("%d events, want exactly 1: %+v", len(w.sink.events), w.sink.events)
+			if w.sink.Len() != 1 {
+				t.Fatalf("%d events, want exactly 1: %+v", w.sink.Len(), w.sink.Events())
 			}
-			ev := w.sink.last()
+			ev := w.sink.Last()
 			if ev.DecidedBy != tc.by || ev.Decision != tc.outcome || ev.Client != "alice-agent" || ev.User != "alice" {
 				t.Errorf("event %+v, want %s by %s", ev, tc.outcome, tc.by)
 			}
@@ -179,7 +157,7 @@ func TestForbiddenScopeIsAudited(t *testing.T) {
 	if errs.KindOf(err) != errs.Forbidden {
 		t.Fatalf("acting for bob: %v", err)
 	}
-	if ev := w.sink.last(); ev.Decision != audit.Deny || ev.Op != "file.read" {
+	if ev := w.sink.Last(); ev.Decision != audit.Deny || ev.Op != "file.read" {
 		t.Errorf("event: %+v", ev)
 	}
 }
@@ -191,7 +169,7 @@ func TestAuditFailureWithholdsResult(t *testing.T) {
 	if _, err := w.box.Write(context.Background(), alice, WriteArgs{Path: "a.txt", Content: "secret"}); err != nil {
 		t.Fatal(err)
 	}
-	w.sink.fail = true
+	w.sink.Fail(errors.New("disk full"))
 	res, err := w.box.Read(context.Background(), alice, ReadArgs{Path: "a.txt"})
 	if errs.KindOf(err) != errs.IO {
 		t.Fatalf("read with a broken log: %v", err)

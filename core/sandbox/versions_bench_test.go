@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"corral/core/paths"
+	"corral/core/testkit/auditmem"
 	"corral/core/versions"
 )
 
@@ -18,7 +19,7 @@ import (
 func BenchmarkWriteVersions(b *testing.B) {
 	open := func(keep bool) *Sandbox {
 		dir := b.TempDir()
-		cfg := Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &memSink{}}
+		cfg := Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &auditmem.Log{}}
 		if keep {
 			cfg.Versions = versions.Config{Dir: filepath.Join(dir, "versions")}
 		}

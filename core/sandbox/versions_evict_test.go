@@ -9,6 +9,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/paths"
+	"corral/core/testkit/auditmem"
 	"corral/core/versions"
 )
 
@@ -23,7 +24,7 @@ func TestAgentCannotEvictVersionsItMade(t *testing.T) {
 	dir := t.TempDir()
 	vdir := filepath.Join(dir, "versions")
 	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"},
-		Users: []string{"alice"}, Audit: &memSink{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
+		Users: []string{"alice"}, Audit: &auditmem.Log{}, Versions: versions.Config{Dir: vdir, MaxBytes: 1 << 20}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,49 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"corral/core/audit"
 	"corral/core/paths"
 	"corral/core/sandbox"
+	"corral/core/testkit/auditmem"
 	"corral/core/versions"
 )
-
-// journalSink is an in-memory audit sink that completes events and lists
-// the unfinished ones, as store does.
-type journalSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (j *journalSink) Record(_ context.Context, e audit.Event) (int64, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.events = append(j.events, e)
-	return int64(len(j.events)), nil
-}
-
-func (j *journalSink) Complete(_ context.Context, e audit.Event) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.events[e.ID-1] = e
-	return nil
-}
-
-func (j *journalSink) Unfinished(_ context.Context, max int) ([]audit.Event, error) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []audit.Event
-	for i := len(j.events) - 1; i >= 0 && len(out) < max; i-- {
-		e := j.events[i]
-		if strings.HasSuffix(e.Detail, audit.Running) || strings.HasSuffix(e.Detail, audit.Pending) {
-			e.ID = int64(i + 1)
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
 
 type world struct {
 	dir, outside, rwRoot string
@@ -58,9 +23,9 @@ var alice = sandbox.Caller{Client: "alice-agent", User: "alice"}
 
 // journalWorld is a sandbox for alice and bob keeping versions, with a
 // folder outside the fence and a readwrite root.
-func journalWorld(t *testing.T) (*world, *journalSink) {
+func journalWorld(t *testing.T) (*world, *auditmem.Journal) {
 	t.Helper()
-	sink := &journalSink{}
+	sink := &auditmem.Journal{}
 	w := &world{dir: t.TempDir()}
 	w.outside, w.rwRoot = filepath.Join(w.dir, "outside"), filepath.Join(w.dir, "rw")
 	private := filepath.Join(w.dir, "corral-data")
@@ -147,9 +112,7 @@ func TestRecoverRollsBack(t *testing.T) {
 	if len(left) != 0 {
 		t.Errorf("unfinished after Recover: %+v", left)
 	}
-	sink.mu.Lock()
-	evs := append([]audit.Event{}, sink.events...)
-	sink.mu.Unlock()
+	evs := sink.Events()
 	patchEv, cmdEv := evs[len(evs)-2], evs[len(evs)-1]
 	if patchEv.Decision != audit.Error || patchEv.Detail != "codex patch; interrupted; 3 changes put back" ||
 		len(patchEv.Changes) != 1 || patchEv.Changes[0].Path != "b.txt" || !strings.Contains(patchEv.Error, "1 of its changes could not be put back") {

@@ -10,18 +10,13 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/fakeclock"
 )
 
-// testClock is a clock the test moves.
-type testClock struct{ ns atomic.Int64 }
-
-func newClock() *testClock {
-	c := &testClock{}
-	c.ns.Store(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano())
-	return c
+// newClock is a clock the test moves, from the first of January 2026.
+func newClock() *fakeclock.Clock {
+	return fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 }
-func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 // blobOf is n bytes of content unique to tag.
 func blobOf(tag string, n int) []byte {
@@ -85,7 +80,7 @@ func TestShareFullRefusesOnlyThatAgent(t *testing.T) {
 func TestSharePrunesOwnOldVersionsOnly(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
-	s := open(t, Config{MaxBytes: 1000, Keep: time.Hour, Clock: clock.now})
+	s := open(t, Config{MaxBytes: 1000, Keep: time.Hour, Clock: clock.Now})
 	var bs []string
 	for i := range 4 {
 		id, err := s.PutBytes("b", blobOf(fmt.Sprint("b", i), 50))
@@ -94,7 +89,7 @@ func TestSharePrunesOwnOldVersionsOnly(t *testing.T) {
 		}
 		bs = append(bs, id)
 	}
-	clock.advance(time.Minute)
+	clock.Advance(time.Minute)
 	var as []string
 	for i := range 5 {
 		id, err := s.PutBytes("a", blobOf(fmt.Sprint("a", i), 50))
@@ -102,7 +97,7 @@ func TestSharePrunesOwnOldVersionsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 		as = append(as, id)
-		clock.advance(time.Minute)
+		clock.Advance(time.Minute)
 	}
 	// Young: nothing may go, so a is refused.
 	if _, err := s.PutBytes("a", blobOf("a5", 50)); !errors.Is(err, ErrShareFull) {
@@ -111,7 +106,7 @@ func TestSharePrunesOwnOldVersionsOnly(t *testing.T) {
 	if !strings.Contains(errs.As(s.refusal("a")).Msg, "2026-01-01 01:01 UTC") {
 		t.Errorf("the refusal does not say when a's oldest version may go: %q", errs.As(s.refusal("a")).Msg)
 	}
-	clock.advance(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	if _, err := s.PutBytes("a", blobOf("a5", 100)); err != nil {
 		t.Fatalf("a over its share once its versions are old: %v", err)
 	}
@@ -133,7 +128,7 @@ func TestSharePrunesOwnOldVersionsOnly(t *testing.T) {
 func TestSharedVersionsAndRestart(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
-	s := open(t, Config{MaxBytes: 400, Keep: time.Hour, Clock: clock.now}) // shares of 100
+	s := open(t, Config{MaxBytes: 400, Keep: time.Hour, Clock: clock.Now}) // shares of 100
 	common, err := s.PutBytes("a", blobOf("common", 60))
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +139,7 @@ func TestSharedVersionsAndRestart(t *testing.T) {
 	if u := s.Usage(); u.Bytes != 60 || agentUsage(s, "a").Bytes != 60 || agentUsage(s, "b").Bytes != 60 {
 		t.Errorf("one version held by two: %+v", u)
 	}
-	clock.advance(2 * time.Hour)
+	clock.Advance(2 * time.Hour)
 	if _, err := s.PutBytes("a", blobOf("a1", 60)); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +149,7 @@ func TestSharedVersionsAndRestart(t *testing.T) {
 	if _, err := s.PutBytes("a", blobOf("a2", 60)); !errors.Is(err, ErrShareFull) {
 		t.Fatalf("a over its share: %v", err)
 	}
-	s2 := open(t, Config{Dir: s.Dir(), MaxBytes: 400, Keep: time.Hour, Clock: clock.now})
+	s2 := open(t, Config{Dir: s.Dir(), MaxBytes: 400, Keep: time.Hour, Clock: clock.Now})
 	if a, b := agentUsage(s2, "a"), agentUsage(s2, "b"); a.Bytes != 60 || a.Blobs != 1 || b.Bytes != 60 {
 		t.Errorf("reopened: a %+v, b %+v", a, b)
 	}
@@ -235,7 +230,7 @@ func TestVersionOverAWholeShare(t *testing.T) {
 func TestForget(t *testing.T) {
 	t.Parallel()
 	clock := newClock()
-	s := open(t, Config{MaxBytes: 1000, Clock: clock.now}) // shares of 250
+	s := open(t, Config{MaxBytes: 1000, Clock: clock.Now}) // shares of 250
 	common, _ := s.PutBytes("b", blobOf("common", 50))
 	var ids []string
 	for i := range 4 {
@@ -248,9 +243,9 @@ func TestForget(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids = append(ids, id)
-		clock.advance(time.Hour)
+		clock.Advance(time.Hour)
 	}
-	if n, b := s.Forget("a", clock.now().Add(-150*time.Minute)); n != 2 || b != 100 {
+	if n, b := s.Forget("a", clock.Now().Add(-150*time.Minute)); n != 2 || b != 100 {
 		t.Errorf("forget a's versions older than 2.5 h: %d versions, %d bytes; want 2, 100", n, b)
 	}
 	if !s.Has(common) || s.Has(ids[1]) || !s.Has(ids[2]) {

@@ -26,3 +26,20 @@ func Tool(t testing.TB, tool, pkg string) string {
 	t.Fatalf("%s is not installed: install the %s package (sudo apt install %s; packaging/deps.sh installs it), or run with -short to skip this test", tool, pkg, pkg)
 	return ""
 }
+
+// Can is for what a test needs of the machine beyond a program (a
+// command running in the sandbox, a loopback address): err is the
+// attempt's error. When err is not nil, the test is skipped under -short
+// and otherwise fails (Fatal), saying that the machine cannot do what and
+// why.
+func Can(t testing.TB, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if testing.Short() {
+		t.Skipf("this machine cannot %s (%v); skipped under -short", what, err)
+		return
+	}
+	t.Fatalf("this machine cannot %s: %v (packaging/deps.sh installs what Corral's tests need; or run with -short to skip this test)", what, err)
+}
