@@ -76,7 +76,7 @@ func TestReadOnlyAgentRunsNoCommand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.dir, "base", "alice", "ran")); !os.IsNotExist(err) {
 		t.Errorf("the command ran: %v", err)
 	}
-	evs := w.sink.all()
+	evs := w.sink.Events()
 	if len(evs) != 1 || evs[0].Op != "command.run" || evs[0].Decision != audit.Deny || evs[0].DecidedBy != audit.ByLevel {
 		t.Errorf("audited as %+v; want one command.run denied by level", evs)
 	}

@@ -1,38 +1,17 @@
 package commands
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
-	"corral/core/audit"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
 	"corral/core/paths"
 	"corral/core/sandbox"
+	"corral/core/testkit/auditmem"
 	"corral/core/testkit/needs"
 )
-
-// memSink is a hand-written audit sink; store/ tests the SQLite one.
-type memSink struct {
-	mu     sync.Mutex
-	events []audit.Event
-}
-
-func (m *memSink) Record(_ context.Context, e audit.Event) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.events = append(m.events, e)
-	return int64(len(m.events)), nil
-}
-
-func (m *memSink) all() []audit.Event {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]audit.Event(nil), m.events...)
-}
 
 // world is a sandbox over a temporary folder (alice and bob, a read-only
 // and a readwrite root, Corral's own data folder) and its commands.
@@ -40,14 +19,14 @@ type world struct {
 	dir, rwRoot, private string
 	box                  *sandbox.Sandbox
 	cmds                 *Service
-	sink                 *memSink
+	sink                 *auditmem.Log
 }
 
 // newWorld makes a world, the sandbox's Config and the commands' changed
 // by set first (either may be left alone).
 func newWorld(t testing.TB, set func(w *world, cfg *sandbox.Config, ec *Config)) *world {
 	t.Helper()
-	w := &world{dir: t.TempDir(), sink: &memSink{}}
+	w := &world{dir: t.TempDir(), sink: &auditmem.Log{}}
 	ro := filepath.Join(w.dir, "ro")
 	w.rwRoot = filepath.Join(w.dir, "rw")
 	w.private = filepath.Join(w.dir, "corral-data")
