@@ -44,7 +44,7 @@ func (x commandArea) methods(add func(name string, m method)) {
 }
 
 func (x commandArea) run(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[sandbox.RunArgs](c.params)
+	a, err := decode[sandbox.RunArgs](c)
 	if err != nil {
 		return nil, err
 	}

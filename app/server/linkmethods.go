@@ -72,7 +72,7 @@ func (x linkArea) methods(add func(name string, m method)) {
 }
 
 func (x linkArea) create(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[wire.LinkArgs](c.params)
+	a, err := decode[wire.LinkArgs](c)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (x linkArea) create(ctx context.Context, c *call) (any, error) {
 }
 
 func (x linkArea) save(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[links.ResultArgs](c.params)
+	a, err := decode[links.ResultArgs](c)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,22 @@ type call struct {
 	caller sandbox.Caller
 	id     json.RawMessage
 	params json.RawMessage
+	// args are the params already decoded, as the wire type the method
+	// declares (app/wire), when the caller has them so (MCP: its tools'
+	// arguments are those types): params then is nil and nothing is
+	// encoded or decoded again on the way to the method (see decode).
+	args   any
 	output func(stream string, data []byte) // outside a connection: command.run's stream
+}
+
+// decode is c's params as A, the method's params type: c.args converted
+// when MCP handed them over decoded, otherwise the JSON decoded with
+// rpc.DecodeParams' checks (app/wire).
+func decode[A any](c *call) (A, error) {
+	if c.args != nil {
+		return wire.From[A](c.args)
+	}
+	return wire.Decode[A](c.params)
 }
 
 type method struct {
@@ -68,10 +83,11 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 }
 
 // handle adapts a typed facade method to the method table: its params
-// and result take their JSON form in app/wire.
+// and result take their JSON form in app/wire, and params MCP hands over
+// decoded reach it without JSON (decode).
 func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		a, err := wire.Decode[A](c.params)
+		a, err := decode[A](c)
 		if err != nil {
 			return nil, err
 		}

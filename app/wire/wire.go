@@ -31,6 +31,7 @@ import (
 
 	"corral/app/rpc"
 	"corral/core/audit"
+	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
 	"corral/core/netgate"
@@ -193,6 +194,23 @@ func Decode[A any](params json.RawMessage) (A, error) {
 		return a, err
 	}
 	convert(reflect.ValueOf(&a).Elem(), p.Elem())
+	return a, nil
+}
+
+// From returns v, a method's params already decoded (MCP hands its
+// tools' arguments over so, as the wire type the method declares), as A:
+// v itself when it is an A, or converted field by field when it is A's
+// wire type. Anything else is a mistake in Corral and says so.
+func From[A any](v any) (A, error) {
+	var a A
+	if x, ok := v.(A); ok {
+		return x, nil
+	}
+	t := reflect.TypeOf(v)
+	if t == nil || toWire[reflect.TypeFor[A]()] != t {
+		return a, errs.New(errs.IO, "", "Corral handed this method parameters of the wrong type (%v); the call was not made.", t)
+	}
+	convert(reflect.ValueOf(&a).Elem(), reflect.ValueOf(v))
 	return a, nil
 }
 
