@@ -5,9 +5,10 @@
 // client), so approvals, audit and the tray see every call either way.
 //
 // Guarantees: each tool performs one Corral method through the Backend it
-// is given (read_multiple_files one file.read per path, at most 20; a
-// file_read with tail two), with the arguments as the client gave them,
-// and decides nothing itself: every fence is the backend's. Arguments that
+// is given (read_multiple_files one file.read per path, at most 20), with
+// the arguments as the client gave them, decoded into the method's params
+// type as app/wire declares it (the tool's input schema is made from that
+// type), and decides nothing itself: every fence is the backend's. Arguments that
 // are missing, unknown, of the wrong type or contradictory are refused
 // before the backend is called, with an isError result in a sentence
 // naming the tool and the argument and what it takes (Corral's words, not
@@ -72,10 +73,11 @@ type Backend interface {
 	Call(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
-// ValueBackend is a Backend in the daemon's own process, which can hand
+// ValueBackend is a Backend in the daemon's own process, which takes a
+// tool's arguments as the wire value they were decoded into and hands
 // over a method's result as the value it is in its wire form (a text
-// read as wire.TextShape), sparing file_read encoding it to JSON and
-// decoding it again.
+// read as wire.TextShape, a command's wire.RunResult), sparing the
+// tools encoding either to JSON and decoding it again.
 type ValueBackend interface {
 	Backend
 	CallValue(ctx context.Context, method string, params any) (any, error)

@@ -22,7 +22,7 @@ type LinkArgs struct {
 // Params names the params type of every method whose params are core
 // types (or, for session.info and link.create, a context and core
 // arguments the transport finishes): the one definition the WebSocket
-// decodes and `corral mcp`'s tools are checked against.
+// decodes and MCP's tools take as their arguments.
 var Params = map[string]reflect.Type{
 	"session.info":       reflect.TypeFor[InfoArgs](),
 	"file.read":          reflect.TypeFor[ReadArgs](),

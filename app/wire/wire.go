@@ -1,7 +1,12 @@
 // Package wire is the JSON form of the parameters and results of Corral's
 // methods whose Go types live in core: core keeps its operation arguments
 // and results as plain Go types, and this package declares each one again
-// with its JSON tags and `rpc:"required"` marks (PROTOCOL.md names).
+// with its JSON tags, `rpc:"required"` marks (PROTOCOL.md names) and the
+// descriptions MCP's tools show (`jsonschema` tags). It is the one
+// declaration of each method's params: the WebSocket decodes them (Decode),
+// MCP's tools take them as their arguments, their input schemas made from
+// them, and hand them to the method decoded (From), and the CLI sends
+// them.
 //
 // It guarantees:
 //   - every wire type has exactly the exported fields of its core type, in
