@@ -36,7 +36,7 @@ func TestCLIApprove(t *testing.T) {
 	go func() { out, err := agent.CombinedOutput(); res <- result{out, err} }()
 
 	var list struct {
-		Pending []pendingApproval `json:"pending"`
+		Pending []wire.PendingApproval `json:"pending"`
 	}
 	for deadline := time.Now().Add(10 * time.Second); len(list.Pending) == 0; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {

@@ -127,26 +127,9 @@ type recordFunc func(ctx context.Context, who, op, target, detail string) error
 // maxOps bounds the operations one audit filter may list (its error says 64).
 const maxOps = 64
 
-type auditFilter struct {
-	Since    string   `json:"since"`
-	Until    string   `json:"until"`
-	Client   string   `json:"client"`
-	Agent    string   `json:"agent"`
-	User     string   `json:"user"`
-	Op       string   `json:"op"`
-	Ops      []string `json:"ops"`
-	Changed  bool     `json:"changed"`
-	Asked    bool     `json:"asked"`
-	HideOwn  bool     `json:"hide_own"`
-	Decision string   `json:"decision"`
-	Text     string   `json:"text"`
-	ID       int64    `json:"id"`
-	Cursor   string   `json:"cursor"`
-	Limit    int      `json:"limit"`
-	Bucket   string   `json:"bucket"`
-}
-
-func (a auditFilter) filter() (audit.Filter, error) {
+// auditFilter is the filter of audit.query's and audit.stats' params,
+// checked.
+func auditFilter(a wire.AuditArgs) (audit.Filter, error) {
 	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, Asked: a.Asked, HideOwn: a.HideOwn, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
 	if a.Ops != nil && (len(a.Ops) == 0 || len(a.Ops) > maxOps) {
 		return f, errs.New(errs.InvalidParams, "", "ops must list between 1 and 64 operations.")
@@ -195,14 +178,14 @@ func (l auditArea) methods(add func(name string, m method)) {
 }
 
 func (l auditArea) query(ctx context.Context, c *call) (any, error) {
-	var a auditFilter
+	var a wire.AuditArgs
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
 	if a.Bucket != "" {
 		return nil, errs.New(errs.InvalidParams, "", "Unknown parameter \"bucket\" (it belongs to audit.stats).")
 	}
-	f, err := a.filter()
+	f, err := auditFilter(a)
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +200,11 @@ func (l auditArea) query(ctx context.Context, c *call) (any, error) {
 }
 
 func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
-	var a auditFilter
+	var a wire.AuditArgs
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
-	f, err := a.filter()
+	f, err := auditFilter(a)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +247,7 @@ func (l auditArea) subscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", auditEvent{Event: wire.To[wire.Event](ev)}) {
+				if !c.conn.notify("audit.event", wire.AuditEvent{Event: wire.To[wire.Event](ev)}) {
 					return
 				}
 			case <-c.conn.done:
