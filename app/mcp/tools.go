@@ -330,7 +330,8 @@ type Options struct {
 const minCommandTimeout = time.Second
 
 // bound sets a numeric property's minimum, maximum and (unless def is
-// nil) default.
+// nil) default: the bounds the method itself keeps (core's constants),
+// stated in the schema made from its params' declaration.
 func bound(p *jsonschema.Schema, lo, hi float64, def any) {
 	p.Minimum, p.Maximum = ptrf(lo), ptrf(hi)
 	if def != nil {
@@ -378,11 +379,13 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 	addTool[wire.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc, destructive},
 		nil, forward[wire.PatchArgs])
 	addTool[wire.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (at most 1000 entries).", readOnly},
-		func(p map[string]*jsonschema.Schema) { bound(p["depth"], 1, 5, 1) }, forward[wire.ListArgs])
+		func(p map[string]*jsonschema.Schema) { bound(p["depth"], 1, fsbox.MaxListDepth, 1) }, forward[wire.ListArgs])
 	addTool[wire.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders).", readOnly},
 		nil, forward[wire.FindArgs])
 	addTool[wire.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line.", readOnly},
-		func(p map[string]*jsonschema.Schema) { bound(p["max_matches"], 1, 1000, 100) }, forward[wire.GrepArgs])
+		func(p map[string]*jsonschema.Schema) {
+			bound(p["max_matches"], 1, sandbox.MaxGrepMatches, sandbox.DefaultMatches)
+		}, forward[wire.GrepArgs])
 	addTool[wire.FolderResult](r, tool{"folder_create", "folder.create", "Make a folder", "Make a folder and any missing folders above it; one that exists is fine (created is then false).", idempotent},
 		nil, forward[wire.FolderArgs])
 	addTool[wire.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (one that is not empty needs recursive=true).", sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}},

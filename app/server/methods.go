@@ -25,6 +25,7 @@ type call struct {
 	// arguments are those types): params then is nil and nothing is
 	// encoded or decoded again on the way to the method (see decode).
 	args   any
+	took   bool                             // the method took args (decode): see run
 	output func(stream string, data []byte) // outside a connection: command.run's stream
 }
 
@@ -33,6 +34,7 @@ type call struct {
 // rpc.DecodeParams' checks (app/wire).
 func decode[A any](c *call) (A, error) {
 	if c.args != nil {
+		c.took = true
 		return wire.From[A](c.args)
 	}
 	return wire.Decode[A](c.params)
@@ -79,7 +81,14 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	if c.conn != nil && c.conn.deviceID != "" && !deviceMethods[name] {
 		return nil, errs.New(errs.Forbidden, "", "A paired device may not call %s; use the computer Corral runs on.", name)
 	}
-	return m.fn(ctx, c)
+	result, err = m.fn(ctx, c)
+	if c.args != nil && !c.took {
+		// A method that reads c.params only saw none: a mistake in
+		// Corral (its row should decode), never the agent's.
+		s.log.Error("method ignored the params MCP handed it decoded", "method", name)
+		return nil, errs.New(errs.IO, "", "Corral could not hand this call's arguments to %s; the call did not complete.", name)
+	}
+	return result, err
 }
 
 // handle adapts a typed facade method to the method table: its params
