@@ -26,13 +26,9 @@ import (
 	"corral/core/sandbox"
 )
 
-// Invoke runs one method as caller, outside any connection (MCP over
-// HTTP). Methods that need a connection (subscriptions) are refused.
-func (s *Server) Invoke(ctx context.Context, caller sandbox.Caller, method string, params json.RawMessage) (any, error) {
-	return s.run(ctx, method, &call{caller: caller, params: params})
-}
-
-// mcpBackend adapts Invoke to the MCP tools.
+// mcpBackend runs the MCP tools' methods as caller, outside any
+// connection (methods that need one, subscriptions, are refused): the
+// tool's arguments go to the method as they were decoded (call.args).
 type mcpBackend struct {
 	s      *Server
 	caller sandbox.Caller
