@@ -9,18 +9,9 @@ import (
 	"strings"
 
 	"corral/app/wire"
-	"corral/core/policy"
 	"corral/core/visible"
 	"corral/core/words"
 )
-
-// pendingApproval is an approval as approval.list gives it to the owner:
-// with its answers in the words of policy's one table.
-type pendingApproval struct {
-	wire.Approval
-	Choices         []wire.Choice   `json:"choices"`
-	DefaultDecision policy.Decision `json:"default_decision"`
-}
 
 // runApprove is `corral approve`: without arguments it lists what waits
 // for the owner and the answers each accepts; `corral approve ID ANSWER`
@@ -29,7 +20,7 @@ type pendingApproval struct {
 // reads in its error.
 func runApprove(args []string) error {
 	var list struct {
-		Pending []pendingApproval `json:"pending"`
+		Pending []wire.PendingApproval `json:"pending"`
 	}
 	if err := callOnce("approval.list", nil, &list); err != nil {
 		return err
@@ -48,12 +39,12 @@ func runApprove(args []string) error {
 		}
 		for _, c := range a.Choices {
 			if strings.EqualFold(c.Label, args[1]) || string(c.Decision) == args[1] {
-				params := map[string]any{"id": a.ID, "decision": c.Decision}
+				params := wire.RespondArgs{ID: a.ID, Decision: string(c.Decision)}
 				if len(args) == 3 {
 					if c.Allows {
 						return errors.New("a reason goes with a deny only")
 					}
-					params["reason"] = args[2]
+					params.Reason = args[2]
 				}
 				var ignored json.RawMessage
 				if err := callOnce("approval.respond", params, &ignored); err != nil {
@@ -78,7 +69,7 @@ func labels(cs []wire.Choice) string {
 
 // printApprovals writes each waiting approval, then its answers: the
 // allow row, the deny row, the default marked.
-func printApprovals(w io.Writer, pending []pendingApproval) {
+func printApprovals(w io.Writer, pending []wire.PendingApproval) {
 	if len(pending) == 0 {
 		fmt.Fprintln(w, "Nothing is waiting for an answer.")
 		return

@@ -38,7 +38,7 @@ func TestCLIApprove(t *testing.T) {
 	go func() { out, err := agent.CombinedOutput(); res <- result{out, err} }()
 
 	var list struct {
-		Pending []pendingApproval `json:"pending"`
+		Pending []wire.PendingApproval `json:"pending"`
 	}
 	poll.EventuallyNil(t, 30*time.Second, func() error {
 		if err := owner.CallInto(t.Context(), "approval.list", nil, &list); err != nil || len(list.Pending) == 0 {

@@ -133,17 +133,15 @@ func printJSON(raw json.RawMessage) error {
 func runAudit(args []string) error {
 	fs := flag.NewFlagSet("audit", flag.ContinueOnError)
 	follow := fs.Bool("follow", false, "keep printing new events")
-	p := map[string]*string{}
-	for k, usage := range map[string]string{
-		"client": "only this client's events", "user": "only events in this user's folder",
-		"op": "only this operation, e.g. file.read", "decision": "only allow, deny or error",
-		"text":  "only events mentioning this text",
-		"since": "only events after this: a time (RFC 3339) or a duration back from now (1h, 7d)",
-		"until": "only events before this: a time (RFC 3339) or a duration back from now",
-	} {
-		p[k] = fs.String(k, "", usage)
-	}
-	limit := fs.Int("limit", 50, "how many events to print")
+	var params wire.AuditArgs
+	fs.StringVar(&params.Client, "client", "", "only this client's events")
+	fs.StringVar(&params.User, "user", "", "only events in this user's folder")
+	fs.StringVar(&params.Op, "op", "", "only this operation, e.g. file.read")
+	fs.StringVar(&params.Decision, "decision", "", "only allow, deny or error")
+	fs.StringVar(&params.Text, "text", "", "only events mentioning this text")
+	fs.StringVar(&params.Since, "since", "", "only events after this: a time (RFC 3339) or a duration back from now (1h, 7d)")
+	fs.StringVar(&params.Until, "until", "", "only events before this: a time (RFC 3339) or a duration back from now")
+	fs.IntVar(&params.Limit, "limit", 50, "how many events to print")
 	asJSON := fs.Bool("json", false, "print each event as one JSON object per line, values whole")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -151,16 +149,9 @@ func runAudit(args []string) error {
 	// On a terminal long values are cut to fit a row (with "…"); piped
 	// or redirected, every value is printed whole.
 	out := auditOut{w: os.Stdout, json: *asJSON, whole: !isTerminal(os.Stdout)}
-	params := map[string]any{"limit": *limit}
-	for k, v := range p {
-		if *v == "" {
-			continue
-		}
-		params[k] = *v
-		if k == "since" || k == "until" {
-			if d, err := config.ParseDuration(*v); err == nil {
-				params[k] = time.Now().Add(-d).UTC().Format(time.RFC3339)
-			}
+	for _, v := range []*string{&params.Since, &params.Until} {
+		if d, err := config.ParseDuration(*v); *v != "" && err == nil {
+			*v = time.Now().Add(-d).UTC().Format(time.RFC3339)
 		}
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
@@ -183,7 +174,7 @@ func isTerminal(f *os.File) bool {
 
 // printAudit prints the events matching params, and with follow the new
 // ones as they come, until ctx ends.
-func printAudit(ctx context.Context, c *client.Client, params map[string]any, follow bool, out auditOut) error {
+func printAudit(ctx context.Context, c *client.Client, params wire.AuditArgs, follow bool, out auditOut) error {
 	// Columns at least as wide as their usual values, so that rows printed
 	// later by --follow line up with the first page.
 	tw := tabwriter.NewWriter(out.w, 0, 0, 2, ' ', 0)
@@ -216,9 +207,7 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 			if !ok {
 				return errors.New("the daemon closed the connection")
 			}
-			var m struct {
-				Event wire.Event `json:"event"`
-			}
+			var m wire.AuditEvent
 			if n.Method != "audit.event" || json.Unmarshal(n.Params, &m) != nil || !matches(m.Event, params) {
 				continue
 			}
@@ -231,13 +220,13 @@ func printAudit(ctx context.Context, c *client.Client, params map[string]any, fo
 }
 
 // matches applies the exact-match filters to followed events.
-func matches(e wire.Event, p map[string]any) bool {
-	for k, want := range map[string]string{"client": e.Client, "user": e.User, "op": e.Op, "decision": string(e.Decision)} {
-		if v, ok := p[k]; ok && v != want {
+func matches(e wire.Event, p wire.AuditArgs) bool {
+	for _, f := range [][2]string{{p.Client, e.Client}, {p.User, e.User}, {p.Op, e.Op}, {p.Decision, string(e.Decision)}} {
+		if f[0] != "" && f[0] != f[1] {
 			return false
 		}
 	}
-	if t, ok := p["text"].(string); ok && !strings.Contains(e.Target, t) && !strings.Contains(e.Detail, t) {
+	if t := p.Text; t != "" && !strings.Contains(e.Target, t) && !strings.Contains(e.Detail, t) {
 		return false
 	}
 	return true
@@ -367,9 +356,9 @@ func runLink(args []string) error {
 		return errors.New("usage: corral link PATH --user ID [--expires 1h]")
 	}
 	path := pos[0]
-	params := map[string]any{"path": path, "context": map[string]string{"user_id": *user}}
+	params := wire.LinkArgs{Path: path, Context: &wire.Context{UserID: *user}}
 	if *expires != "" {
-		params["expires_in"] = *expires
+		params.ExpiresIn, _ = json.Marshal(*expires)
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
 		// An unknown user id would silently mean the "default" scope

@@ -32,7 +32,7 @@ func runUndo(args []string) error {
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
 		var pre wire.UndoResult
-		if err := call(ctx, c, "undo.preview", map[string]any{"event_id": id}, &pre); err != nil {
+		if err := call(ctx, c, "undo.preview", wire.UndoArgs{EventID: id}, &pre); err != nil {
 			return err
 		}
 		printUndo(pre)
@@ -40,7 +40,7 @@ func runUndo(args []string) error {
 			return nil
 		}
 		var r wire.UndoResult
-		if err := call(ctx, c, "undo.apply", map[string]any{"event_id": id, "skip_conflicts": *skip}, &r); err != nil {
+		if err := call(ctx, c, "undo.apply", wire.UndoArgs{EventID: id, SkipConflicts: *skip}, &r); err != nil {
 			return err
 		}
 		fmt.Printf("Undone (event %d; `corral undo %d` puts it back).\n", r.UndoEvent, r.UndoEvent)

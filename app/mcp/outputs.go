@@ -28,7 +28,7 @@ type readOut struct {
 	Encoding    string  `json:"encoding,omitempty" jsonschema:"text: the 8-bit encoding it was read as; binary: base64"`
 	Offset      int64   `json:"offset,omitempty" jsonschema:"binary: the first byte"`
 	Length      int     `json:"length,omitempty" jsonschema:"binary: how many bytes"`
-	// No data: binaryResult sends the bytes once, in the text content
+	// No data: readHandler sends the bytes once, in the text content
 	// (file.read's answer as it came), and an image's are its image
 	// content.
 }

@@ -30,12 +30,11 @@ var toolMethods = map[string]string{
 // leaves out, each for a reason.
 var (
 	onlyMCP = map[string][]string{
-		"file_read":           {"tail", "byte_offset"}, // readHandler turns them into offset, limit and encoding
-		"read_multiple_files": {"paths"},               // one file.read per path
+		"read_multiple_files": {"paths"}, // one file.read per path
 	}
 	onlyWS = map[string][]string{
-		"read_multiple_files": {"path", "offset", "limit", "encoding"}, // the first lines of each, as text
-		"run_command":         {"stream"},                              // set by runHandler when the client wants progress
+		"read_multiple_files": {"path", "offset", "limit", "tail", "encoding", "byte_offset"}, // the first lines of each, as text
+		"run_command":         {"stream"},                                                     // set by runHandler when the client wants progress
 	}
 )
 

@@ -5,9 +5,10 @@
 // client), so approvals, audit and the tray see every call either way.
 //
 // Guarantees: each tool performs one Corral method through the Backend it
-// is given (read_multiple_files one file.read per path, at most 20; a
-// file_read with tail two), with the arguments as the client gave them,
-// and decides nothing itself: every fence is the backend's. Arguments that
+// is given (read_multiple_files one file.read per path, at most 20), with
+// the arguments as the client gave them, decoded into the method's params
+// type as app/wire declares it (the tool's input schema is made from that
+// type), and decides nothing itself: every fence is the backend's. Arguments that
 // are missing, unknown, of the wrong type or contradictory are refused
 // before the backend is called, with an isError result in a sentence
 // naming the tool and the argument and what it takes (Corral's words, not
@@ -46,6 +47,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -63,6 +65,7 @@ import (
 	"corral/core/execbox"
 	"corral/core/fsbox"
 	"corral/core/netgate"
+	"corral/core/sandbox"
 )
 
 // Backend performs one Corral method as the connected client.
@@ -70,22 +73,14 @@ type Backend interface {
 	Call(ctx context.Context, method string, params any) (json.RawMessage, error)
 }
 
-// ValueBackend is a Backend in the daemon's own process, which can hand
+// ValueBackend is a Backend in the daemon's own process, which takes a
+// tool's arguments as the wire value they were decoded into and hands
 // over a method's result as the value it is in its wire form (a text
-// read as wire.TextShape), sparing file_read encoding it to JSON and
-// decoding it again.
+// read as wire.TextShape, a command's wire.RunResult), sparing the
+// tools encoding either to JSON and decoding it again.
 type ValueBackend interface {
 	Backend
 	CallValue(ctx context.Context, method string, params any) (any, error)
-}
-
-// Context is the optional request context of PROTOCOL.md section 4.
-type Context struct {
-	SessionID        string `json:"session_id,omitempty"`
-	UserID           string `json:"user_id,omitempty"`
-	AppID            string `json:"app_id,omitempty"`
-	ChannelName      string `json:"channel_name,omitempty"`
-	ConversationType string `json:"conversation_type,omitempty"`
 }
 
 // pathRules are said once, in the server's instructions, for every tool
@@ -110,165 +105,39 @@ const (
 		"user_id picks that user's folder, 'companion' in any of its fields the companion's, anything else the default folder, each only if this client may act for it."
 )
 
-type readIn struct {
-	Path   string `json:"path" jsonschema:"the file to read"`
-	Offset int    `json:"offset,omitempty" jsonschema:"the first line to return"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"how many lines to return"`
-	Tail   int    `json:"tail,omitempty" jsonschema:"only the last this many lines (not with offset/limit)"`
-	// Encoding base64 returns the bytes of any file, binary too.
-	Encoding   string   `json:"encoding,omitempty" jsonschema:"text (UTF-8, or converted from a named 8-bit encoding) or base64 (4 MiB of bytes from byte_offset)"`
-	ByteOffset int      `json:"byte_offset,omitempty" jsonschema:"with base64: the first byte to return"`
-	Reason     string   `json:"reason,omitempty"`
-	Context    *Context `json:"context,omitempty"`
-}
-
-// readWire is file.read's params: readIn without head and tail.
-type readWire struct {
-	Path     string   `json:"path"`
-	Offset   int      `json:"offset,omitempty"`
-	Limit    int      `json:"limit,omitempty"`
-	Encoding string   `json:"encoding,omitempty"`
-	Reason   string   `json:"reason,omitempty"`
-	Context  *Context `json:"context,omitempty"`
-}
-
-type statIn struct {
-	Path    string   `json:"path" jsonschema:"the file or folder"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
+// The tools' arguments are their methods' params as app/wire declares
+// them (one declaration, with the JSON names, rpc:"required" marks and
+// the descriptions the schemas show), handed to the backend as they were
+// decoded; readManyIn is read_multiple_files's own.
 
 type readManyIn struct {
-	Paths   []string `json:"paths" jsonschema:"the files to read"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type documentIn struct {
-	Path    string   `json:"path" jsonschema:"the document to read"`
-	Offset  int      `json:"offset,omitempty" jsonschema:"the first line of its text to return"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type writeIn struct {
-	Path     string   `json:"path" jsonschema:"the file to write; parent folders are made"`
-	Content  string   `json:"content" jsonschema:"the text, or with encoding=base64 the bytes in base64"`
-	Append   bool     `json:"append,omitempty" jsonschema:"append instead of replacing"`
-	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 for text, base64 for binary content"`
-	Reason   string   `json:"reason,omitempty"`
-	Context  *Context `json:"context,omitempty"`
-}
-
-type editIn struct {
-	Path       string     `json:"path" jsonschema:"the file to edit"`
-	OldText    *string    `json:"old_text,omitempty" jsonschema:"the exact text to replace"`
-	NewText    *string    `json:"new_text,omitempty" jsonschema:"the replacement text"`
-	ReplaceAll bool       `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
-	Edits      []editItem `json:"edits,omitempty" jsonschema:"several edits in order, instead of old_text/new_text"`
-	DryRun     bool       `json:"dry_run,omitempty" jsonschema:"only return the diff; change nothing"`
-	Reason     string     `json:"reason,omitempty"`
-	Context    *Context   `json:"context,omitempty"`
-}
-
-type editItem struct {
-	OldText    string `json:"old_text" jsonschema:"the exact text to replace"`
-	NewText    string `json:"new_text" jsonschema:"the replacement text"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
-}
-
-type patchIn struct {
-	Patch   string   `json:"patch" jsonschema:"a unified diff or a Codex patch (*** Begin Patch …)"`
-	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"only check and report; write nothing"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type listIn struct {
-	Path    string   `json:"path,omitempty" jsonschema:"the folder to list; empty for yours"`
-	Depth   int      `json:"depth,omitempty" jsonschema:"how many levels to list"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type findIn struct {
-	Pattern string   `json:"pattern" jsonschema:"a glob such as **/*.md"`
-	Path    string   `json:"path,omitempty" jsonschema:"the folder to search; empty for yours"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type grepIn struct {
-	Pattern    string   `json:"pattern" jsonschema:"a regular expression (RE2)"`
-	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search; empty for yours"`
-	Glob       string   `json:"glob,omitempty" jsonschema:"only files matching: *.go by name anywhere, src/**/*.go by path below path"`
-	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches"`
-	Reason     string   `json:"reason,omitempty"`
-	Context    *Context `json:"context,omitempty"`
-}
-
-type deleteIn struct {
-	Path      string   `json:"path" jsonschema:"the file or folder to delete"`
-	Recursive bool     `json:"recursive,omitempty" jsonschema:"a folder with all it holds"`
-	Reason    string   `json:"reason,omitempty"`
-	Context   *Context `json:"context,omitempty"`
-}
-
-type folderIn struct {
-	Path    string   `json:"path" jsonschema:"the folder to make"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type moveIn struct {
-	From    string   `json:"from" jsonschema:"the path to move"`
-	To      string   `json:"to" jsonschema:"the new path, which must not exist"`
-	Reason  string   `json:"reason,omitempty"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type runIn struct {
-	Command    string            `json:"command" jsonschema:"run as /bin/sh -c COMMAND"`
-	WorkingDir string            `json:"working_dir,omitempty" jsonschema:"a folder in $HOME, e.g. playground"`
-	Network    bool              `json:"network,omitempty" jsonschema:"any public domain, asked every time"`
-	Domains    []string          `json:"allowed_domains,omitempty" jsonschema:"domains it needs (api.example.com, *.example.com)"`
-	Managers   []string          `json:"package_managers,omitempty" jsonschema:"package registries it needs"`
-	TimeoutMs  int               `json:"timeout_ms,omitempty" jsonschema:"kill it after this many milliseconds"`
-	Env        map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
-	Stdin      string            `json:"stdin,omitempty" jsonschema:"text for its standard input"`
-	Reason     string            `json:"reason,omitempty"`
-	Context    *Context          `json:"context,omitempty"`
-}
-
-type resultIn struct {
-	Title   string   `json:"title" jsonschema:"the page's title"`
-	Content string   `json:"content" jsonschema:"the report, as format says"`
-	Format  string   `json:"format,omitempty" jsonschema:"markdown or html"`
-	Context *Context `json:"context,omitempty"`
-}
-
-type linkIn struct {
-	Path string `json:"path" jsonschema:"the file or folder to link"`
-	// ExpiresIn goes to link.create as the caller wrote it: a number of
-	// seconds or a duration string (PROTOCOL.md section 10).
-	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
-	Context   *Context        `json:"context,omitempty"`
-}
-
-type infoIn struct {
-	Context *Context `json:"context,omitempty"`
+	Paths   []string      `json:"paths" rpc:"required" jsonschema:"the files to read"`
+	Reason  string        `json:"reason,omitempty"`
+	Context *wire.Context `json:"context,omitempty"`
 }
 
 // inputSchema is In's input schema as the tools list shows it and the SDK
-// validates it: every reason and context described, and context a plain
-// object (a JSON null for it is dropped before validation, see
+// validates it: the arguments In's rpc:"required" marks required, reason
+// and context last, every reason and context described, and context a
+// plain object (a JSON null for it is dropped before validation, see
 // checkArguments, so it still means no context). edit adjusts the
 // properties further.
 func inputSchema[In any](withContext bool, edit func(props map[string]*jsonschema.Schema)) *jsonschema.Schema {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		panic(fmt.Sprintf("mcp: input schema: %v", err))
+	}
+	s.Required = nil
+	for f := range reflect.TypeFor[In]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Tag.Get("rpc") == "required" {
+			s.Required = append(s.Required, name)
+		}
+	}
+	for _, k := range []string{"reason", "context"} {
+		if slices.Contains(s.PropertyOrder, k) {
+			s.PropertyOrder = append(slices.DeleteFunc(s.PropertyOrder, func(p string) bool { return p == k }), k)
+		}
 	}
 	if p := s.Properties["reason"]; p != nil && p.Description == "" {
 		p.Description = reasonDesc
@@ -283,6 +152,8 @@ func inputSchema[In any](withContext bool, edit func(props map[string]*jsonschem
 	single(s)
 	if edit != nil {
 		edit(s.Properties)
+		// What edit took out (run_command's stream) is not offered.
+		s.PropertyOrder = slices.DeleteFunc(s.PropertyOrder, func(k string) bool { return s.Properties[k] == nil })
 	}
 	return s
 }
@@ -389,38 +260,53 @@ func withProgress[In any](h sdk.ToolHandlerFor[In, any]) sdk.ToolHandlerFor[In, 
 
 // runHandler is command.run's handler: with progress wanted, the output
 // is streamed to it as it comes.
-func runHandler(b Backend, method string) sdk.ToolHandlerFor[runIn, any] {
-	fwd := forward[runStream](b, method)
-	return func(ctx context.Context, req *sdk.CallToolRequest, in runIn) (*sdk.CallToolResult, any, error) {
-		res, out, err := fwd(ctx, req, runStream{runIn: in, Stream: Progress(ctx) != nil})
-		if res != nil {
-			markNotApplied(res)
+func runHandler(b Backend, method string) sdk.ToolHandlerFor[wire.RunArgs, any] {
+	return func(ctx context.Context, req *sdk.CallToolRequest, in wire.RunArgs) (*sdk.CallToolResult, any, error) {
+		in.Stream = Progress(ctx) != nil
+		v, raw, err := callBoth(ctx, b, method, in)
+		if err != nil {
+			return nil, nil, toolError(err)
 		}
-		return res, out, err
+		res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: raw}
+		if r, ok := v.(wire.RunResult); ok {
+			markNotApplied(res, r.NotApplied)
+		} else {
+			// From JSON: only what markNotApplied needs.
+			var r struct {
+				NotApplied *wire.NotApplied `json:"not_applied"`
+			}
+			json.Unmarshal(raw, &r)
+			markNotApplied(res, r.NotApplied)
+		}
+		return res, nil, nil
 	}
 }
 
 // markNotApplied makes a command's result an error result, led by the
 // sentence saying why, when some of its changes were not applied to the
-// folders (not_applied): the agent must not take them as made.
-func markNotApplied(res *sdk.CallToolResult) {
-	raw, _ := res.StructuredContent.(json.RawMessage)
-	var r struct {
-		NotApplied *struct {
-			Message string `json:"message"`
-		} `json:"not_applied"`
-	}
-	if json.Unmarshal(raw, &r) != nil || r.NotApplied == nil {
+// folders (na): the agent must not take them as made.
+func markNotApplied(res *sdk.CallToolResult, na *wire.NotApplied) {
+	if na == nil {
 		return
 	}
 	res.IsError = true
-	res.Content = append([]sdk.Content{&sdk.TextContent{Text: "corral: " + r.NotApplied.Message}}, res.Content...)
+	res.Content = append([]sdk.Content{&sdk.TextContent{Text: "corral: " + na.Message}}, res.Content...)
 }
 
-// runStream is command.run's params with stream set.
-type runStream struct {
-	runIn
-	Stream bool `json:"stream,omitempty"`
+// callBoth performs method and returns its result as JSON (what a tool
+// answers) and, from a ValueBackend, as the value it was in its wire
+// form (v nil from any other backend): nothing is decoded again.
+func callBoth(ctx context.Context, b Backend, method string, in any) (v any, raw json.RawMessage, err error) {
+	vb, ok := b.(ValueBackend)
+	if !ok {
+		raw, err = b.Call(ctx, method, in)
+		return nil, raw, err
+	}
+	if v, err = vb.CallValue(ctx, method, in); err != nil {
+		return nil, nil, err
+	}
+	raw, err = rpc.Marshal(v)
+	return v, raw, err
 }
 
 // Options shape the tool list for one client.
@@ -444,7 +330,8 @@ type Options struct {
 const minCommandTimeout = time.Second
 
 // bound sets a numeric property's minimum, maximum and (unless def is
-// nil) default.
+// nil) default: the bounds the method itself keeps (core's constants),
+// stated in the schema made from its params' declaration.
 func bound(p *jsonschema.Schema, lo, hi float64, def any) {
 	p.Minimum, p.Maximum = ptrf(lo), ptrf(hi)
 	if def != nil {
@@ -479,30 +366,32 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			p["paths"].MinItems, p["paths"].MaxItems = ptri(1), ptri(maxReadMany)
 		}, readManyHandler)
 	addTool[wire.Info](r, tool{"file_stat", "file.stat", "About a file", "Say whether a path is a file, folder or symlink, with its size and modification time.", readOnly},
-		nil, forward[statIn])
+		nil, forward[wire.StatArgs])
 	addTool[wire.DocumentResult](r, tool{"document_read", "file.document_read", "Read a document", "Extract the text of a PDF, Word, OpenDocument, Excel, PowerPoint, EPUB, RTF or HTML file, " +
 		"with markers such as '=== Page 3 ===' (spreadsheet rows as tab-separated cells); 2000 lines or 256 KiB per call. Scanned or locked files give no text.", readOnly},
 		lines, documentHandler)
 	addTool[wire.WriteResult](r, tool{"file_write", "file.write", "Write a file", "Create or replace a file (atomically), or append to it.", destructive},
 		func(p map[string]*jsonschema.Schema) {
 			p["encoding"].Enum, p["encoding"].Default = []any{"utf8", "base64"}, json.RawMessage(`"utf8"`)
-		}, forward[writeIn])
+		}, forward[wire.WriteArgs])
 	addTool[wire.EditResult](r, tool{"file_edit", "file.edit", "Edit a file", "Replace exact text in a file (old_text/new_text, or edits applied in order, all or none); each old_text must occur once unless replace_all. Returns the diff.", destructive},
-		nil, forward[editIn])
+		nil, forward[wire.EditArgs])
 	addTool[wire.PatchResult](r, tool{"apply_patch", "file.apply_patch", "Apply a patch", patchDesc, destructive},
-		nil, forward[patchIn])
+		nil, forward[wire.PatchArgs])
 	addTool[wire.ListResult](r, tool{"folder_list", "folder.list", "List a folder", "List a folder's files and sub-folders with sizes and dates (at most 1000 entries).", readOnly},
-		func(p map[string]*jsonschema.Schema) { bound(p["depth"], 1, 5, 1) }, forward[listIn])
+		func(p map[string]*jsonschema.Schema) { bound(p["depth"], 1, fsbox.MaxListDepth, 1) }, forward[wire.ListArgs])
 	addTool[wire.FindResult](r, tool{"file_find", "file.find", "Find files", "Find files whose path matches a glob (** matches any number of folders).", readOnly},
-		nil, forward[findIn])
+		nil, forward[wire.FindArgs])
 	addTool[wire.GrepResult](r, tool{"file_grep", "file.grep", "Search file contents", "Search text files for a regular expression; returns path, line number and line.", readOnly},
-		func(p map[string]*jsonschema.Schema) { bound(p["max_matches"], 1, 1000, 100) }, forward[grepIn])
+		func(p map[string]*jsonschema.Schema) {
+			bound(p["max_matches"], 1, sandbox.MaxGrepMatches, sandbox.DefaultMatches)
+		}, forward[wire.GrepArgs])
 	addTool[wire.FolderResult](r, tool{"folder_create", "folder.create", "Make a folder", "Make a folder and any missing folders above it; one that exists is fine (created is then false).", idempotent},
-		nil, forward[folderIn])
+		nil, forward[wire.FolderArgs])
 	addTool[wire.PathResult](r, tool{"file_delete", "file.delete", "Delete a file or folder", "Delete a file, or a folder (one that is not empty needs recursive=true).", sdk.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}},
-		nil, forward[deleteIn])
+		nil, forward[wire.DeleteArgs])
 	addTool[wire.MoveResult](r, tool{"file_move", "file.move", "Move or rename", "Move or rename a file or folder; the destination must not exist.", destructive},
-		nil, forward[moveIn])
+		nil, forward[wire.MoveArgs])
 	timeout := o.CommandTimeout
 	if timeout <= 0 {
 		timeout = execbox.DefaultTimeout
@@ -516,13 +405,14 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 				names = append(names, b.Name)
 			}
 			p["package_managers"].Items.Enum = names
+			delete(p, "stream") // set by runHandler when the client wants progress
 			ms := float64(timeout.Milliseconds())
 			bound(p["timeout_ms"], float64(minCommandTimeout.Milliseconds()), ms, ms)
 		}, runHandler)
 	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long reports (only links come back).", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["format"].Enum, p["format"].Default = []any{"markdown", "html"}, json.RawMessage(`"markdown"`)
-		}, forward[resultIn])
+		}, forward[wire.ResultArgs])
 	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is usual), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
@@ -530,9 +420,9 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 				Pattern:     expiresPattern,
 				Description: `seconds ("3600") or a duration ("30m", "7d"), at least 1m; default: the owner's setting`,
 			}
-		}, forward[linkIn])
+		}, forward[wire.LinkArgs])
 	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folders, other folders you may use, and whether commands can run.", readOnly},
-		nil, forward[infoIn])
+		nil, forward[wire.InfoArgs])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s
 }
@@ -639,18 +529,12 @@ func checkArguments(schemas map[string]*jsonschema.Schema) sdk.Middleware {
 }
 
 // readConflict says which of file_read's arguments, as the client gave
-// them, do not go together, or returns "".
+// them, do not go together, or returns "" (file.read's own check; a
+// base64 read here always goes by byte_offset).
 func readConflict(args map[string]json.RawMessage) string {
 	has := func(k string) bool { _, ok := args[k]; return ok }
-	switch {
-	case string(args["encoding"]) == `"base64"` && (has("tail") || has("offset") || has("limit")):
-		return "With encoding=base64, give byte_offset (and no tail, offset or limit): up to 4 MiB from there come back."
-	case has("byte_offset") && string(args["encoding"]) != `"base64"`:
-		return "byte_offset is for encoding=base64; for text give offset (a line number)."
-	case has("tail") && (has("offset") || has("limit")):
-		return "Give tail or offset/limit, not both."
-	}
-	return ""
+	b64 := string(args["encoding"]) == `"base64"`
+	return sandbox.ReadConflict(b64, has("offset"), has("limit"), has("tail"), b64 || has("byte_offset"))
 }
 
 // minLinkLife is the shortest expires_in generate_link takes: a shorter
@@ -947,93 +831,99 @@ func forward[In any](b Backend, method string) sdk.ToolHandlerFor[In, any] {
 }
 
 // readHandler is file.read's handler: images become MCP image content, and
-// a cut text says how to read on.
-func readHandler(b Backend, method string) sdk.ToolHandlerFor[readIn, any] {
-	return func(ctx context.Context, _ *sdk.CallToolRequest, in readIn) (*sdk.CallToolResult, any, error) {
+// a cut text says how to read on. tail is file.read's own: one call.
+func readHandler(b Backend, method string) sdk.ToolHandlerFor[wire.ReadArgs, any] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in wire.ReadArgs) (*sdk.CallToolResult, any, error) {
 		// The schema's defaults are filled in (offset 1, limit 2000):
 		// which arguments were given is checked on the call as it came
 		// (checkArguments, readConflict), so tail and encoding=base64
-		// simply take precedence here.
-		w := readWire{Path: in.Path, Offset: in.Offset, Limit: in.Limit, Reason: in.Reason, Context: in.Context}
-		switch {
-		case in.Encoding == "base64":
-			w.Encoding, w.Offset, w.Limit = "base64", in.ByteOffset, 0
-			raw, err := b.Call(ctx, method, w)
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			return binaryResult(raw)
-		case in.Tail > 0:
-			// The last lines: first how many there are.
-			raw, err := b.Call(ctx, method, readWire{Path: in.Path, Limit: 1, Reason: in.Reason, Context: in.Context})
-			if err != nil {
-				return nil, nil, toolError(err)
-			}
-			var n struct {
-				TotalLines int `json:"totalLines"`
-			}
-			json.Unmarshal(raw, &n)
-			w.Offset, w.Limit = max(1, n.TotalLines-in.Tail+1), in.Tail
-			in.Offset = w.Offset
+		// take the place of offset and limit here.
+		if in.Encoding == "base64" || in.Tail > 0 {
+			in.Offset, in.Limit = 0, 0
 		}
-		var r struct {
-			Type        string  `json:"type"`
-			Path        string  `json:"path"`
-			Bytes       int64   `json:"bytes"`
-			Content     string  `json:"content"`
-			MimeType    string  `json:"mimeType"`
-			Data        string  `json:"data"`
-			TotalLines  int     `json:"totalLines"`
-			OutputLines int     `json:"outputLines"`
-			Truncated   bool    `json:"truncated"`
-			TruncatedBy *string `json:"truncatedBy"`
-			Encoding    string  `json:"encoding"`
+		if in.Encoding == "text" {
+			in.Encoding = "" // the default, as file.read takes it
 		}
-		raw, err := readRaw(ctx, b, method, w, func(t wire.TextShape) {
-			r.Type, r.Path, r.Bytes, r.Content, r.TotalLines, r.OutputLines, r.Truncated, r.TruncatedBy, r.Encoding =
-				t.Type, t.Path, t.Bytes, t.Content, t.TotalLines, t.OutputLines, t.Truncated, t.TruncatedBy, t.Encoding
-		})
+		v, raw, err := readResult(ctx, b, method, in)
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
-		if raw != nil {
-			if err := json.Unmarshal(raw, &r); err != nil {
-				return nil, nil, err
+		switch r := v.(type) {
+		case wire.BinaryShape:
+			// The bytes once, in the text content (file.read's JSON as
+			// it came, data included); structuredContent the rest.
+			if raw == nil {
+				if raw, err = rpc.Marshal(r); err != nil {
+					return nil, nil, err
+				}
 			}
-		}
-		if r.Type == "image" {
+			out := readOut{Type: r.Type, Path: r.Path, Bytes: r.Bytes, Encoding: r.Encoding, Offset: r.Offset, Length: r.Length, Truncated: r.Truncated}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: out}, nil, nil
+		case wire.ImageShape:
 			if n := base64.StdEncoding.EncodedLen(int(r.Bytes)); n > maxAnswer-answerSlack {
 				return nil, nil, fmt.Errorf("%s is an image of %.1f MiB; sent as an image it would make an answer larger than the %d MiB a client takes in one message. Read its bytes in pieces with encoding=base64 and byte_offset (%d MiB at a time), or make a smaller copy with run_command.",
 					in.Path, float64(r.Bytes)/(1<<20), maxAnswer>>20, fsbox.MaxBase64Bytes>>20)
 			}
-			data, err := base64.StdEncoding.DecodeString(r.Data)
-			if err != nil {
-				return nil, nil, err
-			}
 			out := readOut{Type: r.Type, Path: r.Path, Bytes: r.Bytes, MimeType: r.MimeType}
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: data, MIMEType: r.MimeType}}, StructuredContent: out}, nil, nil
-		}
-		text := r.Content
-		if r.Truncated {
-			path := r.Path
-			if path == "" {
-				path = in.Path
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: r.Data, MIMEType: r.MimeType}}, StructuredContent: out}, nil, nil
+		case wire.TextShape:
+			text := r.Content
+			if r.Truncated {
+				path := r.Path
+				if path == "" {
+					path = in.Path
+				}
+				first := max(in.Offset, 1)
+				if in.Tail > 0 {
+					first = max(1, r.TotalLines-in.Tail+1)
+				}
+				text = withReadOnHint(text, path, first, r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
 			}
-			text = withReadOnHint(text, path, max(in.Offset, 1), r.OutputLines, r.TotalLines, r.TruncatedBy != nil && *r.TruncatedBy == fsbox.ByBytes)
+			if r.Encoding != "" {
+				text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
+			}
+			// structuredContent as a value, not raw: encoding/json checks
+			// and compacts a json.RawMessage byte by byte, several times
+			// slower than it escapes a string, and the content is most of it.
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: r}, nil, nil
 		}
-		if r.Encoding != "" {
-			text = strings.TrimSuffix(text, "\n") + "\n[This file is not UTF-8; it was read as " + r.Encoding + " and converted. Writing it back with file_write stores UTF-8.]"
-		}
-		// structuredContent as a value, not raw: encoding/json checks
-		// and compacts a json.RawMessage byte by byte, several times
-		// slower than it escapes a string, and the content is most of it.
-		var structured any = raw
-		if r.Type == "text" {
-			structured = wire.TextShape{Type: r.Type, Path: r.Path, Content: r.Content, Bytes: r.Bytes, TotalLines: r.TotalLines,
-				OutputLines: r.OutputLines, Truncated: r.Truncated, TruncatedBy: r.TruncatedBy, Encoding: r.Encoding}
-		}
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: structured}, nil, nil
+		return nil, nil, fmt.Errorf("file.read answered something Corral's file_read does not know: %.100s", raw)
 	}
+}
+
+// readResult performs a file.read and returns its answer as the shape
+// its type names (wire.TextShape, wire.ImageShape, wire.BinaryShape):
+// from a ValueBackend as it is (raw nil), from any other decoded from
+// its JSON, raw.
+func readResult(ctx context.Context, b Backend, method string, in wire.ReadArgs) (v any, raw json.RawMessage, err error) {
+	if vb, ok := b.(ValueBackend); ok {
+		v, err = vb.CallValue(ctx, method, in)
+		return v, nil, err
+	}
+	if raw, err = b.Call(ctx, method, in); err != nil {
+		return nil, nil, err
+	}
+	var t struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &t); err != nil {
+		return nil, raw, err
+	}
+	switch t.Type {
+	case "image":
+		var x wire.ImageShape
+		err = json.Unmarshal(raw, &x)
+		v = x
+	case "binary":
+		var x wire.BinaryShape
+		err = json.Unmarshal(raw, &x)
+		v = x
+	default:
+		var x wire.TextShape
+		err = json.Unmarshal(raw, &x)
+		v = x
+	}
+	return v, raw, err
 }
 
 // oneTextResult is a tool's result that encodes a single text content
@@ -1085,24 +975,6 @@ func (r oneTextResult) MarshalJSON() ([]byte, error) {
 	return append(b, tail...), nil
 }
 
-// readRaw performs a file.read: from a ValueBackend, a text comes to
-// text as it is and raw is nil; anything else comes as JSON.
-func readRaw(ctx context.Context, b Backend, method string, w readWire, text func(wire.TextShape)) (json.RawMessage, error) {
-	vb, ok := b.(ValueBackend)
-	if !ok {
-		return b.Call(ctx, method, w)
-	}
-	v, err := vb.CallValue(ctx, method, w)
-	if err != nil {
-		return nil, err
-	}
-	if t, ok := v.(wire.TextShape); ok {
-		text(t)
-		return nil, nil
-	}
-	return rpc.Marshal(v)
-}
-
 // maxAnswer is the largest answer a tool gives, encoded: clients take
 // messages up to 10 MiB (the TypeScript SDK's stdio transport drops longer
 // lines, and so the session). answerSlack is room for the envelope.
@@ -1110,17 +982,6 @@ const (
 	maxAnswer   = 10 << 20
 	answerSlack = 64 << 10
 )
-
-// binaryResult is file_read's answer for encoding=base64: the bytes are
-// sent once, in the text content (file.read's JSON as it came, data
-// included); structuredContent has the rest of it (readOut has no data).
-func binaryResult(raw json.RawMessage) (*sdk.CallToolResult, any, error) {
-	var out readOut
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, nil, err
-	}
-	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(raw)}}, StructuredContent: out}, nil, nil
-}
 
 // jsonLen is how long s is as a JSON string, at most: Go's encoder
 // escapes quotes, backslashes, control characters, <, > and &, U+2028,
@@ -1177,22 +1038,17 @@ func answerLen(res *sdk.CallToolResult) int {
 
 // documentHandler is file.document_read's handler: the text, and when it
 // was cut, how to read on.
-func documentHandler(b Backend, method string) sdk.ToolHandlerFor[documentIn, any] {
-	return func(ctx context.Context, _ *sdk.CallToolRequest, in documentIn) (*sdk.CallToolResult, any, error) {
-		raw, err := b.Call(ctx, method, in)
+func documentHandler(b Backend, method string) sdk.ToolHandlerFor[wire.DocumentReadArgs, any] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in wire.DocumentReadArgs) (*sdk.CallToolResult, any, error) {
+		v, raw, err := callBoth(ctx, b, method, in)
 		if err != nil {
 			return nil, nil, toolError(err)
 		}
-		var r struct {
-			Format      string  `json:"format"`
-			Content     string  `json:"content"`
-			TotalLines  int     `json:"totalLines"`
-			OutputLines int     `json:"outputLines"`
-			Truncated   bool    `json:"truncated"`
-			TruncatedBy *string `json:"truncatedBy"`
-		}
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, nil, err
+		r, ok := v.(wire.DocumentResult)
+		if !ok {
+			if err := json.Unmarshal(raw, &r); err != nil {
+				return nil, nil, err
+			}
 		}
 		var sb strings.Builder
 		sb.WriteString(r.Content)
@@ -1280,7 +1136,7 @@ func readManyHandler(b Backend, method string) sdk.ToolHandlerFor[readManyIn, an
 		out := readManyOut{Files: []readManyFile{}}
 		size := answerSlack
 		for i, p := range in.Paths {
-			r, _, err := one(ctx, req, readIn{Path: p, Reason: in.Reason, Context: in.Context})
+			r, _, err := one(ctx, req, wire.ReadArgs{Path: p, Reason: in.Reason, Context: in.Context})
 			if err == nil {
 				// Its content and structured copy (a text is in both).
 				if size += answerLen(r) + jsonLen(p); size > maxAnswer {

@@ -575,13 +575,16 @@ func TestReadBounds(t *testing.T) {
 	const total = 5000
 	b := &fakeBackend{answer: func(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		var p struct {
-			Path          string
-			Offset, Limit int
+			Path                string
+			Offset, Limit, Tail int
 		}
 		json.Unmarshal(params, &p)
 		first, n := max(p.Offset, 1), min(p.Limit, 2000)
 		if p.Limit == 0 {
 			n = 2000
+		}
+		if p.Tail > 0 {
+			first, n = max(1, total-p.Tail+1), p.Tail
 		}
 		n = min(n, total-first+1)
 		r := map[string]any{"type": "text", "path": p.Path, "content": fileLines(first, n), "totalLines": total, "outputLines": n}
@@ -597,20 +600,27 @@ func TestReadBounds(t *testing.T) {
 
 	for _, c := range []struct {
 		args          map[string]any
-		offset, limit float64 // what file.read is asked last
+		offset, limit float64 // what file.read is asked (tail: file.read's own)
 		tail          string  // how the text ends
 	}{
 		{map[string]any{"path": "big.txt"}, 1, 2000, "line 2000\n\n[Showing lines 1–2000 of 5000. Call file_read with offset=2001 to read on.]"}, // the schema's defaults
 		{map[string]any{"path": "big.txt", "offset": 4001, "limit": 2000}, 4001, 2000, "line 5000\n"},
 		{map[string]any{"path": "big.txt", "limit": 3}, 1, 3, "line 3\n\n[Showing lines 1–3 of 5000. Call file_read with offset=4 to read on.]"},
-		{map[string]any{"path": "big.txt", "tail": 2}, 4999, 2, "line 4999\nline 5000\n"},
+		{map[string]any{"path": "big.txt", "tail": 2}, 0, 0, "line 4999\nline 5000\n"},
 	} {
 		before := len(b.recorded())
 		res := callTool(t, cs, "file_read", c.args)
 		calls := b.recorded()[before:]
-		last := calls[len(calls)-1].params
+		if len(calls) != 1 {
+			t.Errorf("file_read %v: %d calls of file.read, want one", c.args, len(calls))
+			continue
+		}
+		last := calls[0].params
 		off, _ := last["offset"].(float64)
 		lim, _ := last["limit"].(float64)
+		if tail, _ := c.args["tail"].(int); last["tail"] != nil && last["tail"] != float64(tail) {
+			t.Errorf("file_read %v: asked tail %v", c.args, last["tail"])
+		}
 		if got := resultText(t, res); res.IsError || !strings.HasSuffix(got, c.tail) || off != c.offset || lim != c.limit {
 			t.Errorf("file_read %v: asked offset %v limit %v (want %v, %v); isError=%v, text ends %q, want %q", c.args, off, lim, c.offset, c.limit, res.IsError, got[max(0, len(got)-120):], c.tail)
 		}

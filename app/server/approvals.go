@@ -103,13 +103,7 @@ func (ap approvalArea) list(ctx context.Context, c *call) (any, error) {
 }
 
 func (ap approvalArea) respond(ctx context.Context, c *call) (any, error) {
-	var a struct {
-		ID        string          `json:"id" rpc:"required"`
-		Decision  string          `json:"decision" rpc:"required"`
-		Widen     string          `json:"widen"`
-		ExpiresIn json.RawMessage `json:"expires_in"`
-		Reason    string          `json:"reason"` // the owner's sentence with a denial
-	}
+	var a wire.RespondArgs
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
@@ -183,17 +177,9 @@ func (cs *connSurface) ApprovalRequested(a policy.Approval) {
 	cs.send("approval.requested", approvalRequested{Approval: withChoices(a)})
 }
 
-// approvalOut is an approval as the owner's surfaces receive it: with
-// the answers it accepts, in the words of policy's one table, and the
-// one to put first (Deny for secrets), so no surface keeps its own copy.
-type approvalOut struct {
-	wire.Approval
-	Choices         []wire.Choice   `json:"choices"`
-	DefaultDecision policy.Decision `json:"default_decision"`
-	// LevelLabel names Level as the owner reads it ("Trusted in its
-	// folder"): the phone, which cannot list agents, shows it as is.
-	LevelLabel string `json:"level_label,omitempty"`
-}
+// approvalOut is an approval as the owner's surfaces receive it
+// (declared in app/wire, which `corral approve` reads too).
+type approvalOut = wire.PendingApproval
 
 func withChoices(a policy.Approval) approvalOut {
 	out := approvalOut{Approval: wire.To[wire.Approval](a), Choices: wire.To[[]wire.Choice](a.Choices()), DefaultDecision: a.Default()}

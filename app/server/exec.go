@@ -45,7 +45,7 @@ func (x commandArea) methods(add func(name string, m method)) {
 }
 
 func (x commandArea) run(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[commands.RunArgs](c.params)
+	a, err := decode[commands.RunArgs](c)
 	if err != nil {
 		return nil, err
 	}

@@ -26,13 +26,9 @@ import (
 	"corral/core/sandbox"
 )
 
-// Invoke runs one method as caller, outside any connection (MCP over
-// HTTP). Methods that need a connection (subscriptions) are refused.
-func (s *Server) Invoke(ctx context.Context, caller sandbox.Caller, method string, params json.RawMessage) (any, error) {
-	return s.run(ctx, method, &call{caller: caller, params: params})
-}
-
-// mcpBackend adapts Invoke to the MCP tools.
+// mcpBackend runs the MCP tools' methods as caller, outside any
+// connection (methods that need one, subscriptions, are refused): the
+// tool's arguments go to the method as they were decoded (call.args).
 type mcpBackend struct {
 	s      *Server
 	caller sandbox.Caller
@@ -57,11 +53,10 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 }
 
 // CallValue is Call's result before it is encoded (mcp.ValueBackend).
+// params are the tool's arguments as they were decoded, the wire type
+// the method declares (app/wire): the method takes them as they are,
+// with no JSON between the tool and it.
 func (b mcpBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, err
-	}
 	if !b.caller.Owner {
 		// The same places as the agent's /ws calls (shareOf): one bound
 		// on an agent's calls at once, whatever transport they come by.
@@ -73,7 +68,7 @@ func (b mcpBackend) CallValue(ctx context.Context, method string, params any) (a
 			return nil, kindError{rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))}
 		}
 	}
-	c := &call{caller: b.caller, params: raw}
+	c := &call{caller: b.caller, args: params}
 	if report := mcp.Progress(ctx); report != nil {
 		ctx = policy.WithWaiting(ctx, func(a policy.Approval) { report(waitingMessage(a)) })
 		c.output = func(_ string, data []byte) { report(strings.TrimSuffix(string(data), "\n")) }

@@ -20,7 +20,24 @@ type call struct {
 	caller sandbox.Caller
 	id     json.RawMessage
 	params json.RawMessage
+	// args are the params already decoded, as the wire type the method
+	// declares (app/wire), when the caller has them so (MCP: its tools'
+	// arguments are those types): params then is nil and nothing is
+	// encoded or decoded again on the way to the method (see decode).
+	args   any
+	took   bool                             // the method took args (decode): see run
 	output func(stream string, data []byte) // outside a connection: command.run's stream
+}
+
+// decode is c's params as A, the method's params type: c.args converted
+// when MCP handed them over decoded, otherwise the JSON decoded with
+// rpc.DecodeParams' checks (app/wire).
+func decode[A any](c *call) (A, error) {
+	if c.args != nil {
+		c.took = true
+		return wire.From[A](c.args)
+	}
+	return wire.Decode[A](c.params)
 }
 
 type method struct {
@@ -64,14 +81,22 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 	if c.conn != nil && c.conn.deviceID != "" && !deviceMethods[name] {
 		return nil, errs.New(errs.Forbidden, "", "A paired device may not call %s; use the computer Corral runs on.", name)
 	}
-	return m.fn(ctx, c)
+	result, err = m.fn(ctx, c)
+	if c.args != nil && !c.took {
+		// A method that reads c.params only saw none: a mistake in
+		// Corral (its row should decode), never the agent's.
+		s.log.Error("method ignored the params MCP handed it decoded", "method", name)
+		return nil, errs.New(errs.IO, "", "Corral could not hand this call's arguments to %s; the call did not complete.", name)
+	}
+	return result, err
 }
 
 // handle adapts a typed facade method to the method table: its params
-// and result take their JSON form in app/wire.
+// and result take their JSON form in app/wire, and params MCP hands over
+// decoded reach it without JSON (decode).
 func handle[A, R any](f func(context.Context, sandbox.Caller, A) (R, error)) func(context.Context, *call) (any, error) {
 	return func(ctx context.Context, c *call) (any, error) {
-		a, err := wire.Decode[A](c.params)
+		a, err := decode[A](c)
 		if err != nil {
 			return nil, err
 		}
@@ -110,26 +135,9 @@ type recordFunc func(ctx context.Context, who, op, target, detail string) error
 // maxOps bounds the operations one audit filter may list (its error says 64).
 const maxOps = 64
 
-type auditFilter struct {
-	Since    string   `json:"since"`
-	Until    string   `json:"until"`
-	Client   string   `json:"client"`
-	Agent    string   `json:"agent"`
-	User     string   `json:"user"`
-	Op       string   `json:"op"`
-	Ops      []string `json:"ops"`
-	Changed  bool     `json:"changed"`
-	Asked    bool     `json:"asked"`
-	HideOwn  bool     `json:"hide_own"`
-	Decision string   `json:"decision"`
-	Text     string   `json:"text"`
-	ID       int64    `json:"id"`
-	Cursor   string   `json:"cursor"`
-	Limit    int      `json:"limit"`
-	Bucket   string   `json:"bucket"`
-}
-
-func (a auditFilter) filter() (audit.Filter, error) {
+// auditFilter is the filter of audit.query's and audit.stats' params,
+// checked.
+func auditFilter(a wire.AuditArgs) (audit.Filter, error) {
 	f := audit.Filter{Client: a.Client, Agent: a.Agent, User: a.User, Op: a.Op, Ops: a.Ops, Changed: a.Changed, Asked: a.Asked, HideOwn: a.HideOwn, Decision: audit.Decision(a.Decision), Text: a.Text, ID: a.ID, Cursor: a.Cursor, Limit: a.Limit}
 	if a.Ops != nil && (len(a.Ops) == 0 || len(a.Ops) > maxOps) {
 		return f, errs.New(errs.InvalidParams, "", "ops must list between 1 and 64 operations.")
@@ -178,14 +186,14 @@ func (l auditArea) methods(add func(name string, m method)) {
 }
 
 func (l auditArea) query(ctx context.Context, c *call) (any, error) {
-	var a auditFilter
+	var a wire.AuditArgs
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
 	if a.Bucket != "" {
 		return nil, errs.New(errs.InvalidParams, "", "Unknown parameter \"bucket\" (it belongs to audit.stats).")
 	}
-	f, err := a.filter()
+	f, err := auditFilter(a)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +208,11 @@ func (l auditArea) query(ctx context.Context, c *call) (any, error) {
 }
 
 func (l auditArea) stats(ctx context.Context, c *call) (any, error) {
-	var a auditFilter
+	var a wire.AuditArgs
 	if err := rpc.DecodeParams(c.params, &a); err != nil {
 		return nil, err
 	}
-	f, err := a.filter()
+	f, err := auditFilter(a)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +255,7 @@ func (l auditArea) subscribe(ctx context.Context, c *call) (any, error) {
 					c.conn.finish()
 					return
 				}
-				if !c.conn.notify("audit.event", auditEvent{Event: wire.To[wire.Event](ev)}) {
+				if !c.conn.notify("audit.event", wire.AuditEvent{Event: wire.To[wire.Event](ev)}) {
 					return
 				}
 			case <-c.conn.done:

@@ -224,7 +224,7 @@ type housekeeping struct {
 }
 
 func (x sessionArea) info(ctx context.Context, c *call) (any, error) {
-	a, err := wire.Decode[wire.InfoArgs](c.params)
+	a, err := decode[wire.InfoArgs](c)
 	if err != nil {
 		return nil, err
 	}

@@ -64,3 +64,31 @@ type Bucket struct {
 	Deny  int64     `json:"deny"`
 	Error int64     `json:"error"`
 }
+
+// AuditArgs are audit.query's and audit.stats' params (the owner's
+// filter; bucket is audit.stats' only): declared here once for the
+// server, which checks them, and `corral audit`, which sends them.
+type AuditArgs struct {
+	Since    string   `json:"since,omitempty"` // RFC 3339
+	Until    string   `json:"until,omitempty"`
+	Client   string   `json:"client,omitempty"`
+	Agent    string   `json:"agent,omitempty"`
+	User     string   `json:"user,omitempty"`
+	Op       string   `json:"op,omitempty"`
+	Ops      []string `json:"ops,omitempty"`
+	Changed  bool     `json:"changed,omitempty"`
+	Asked    bool     `json:"asked,omitempty"`
+	HideOwn  bool     `json:"hide_own,omitempty"`
+	Decision string   `json:"decision,omitempty"`
+	Text     string   `json:"text,omitempty"`
+	ID       int64    `json:"id,omitempty"`
+	Cursor   string   `json:"cursor,omitempty"`
+	Limit    int      `json:"limit,omitempty"`
+	Bucket   string   `json:"bucket,omitempty"` // audit.stats: "hour" (default) or "day"
+}
+
+// AuditEvent is audit.event's params: one committed event, for
+// audit.subscribe's subscribers.
+type AuditEvent struct {
+	Event Event `json:"event"`
+}

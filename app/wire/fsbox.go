@@ -26,9 +26,9 @@ type Match struct {
 
 // Replacement is fsbox.Replacement on the wire.
 type Replacement struct {
-	Old string `json:"old_text"`
-	New string `json:"new_text"`
-	All bool   `json:"replace_all,omitempty"`
+	Old string `json:"old_text" jsonschema:"the exact text to replace"`
+	New string `json:"new_text" jsonschema:"the replacement text"`
+	All bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 }
 
 // TextShape, ImageShape and BinaryShape are file.read's JSON shapes

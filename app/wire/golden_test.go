@@ -86,7 +86,8 @@ func goldenParams() []golden {
 	var g []golden
 	add := func(gs []golden) { g = append(g, gs...) }
 	add(decoded[sandbox.ReadArgs]("file.read", `{"path":"a.txt"}`, `{`+ctxAll+`,"reason":"r","path":"a.txt","offset":2,"limit":3,"encoding":"base64"}`,
-		`{}`, `null`, `{"path":null}`, `{"path":""}`, `{"path":1}`, `{"path":"a","bogus":1}`, `{"PATH":"a"}`, `{"path":"a","context":null}`, `{"path":"a","context":{}}`))
+		`{}`, `null`, `{"path":null}`, `{"path":""}`, `{"path":1}`, `{"path":"a","bogus":1}`, `{"PATH":"a"}`, `{"path":"a","context":null}`, `{"path":"a","context":{}}`,
+		`{"path":"a","tail":5}`, `{"path":"a","encoding":"base64","byte_offset":9}`))
 	add(decoded[sandbox.WriteArgs]("file.write", `{"path":"a","content":""}`, `{`+ctxAll+`,"reason":"r","path":"a","content":"x","append":true,"encoding":"base64"}`, `{"path":"a"}`, `{"content":"x"}`))
 	add(decoded[sandbox.EditArgs]("file.edit", `{"path":"a","old_text":"","new_text":"n"}`,
 		`{`+ctxAll+`,"reason":"r","path":"a","old_text":"o","new_text":"n","replace_all":true,"edits":[{"old_text":"a","new_text":"b","replace_all":true},{"old_text":"c","new_text":"d"}],"dry_run":true}`,

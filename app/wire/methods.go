@@ -7,22 +7,22 @@ import (
 
 // InfoArgs are session.info's params.
 type InfoArgs struct {
-	Context *Context `json:"context"`
+	Context *Context `json:"context,omitempty"`
 }
 
 // LinkArgs are link.create's params: links.LinkArgs with its lifetime
 // as the caller wrote it, a number of seconds or a duration string
 // (PROTOCOL.md section 10), which the transport parses.
 type LinkArgs struct {
-	Context   *Context        `json:"context"`
-	Path      string          `json:"path" rpc:"required"`
-	ExpiresIn json.RawMessage `json:"expires_in"`
+	Context   *Context        `json:"context,omitempty"`
+	Path      string          `json:"path" rpc:"required" jsonschema:"the file or folder to link"`
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"`
 }
 
 // Params names the params type of every method whose params are core
 // types (or, for session.info and link.create, a context and core
 // arguments the transport finishes): the one definition the WebSocket
-// decodes and `corral mcp`'s tools are checked against.
+// decodes and MCP's tools take as their arguments.
 var Params = map[string]reflect.Type{
 	"session.info":       reflect.TypeFor[InfoArgs](),
 	"file.read":          reflect.TypeFor[ReadArgs](),

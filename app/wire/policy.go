@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"time"
 
 	"corral/core/policy"
@@ -71,4 +72,26 @@ type Rule struct {
 	Expires     *time.Time      `json:"expires,omitempty"`
 	Description string          `json:"description"`
 	Note        string          `json:"note,omitempty"` // the owner's own words on a rule written by hand
+}
+
+// PendingApproval is an approval as the owner's surfaces receive it
+// (approval.list, approval.requested): with the answers it accepts, in
+// the words of policy's one table, and the one to put first (Deny for
+// secrets), so no surface keeps its own copy.
+type PendingApproval struct {
+	Approval
+	Choices         []Choice        `json:"choices"`
+	DefaultDecision policy.Decision `json:"default_decision"`
+	// LevelLabel names Level as the owner reads it ("Trusted in its
+	// folder"): the phone, which cannot list agents, shows it as is.
+	LevelLabel string `json:"level_label,omitempty"`
+}
+
+// RespondArgs are approval.respond's params.
+type RespondArgs struct {
+	ID        string          `json:"id" rpc:"required"`
+	Decision  string          `json:"decision" rpc:"required"`
+	Widen     string          `json:"widen,omitempty"`
+	ExpiresIn json.RawMessage `json:"expires_in,omitempty"` // seconds or a duration string
+	Reason    string          `json:"reason,omitempty"`     // the owner's sentence with a denial
 }

@@ -17,25 +17,29 @@ type Context struct {
 
 // ReadArgs is sandbox.ReadArgs on the wire.
 type ReadArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required" jsonschema:"the file to read"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the first line to return"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return"`
+	// Tail is an extension (docs/protocol.md): the last this many lines.
+	Tail int `json:"tail,omitempty" jsonschema:"only the last this many lines (not with offset/limit)"`
 	// Encoding "base64" returns the file's bytes, whatever they are:
 	// Offset is then a byte offset (0-based) and Limit a number of bytes
 	// (at most fsbox.MaxBase64Bytes).
-	Encoding string `json:"encoding"`
+	Encoding string `json:"encoding,omitempty" jsonschema:"text (UTF-8, or converted from a named 8-bit encoding) or base64 (4 MiB of bytes from byte_offset)"`
+	// ByteOffset is an extension: with base64, Offset under MCP's name.
+	ByteOffset int64 `json:"byte_offset,omitempty" jsonschema:"with base64: the first byte to return"`
 }
 
 // WriteArgs is sandbox.WriteArgs on the wire.
 type WriteArgs struct {
-	Context  *Context `json:"context"`
-	Reason   string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path     string   `json:"path" rpc:"required"`
-	Content  string   `json:"content" rpc:"required"`
-	Append   bool     `json:"append"`
-	Encoding string   `json:"encoding"`
+	Context  *Context `json:"context,omitempty"`
+	Reason   string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path     string   `json:"path" rpc:"required" jsonschema:"the file to write; parent folders are made"`
+	Content  string   `json:"content" rpc:"required" jsonschema:"the text, or with encoding=base64 the bytes in base64"`
+	Append   bool     `json:"append,omitempty" jsonschema:"append instead of replacing"`
+	Encoding string   `json:"encoding,omitempty" jsonschema:"utf8 for text, base64 for binary content"`
 }
 
 // WriteResult is sandbox.WriteResult on the wire.
@@ -46,14 +50,14 @@ type WriteResult struct {
 
 // EditArgs is sandbox.EditArgs on the wire.
 type EditArgs struct {
-	Context    *Context      `json:"context"`
-	Reason     string        `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path       string        `json:"path" rpc:"required"`
-	OldText    *string       `json:"old_text"`
-	NewText    *string       `json:"new_text"`
-	ReplaceAll bool          `json:"replace_all"`
-	Edits      []Replacement `json:"edits"`
-	DryRun     bool          `json:"dry_run"`
+	Context    *Context      `json:"context,omitempty"`
+	Reason     string        `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path       string        `json:"path" rpc:"required" jsonschema:"the file to edit"`
+	OldText    *string       `json:"old_text,omitempty" jsonschema:"the exact text to replace"`
+	NewText    *string       `json:"new_text,omitempty" jsonschema:"the replacement text"`
+	ReplaceAll bool          `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
+	Edits      []Replacement `json:"edits,omitempty" jsonschema:"several edits in order, instead of old_text/new_text"`
+	DryRun     bool          `json:"dry_run,omitempty" jsonschema:"only return the diff; change nothing"`
 }
 
 // EditResult is sandbox.EditResult on the wire.
@@ -69,10 +73,10 @@ type EditResult struct {
 
 // DeleteArgs is sandbox.DeleteArgs on the wire.
 type DeleteArgs struct {
-	Context   *Context `json:"context"`
-	Reason    string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path      string   `json:"path" rpc:"required"`
-	Recursive bool     `json:"recursive"`
+	Context   *Context `json:"context,omitempty"`
+	Reason    string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path      string   `json:"path" rpc:"required" jsonschema:"the file or folder to delete"`
+	Recursive bool     `json:"recursive,omitempty" jsonschema:"a folder with all it holds"`
 }
 
 // PathResult is sandbox.PathResult on the wire.
@@ -82,10 +86,10 @@ type PathResult struct {
 
 // MoveArgs is sandbox.MoveArgs on the wire.
 type MoveArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	From    string   `json:"from" rpc:"required"`
-	To      string   `json:"to" rpc:"required"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	From    string   `json:"from" rpc:"required" jsonschema:"the path to move"`
+	To      string   `json:"to" rpc:"required" jsonschema:"the new path, which must not exist"`
 }
 
 // MoveResult is sandbox.MoveResult on the wire.
@@ -96,9 +100,9 @@ type MoveResult struct {
 
 // FolderArgs is sandbox.FolderArgs on the wire.
 type FolderArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required" jsonschema:"the folder to make"`
 }
 
 // FolderResult is sandbox.FolderResult on the wire.
@@ -109,17 +113,17 @@ type FolderResult struct {
 
 // StatArgs is sandbox.StatArgs on the wire.
 type StatArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required" jsonschema:"the file or folder"`
 }
 
 // ListArgs is sandbox.ListArgs on the wire.
 type ListArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path"`
-	Depth   int      `json:"depth"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to list; empty for yours"`
+	Depth   int      `json:"depth,omitempty" jsonschema:"how many levels to list"`
 }
 
 // ListResult is sandbox.ListResult on the wire.
@@ -131,10 +135,10 @@ type ListResult struct {
 
 // FindArgs is sandbox.FindArgs on the wire.
 type FindArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Pattern string   `json:"pattern" rpc:"required"`
-	Path    string   `json:"path"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Pattern string   `json:"pattern" rpc:"required" jsonschema:"a glob such as **/*.md"`
+	Path    string   `json:"path,omitempty" jsonschema:"the folder to search; empty for yours"`
 }
 
 // FindResult is sandbox.FindResult on the wire.
@@ -145,12 +149,12 @@ type FindResult struct {
 
 // GrepArgs is sandbox.GrepArgs on the wire.
 type GrepArgs struct {
-	Context    *Context `json:"context"`
-	Reason     string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Pattern    string   `json:"pattern" rpc:"required"`
-	Path       string   `json:"path"`
-	Glob       string   `json:"glob"`
-	MaxMatches int      `json:"max_matches"`
+	Context    *Context `json:"context,omitempty"`
+	Reason     string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Pattern    string   `json:"pattern" rpc:"required" jsonschema:"a regular expression (RE2)"`
+	Path       string   `json:"path,omitempty" jsonschema:"the folder or file to search; empty for yours"`
+	Glob       string   `json:"glob,omitempty" jsonschema:"only files matching: *.go by name anywhere, src/**/*.go by path below path"`
+	MaxMatches int      `json:"max_matches,omitempty" jsonschema:"at most this many matches"`
 }
 
 // GrepResult is sandbox.GrepResult on the wire.
@@ -161,10 +165,10 @@ type GrepResult struct {
 
 // PatchArgs is sandbox.PatchArgs on the wire.
 type PatchArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Patch   string   `json:"patch" rpc:"required"`
-	DryRun  bool     `json:"dry_run"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Patch   string   `json:"patch" rpc:"required" jsonschema:"a unified diff or a Codex patch (*** Begin Patch …)"`
+	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"only check and report; write nothing"`
 }
 
 // PatchFile is sandbox.PatchFile on the wire.
@@ -184,20 +188,22 @@ type PatchResult struct {
 
 // RunArgs is commands.RunArgs on the wire.
 type RunArgs struct {
-	Context    *Context `json:"context"`
-	Command    string   `json:"command" rpc:"required"`
-	WorkingDir string   `json:"working_dir"`
-	Network    bool     `json:"network"`
+	Context    *Context `json:"context,omitempty"`
+	Command    string   `json:"command" rpc:"required" jsonschema:"run as /bin/sh -c COMMAND"`
+	WorkingDir string   `json:"working_dir,omitempty" jsonschema:"a folder in $HOME, e.g. playground"`
+	Network    bool     `json:"network,omitempty" jsonschema:"any public domain, asked every time"`
 	// AllowedDomains and PackageManagers give the command network to
 	// those domains only, those no rule decides asked of the owner in one
 	// question before the command starts.
-	AllowedDomains  []string          `json:"allowed_domains"`
-	PackageManagers []string          `json:"package_managers"`
-	TimeoutMs       int64             `json:"timeout_ms"`
-	Env             map[string]string `json:"env"`
-	Stdin           string            `json:"stdin"`
-	Stream          bool              `json:"stream"`
-	Reason          string            `json:"reason"`
+	AllowedDomains  []string          `json:"allowed_domains,omitempty" jsonschema:"domains it needs (api.example.com, *.example.com)"`
+	PackageManagers []string          `json:"package_managers,omitempty" jsonschema:"package registries it needs"`
+	TimeoutMs       int64             `json:"timeout_ms,omitempty" jsonschema:"kill it after this many milliseconds"`
+	Env             map[string]string `json:"env,omitempty" jsonschema:"extra environment variables"`
+	Stdin           string            `json:"stdin,omitempty" jsonschema:"text for its standard input"`
+	// Stream sends the output as it comes (command.output); MCP's
+	// run_command sets it when the client wants progress.
+	Stream bool   `json:"stream,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // RunResult is commands.RunResult on the wire.
@@ -248,10 +254,10 @@ type FileChange struct {
 
 // ResultArgs is links.ResultArgs on the wire.
 type ResultArgs struct {
-	Context *Context `json:"context"`
-	Title   string   `json:"title" rpc:"required"`
-	Content string   `json:"content" rpc:"required"`
-	Format  string   `json:"format"`
+	Context *Context `json:"context,omitempty"`
+	Title   string   `json:"title" rpc:"required" jsonschema:"the page's title"`
+	Content string   `json:"content" rpc:"required" jsonschema:"the report, as format says"`
+	Format  string   `json:"format,omitempty" jsonschema:"markdown or html"`
 }
 
 // UndoArgs is undo.UndoArgs on the wire.
@@ -260,7 +266,7 @@ type UndoArgs struct {
 	// SkipConflicts applies what does not conflict and leaves the
 	// conflicting files as they are; without it a conflict stops the
 	// whole undo.
-	SkipConflicts bool `json:"skip_conflicts"`
+	SkipConflicts bool `json:"skip_conflicts,omitempty"`
 	// Folder limits the undo to the changes at that path or under it.
 	Folder string `json:"folder,omitempty"`
 }
@@ -309,16 +315,16 @@ type UndoFolder struct {
 
 // RestoreArgs is undo.RestoreArgs on the wire.
 type RestoreArgs struct {
-	Context *Context `json:"context"`
+	Context *Context `json:"context,omitempty"`
 	Path    string   `json:"path" rpc:"required"`
 	Version string   `json:"version" rpc:"required"`
 }
 
 // HistoryArgs is undo.HistoryArgs on the wire.
 type HistoryArgs struct {
-	Context *Context `json:"context"`
+	Context *Context `json:"context,omitempty"`
 	Path    string   `json:"path" rpc:"required"`
-	Limit   int      `json:"limit"`
+	Limit   int      `json:"limit,omitempty"`
 }
 
 // Version is undo.Version on the wire.
@@ -354,11 +360,11 @@ type ChangesResult struct {
 
 // UndoClientArgs is undo.UndoClientArgs on the wire.
 type UndoClientArgs struct {
-	Client        string    `json:"client"` // "": every agent
+	Client        string    `json:"client,omitempty"` // "": every agent
 	Since         time.Time `json:"since" rpc:"required"`
-	Until         time.Time `json:"until"` // exclusive; zero: up to now
-	DryRun        bool      `json:"dry_run"`
-	SkipConflicts bool      `json:"skip_conflicts"`
+	Until         time.Time `json:"until,omitempty"` // exclusive; zero: up to now
+	DryRun        bool      `json:"dry_run,omitempty"`
+	SkipConflicts bool      `json:"skip_conflicts,omitempty"`
 }
 
 // UndoClientResult is undo.UndoClientResult on the wire.
@@ -371,11 +377,11 @@ type UndoClientResult struct {
 
 // DocumentReadArgs is sandbox.DocumentReadArgs on the wire.
 type DocumentReadArgs struct {
-	Context *Context `json:"context"`
-	Reason  string   `json:"reason"` // why, in the agent's words; shown if the owner is asked
-	Path    string   `json:"path" rpc:"required"`
-	Offset  int      `json:"offset"`
-	Limit   int      `json:"limit"`
+	Context *Context `json:"context,omitempty"`
+	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
+	Path    string   `json:"path" rpc:"required" jsonschema:"the document to read"`
+	Offset  int      `json:"offset,omitempty" jsonschema:"the first line of its text to return"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return"`
 }
 
 // DocumentResult is sandbox.DocumentResult on the wire.

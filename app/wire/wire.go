@@ -1,7 +1,12 @@
 // Package wire is the JSON form of the parameters and results of Corral's
 // methods whose Go types live in core: core keeps its operation arguments
 // and results as plain Go types, and this package declares each one again
-// with its JSON tags and `rpc:"required"` marks (PROTOCOL.md names).
+// with its JSON tags, `rpc:"required"` marks (PROTOCOL.md names) and the
+// descriptions MCP's tools show (`jsonschema` tags). It is the one
+// declaration of each method's params: the WebSocket decodes them (Decode),
+// MCP's tools take them as their arguments, their input schemas made from
+// them, and hand them to the method decoded (From), and the CLI sends
+// them.
 //
 // It guarantees:
 //   - every wire type has exactly the exported fields of its core type, in
@@ -32,6 +37,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/audit"
 	"corral/core/commands"
+	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
 	"corral/core/netgate"
@@ -194,6 +200,23 @@ func Decode[A any](params json.RawMessage) (A, error) {
 		return a, err
 	}
 	convert(reflect.ValueOf(&a).Elem(), p.Elem())
+	return a, nil
+}
+
+// From returns v, a method's params already decoded (MCP hands its
+// tools' arguments over so, as the wire type the method declares), as A:
+// v itself when it is an A, or converted field by field when it is A's
+// wire type. Anything else is a mistake in Corral and says so.
+func From[A any](v any) (A, error) {
+	var a A
+	if x, ok := v.(A); ok {
+		return x, nil
+	}
+	t := reflect.TypeOf(v)
+	if t == nil || toWire[reflect.TypeFor[A]()] != t {
+		return a, errs.New(errs.IO, "", "Corral handed this method parameters of the wrong type (%v); the call was not made.", t)
+	}
+	convert(reflect.ValueOf(&a).Elem(), reflect.ValueOf(v))
 	return a, nil
 }
 

@@ -149,7 +149,7 @@ func systemView(extra []string) ([]string, error) {
 	patterns := slices.Clone(etcEntries)
 	for _, e := range extra {
 		c := path.Clean(e)
-		if e == "" || c != e || path.IsAbs(c) || c == "." || c == ".." || strings.HasPrefix(c, "../") || strings.ContainsRune(c, 0) {
+		if e == "" || c != e || path.IsAbs(c) || c == "." || paths.Within(c, "..") || strings.ContainsRune(c, 0) {
 			return nil, fmt.Errorf("execbox: /etc entry %q must be a clean path relative to /etc", e)
 		}
 		patterns = append(patterns, c)
@@ -223,17 +223,29 @@ func (r *Runner) identity(user string) [2][]byte {
 	return [2][]byte{[]byte(pw.String()), []byte(gr.String())}
 }
 
+// CheckCommand is the one check of a command line's text, before
+// anything is decided or run, in the one wording agents read: not empty
+// (nor only white space), no NUL byte, at most 128 KiB. Run makes it
+// again (plan); a caller that decides about a command first (core/sandbox
+// asks the owner) makes it before asking.
+func CheckCommand(command string) error {
+	if strings.TrimSpace(command) == "" {
+		return errs.New(errs.InvalidParams, "", "command must not be empty.")
+	}
+	if strings.ContainsRune(command, 0) {
+		return errs.New(errs.InvalidParams, "", "The command contains a NUL byte.")
+	}
+	if len(command) > maxArg {
+		return errs.New(errs.TooLarge, "", "The command is longer than 128 KiB; write it to a file in the agent's folder and run that file instead.")
+	}
+	return nil
+}
+
 // plan validates s and builds the argv. With prepare it also creates the
 // playground folder and the share link in the scope folder.
 func (r *Runner) plan(s Spec, prepare bool) (*plan, error) {
-	if strings.TrimSpace(s.Command) == "" {
-		return nil, errs.New(errs.InvalidParams, "", "The command is empty.")
-	}
-	if strings.ContainsRune(s.Command, 0) {
-		return nil, errs.New(errs.InvalidParams, "", "The command contains a NUL byte.")
-	}
-	if len(s.Command) > maxArg {
-		return nil, errs.New(errs.TooLarge, "", "The command is longer than 128 KiB; write it to a file in the agent's folder and run that file instead.")
+	if err := CheckCommand(s.Command); err != nil {
+		return nil, err
 	}
 	user := s.User
 	if user == "" {

@@ -491,6 +491,17 @@ func (r *Runner) Available() (ok bool, version string, why string) {
 	return r.ok, r.version, r.why
 }
 
+// Ready is the one check that commands can run here: nil, or
+// errs.Unavailable with the sentence Available gives. Run and RunHelper
+// make it; a caller that decides about a command first makes it before
+// asking.
+func (r *Runner) Ready() error {
+	if !r.ok {
+		return errs.New(errs.Unavailable, "", "%s", r.why)
+	}
+	return nil
+}
+
 // Network reports whether commands can be given network (Spec.Egress),
 // and otherwise a sentence saying why not.
 func (r *Runner) Network() (ok bool, why string) {
@@ -536,8 +547,8 @@ func (r *Runner) ProcessLimit() string { return r.procs.describe(r.limits.Procs)
 // IO when the sandbox could not be set up; a command that fails, times out
 // or is killed is a Result, not an error.
 func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
-	if !r.ok {
-		return Result{}, errs.New(errs.Unavailable, "", "%s", r.why)
+	if err := r.Ready(); err != nil {
+		return Result{}, err
 	}
 	p, err := r.plan(s, true)
 	if err != nil {

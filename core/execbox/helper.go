@@ -44,8 +44,8 @@ type HelperLimits struct {
 // fails, is killed at a limit or times out is a Result: SIGXCPU or SIGKILL
 // at RLIMIT_CPU, TimedOut at the wall time.
 func (r *Runner) RunHelper(ctx context.Context, s HelperSpec) (Result, error) {
-	if !r.ok {
-		return Result{}, errs.New(errs.Unavailable, "", "%s", r.why)
+	if err := r.Ready(); err != nil {
+		return Result{}, err
 	}
 	if !paths.IsCleanAbs(s.Binary) {
 		return Result{}, fmt.Errorf("execbox: helper binary %q is not an absolute, clean path", s.Binary)

@@ -6,11 +6,11 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"strings"
 	"time"
 
 	"corral/core/audit"
 	"corral/core/errs"
+	"corral/core/paths"
 	"corral/core/sandbox"
 )
 
@@ -98,7 +98,7 @@ func closes(r LinkRecord, c Claims) bool {
 	case r.Path == ".":
 		return true
 	}
-	return strings.HasPrefix(c.Path, r.Path) && c.Path[len(r.Path)] == '/'
+	return paths.Within(c.Path, r.Path)
 }
 
 // record notes a link in the ledger before it is handed out: a link the

@@ -8,10 +8,12 @@ import (
 // The checks below are the one place Corral asks "is this path inside
 // that folder": every package that compares paths component by component
 // uses Within (core/sandbox, core/execbox's working directory, share
-// link and cgroups, core/fsbox's move into itself, core/policy,
+// link, cgroups and /etc entries, core/fsbox's move into itself,
+// core/policy, core/undo's folder, core/links' folder links,
 // app/config), so "/" and look-alike prefixes ("/a" and "/ab") are
-// treated the same way everywhere. IsCleanAbs (paths.go) is the one check that a configured
-// host path is absolute and clean.
+// treated the same way everywhere. IsCleanAbs (paths.go) is the one
+// check that a configured host path or a rule's target is absolute and
+// clean. TestOneContainmentCheck finds a check written by hand in core.
 
 // Within reports whether p is dir or lies inside it, component by
 // component: "/a/b" is within "/a", "/ab" is not. Both are clean absolute

@@ -284,7 +284,7 @@ func (l *Layout) Resolve(scope, p string) (Target, error) {
 	}
 
 	clean := path.Clean(p)
-	if clean == ".." || strings.HasPrefix(clean, "../") {
+	if Within(clean, "..") {
 		return Target{}, errs.New(errs.Denied, p, "That path leads outside your folder.")
 	}
 	first, rest, _ := strings.Cut(clean, "/")

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -125,7 +124,7 @@ func CheckTarget(a Access, target string) error {
 	if a == Execute || a == Network {
 		return nil
 	}
-	if !strings.HasPrefix(target, "/") || path.Clean(target) != target {
+	if !paths.IsCleanAbs(target) {
 		return errs.New(errs.InvalidParams, "", "A rule's target must be an absolute, clean path without \"..\": %q is not.", target)
 	}
 	return nil

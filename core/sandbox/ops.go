@@ -35,10 +35,16 @@ type ReadArgs struct {
 	Path    string
 	Offset  int
 	Limit   int
+	// Tail returns the last this many lines instead (an extension, not
+	// with Offset or Limit; docs/protocol.md).
+	Tail int
 	// Encoding "base64" returns the file's bytes, whatever they are:
 	// Offset is then a byte offset (0-based) and Limit a number of bytes
 	// (at most fsbox.MaxBase64Bytes).
 	Encoding string
+	// ByteOffset is, with Encoding "base64", the first byte to return,
+	// as Offset says it (an extension: MCP's file_read names it so).
+	ByteOffset int64
 }
 
 // Read answers file.read.
@@ -51,6 +57,9 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 	if a.Offset < 0 || a.Limit < 0 {
 		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
 	}
+	if a.Tail < 0 || a.ByteOffset < 0 {
+		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "tail and byte_offset must not be negative."))
+	}
 	raw := false
 	switch a.Encoding {
 	case "", "text":
@@ -61,28 +70,60 @@ func (s *Sandbox) Read(ctx context.Context, c Caller, a ReadArgs) (fsbox.ReadRes
 		o.ev.Target = a.Path
 		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "encoding must be \"text\" or \"base64\"."))
 	}
+	if msg := ReadConflict(raw, a.Offset != 0, a.Limit != 0, a.Tail != 0, a.ByteOffset != 0); msg != "" {
+		o.ev.Target = a.Path
+		return res, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "%s", msg))
+	}
 	d, t, err := o.target(a.Path, needRead)
 	if err == nil && raw {
-		res, err = d.ReadBase64(t.RelSlash(), int64(a.Offset), a.Limit)
-		if err == nil {
-			o.ev.Bytes = int64(len(res.Data))
-			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("bytes %d–%d of %d", res.Offset, res.Offset+int64(len(res.Data)), res.Bytes))
+		off := int64(a.Offset)
+		if a.ByteOffset != 0 {
+			off = a.ByteOffset
+		}
+		res, err = d.ReadBase64(t.RelSlash(), off, a.Limit)
+	} else if err == nil && a.Tail > 0 {
+		// The last lines: the file is read to count them, then from
+		// there, under this one event (a file cut short in between
+		// answers as offset past its end does).
+		if res, err = d.Read(t.RelSlash(), 1, 1); err == nil && res.Type == "text" {
+			res, err = d.Read(t.RelSlash(), max(1, res.TotalLines-a.Tail+1), a.Tail)
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("tail %d", a.Tail))
 		}
 	} else if err == nil {
 		res, err = d.Read(t.RelSlash(), a.Offset, a.Limit)
-		if err == nil {
-			o.ev.Bytes = res.Bytes
-			if res.Encoding != "" {
-				o.ev.Detail = appendDetail(o.ev.Detail, res.Encoding)
-			}
-			if res.Type == "text" {
-				o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines))
-			} else {
-				o.ev.Detail = appendDetail(o.ev.Detail, res.MimeType)
-			}
+	}
+	if err == nil && raw {
+		o.ev.Bytes = int64(len(res.Data))
+		o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("bytes %d–%d of %d", res.Offset, res.Offset+int64(len(res.Data)), res.Bytes))
+	} else if err == nil {
+		o.ev.Bytes = res.Bytes
+		if res.Encoding != "" {
+			o.ev.Detail = appendDetail(o.ev.Detail, res.Encoding)
+		}
+		if res.Type == "text" {
+			o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%d of %d lines", res.OutputLines, res.TotalLines))
+		} else {
+			o.ev.Detail = appendDetail(o.ev.Detail, res.MimeType)
 		}
 	}
 	return res, o.end(ctx, err)
+}
+
+// ReadConflict says which of file.read's parameters, given (true) or
+// not, do not go together, or returns "": the one wording of the check,
+// for file.read and for MCP's file_read, which checks the arguments as
+// the client gave them before its schema's defaults fill them in (and
+// whose base64 reads always go by byte_offset).
+func ReadConflict(base64, offset, limit, tail, byteOffset bool) string {
+	switch {
+	case base64 && (tail || byteOffset && (offset || limit)):
+		return "With encoding=base64, give byte_offset (and no tail, offset or limit): up to 4 MiB from there come back."
+	case byteOffset && !base64:
+		return "byte_offset is for encoding=base64; for text give offset (a line number)."
+	case tail && (offset || limit):
+		return "Give tail or offset/limit, not both."
+	}
+	return ""
 }
 
 // WriteArgs are file.write's parameters.

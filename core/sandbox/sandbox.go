@@ -381,14 +381,10 @@ func (s *Sandbox) beginOn(ctx context.Context, c Caller, cx *Context, name, reas
 		return nil, o.end(ctx, err)
 	}
 	o.scope, o.ev.User = scope, scope
-	if !c.Owner && s.policy != nil && s.policy.Paused() {
+	if err := s.refusePaused(c); err != nil {
 		// Pause stops everything an agent does, not only what would ask.
 		o.ev.Decision, o.ev.DecidedBy, o.ev.Target = audit.Deny, audit.ByPaused, clip(named, 2000)
-		return nil, o.end(ctx, errs.New(errs.Denied, "", "Agents are paused by the owner, so Corral refused this. It works again once the owner resumes agents."))
-	}
-	if !c.Owner && c.Paused {
-		o.ev.Decision, o.ev.DecidedBy, o.ev.Target = audit.Deny, audit.ByPaused, clip(named, 2000)
-		return nil, o.end(ctx, errs.New(errs.Denied, "", "The owner has paused this agent (%s), so Corral refused this. It works again once the owner resumes it.", c.Client))
+		return nil, o.end(ctx, err)
 	}
 	if !c.Owner {
 		o.level = c.Level

@@ -431,7 +431,7 @@ func onlyFolder(ev audit.Event, folder string) (audit.Event, error) {
 		return ev, nil
 	}
 	f := strings.TrimSuffix(folder, "/")
-	under := func(p string) bool { return p != "" && (p == f || strings.HasPrefix(p, f+"/") || f == "") }
+	under := func(p string) bool { return p != "" && (f == "" || paths.Within(p, f)) }
 	var keep []audit.Change
 	for _, c := range ev.Changes {
 		if under(c.Path) || under(c.From) {
