@@ -208,6 +208,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/execbox/seccomp"
 	"corral/core/paths"
 )
 
@@ -374,7 +375,7 @@ func NewRunner(opts Options) (*Runner, error) {
 		r.netWhy = "Network for commands is unavailable: " + err.Error()
 		r.log.Warn("execbox: commands get no network", "err", err)
 	}
-	r.seccomp = seccompFilter()
+	r.seccomp = seccomp.Filter()
 	if r.seccomp == nil {
 		r.log.Warn("execbox: no seccomp filter for this architecture; commands run without one", "arch", runtime.GOARCH)
 	}

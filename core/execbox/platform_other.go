@@ -48,8 +48,6 @@ type cgroupCtl struct{}
 
 func findCgroup(controller string) (*cgroupCtl, error) { return nil, errors.New(needsLinux) }
 
-func seccompFilter() []byte { return nil }
-
 func usernsRefused(probe string) string { return needsLinux }
 
 func (r *Runner) helperRlimits(l HelperLimits) []rlimit { return nil }
