@@ -208,6 +208,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/execbox/limits"
 	"corral/core/execbox/seccomp"
 	"corral/core/paths"
 )
@@ -325,8 +326,8 @@ type Runner struct {
 	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
 	uid, gid int
 	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (overlay.go)
-	procs    procLimit
-	memory   *cgroupCtl // nil: no memory cgroup could be made
+	procs    limits.Proc
+	memory   *limits.Cgroup // nil: no memory cgroup could be made
 
 	ovMu  sync.Mutex
 	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
@@ -407,8 +408,8 @@ func NewRunner(opts Options) (*Runner, error) {
 		return r, nil
 	}
 	r.ok = true
-	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.describe(r.limits.Procs))
-	if r.uid == 0 && !r.procs.perNS && r.procs.cgroup == nil && r.limits.Procs > 0 {
+	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.Describe(r.limits.Procs))
+	if r.uid == 0 && !r.procs.PerNS && r.procs.Cgroup == nil && r.limits.Procs > 0 {
 		r.log.Warn("execbox: running as root without a writable pids cgroup: commands have no process limit (RLIMIT_NPROC does not apply to root)")
 	}
 	return r, nil
@@ -430,9 +431,9 @@ func (r *Runner) probe() error {
 		r.why = "Commands are unavailable: Corral runs as root, and it runs commands as an unprivileged user through its corral-netinit program, which is missing. Reinstall Corral, or run it as an ordinary user."
 		return errors.New("root without corral-netinit")
 	}
-	r.procs = findProcLimit(r.uid, r.log)
+	r.procs = limits.FindProc(r.uid, r.log)
 	if r.limits.Total > 0 {
-		if cg, err := findCgroup("memory"); err == nil {
+		if cg, err := limits.FindCgroup("memory"); err == nil {
 			r.memory = cg
 		} else {
 			r.log.Info("execbox: no memory cgroup; memory is limited per process only", "err", err)
@@ -528,7 +529,7 @@ func (r *Runner) MemoryLimit() string {
 
 // ProcessLimit describes how the process limit is enforced, for logs and
 // diagnostics: a pids cgroup, RLIMIT_NPROC, or none.
-func (r *Runner) ProcessLimit() string { return r.procs.describe(r.limits.Procs) }
+func (r *Runner) ProcessLimit() string { return r.procs.Describe(r.limits.Procs) }
 
 // Run runs s.Command in a fresh sandbox and waits for it. Cancelling ctx
 // (command.cancel) kills the whole tree at once and returns what was

@@ -778,7 +778,7 @@ func TestProcessLimit(t *testing.T) {
 	opts.Limits.Procs = 64
 	r := newRunner(t, opts)
 	t.Log("process limit:", r.ProcessLimit())
-	if os.Getuid() == 0 && r.procs.cgroup == nil {
+	if os.Getuid() == 0 && r.procs.Cgroup == nil {
 		t.Fatal("running as root without a writable pids cgroup: no process limit can be enforced here")
 	}
 	s := b.spec("i=0; while [ $i -lt 500 ]; do sleep 20 & i=$((i+1)); echo $i > count; done; echo finished")
@@ -973,30 +973,6 @@ func TestCompleteUTF8(t *testing.T) {
 	} {
 		if got := completeUTF8([]byte(in)); got != want {
 			t.Errorf("%q: %d, want %d", in, got, want)
-		}
-	}
-}
-
-func TestCgroupDir(t *testing.T) {
-	mountinfo := strings.Join([]string{
-		"30 25 0:26 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids",
-		"31 25 0:27 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory",
-		"32 25 0:28 /docker/abc /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate",
-	}, "\n")
-	cases := []struct {
-		fstype, opt, path, want string
-		ok                      bool
-	}{
-		{"cgroup", "pids", "/", "/sys/fs/cgroup/pids", true},
-		{"cgroup", "pids", "/user.slice", "/sys/fs/cgroup/pids/user.slice", true},
-		{"cgroup", "cpu", "/", "", false},
-		{"cgroup2", "", "/docker/abc/svc", "/sys/fs/cgroup/unified/svc", true},
-		{"cgroup2", "", "/elsewhere", "", false},
-	}
-	for _, c := range cases {
-		got, ok := cgroupDir(mountinfo, c.fstype, c.opt, c.path)
-		if got != c.want || ok != c.ok {
-			t.Errorf("%s %s %s: %q %v, want %q %v", c.fstype, c.opt, c.path, got, ok, c.want, c.ok)
 		}
 	}
 }

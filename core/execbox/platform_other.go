@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 
 	"corral/core/errs"
@@ -28,25 +27,6 @@ func platformWhy() string { return needsLinux }
 var errOverlay = errors.New("the overlay helper failed")
 
 const dropID = 2147483646
-
-type rlimit struct {
-	resource int
-	value    uint64
-}
-
-type procLimit struct {
-	root   bool
-	perNS  bool
-	cgroup *cgroupCtl
-}
-
-func findProcLimit(uid int, log *slog.Logger) procLimit { return procLimit{root: uid == 0} }
-
-func (p procLimit) describe(n int) string { return "none (" + needsLinux + ")" }
-
-type cgroupCtl struct{}
-
-func findCgroup(controller string) (*cgroupCtl, error) { return nil, errors.New(needsLinux) }
 
 func usernsRefused(probe string) string { return needsLinux }
 

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"corral/core/errs"
+	"corral/core/execbox/limits"
 )
 
 const (
@@ -96,7 +97,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
-	var cgLimits []cgroupLimit
+	var cgLimits []limits.Limit
 	procs := r.limits.Procs
 	if p.procs > 0 {
 		procs = p.procs
@@ -105,8 +106,8 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	// helper's user namespace, not host root, and RLIMIT_NPROC (set on its
 	// init with the others) counts that namespace's tasks: a pids cgroup
 	// would add nothing but the cost of joining it (procLimit).
-	if r.procs.cgroup != nil && procs > 0 && !(r.asRoot && r.procs.perNS) {
-		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(procs)})
+	if r.procs.Cgroup != nil && procs > 0 && !(r.asRoot && r.procs.PerNS) {
+		cgLimits = append(cgLimits, limits.Limit{Ctl: r.procs.Cgroup, Value: int64(procs)})
 	}
 	var sp *spare // already in its memory cgroup (spare_linux.go)
 	if argvBytes(p.argv) < spareMaxArgv {
@@ -119,9 +120,9 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			}
 		}()
 	} else if r.memory != nil && r.limits.Total > 0 {
-		cgLimits = append(cgLimits, cgroupLimit{r.memory, r.limits.Total})
+		cgLimits = append(cgLimits, limits.Limit{Ctl: r.memory, Value: r.limits.Total})
 	}
-	cgDirs, err := makeCgroups(cgLimits)
+	cgDirs, err := limits.Make(cgLimits)
 	if err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
@@ -138,7 +139,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		// cgroups; the answer need not wait for that.
 		go func() {
 			for _, d := range append(cgDirs, joined...) {
-				if err := removeCgroup(d); err != nil {
+				if err := limits.Remove(d); err != nil {
 					r.log.Warn("execbox: cgroup left behind", "err", err)
 				}
 			}
@@ -330,17 +331,17 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			if ls == nil {
 				ls = r.rlimits()
 			}
-			attachErr = applyRlimits(in.pid, ls)
+			attachErr = limits.Apply(in.pid, ls)
 			for _, d := range joined {
 				if attachErr == nil && !inCgroup(d, in.pid) {
 					waitingJoins.Add(1) // never expected: it was born there
-					attachErr = addToCgroup(d, in.pid)
+					attachErr = limits.Join(d, in.pid)
 				}
 			}
 			for _, d := range cgDirs {
 				if attachErr == nil {
 					waitingJoins.Add(1)
-					attachErr = addToCgroup(d, in.pid)
+					attachErr = limits.Join(d, in.pid)
 				}
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"corral/core/execbox/limits"
 )
 
 // A spare is a sandbox's first process made ahead of time, as root
@@ -63,7 +65,7 @@ func argvBytes(argv []string) int {
 
 // useSpares says whether runs start from spares here.
 func (r *Runner) useSpares() bool {
-	return r.asRoot && r.netinit != "" && (r.procs.perNS || r.procs.cgroup == nil)
+	return r.asRoot && r.netinit != "" && (r.procs.PerNS || r.procs.Cgroup == nil)
 }
 
 // takeSpare returns the Runner's spare, or nil when there is none, and
@@ -125,7 +127,7 @@ func (r *Runner) refillSpare() {
 func (r *Runner) makeSpare() (sp *spare, err error) {
 	var dirs []string
 	if r.memory != nil && r.limits.Total > 0 {
-		if dirs, err = makeCgroups([]cgroupLimit{{r.memory, r.limits.Total}}); err != nil {
+		if dirs, err = limits.Make([]limits.Limit{{Ctl: r.memory, Value: r.limits.Total}}); err != nil {
 			return nil, err
 		}
 	}
@@ -158,7 +160,7 @@ func (r *Runner) makeSpare() (sp *spare, err error) {
 	}
 	sp.cmd = cmd
 	if sp.dir != "" {
-		if err := addToCgroup(sp.dir, cmd.Process.Pid); err != nil {
+		if err := limits.Join(sp.dir, cmd.Process.Pid); err != nil {
 			return sp, err
 		}
 	}
@@ -191,7 +193,7 @@ func (sp *spare) discard() {
 		}
 	}
 	if sp.dir != "" {
-		_ = removeCgroup(sp.dir)
+		_ = limits.Remove(sp.dir)
 	}
 }
 
