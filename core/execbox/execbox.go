@@ -210,6 +210,7 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox/limits"
 	"corral/core/execbox/seccomp"
+	"corral/core/execbox/userns"
 	"corral/core/paths"
 )
 
@@ -461,7 +462,7 @@ func (r *Runner) probe() error {
 		r.log.Debug("execbox: smoke test failed", "err", last, "flags", strings.Join(ns, " "))
 	}
 	r.nsArgs = nil
-	if why := usernsRefused(r.bwrap); why != "" {
+	if why := userns.Refused(r.bwrap); why != "" {
 		r.why = why
 		return last
 	}

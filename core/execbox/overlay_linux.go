@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"corral/core/execbox/userns"
 	"corral/core/paths"
 )
 
@@ -83,7 +84,7 @@ func (r *Runner) ProbeOverlay(ctx context.Context, dir string) error {
 	if err != nil {
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)
 		why := "The kernel refused the overlay Corral uses to record what commands change (" + err.Error() + "), so their changes are not recorded and cannot be undone."
-		if refused := usernsRefused(r.netinit); refused != "" {
+		if refused := userns.Refused(r.netinit); refused != "" {
 			why = "What commands change is not recorded and cannot be undone: " + strings.TrimPrefix(refused, "Commands are unavailable: ")
 		}
 		r.setOverlayWhy(why)

@@ -28,8 +28,6 @@ var errOverlay = errors.New("the overlay helper failed")
 
 const dropID = 2147483646
 
-func usernsRefused(probe string) string { return needsLinux }
-
 func (r *Runner) helperRlimits(l HelperLimits) []rlimit { return nil }
 
 func (r *Runner) exec(ctx context.Context, p *plan) (Result, error) {
