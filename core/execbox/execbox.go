@@ -209,6 +209,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/limits"
+	"corral/core/execbox/overlay"
 	"corral/core/execbox/seccomp"
 	"corral/core/execbox/userns"
 	"corral/core/paths"
@@ -565,7 +566,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		// overlayfs creates with the caller's ids: the upper layers are
 		// the command's (overlay.go).
 		for _, l := range layers {
-			if err = os.Lchown(l.Upper, dropID, dropID); err != nil {
+			if err = os.Lchown(l.Upper, overlay.DropID, overlay.DropID); err != nil {
 				RemoveLayers(s.LayerDir)
 				break
 			}
@@ -578,7 +579,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err2
 	}
 	res, err := r.exec(ctx, p)
-	if errors.Is(err, errOverlay) {
+	if errors.Is(err, overlay.ErrHelper) {
 		// The helper refused before anything ran: the kernel will not
 		// mount the overlay. Run on the real folders from now on.
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)

@@ -23,6 +23,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/execbox/limits"
+	"corral/core/execbox/overlay"
 )
 
 const (
@@ -399,10 +400,10 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			cause := fmt.Errorf("%v: %s", waitErr, strings.TrimSpace(res.Stderr))
 			switch {
 			case n == 1 && b[0] == 'I':
-				return Result{}, errs.Wrap(cause, errs.Unavailable, "", "%s", idmapFailed)
+				return Result{}, errs.Wrap(cause, errs.Unavailable, "", "%s", overlay.IDMapFailed)
 			case n == 0 && p.overlay != nil:
 				// The helper stopped before bwrap started: nothing ran.
-				return Result{}, fmt.Errorf("%w: %w", errOverlay, cause)
+				return Result{}, fmt.Errorf("%w: %w", overlay.ErrHelper, cause)
 			}
 		}
 		cause := fmt.Errorf("%w: %v: %s", errNoChildPid, waitErr, strings.TrimSpace(res.Stderr))
