@@ -226,7 +226,7 @@ func (r *Runner) spareLaunch(sp *spare, p *plan, argv []string, extra []*os.File
 		return nil, err
 	}
 	fds := append(append([]*os.File{stdout, stderr}, extra...), files...)
-	if err := sp.launch(append([]string{r.netinit}, args...), p.stdin, fds); err != nil {
+	if err := sp.Launch(append([]string{r.netinit}, args...), p.stdin, fds); err != nil {
 		for _, f := range files {
 			f.Close()
 		}

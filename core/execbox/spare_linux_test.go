@@ -108,8 +108,8 @@ func TestDeadSpareNotUsed(t *testing.T) {
 	run(t, r, b.spec("true"))
 	waitSpare(t, r)
 	sp := <-r.spares
-	sp.cmd.Process.Kill()
-	for deadline := time.Now().Add(10 * time.Second); sp.alive(); {
+	sp.Cmd.Process.Kill()
+	for deadline := time.Now().Add(10 * time.Second); sp.Alive(); {
 		if time.Now().After(deadline) {
 			t.Fatal("the killed spare is still alive")
 		}

@@ -357,3 +357,12 @@ func Remove(dir string) error {
 	}
 	return fmt.Errorf("remove cgroup %s: %w", dir, err)
 }
+
+// Holds reports whether pid is listed in the cgroup at dir.
+func Holds(dir string, pid int) bool {
+	b, err := os.ReadFile(dir + "/cgroup.procs")
+	if err != nil {
+		return false
+	}
+	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
+}
