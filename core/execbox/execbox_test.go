@@ -1001,7 +1001,7 @@ func cmdlines(t *testing.T) []string {
 	return out
 }
 
-// TestSeccomp: inside the sandbox the system calls seccomp.go lists fail
+// TestSeccomp: inside the sandbox the system calls core/execbox/seccomp lists fail
 // with EPERM, new user namespaces cannot be made even where bubblewrap
 // could not disable them, and ordinary programs (threads, forks, pipes,
 // sockets on the sandbox's own loopback) still work.

@@ -105,7 +105,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	// As root on Linux 5.14 and later, the command is uid 0 of the
 	// helper's user namespace, not host root, and RLIMIT_NPROC (set on its
 	// init with the others) counts that namespace's tasks: a pids cgroup
-	// would add nothing but the cost of joining it (procLimit).
+	// would add nothing but the cost of joining it (limits.Proc).
 	if r.procs.Cgroup != nil && procs > 0 && !(r.asRoot && r.procs.PerNS) {
 		cgLimits = append(cgLimits, limits.Limit{Ctl: r.procs.Cgroup, Value: int64(procs)})
 	}
@@ -230,7 +230,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		held = append(held, p.status)
 	} else if p.overlay != nil || r.asRoot {
 		// The overlay helper mounts the layers, then becomes bwrap with
-		// the same descriptors (overlay.go); as root, it stages the
+		// the same descriptors (core/execbox/overlay); as root, it stages the
 		// folders and starts bwrap as an unprivileged user (asroot.go).
 		var err error
 		cmd, helperFiles, err = r.helperCmd(p, bwrapArgv, extra)

@@ -34,7 +34,7 @@ package limits
 // of the initial user namespace), so as root a pids cgroup is used instead
 // when one can be created — on kernels before 5.14 only: since then a
 // command started as root runs as uid 0 of the asroot helper's user
-// namespace (an unprivileged host user, overlay.go), whose RLIMIT_NPROC
+// namespace (an unprivileged host user, core/execbox/overlay), whose RLIMIT_NPROC
 // counts that namespace's tasks (the helper's bubblewrap among them), and
 // the pids cgroup, whose join held every start for an RCU grace period,
 // is left out.

@@ -241,7 +241,7 @@ func hasWord(s, want string) bool { return slices.Contains(strings.Fields(s), wa
 
 // sweep removes the cgroups left by earlier Corral processes that are
 // gone (a crash skips the per-run cleanup), killing first whatever still
-// runs in them: no command outlives its Corral (spawn.go).
+// runs in them: no command outlives its Corral (execbox's spawn_linux.go).
 func (c *Cgroup) sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(c.parent, "corral-*-*"))
 	for _, d := range dirs {

@@ -27,7 +27,7 @@ const sysFchmodat2 = 452
 
 // modeArgs are the system calls that take a file mode, with the index of
 // that argument: the filter refuses them when the mode holds S_ISUID or
-// S_ISGID. The rest of the list is per architecture (seccomp_*.go).
+// S_ISGID. The rest of the list is per architecture (seccomp_linux_*.go).
 var modeArgs = append([]modeArg{
 	{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {sysFchmodat2, 2},
 	{unix.SYS_OPENAT, 3}, {unix.SYS_MKNODAT, 2},
