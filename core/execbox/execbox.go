@@ -208,6 +208,10 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/execbox/limits"
+	"corral/core/execbox/overlay"
+	"corral/core/execbox/seccomp"
+	"corral/core/execbox/userns"
 	"corral/core/paths"
 )
 
@@ -324,8 +328,8 @@ type Runner struct {
 	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
 	uid, gid int
 	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (overlay.go)
-	procs    procLimit
-	memory   *cgroupCtl // nil: no memory cgroup could be made
+	procs    limits.Proc
+	memory   *limits.Cgroup // nil: no memory cgroup could be made
 
 	ovMu  sync.Mutex
 	ovWhy string // why overlays are not used; "" = they are (or were not tried yet)
@@ -374,7 +378,7 @@ func NewRunner(opts Options) (*Runner, error) {
 		r.netWhy = "Network for commands is unavailable: " + err.Error()
 		r.log.Warn("execbox: commands get no network", "err", err)
 	}
-	r.seccomp = seccompFilter()
+	r.seccomp = seccomp.Filter()
 	if r.seccomp == nil {
 		r.log.Warn("execbox: no seccomp filter for this architecture; commands run without one", "arch", runtime.GOARCH)
 	}
@@ -406,8 +410,8 @@ func NewRunner(opts Options) (*Runner, error) {
 		return r, nil
 	}
 	r.ok = true
-	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.describe(r.limits.Procs))
-	if r.uid == 0 && !r.procs.perNS && r.procs.cgroup == nil && r.limits.Procs > 0 {
+	r.log.Info("execbox: sandbox ready", "version", r.version, "path", r.bwrap, "process_limit", r.procs.Describe(r.limits.Procs))
+	if r.uid == 0 && !r.procs.PerNS && r.procs.Cgroup == nil && r.limits.Procs > 0 {
 		r.log.Warn("execbox: running as root without a writable pids cgroup: commands have no process limit (RLIMIT_NPROC does not apply to root)")
 	}
 	return r, nil
@@ -429,9 +433,9 @@ func (r *Runner) probe() error {
 		r.why = "Commands are unavailable: Corral runs as root, and it runs commands as an unprivileged user through its corral-netinit program, which is missing. Reinstall Corral, or run it as an ordinary user."
 		return errors.New("root without corral-netinit")
 	}
-	r.procs = findProcLimit(r.uid, r.log)
+	r.procs = limits.FindProc(r.uid, r.log)
 	if r.limits.Total > 0 {
-		if cg, err := findCgroup("memory"); err == nil {
+		if cg, err := limits.FindCgroup("memory"); err == nil {
 			r.memory = cg
 		} else {
 			r.log.Info("execbox: no memory cgroup; memory is limited per process only", "err", err)
@@ -459,7 +463,7 @@ func (r *Runner) probe() error {
 		r.log.Debug("execbox: smoke test failed", "err", last, "flags", strings.Join(ns, " "))
 	}
 	r.nsArgs = nil
-	if why := usernsRefused(r.bwrap); why != "" {
+	if why := userns.Refused(r.bwrap); why != "" {
 		r.why = why
 		return last
 	}
@@ -538,7 +542,7 @@ func (r *Runner) MemoryLimit() string {
 
 // ProcessLimit describes how the process limit is enforced, for logs and
 // diagnostics: a pids cgroup, RLIMIT_NPROC, or none.
-func (r *Runner) ProcessLimit() string { return r.procs.describe(r.limits.Procs) }
+func (r *Runner) ProcessLimit() string { return r.procs.Describe(r.limits.Procs) }
 
 // Run runs s.Command in a fresh sandbox and waits for it. Cancelling ctx
 // (command.cancel) kills the whole tree at once and returns what was
@@ -573,7 +577,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		// overlayfs creates with the caller's ids: the upper layers are
 		// the command's (overlay.go).
 		for _, l := range layers {
-			if err = os.Lchown(l.Upper, dropID, dropID); err != nil {
+			if err = os.Lchown(l.Upper, overlay.DropID, overlay.DropID); err != nil {
 				RemoveLayers(s.LayerDir)
 				break
 			}
@@ -586,7 +590,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 		return res, err2
 	}
 	res, err := r.exec(ctx, p)
-	if errors.Is(err, errOverlay) {
+	if errors.Is(err, overlay.ErrHelper) {
 		// The helper refused before anything ran: the kernel will not
 		// mount the overlay. Run on the real folders from now on.
 		r.log.Warn("execbox: overlays unavailable; commands' changes are not recorded", "err", err)

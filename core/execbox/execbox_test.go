@@ -767,7 +767,7 @@ func TestProcessLimit(t *testing.T) {
 	opts.Limits.Procs = 64
 	r := newRunner(t, opts)
 	t.Log("process limit:", r.ProcessLimit())
-	if os.Getuid() == 0 && r.procs.cgroup == nil {
+	if os.Getuid() == 0 && r.procs.Cgroup == nil {
 		t.Fatal("running as root without a writable pids cgroup: no process limit can be enforced here")
 	}
 	s := b.spec("i=0; while [ $i -lt 500 ]; do sleep 20 & i=$((i+1)); echo $i > count; done; echo finished")
@@ -948,48 +948,6 @@ func TestAvailableVersion(t *testing.T) {
 	}
 }
 
-func TestCompleteUTF8(t *testing.T) {
-	for in, want := range map[string]int{
-		"":              0,
-		"abc":           3,
-		"é":             2,
-		"a\xc3":         1,
-		"a\xe2\x82":     1,
-		"a\xe2\x82\xac": 4,
-		"\xf0\x9f\x98":  0,
-		"\xff":          1,
-		"a\x80":         2,
-	} {
-		if got := completeUTF8([]byte(in)); got != want {
-			t.Errorf("%q: %d, want %d", in, got, want)
-		}
-	}
-}
-
-func TestCgroupDir(t *testing.T) {
-	mountinfo := strings.Join([]string{
-		"30 25 0:26 / /sys/fs/cgroup/pids rw,nosuid - cgroup cgroup rw,pids",
-		"31 25 0:27 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory",
-		"32 25 0:28 /docker/abc /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate",
-	}, "\n")
-	cases := []struct {
-		fstype, opt, path, want string
-		ok                      bool
-	}{
-		{"cgroup", "pids", "/", "/sys/fs/cgroup/pids", true},
-		{"cgroup", "pids", "/user.slice", "/sys/fs/cgroup/pids/user.slice", true},
-		{"cgroup", "cpu", "/", "", false},
-		{"cgroup2", "", "/docker/abc/svc", "/sys/fs/cgroup/unified/svc", true},
-		{"cgroup2", "", "/elsewhere", "", false},
-	}
-	for _, c := range cases {
-		got, ok := cgroupDir(mountinfo, c.fstype, c.opt, c.path)
-		if got != c.want || ok != c.ok {
-			t.Errorf("%s %s %s: %q %v, want %q %v", c.fstype, c.opt, c.path, got, ok, c.want, c.ok)
-		}
-	}
-}
-
 // TestNoSecretsInPs: every user of the machine can read the command lines
 // of running processes. Environment values and host paths given to a
 // command never appear there (bwrap reads its options from a pipe).
@@ -1032,7 +990,7 @@ func cmdlines(t *testing.T) []string {
 	return out
 }
 
-// TestSeccomp: inside the sandbox the system calls seccomp.go lists fail
+// TestSeccomp: inside the sandbox the system calls core/execbox/seccomp lists fail
 // with EPERM, new user namespaces cannot be made even where bubblewrap
 // could not disable them, and ordinary programs (threads, forks, pipes,
 // sockets on the sandbox's own loopback) still work.

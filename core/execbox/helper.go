@@ -7,8 +7,12 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/execbox/limits"
 	"corral/core/paths"
 )
+
+// rlimit is a resource limit set on a sandbox's init (plan.rlimits).
+type rlimit = limits.Rlimit
 
 // helperPath is where RunHelper shows the helper binary inside the sandbox.
 const helperPath = "/helper"

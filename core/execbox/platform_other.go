@@ -6,17 +6,15 @@ package execbox
 // bubblewrap, with seccomp, cgroups, user namespaces and overlayfs, all
 // Linux's. NewRunner then returns a Runner whose Available says so in a
 // sentence and whose Run and RunHelper answer errs.Unavailable with it.
-// What follows are the Linux files' names (limits_linux.go,
-// run_linux.go, overlay_linux.go, seccomp_linux.go, userns_linux.go,
-// helper_linux.go), each refusing or empty, so that the rest of the
-// package (Spec, plans, argv) builds and is vetted everywhere.
+// What follows are the Linux files' names (run_linux.go,
+// overlay_linux.go, helper_linux.go, spare_linux.go), each refusing or
+// empty, so that the rest of the package (Spec, plans, argv) builds and
+// is vetted everywhere; the subpackages (limits, overlay, seccomp,
+// userns) have stubs of their own.
 
 import (
 	"context"
 	"errors"
-	"io/fs"
-	"log/slog"
-	"os"
 
 	"corral/core/errs"
 )
@@ -24,33 +22,6 @@ import (
 const needsLinux = "Commands need Linux: Corral runs them under bubblewrap, which this system does not have."
 
 func platformWhy() string { return needsLinux }
-
-var errOverlay = errors.New("the overlay helper failed")
-
-const dropID = 2147483646
-
-type rlimit struct {
-	resource int
-	value    uint64
-}
-
-type procLimit struct {
-	root   bool
-	perNS  bool
-	cgroup *cgroupCtl
-}
-
-func findProcLimit(uid int, log *slog.Logger) procLimit { return procLimit{root: uid == 0} }
-
-func (p procLimit) describe(n int) string { return "none (" + needsLinux + ")" }
-
-type cgroupCtl struct{}
-
-func findCgroup(controller string) (*cgroupCtl, error) { return nil, errors.New(needsLinux) }
-
-func seccompFilter() []byte { return nil }
-
-func usernsRefused(probe string) string { return needsLinux }
 
 func (r *Runner) helperRlimits(l HelperLimits) []rlimit { return nil }
 
@@ -68,12 +39,6 @@ func (r *Runner) setOverlayWhy(why string) {}
 
 // ProbeOverlay refuses: there are no overlays without Linux.
 func (r *Runner) ProbeOverlay(ctx context.Context, dir string) error { return errors.New(needsLinux) }
-
-// IsWhiteout reports false: only overlayfs makes whiteouts.
-func IsWhiteout(fi fs.FileInfo) bool { return false }
-
-// RemoveLayers removes a layer folder.
-func RemoveLayers(dir string) { _ = os.RemoveAll(dir) }
 
 func (p *plan) layer(dir string) ([]Layer, error) { return nil, errors.New(needsLinux) }
 

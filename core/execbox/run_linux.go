@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -17,11 +15,14 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
 	"corral/core/errs"
+	"corral/core/execbox/capture"
+	"corral/core/execbox/limits"
+	"corral/core/execbox/overlay"
+	"corral/core/execbox/proxy"
 )
 
 const (
@@ -96,7 +97,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	runCtx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 
-	var cgLimits []cgroupLimit
+	var cgLimits []limits.Limit
 	procs := r.limits.Procs
 	if p.procs > 0 {
 		procs = p.procs
@@ -104,9 +105,9 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	// As root on Linux 5.14 and later, the command is uid 0 of the
 	// helper's user namespace, not host root, and RLIMIT_NPROC (set on its
 	// init with the others) counts that namespace's tasks: a pids cgroup
-	// would add nothing but the cost of joining it (procLimit).
-	if r.procs.cgroup != nil && procs > 0 && !(r.asRoot && r.procs.perNS) {
-		cgLimits = append(cgLimits, cgroupLimit{r.procs.cgroup, int64(procs)})
+	// would add nothing but the cost of joining it (limits.Proc).
+	if r.procs.Cgroup != nil && procs > 0 && !(r.asRoot && r.procs.PerNS) {
+		cgLimits = append(cgLimits, limits.Limit{Ctl: r.procs.Cgroup, Value: int64(procs)})
 	}
 	var sp *spare // already in its memory cgroup (spare_linux.go)
 	if argvBytes(p.argv) < spareMaxArgv {
@@ -115,20 +116,20 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	if sp != nil {
 		defer func() {
 			if sp != nil { // not launched
-				go sp.discard()
+				go sp.Discard()
 			}
 		}()
 	} else if r.memory != nil && r.limits.Total > 0 {
-		cgLimits = append(cgLimits, cgroupLimit{r.memory, r.limits.Total})
+		cgLimits = append(cgLimits, limits.Limit{Ctl: r.memory, Value: r.limits.Total})
 	}
-	cgDirs, err := makeCgroups(cgLimits)
+	cgDirs, err := limits.Make(cgLimits)
 	if err != nil {
 		return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 	}
 	// Joined before the sandbox existed: every process of it is in them.
 	var joined []string
-	if sp != nil && sp.dir != "" {
-		joined = []string{sp.dir}
+	if sp != nil && sp.Dir != "" {
+		joined = []string{sp.Dir}
 	}
 	defer func() {
 		if len(cgDirs)+len(joined) == 0 {
@@ -138,7 +139,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		// cgroups; the answer need not wait for that.
 		go func() {
 			for _, d := range append(cgDirs, joined...) {
-				if err := removeCgroup(d); err != nil {
+				if err := limits.Remove(d); err != nil {
 					r.log.Warn("execbox: cgroup left behind", "err", err)
 				}
 			}
@@ -223,13 +224,13 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		if err != nil {
 			return Result{}, errs.Wrap(err, errs.IO, "", setupFailed)
 		}
-		cmd, sp = sp.cmd, nil
+		cmd, sp = sp.Cmd, nil
 		cmd.WaitDelay = drainWait
 		held = append(held, helperFiles...)
 		held = append(held, p.status)
 	} else if p.overlay != nil || r.asRoot {
 		// The overlay helper mounts the layers, then becomes bwrap with
-		// the same descriptors (overlay.go); as root, it stages the
+		// the same descriptors (core/execbox/overlay); as root, it stages the
 		// folders and starts bwrap as an unprivileged user (asroot.go).
 		var err error
 		cmd, helperFiles, err = r.helperCmd(p, bwrapArgv, extra)
@@ -260,7 +261,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 		}
 	}
 	if egressOurs != nil {
-		stop := serveEgress(runCtx, egressOurs, p.egress, r.log)
+		stop := proxy.Serve(runCtx, egressOurs, MaxProxyConns, p.egress, r.log)
 		defer stop()
 	}
 
@@ -277,11 +278,11 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			p.onOutput(stream, b)
 		}
 	}
-	stdout := &capture{name: "stdout", limit: p.maxOutput, emit: emit}
-	stderr := &capture{name: "stderr", limit: p.maxOutput, emit: emit}
+	stdout := &capture.Stream{Name: "stdout", Limit: p.maxOutput, Emit: emit}
+	stderr := &capture.Stream{Name: "stderr", Limit: p.maxOutput, Emit: emit}
 	var readers sync.WaitGroup
-	readers.Go(func() { stdout.readFrom(outR) })
-	readers.Go(func() { stderr.readFrom(errR) })
+	readers.Go(func() { stdout.ReadFrom(outR) })
+	readers.Go(func() { stderr.ReadFrom(errR) })
 
 	// Waiter: notes bwrap's exit before reaping it, so kill never signals
 	// a process group that may already be reused.
@@ -330,17 +331,17 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			if ls == nil {
 				ls = r.rlimits()
 			}
-			attachErr = applyRlimits(in.pid, ls)
+			attachErr = limits.Apply(in.pid, ls)
 			for _, d := range joined {
-				if attachErr == nil && !inCgroup(d, in.pid) {
+				if attachErr == nil && !limits.Holds(d, in.pid) {
 					waitingJoins.Add(1) // never expected: it was born there
-					attachErr = addToCgroup(d, in.pid)
+					attachErr = limits.Join(d, in.pid)
 				}
 			}
 			for _, d := range cgDirs {
 				if attachErr == nil {
 					waitingJoins.Add(1)
-					attachErr = addToCgroup(d, in.pid)
+					attachErr = limits.Join(d, in.pid)
 				}
 			}
 		}
@@ -374,9 +375,9 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}
 
 	res = Result{
-		Stdout:    stdout.text(),
-		Stderr:    stderr.text(),
-		Truncated: stdout.truncated || stderr.truncated,
+		Stdout:    stdout.Text(),
+		Stderr:    stderr.Text(),
+		Truncated: stdout.Truncated() || stderr.Truncated(),
 		Duration:  duration,
 	}
 	if attachErr != nil {
@@ -398,10 +399,10 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 			cause := fmt.Errorf("%v: %s", waitErr, strings.TrimSpace(res.Stderr))
 			switch {
 			case n == 1 && b[0] == 'I':
-				return Result{}, errs.Wrap(cause, errs.Unavailable, "", "%s", idmapFailed)
+				return Result{}, errs.Wrap(cause, errs.Unavailable, "", "%s", overlay.IDMapFailed)
 			case n == 0 && p.overlay != nil:
 				// The helper stopped before bwrap started: nothing ran.
-				return Result{}, fmt.Errorf("%w: %w", errOverlay, cause)
+				return Result{}, fmt.Errorf("%w: %w", overlay.ErrHelper, cause)
 			}
 		}
 		cause := fmt.Errorf("%w: %v: %s", errNoChildPid, waitErr, strings.TrimSpace(res.Stderr))
@@ -409,101 +410,6 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 	return res, nil
-}
-
-// serveEgress receives the listening socket corral-netinit makes inside the
-// sandbox and hands every connection accepted on it to egress. The
-// returned stop closes the listener, cancels the handlers' context and
-// waits for them.
-func serveEgress(ctx context.Context, ours *os.File, egress func(context.Context, net.Conn), log *slog.Logger) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	var (
-		mu       sync.Mutex
-		ln       net.Listener
-		stopped  bool
-		handlers sync.WaitGroup
-	)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		// Blocks until corral-netinit sends the listener, or every copy of
-		// the sandbox's end is closed (bwrap failed or the command ended).
-		l, err := receiveListener(ours)
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				log.Warn("execbox: no proxy listener from the sandbox", "err", err)
-			}
-			return
-		}
-		mu.Lock()
-		if stopped {
-			mu.Unlock()
-			_ = l.Close()
-			return
-		}
-		ln = l
-		mu.Unlock()
-		// At most MaxProxyConns at once: each costs the daemon a
-		// descriptor. The rest wait in the sandbox's kernel.
-		slots := make(chan struct{}, MaxProxyConns)
-		for {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			handlers.Go(func() {
-				defer func() { <-slots }()
-				defer c.Close()
-				egress(ctx, c)
-			})
-		}
-	}()
-	return func() {
-		mu.Lock()
-		stopped = true
-		if ln != nil {
-			_ = ln.Close()
-		}
-		mu.Unlock()
-		cancel()
-		// The command has ended: every copy of the sandbox's end is closed,
-		// so a receive still waiting returns.
-		<-done
-		handlers.Wait()
-	}
-}
-
-// receiveListener reads the one message corral-netinit sends: a byte and
-// the listening socket as SCM_RIGHTS.
-func receiveListener(f *os.File) (net.Listener, error) {
-	buf := make([]byte, 1)
-	oob := make([]byte, unix.CmsgSpace(4))
-	n, oobn, _, _, err := unix.Recvmsg(int(f.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
-	if err != nil {
-		return nil, err
-	}
-	if n == 0 && oobn == 0 {
-		return nil, io.EOF
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		return nil, fmt.Errorf("bad control message (%d, %v)", len(msgs), err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil || len(fds) != 1 {
-		for _, fd := range fds {
-			_ = unix.Close(fd)
-		}
-		return nil, fmt.Errorf("bad descriptors (%d, %v)", len(fds), err)
-	}
-	lf := os.NewFile(uintptr(fds[0]), "proxy-listener")
-	defer lf.Close() // FileListener dups it
-	return net.FileListener(lf)
 }
 
 // sealFDs marks every descriptor above stderr close-on-exec. os/exec passes
@@ -561,74 +467,4 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 		}
 	}
 	return code, ""
-}
-
-// capture keeps up to limit bytes of one stream and streams them to emit.
-type capture struct {
-	name      string
-	limit     int
-	emit      func(string, []byte)
-	buf       []byte
-	pending   []byte // the start of a UTF-8 sequence not yet streamed
-	truncated bool
-}
-
-func (c *capture) readFrom(f *os.File) {
-	b := make([]byte, 32*1024)
-	for {
-		n, err := f.Read(b)
-		if n > 0 {
-			c.write(b[:n])
-		}
-		if err != nil {
-			break
-		}
-	}
-	if c.emit != nil && len(c.pending) > 0 && !c.truncated {
-		c.emit(c.name, c.pending)
-	}
-	c.pending = nil
-}
-
-func (c *capture) write(p []byte) {
-	room := c.limit - len(c.buf)
-	if len(p) > room {
-		p = p[:max(room, 0)]
-		c.truncated = true
-	}
-	if len(p) == 0 {
-		return
-	}
-	c.buf = append(c.buf, p...)
-	if c.emit == nil {
-		return
-	}
-	chunk := append(c.pending, p...)
-	cut := completeUTF8(chunk)
-	if cut > 0 {
-		c.emit(c.name, bytes.Clone(chunk[:cut]))
-	}
-	c.pending = bytes.Clone(chunk[cut:])
-}
-
-func (c *capture) text() string {
-	b := c.buf
-	if c.truncated {
-		b = b[:completeUTF8(b)]
-	}
-	return string(b)
-}
-
-// completeUTF8 returns the length of b without a trailing incomplete (but
-// so far valid) UTF-8 sequence.
-func completeUTF8(b []byte) int {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax+1; i-- {
-		if utf8.RuneStart(b[i]) {
-			if utf8.FullRune(b[i:]) {
-				return len(b)
-			}
-			return i
-		}
-	}
-	return len(b)
 }

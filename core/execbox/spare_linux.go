@@ -1,18 +1,10 @@
 package execbox
 
 import (
-	"bytes"
-	"fmt"
-	"os"
-	"os/exec"
-	"slices"
-	"strconv"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"corral/core/execbox/spares"
 )
 
 // A spare is a sandbox's first process made ahead of time, as root
@@ -29,18 +21,16 @@ import (
 // Spares are used only where the process limit needs no pids cgroup: as
 // root on Linux 5.14 and later, where RLIMIT_NPROC (set on the sandbox's
 // init, which is uid 0 of the helper's user namespace, not host root) is
-// counted per user namespace (procLimit).
+// counted per user namespace (limits.Proc).
 //
 // Not guaranteed: a spare unused for spareIdle is let go, so the first
 // command after a quiet spell pays the grace period again; a spare whose
 // Corral is killed dies with it (Pdeathsig), and its empty cgroup is
-// removed by the next Corral's sweep (sweepCgroups).
-type spare struct {
-	cmd  *exec.Cmd
-	sock *os.File // our end of the socket it waits on
-	dir  string   // its memory cgroup; "" when commands have none
-	made time.Time
-}
+// removed by the next Corral's sweep (limits.FindCgroup).
+//
+// The spare itself (its start, cgroup, hand-over and end) is in
+// core/execbox/spares; the Runner keeps at most one (r.spares).
+type spare = spares.Spare
 
 // waitingJoins counts the cgroup joins made while a sandbox waited to
 // start (each waits for a grace period), for tests.
@@ -63,7 +53,7 @@ func argvBytes(argv []string) int {
 
 // useSpares says whether runs start from spares here.
 func (r *Runner) useSpares() bool {
-	return r.asRoot && r.netinit != "" && (r.procs.perNS || r.procs.cgroup == nil)
+	return r.asRoot && r.netinit != "" && (r.procs.PerNS || r.procs.Cgroup == nil)
 }
 
 // takeSpare returns the Runner's spare, or nil when there is none, and
@@ -75,10 +65,10 @@ func (r *Runner) takeSpare() *spare {
 	defer r.refillSpare()
 	select {
 	case sp := <-r.spares:
-		if time.Since(sp.made) < spareIdle && sp.alive() {
+		if time.Since(sp.Made) < spareIdle && sp.Alive() {
 			return sp
 		}
-		go sp.discard()
+		go sp.Discard()
 	default:
 	}
 	return nil
@@ -103,155 +93,25 @@ func (r *Runner) refillSpare() {
 				select {
 				case old := <-r.spares:
 					if old == sp {
-						sp.discard()
+						sp.Discard()
 						return
 					}
 					select {
 					case r.spares <- old: // a newer one: keep it
 					default:
-						old.discard()
+						old.Discard()
 					}
 				default:
 				}
 			})
 		default:
-			sp.discard()
+			sp.Discard()
 		}
 	}()
 }
 
 // makeSpare starts a spare and puts it in a new memory cgroup with the
 // command's limit.
-func (r *Runner) makeSpare() (sp *spare, err error) {
-	var dirs []string
-	if r.memory != nil && r.limits.Total > 0 {
-		if dirs, err = makeCgroups([]cgroupLimit{{r.memory, r.limits.Total}}); err != nil {
-			return nil, err
-		}
-	}
-	sp = &spare{made: time.Now()}
-	if len(dirs) > 0 {
-		sp.dir = dirs[0]
-	}
-	defer func() {
-		if err != nil {
-			sp.discard()
-		}
-	}()
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return sp, err
-	}
-	sp.sock = os.NewFile(uintptr(pair[0]), "spare")
-	theirs := os.NewFile(uintptr(pair[1]), "spare-theirs")
-	defer theirs.Close()
-	sealFDs()
-	cmd := exec.Command(r.netinit, "spare", "3")
-	cmd.Env = []string{}
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{theirs}
-	// No new mount namespace yet: the spare makes its own when the
-	// command comes, so it sees what was mounted meanwhile.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := start(cmd); err != nil {
-		return sp, err
-	}
-	sp.cmd = cmd
-	if sp.dir != "" {
-		if err := addToCgroup(sp.dir, cmd.Process.Pid); err != nil {
-			return sp, err
-		}
-	}
-	return sp, nil
-}
-
-// alive reports whether the spare's process is still there to take a
-// command (nothing but Corral should end it, but a spare found dead is
-// not used: the run starts its helper itself).
-func (sp *spare) alive() bool {
-	var si unix.Siginfo
-	err := unix.Waitid(unix.P_PID, sp.cmd.Process.Pid, &si, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return err == nil && si.Signo == 0 // Linux leaves it zero when nothing has exited
-}
-
-// discard lets the spare go: its socket closed, it exits; then its
-// cgroup is removed.
-func (sp *spare) discard() {
-	if sp.sock != nil {
-		sp.sock.Close()
-	}
-	if sp.cmd != nil {
-		done := make(chan struct{})
-		go func() { sp.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			sp.cmd.Process.Kill()
-			<-done
-		}
-	}
-	if sp.dir != "" {
-		_ = removeCgroup(sp.dir)
-	}
-}
-
-// launch makes the spare the program argv with files as its descriptors
-// 0, 1, 2, 3 …; stdin is what it reads on 0 (nil: nothing). The caller
-// waits for it through sp.cmd, as for a command it started.
-func (sp *spare) launch(argv []string, stdin []byte, files []*os.File) error {
-	argvR, argvW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	defer argvR.Close()
-	var b bytes.Buffer
-	for _, a := range argv {
-		b.WriteString(a)
-		b.WriteByte(0)
-	}
-	go func() {
-		_, _ = argvW.Write(b.Bytes()) // the spare reads it all; fails only if it died
-		argvW.Close()
-	}()
-	in, err := stdinFile(stdin)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fds := []int{int(argvR.Fd()), int(in.Fd())}
-	for _, f := range files {
-		fds = append(fds, int(f.Fd()))
-	}
-	err = unix.Sendmsg(int(sp.sock.Fd()), []byte{1}, unix.UnixRights(fds...), nil, 0)
-	sp.sock.Close()
-	if err != nil {
-		return fmt.Errorf("hand the command to the spare: %w", err)
-	}
-	return nil
-}
-
-// stdinFile is a descriptor to read data from: /dev/null when there is
-// none, else a pipe fed by a goroutine.
-func stdinFile(data []byte) (*os.File, error) {
-	if len(data) == 0 {
-		return os.Open(os.DevNull)
-	}
-	rd, wr, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	go func() {
-		_, _ = wr.Write(data) // fails once the command closed its input
-		wr.Close()
-	}()
-	return rd, nil
-}
-
-// inCgroup reports whether pid is listed in the cgroup at dir.
-func inCgroup(dir string, pid int) bool {
-	b, err := os.ReadFile(dir + "/cgroup.procs")
-	if err != nil {
-		return false
-	}
-	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
+func (r *Runner) makeSpare() (*spare, error) {
+	return spares.Make(r.netinit, r.memory, r.limits.Total, sealFDs, start)
 }

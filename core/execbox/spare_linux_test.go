@@ -104,8 +104,8 @@ func TestDeadSpareNotUsed(t *testing.T) {
 	run(t, r, b.spec("true"))
 	waitSpare(t, r)
 	sp := <-r.spares
-	sp.cmd.Process.Kill()
-	poll.Eventually(t, 10*time.Second, func() bool { return !sp.alive() }, "the killed spare to die")
+	sp.Cmd.Process.Kill()
+	poll.Eventually(t, 10*time.Second, func() bool { return !sp.Alive() }, "the killed spare to die")
 	r.spares <- sp
 	if res := run(t, r, b.spec("echo ran")); res.Stdout != "ran\n" {
 		t.Errorf("with a dead spare: %+v", res)

@@ -20,7 +20,7 @@ import (
 // process: a Go thread exits when a goroutine locked to it returns. So
 // every start happens on one thread that never exits while Corral runs.
 // As root, the per-run cgroups of a Corral that died are emptied at the
-// next start (limits.go, sweep), for whatever got past both.
+// next start (core/execbox/limits, sweep), for whatever got past both.
 
 // spawns carries starts to the spawner goroutine, started by the first.
 var (

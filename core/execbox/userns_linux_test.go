@@ -16,7 +16,7 @@ import (
 // 0, without capabilities (as an ordinary user is). Commands are
 // unavailable, and the sentence says why and what to do, instead of the
 // generic "bubblewrap … cannot create a sandbox". It fails on the code
-// before usernsRefused.
+// before userns.Refused.
 func TestUsernsRefusedSaysWhy(t *testing.T) {
 	if mode := os.Getenv("CORRAL_TEST_USERNS_CHILD"); mode != "" {
 		r, err := NewRunner(Options{NetInit: os.Getenv("CORRAL_TEST_NETINIT")})

@@ -1,6 +1,6 @@
 //go:build linux && !amd64
 
-package execbox
+package seccomp
 
 // archModeArgs: arm64 has only the *at forms, already in modeArgs.
 var archModeArgs []modeArg

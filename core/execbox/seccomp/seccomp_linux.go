@@ -1,4 +1,4 @@
-package execbox
+package seccomp
 
 import (
 	"encoding/binary"
@@ -8,48 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The seccomp filter every command runs under (bwrap --seccomp). It
-// refuses, with EPERM, system calls no ordinary program needs and that
-// widen what a sandboxed process can reach in the kernel:
-//
-//   - new namespaces: unshare, setns, and clone with CLONE_NEWUSER (clone3
-//     answers ENOSYS, so C libraries fall back to clone, whose flags the
-//     filter can read)
-//   - io_uring (io_uring_setup, _enter, _register): a large kernel surface
-//     that also bypasses seccomp for the operations it queues
-//   - tracing and reading other processes: ptrace, process_vm_readv,
-//     process_vm_writev (so debuggers such as gdb and strace do not work
-//     inside the sandbox)
-//   - kernel keyrings: keyctl, add_key, request_key
-//   - perf_event_open, bpf, userfaultfd
-//   - loading kernels and modules, mounting, swapping, rebooting, accounting
-//   - setuid and setgid files: chmod, fchmod, fchmodat and fchmodat2 with
-//     S_ISUID or S_ISGID in the mode, and open, openat, creat, mknod and
-//     mknodat creating a file with either bit, are refused with EPERM
-//     (openat2, whose mode the filter cannot read, answers ENOSYS, and C
-//     libraries fall back to openat). Folders may still be made setgid
-//     with mkdir. What a command leaves in the owner's folders is checked
-//     again where its changes are applied (core/sandbox).
-//   - socket families other than those programs need to talk over the
-//     network: socket() is allowed for AF_INET, AF_INET6 and AF_NETLINK
-//     (NETLINK_ROUTE and NETLINK_SOCK_DIAG only: addresses, routes and
-//     ss), refused with EPERM for AF_UNIX and with EAFNOSUPPORT for every
-//     other family (AF_VSOCK, which on a virtual machine reaches the host
-//     without the network namespace, AF_PACKET, AF_BLUETOOTH, AF_ALG …);
-//     other netlink protocols answer EPROTONOSUPPORT. Unix sockets are
-//     refused because a read-only bind mount does not stop connect()
-//     reaching a socket file, so a socket in a [[sandbox.roots]] folder (an
-//     ssh-agent, tmux or docker socket under /tmp) would otherwise be a
-//     door to a program on the host. Pairs of connected sockets
-//     (socketpair), which programs use among their own processes, still
-//     work; a program that listens on a named Unix socket inside the
-//     sandbox (Python's multiprocessing.Manager, gpg-agent) does not.
-//   - system calls of another ABI (32-bit int 0x80 and x32 on amd64), which
-//     would otherwise get around the list.
-//
-// Everything else is allowed: the filter is a deny list meant to close
-// kernel attack surface, not to describe what programs may do (bubblewrap,
-// the namespaces and the limits do that).
+// deniedSyscalls are refused with EPERM (doc.go says why, with the
+// rest of what the filter refuses).
 var deniedSyscalls = []uintptr{
 	unix.SYS_UNSHARE, unix.SYS_SETNS,
 	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
@@ -67,7 +27,7 @@ const sysFchmodat2 = 452
 
 // modeArgs are the system calls that take a file mode, with the index of
 // that argument: the filter refuses them when the mode holds S_ISUID or
-// S_ISGID. The rest of the list is per architecture (seccomp_*.go).
+// S_ISGID. The rest of the list is per architecture (seccomp_linux_*.go).
 var modeArgs = append([]modeArg{
 	{unix.SYS_FCHMOD, 1}, {unix.SYS_FCHMODAT, 2}, {sysFchmodat2, 2},
 	{unix.SYS_OPENAT, 3}, {unix.SYS_MKNODAT, 2},
@@ -156,9 +116,10 @@ func (a *asm) resolve() []insn {
 	return a.prog
 }
 
-// seccompFilter returns the filter for this machine's architecture, in
-// the byte form bwrap reads, or nil where Corral has no filter for it.
-func seccompFilter() []byte {
+// Filter returns the filter for this machine's architecture, in the byte
+// form bwrap reads (bwrap --seccomp), or nil where Corral has no filter
+// for it.
+func Filter() []byte {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":

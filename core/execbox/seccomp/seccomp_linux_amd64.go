@@ -1,4 +1,4 @@
-package execbox
+package seccomp
 
 import "golang.org/x/sys/unix"
 

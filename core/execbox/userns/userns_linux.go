@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package execbox
+package userns
 
 import (
 	"errors"
@@ -10,13 +10,13 @@ import (
 	"syscall"
 )
 
-// usernsRefused says, in one sentence for the owner, why this computer
+// Refused says, in one sentence for the owner, why this computer
 // refuses Corral the user namespaces its sandbox needs, or "" when nothing
 // here refuses them. probe is a program to start in a new user namespace
 // (bubblewrap: `probe --version`). It reads the switches that refuse them
 // (user.max_user_namespaces, Debian's kernel.unprivileged_userns_clone,
 // Ubuntu's kernel.apparmor_restrict_unprivileged_userns) and tries one.
-func usernsRefused(probe string) string {
+func Refused(probe string) string {
 	const tail = ", and the sandbox needs them"
 	switch {
 	case sysctl("user/max_user_namespaces") == "0":

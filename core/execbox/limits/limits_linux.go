@@ -1,4 +1,4 @@
-package execbox
+package limits
 
 import (
 	"bufio"
@@ -19,103 +19,54 @@ import (
 	"corral/core/paths"
 )
 
-// procLimit is how the number of processes in a sandbox is bounded.
-//
-// RLIMIT_NPROC is checked against the real user's count of tasks. Since
-// Linux 5.14 that count is kept per user namespace, and bubblewrap gives
-// each sandbox its own, so the limit counts only the sandbox's tasks. Before
-// 5.14 it counts every task of the owner, so the owner's current count is
-// added to the limit. The kernel never applies RLIMIT_NPROC to root (uid 0
-// of the initial user namespace), so as root a pids cgroup is used instead
-// when one can be created — on kernels before 5.14 only: since then a
-// command started as root runs as uid 0 of the asroot helper's user
-// namespace (an unprivileged host user, overlay.go), whose RLIMIT_NPROC
-// counts that namespace's tasks (the helper's bubblewrap among them), and
-// the pids cgroup, whose join held every start for an RCU grace period,
-// is left out.
-type procLimit struct {
-	root   bool
-	perNS  bool       // RLIMIT_NPROC counted per user namespace
-	cgroup *cgroupCtl // as root only; nil when none is writable
-}
-
-func findProcLimit(uid int, log *slog.Logger) procLimit {
-	p := procLimit{root: uid == 0, perNS: kernelAtLeast(5, 14)}
-	if p.root {
-		cg, err := findCgroup("pids")
+func FindProc(uid int, log *slog.Logger) Proc {
+	p := Proc{Root: uid == 0, PerNS: KernelAtLeast(5, 14)}
+	if p.Root {
+		cg, err := FindCgroup("pids")
 		if err != nil {
 			log.Debug("execbox: no pids cgroup", "err", err)
 		} else {
-			p.cgroup = cg
+			p.Cgroup = cg
 		}
 	}
 	return p
 }
 
-func (p procLimit) describe(n int) string {
+// Describe says how a limit of n processes is enforced, for logs and
+// diagnostics (n < 0: none).
+func (p Proc) Describe(n int) string {
 	switch {
 	case n < 0:
 		return "none (disabled)"
-	case p.root && p.perNS:
+	case p.Root && p.PerNS:
 		return fmt.Sprintf("RLIMIT_NPROC=%d, counted per sandbox (commands run as an unprivileged user's namespace, not as root)", n)
-	case p.cgroup != nil && p.cgroup.v2:
-		return fmt.Sprintf("pids cgroup v2 under %s (pids.max=%d)", p.cgroup.parent, n)
-	case p.cgroup != nil:
-		return fmt.Sprintf("pids cgroup v1 under %s (pids.max=%d)", p.cgroup.parent, n)
-	case p.root:
+	case p.Cgroup != nil && p.Cgroup.v2:
+		return fmt.Sprintf("pids cgroup v2 under %s (pids.max=%d)", p.Cgroup.parent, n)
+	case p.Cgroup != nil:
+		return fmt.Sprintf("pids cgroup v1 under %s (pids.max=%d)", p.Cgroup.parent, n)
+	case p.Root:
 		return "none (root, no writable pids cgroup; RLIMIT_NPROC does not apply to root)"
-	case p.perNS:
+	case p.PerNS:
 		return fmt.Sprintf("RLIMIT_NPROC=%d, counted per sandbox", n)
 	default:
 		return fmt.Sprintf("RLIMIT_NPROC=%d on top of the owner's own processes (kernel before 5.14)", n)
 	}
 }
 
-type rlimit struct {
-	resource int
-	value    uint64
-}
-
-// rlimits returns the limits to set on the sandbox's init.
-func (r *Runner) rlimits() []rlimit {
-	l := r.limits
-	out := []rlimit{{unix.RLIMIT_CORE, 0}}
-	if l.Procs > 0 {
-		n := uint64(l.Procs)
-		if !r.procs.root && !r.procs.perNS {
-			n += uint64(countTasks(r.uid))
-		}
-		out = append(out, rlimit{unix.RLIMIT_NPROC, n})
-	}
-	if l.FileSize > 0 {
-		out = append(out, rlimit{unix.RLIMIT_FSIZE, uint64(l.FileSize)})
-	}
-	if l.Memory > 0 {
-		out = append(out, rlimit{unix.RLIMIT_DATA, uint64(l.Memory)})
-	}
-	if l.AddressSpace > 0 {
-		out = append(out, rlimit{unix.RLIMIT_AS, uint64(l.AddressSpace)})
-	}
-	if l.OpenFiles > 0 {
-		out = append(out, rlimit{unix.RLIMIT_NOFILE, uint64(l.OpenFiles)})
-	}
-	return out
-}
-
-// applyRlimits sets soft and hard limits on pid (the sandbox's init, still
+// Apply sets soft and hard limits on pid (the sandbox's init, still
 // blocked before it starts the command), so nothing inside can raise them.
-func applyRlimits(pid int, ls []rlimit) error {
+func Apply(pid int, ls []Rlimit) error {
 	for _, l := range ls {
-		v := unix.Rlimit{Cur: l.value, Max: l.value}
-		if err := unix.Prlimit(pid, l.resource, &v, nil); err != nil {
-			return fmt.Errorf("prlimit %d on %d: %w", l.resource, pid, err)
+		v := unix.Rlimit{Cur: l.Value, Max: l.Value}
+		if err := unix.Prlimit(pid, l.Resource, &v, nil); err != nil {
+			return fmt.Errorf("prlimit %d on %d: %w", l.Resource, pid, err)
 		}
 	}
 	return nil
 }
 
-// kernelAtLeast reports whether the running kernel is at least major.minor.
-func kernelAtLeast(major, minor int) bool {
+// KernelAtLeast reports whether the running kernel is at least major.minor.
+func KernelAtLeast(major, minor int) bool {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
 		return false
@@ -133,8 +84,8 @@ func kernelAtLeast(major, minor int) bool {
 	return ma > major || (ma == major && mi >= minor)
 }
 
-// countTasks counts the tasks (threads) whose real user is uid.
-func countTasks(uid int) int {
+// CountTasks counts the tasks (threads) whose real user is uid.
+func CountTasks(uid int) int {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
@@ -171,16 +122,16 @@ func countTasks(uid int) int {
 	return n
 }
 
-// cgroupCtl is one cgroup controller (pids or memory) in which a child
+// Cgroup is one cgroup controller (pids or memory) in which a child
 // cgroup with a limit is made per run.
-type cgroupCtl struct {
+type Cgroup struct {
 	controller string // "pids" or "memory"
 	parent     string // folder in which the per-run cgroups are created
 	v2         bool
 }
 
 // limitFile is the file that holds the controller's limit.
-func (c *cgroupCtl) limitFile() string {
+func (c *Cgroup) limitFile() string {
 	switch {
 	case c.controller == "pids":
 		return "pids.max"
@@ -192,10 +143,10 @@ func (c *cgroupCtl) limitFile() string {
 
 var cgroupSeq atomic.Uint64
 
-// findCgroup finds controller in this process's own cgroup and checks that
+// FindCgroup finds controller in this process's own cgroup and checks that
 // a child cgroup with a limit can be made there: v2 when the controller is
 // enabled for its children, else v1.
-func findCgroup(controller string) (*cgroupCtl, error) {
+func FindCgroup(controller string) (*Cgroup, error) {
 	self, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil, err
@@ -226,7 +177,7 @@ func findCgroup(controller string) (*cgroupCtl, error) {
 		if dir, ok := cgroupDir(string(mounts), "cgroup2", "", v2Path); ok {
 			ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 			if hasWord(string(ctl), controller) {
-				cg := &cgroupCtl{controller: controller, parent: dir, v2: true}
+				cg := &Cgroup{controller: controller, parent: dir, v2: true}
 				err := cg.probe()
 				if err == nil {
 					cg.sweep()
@@ -240,7 +191,7 @@ func findCgroup(controller string) (*cgroupCtl, error) {
 	}
 	if haveV1 {
 		if dir, ok := cgroupDir(string(mounts), "cgroup", controller, v1Path); ok {
-			cg := &cgroupCtl{controller: controller, parent: dir}
+			cg := &Cgroup{controller: controller, parent: dir}
 			err := cg.probe()
 			if err == nil {
 				cg.sweep()
@@ -290,8 +241,8 @@ func hasWord(s, want string) bool { return slices.Contains(strings.Fields(s), wa
 
 // sweep removes the cgroups left by earlier Corral processes that are
 // gone (a crash skips the per-run cleanup), killing first whatever still
-// runs in them: no command outlives its Corral (spawn.go).
-func (c *cgroupCtl) sweep() {
+// runs in them: no command outlives its Corral (execbox's spawn_linux.go).
+func (c *Cgroup) sweep() {
 	dirs, _ := filepath.Glob(filepath.Join(c.parent, "corral-*-*"))
 	for _, d := range dirs {
 		f := strings.SplitN(filepath.Base(d), "-", 3)
@@ -303,16 +254,16 @@ func (c *cgroupCtl) sweep() {
 			continue
 		}
 		if unix.Rmdir(d) == unix.EBUSY {
-			killCgroup(d)
-			_ = removeCgroup(d) // waits a moment for the tasks to go
+			kill(d)
+			_ = Remove(d) // waits a moment for the tasks to go
 		}
 	}
 }
 
-// killCgroup sends SIGKILL to every task in the cgroup at dir: at once
+// kill sends SIGKILL to every task in the cgroup at dir: at once
 // through cgroup.kill where the kernel has it (v2, Linux 5.14), else to
 // each pid listed, a few times over in case one forked meanwhile.
-func killCgroup(dir string) {
+func kill(dir string) {
 	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil {
 		return
 	}
@@ -329,71 +280,71 @@ func killCgroup(dir string) {
 	}
 }
 
-func (c *cgroupCtl) probe() error {
+func (c *Cgroup) probe() error {
 	v := int64(1) // one task, or 1 GiB
 	if c.controller == "memory" {
 		v = 1 << 30
 	}
-	dirs, err := makeCgroups([]cgroupLimit{{c, v}})
+	dirs, err := Make([]Limit{{Ctl: c, Value: v}})
 	if err != nil {
 		return err
 	}
-	return removeCgroup(dirs[0])
+	return Remove(dirs[0])
 }
 
-// cgroupLimit is a limit to set in a controller's per-run cgroup.
-type cgroupLimit struct {
-	ctl   *cgroupCtl
-	value int64
+// Limit is a limit to set in a controller's per-run cgroup.
+type Limit struct {
+	Ctl   *Cgroup
+	Value int64
 }
 
-// makeCgroups makes the per-run cgroups for limits: one folder per
+// Make makes the per-run cgroups for limits: one folder per
 // hierarchy (in cgroup v2, controllers sharing a parent share the folder,
 // since a process is in exactly one v2 cgroup), each limit written there.
-// The run's init joins every returned folder (addToCgroup).
-func makeCgroups(limits []cgroupLimit) (dirs []string, err error) {
+// The run's init joins every returned folder (Join).
+func Make(limits []Limit) (dirs []string, err error) {
 	byParent := map[string]string{}
 	defer func() {
 		if err != nil {
 			for _, d := range dirs {
-				_ = removeCgroup(d)
+				_ = Remove(d)
 			}
 			dirs = nil
 		}
 	}()
 	for _, l := range limits {
-		dir, ok := byParent[l.ctl.parent]
+		dir, ok := byParent[l.Ctl.parent]
 		if !ok {
-			dir = filepath.Join(l.ctl.parent, fmt.Sprintf("corral-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
+			dir = filepath.Join(l.Ctl.parent, fmt.Sprintf("corral-%d-%d", os.Getpid(), cgroupSeq.Add(1)))
 			if err := os.Mkdir(dir, 0o755); err != nil {
 				return dirs, fmt.Errorf("create cgroup: %w", err)
 			}
-			byParent[l.ctl.parent] = dir
+			byParent[l.Ctl.parent] = dir
 			dirs = append(dirs, dir)
 		}
-		if err := os.WriteFile(filepath.Join(dir, l.ctl.limitFile()), []byte(strconv.FormatInt(l.value, 10)), 0); err != nil {
-			return dirs, fmt.Errorf("set %s: %w", l.ctl.limitFile(), err)
+		if err := os.WriteFile(filepath.Join(dir, l.Ctl.limitFile()), []byte(strconv.FormatInt(l.Value, 10)), 0); err != nil {
+			return dirs, fmt.Errorf("set %s: %w", l.Ctl.limitFile(), err)
 		}
-		if l.ctl.controller == "memory" {
+		if l.Ctl.controller == "memory" {
 			// No swapping past the limit, where swap is accounted at all.
-			if l.ctl.v2 {
+			if l.Ctl.v2 {
 				_ = os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
 			} else {
-				_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(l.value, 10)), 0)
+				_ = os.WriteFile(filepath.Join(dir, "memory.memsw.limit_in_bytes"), []byte(strconv.FormatInt(l.Value, 10)), 0)
 			}
 		}
 	}
 	return dirs, nil
 }
 
-// addToCgroup moves pid into the cgroup at dir.
-func addToCgroup(dir string, pid int) error {
+// Join moves pid into the cgroup at dir.
+func Join(dir string, pid int) error {
 	return os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0)
 }
 
-// removeCgroup removes an emptied cgroup, waiting briefly for the last
+// Remove removes an emptied cgroup, waiting briefly for the last
 // tasks to leave it.
-func removeCgroup(dir string) error {
+func Remove(dir string) error {
 	var err error
 	for range 100 {
 		if err = unix.Rmdir(dir); err == nil || err == unix.ENOENT {
@@ -405,4 +356,13 @@ func removeCgroup(dir string) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("remove cgroup %s: %w", dir, err)
+}
+
+// Holds reports whether pid is listed in the cgroup at dir.
+func Holds(dir string, pid int) bool {
+	b, err := os.ReadFile(dir + "/cgroup.procs")
+	if err != nil {
+		return false
+	}
+	return slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid))
 }
