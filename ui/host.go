@@ -7,9 +7,9 @@ import (
 	"fyne.io/fyne/v2"
 )
 
-// trayHost is the tray as the windows of its subpackages (pairwin) see
-// it: the Fyne app, the clock, and the ways onto and off the UI
-// goroutine. It reads the tray's fields at each call, so a test that
+// trayHost is the tray as the windows of its subpackages (pairwin,
+// undowin) see it: the Fyne app, the clock, and the ways onto and off the
+// UI goroutine. It reads the tray's fields at each call, so a test that
 // replaces spawn or post after the start is obeyed.
 type trayHost struct{ t *Tray }
 

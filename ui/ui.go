@@ -1,7 +1,8 @@
 // Package ui is Corral's desktop front end in Fyne: the tray icon and its
 // menu, the approval dialog, and the Recent activity, Settings and "Pair
-// a phone" windows (the last in ui/pairwin, which ui opens through a Host
-// it implements; no package under ui imports ui). It is one more surface
+// a phone" windows, and the undo window (the last two in ui/pairwin and
+// ui/undowin, which ui opens through a Host it implements; no package
+// under ui imports ui). It is one more surface
 // of the approvals broker, next to the browser and the phone, and it
 // decides nothing: it shows what the broker and the running Corral
 // report, and sends the owner's answers back.
@@ -44,6 +45,7 @@ import (
 	"corral/core/policy"
 	"corral/ui/internal/quietlocale"
 	"corral/ui/pairwin"
+	"corral/ui/undowin"
 )
 
 // Fyne's init functions have run by now (ui imports Fyne).
@@ -136,8 +138,8 @@ type Tray struct {
 	setWin   *settingsWindow
 	pairer   pairwin.Pairer // nil: the Control cannot pair, the menu does not offer it
 	pairWin  *pairwin.Window
-	undoer   Undoer // nil: the Control cannot undo, Recent activity does not offer it
-	undoWin  *undoWindow
+	undoer   undowin.Undoer // nil: the Control cannot undo, Recent activity does not offer it
+	undoWin  *undowin.Window
 
 	status    Status
 	lastMenu  []menuItem
@@ -165,7 +167,7 @@ func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 	if p, ok := cfg.Control.(pairwin.Pairer); ok {
 		t.pairer = p
 	}
-	if u, ok := cfg.Control.(Undoer); ok {
+	if u, ok := cfg.Control.(undowin.Undoer); ok {
 		t.undoer = u
 	}
 	if t.now == nil {
