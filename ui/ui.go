@@ -1,11 +1,13 @@
 // Package ui is Corral's desktop front end in Fyne: the tray icon and its
-// menu, the approval dialog, and the Recent activity, Settings and "Pair
-// a phone" windows, and the undo window (the last two in ui/pairwin and
-// ui/undowin, which ui opens through a Host it implements; no package
-// under ui imports ui). It is one more surface
-// of the approvals broker, next to the browser and the phone, and it
-// decides nothing: it shows what the broker and the running Corral
-// report, and sends the owner's answers back.
+// menu, the approval dialog, the Recent activity and Settings windows,
+// and the "Pair a phone" and undo windows, which live in ui/pairwin and
+// ui/undowin and which ui opens through a Host it implements (no package
+// under ui imports ui). It is one more surface of the approvals broker,
+// next to the browser and the phone, and it decides nothing: it shows
+// what the broker and the running Corral report, and sends the owner's
+// answers back. The approval dialog and its queue stay in ui: they are
+// the tray's policy.Surface, and their tests drive them through the
+// broker's calls.
 //
 // Guaranteed: the broker is never blocked — Surface calls only hand work
 // to the UI goroutine (fyne.Do); one window shows pending approvals, the
@@ -24,8 +26,8 @@
 // CPU; the poll wakes it only when the status changed.
 //
 // The logic lives in small plain types and functions (prompt, queue,
-// menuModel, activity) that tests drive directly; the widgets
-// only render them.
+// menuModel, activity) that tests drive directly; the widgets only
+// render them.
 package ui
 
 import (
