@@ -14,6 +14,7 @@ import (
 	"corral/app/server"
 	"corral/assets"
 	"corral/ui"
+	"corral/ui/pairwin"
 )
 
 // tray runs `corral` with no arguments: the daemon and the desktop UI in
@@ -139,7 +140,7 @@ func desktop(ctx context.Context, d *daemon.Daemon, listen string, desk ui.Deskt
 }
 
 // trayControl is the running Corral as the tray sees it. It is a
-// ui.Pairer too: the menu offers "Pair a phone…", whose window shows the
+// pairwin.Pairer too: the menu offers "Pair a phone…", whose window shows the
 // server's sentence when [server] lan is off.
 type trayControl struct {
 	d *daemon.Daemon
@@ -162,7 +163,7 @@ func (c trayControl) Status() ui.Status {
 }
 
 var (
-	_ ui.Pairer      = trayControl{}
+	_ pairwin.Pairer = trayControl{}
 	_ ui.FirstRunner = trayControl{}
 )
 
@@ -191,18 +192,18 @@ func (c trayControl) LoginURL() (string, error) {
 
 // Pair makes a one-time pairing code as pairing.start does; without the
 // LAN listener the error is the server's sentence saying how to turn it on.
-func (c trayControl) Pair(ctx context.Context) (ui.PairCode, error) {
+func (c trayControl) Pair(ctx context.Context) (pairwin.Code, error) {
 	if err := ctx.Err(); err != nil {
-		return ui.PairCode{}, err
+		return pairwin.Code{}, err
 	}
 	p, err := c.s.StartPairing(ctx, "tray")
 	if err != nil {
 		if c.s.LANURL() == "" {
-			return ui.PairCode{}, lanOff{err} // the window offers Turn on the LAN
+			return pairwin.Code{}, lanOff{err} // the window offers Turn on the LAN
 		}
-		return ui.PairCode{}, err
+		return pairwin.Code{}, err
 	}
-	return ui.PairCode{URL: p.URL, QR: p.QR, Expires: p.Expires, Fingerprint: p.Fingerprint}, nil
+	return pairwin.Code{URL: p.URL, QR: p.QR, Expires: p.Expires, Fingerprint: p.Fingerprint}, nil
 }
 
 func (c trayControl) Settings() ui.Settings {
@@ -260,10 +261,10 @@ func shortDuration(d time.Duration) string {
 }
 
 // lanOff is StartPairing's error while the LAN is off: its sentence, and
-// ui.ErrLANOff to errors.Is.
+// pairwin.ErrLANOff to errors.Is.
 type lanOff struct{ error }
 
-func (lanOff) Is(target error) bool { return target == ui.ErrLANOff }
+func (lanOff) Is(target error) bool { return target == pairwin.ErrLANOff }
 
 // TurnOnLAN turns the LAN on as the dashboard's Settings page does: the
 // one line of config.toml, audited, and the LAN listener opened at once.

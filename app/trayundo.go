@@ -10,14 +10,14 @@ import (
 	"corral/core/sandbox"
 	"corral/core/undo"
 	"corral/store"
-	"corral/ui"
+	"corral/ui/undowin"
 )
 
 // trayOwner is the tray acting with the owner's rights: its undos are
 // events of client "tray", decided by the owner.
 var trayOwner = sandbox.Caller{Client: "tray", Owner: true}
 
-var _ ui.Undoer = trayControl{}
+var _ undowin.Undoer = trayControl{}
 
 // trayUndo is "Undo last change by …" of the tray's Recent activity:
 // undo.preview and undo.apply of an agent's newest change, as the
@@ -27,7 +27,7 @@ type trayUndo struct {
 	box   *undo.Service
 }
 
-func (c trayControl) LastChange(ctx context.Context, client string) (ui.LastChange, error) {
+func (c trayControl) LastChange(ctx context.Context, client string) (undowin.LastChange, error) {
 	return trayUndo{c.d.Store, c.d.Undo}.LastChange(ctx, client)
 }
 
@@ -47,10 +47,10 @@ var changeWords = map[string]string{"created": "created", "modified": "changed",
 
 // LastChange previews undoing the newest allowed event of client that
 // changed files (not an undo or restore).
-func (u trayUndo) LastChange(ctx context.Context, client string) (ui.LastChange, error) {
+func (u trayUndo) LastChange(ctx context.Context, client string) (undowin.LastChange, error) {
 	p, err := u.store.Query(ctx, audit.Filter{Client: client, Changed: true, Decision: audit.Allow, Limit: 100})
 	if err != nil {
-		return ui.LastChange{}, errors.New("Corral could not read its audit log.")
+		return undowin.LastChange{}, errors.New("Corral could not read its audit log.")
 	}
 	for _, ev := range p.Events {
 		if strings.HasPrefix(ev.Op, "undo.") || ev.Op == "version.restore" {
@@ -58,9 +58,9 @@ func (u trayUndo) LastChange(ctx context.Context, client string) (ui.LastChange,
 		}
 		r, err := u.box.UndoPreview(ctx, trayOwner, undo.UndoArgs{EventID: ev.ID})
 		if err != nil {
-			return ui.LastChange{}, err
+			return undowin.LastChange{}, err
 		}
-		lc := ui.LastChange{EventID: ev.ID, Client: ev.Client, Op: ev.Op, Time: ev.Time}
+		lc := undowin.LastChange{EventID: ev.ID, Client: ev.Client, Op: ev.Op, Time: ev.Time}
 		for _, f := range r.Files {
 			what := changeWords[f.Kind]
 			if what == "" {
@@ -69,11 +69,11 @@ func (u trayUndo) LastChange(ctx context.Context, client string) (ui.LastChange,
 			if f.From != "" {
 				what += " from " + f.From
 			}
-			lc.Files = append(lc.Files, ui.ChangedFile{Path: f.Path, What: what + "; " + undoWords[f.Action], Conflict: f.Conflict})
+			lc.Files = append(lc.Files, undowin.ChangedFile{Path: f.Path, What: what + "; " + undoWords[f.Action], Conflict: f.Conflict})
 		}
 		return lc, nil
 	}
-	return ui.LastChange{}, fmt.Errorf("%s has changed no files lately that Corral could undo.", client)
+	return undowin.LastChange{}, fmt.Errorf("%s has changed no files lately that Corral could undo.", client)
 }
 
 // Undo undoes one event; a conflict undoes nothing and says so.

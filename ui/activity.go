@@ -12,6 +12,7 @@ import (
 	"corral/core/audit"
 	"corral/core/visible"
 	"corral/core/words"
+	"corral/ui/undowin"
 )
 
 // activityMax is how many events the Recent activity window keeps.
@@ -102,9 +103,9 @@ func newActivityWindow(t *Tray) *activityWindow {
 	}
 	var bottom fyne.CanvasObject
 	if t.undoer != nil {
-		w.undoPick = widget.NewSelect(nil, func(string) { w.undoBtn.SetText(undoLabel(w.undoPick.Selected, t.activity.events)) })
+		w.undoPick = widget.NewSelect(nil, func(string) { w.undoBtn.SetText(undowin.Label(w.undoPick.Selected, t.activity.events)) })
 		w.undoPick.PlaceHolder = "(agent)"
-		w.undoBtn = widget.NewButton(undoLabel("", nil), func() { t.showUndo(w.undoPick.Selected) })
+		w.undoBtn = widget.NewButton(undowin.Label("", nil), func() { t.showUndo(w.undoPick.Selected) })
 		bottom = container.NewBorder(nil, nil, nil, w.undoPick, w.undoBtn)
 	}
 	w.win.SetContent(container.NewBorder(w.note, bottom, nil, nil, w.list))
@@ -118,7 +119,7 @@ func (w *activityWindow) refresh() {
 	}
 	w.list.Refresh()
 	if w.undoPick != nil {
-		agents := undoAgents(w.t.activity.events)
+		agents := undowin.Agents(w.t.activity.events)
 		w.undoPick.SetOptions(agents)
 		if !slices.Contains(agents, w.undoPick.Selected) {
 			if len(agents) > 0 {
@@ -127,7 +128,7 @@ func (w *activityWindow) refresh() {
 				w.undoPick.ClearSelected()
 			}
 		}
-		w.undoBtn.SetText(undoLabel(w.undoPick.Selected, w.t.activity.events))
+		w.undoBtn.SetText(undowin.Label(w.undoPick.Selected, w.t.activity.events))
 		if w.undoPick.Selected == "" {
 			w.undoBtn.Disable()
 		} else {
@@ -142,7 +143,17 @@ func (w *activityWindow) show() {
 }
 
 // activitySize is the Recent activity window's size; the undo window it
-// opens has the same, so that without a window manager (windows stacked
-// at the screen's corner, unframed) the undo window covers it whole
-// rather than leaving its rows beside and below the question.
-var activitySize = fyne.NewSize(720, 480)
+// opens has the same (see undowin.Size).
+var activitySize = undowin.Size
+
+// showUndo opens (or reuses) the undo window for client's last change.
+func (t *Tray) showUndo(client string) {
+	if t.undoer == nil || client == "" {
+		return
+	}
+	if t.undoWin == nil {
+		t.undoWin = undowin.New(trayHost{t}, t.undoer, func() { t.undoWin = nil; t.settle() })
+	}
+	t.undoWin.Load(client)
+	t.undoWin.Focus()
+}

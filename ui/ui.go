@@ -1,9 +1,13 @@
 // Package ui is Corral's desktop front end in Fyne: the tray icon and its
-// menu, the approval dialog, and the Recent activity, Settings and "Pair
-// a phone" windows. It is one more surface of the approvals broker, next
-// to the browser and the phone, and it decides nothing: it shows what the
-// broker and the running Corral report, and sends the owner's answers
-// back.
+// menu, the approval dialog, the Recent activity and Settings windows,
+// and the "Pair a phone" and undo windows, which live in ui/pairwin and
+// ui/undowin and which ui opens through a Host it implements (no package
+// under ui imports ui). It is one more surface of the approvals broker,
+// next to the browser and the phone, and it decides nothing: it shows
+// what the broker and the running Corral report, and sends the owner's
+// answers back. The approval dialog and its queue stay in ui: they are
+// the tray's policy.Surface, and their tests drive them through the
+// broker's calls.
 //
 // Guaranteed: the broker is never blocked — Surface calls only hand work
 // to the UI goroutine (fyne.Do); one window shows pending approvals, the
@@ -22,8 +26,8 @@
 // CPU; the poll wakes it only when the status changed.
 //
 // The logic lives in small plain types and functions (prompt, queue,
-// menuModel, activity, qrImage) that tests drive directly; the widgets
-// only render them.
+// menuModel, activity) that tests drive directly; the widgets only
+// render them.
 package ui
 
 import (
@@ -42,6 +46,8 @@ import (
 	"corral/core/audit"
 	"corral/core/policy"
 	"corral/ui/internal/quietlocale"
+	"corral/ui/pairwin"
+	"corral/ui/undowin"
 )
 
 // Fyne's init functions have run by now (ui imports Fyne).
@@ -59,7 +65,7 @@ type Broker interface {
 
 // Control is what the tray reads and changes of the running Corral
 // besides approvals. It exists so that ui needs nothing of app/. A
-// Control that is also a Pairer gets "Pair a phone…" in the menu.
+// Control that is also a pairwin.Pairer gets "Pair a phone…" in the menu.
 type Control interface {
 	Status() Status
 	SetPaused(ctx context.Context, paused bool) error
@@ -132,10 +138,10 @@ type Tray struct {
 	actErr   error // the last failure to read the audit log
 	actWin   *activityWindow
 	setWin   *settingsWindow
-	pairer   Pairer // nil: the Control cannot pair, the menu does not offer it
-	pairWin  *pairWindow
-	undoer   Undoer // nil: the Control cannot undo, Recent activity does not offer it
-	undoWin  *undoWindow
+	pairer   pairwin.Pairer // nil: the Control cannot pair, the menu does not offer it
+	pairWin  *pairwin.Window
+	undoer   undowin.Undoer // nil: the Control cannot undo, Recent activity does not offer it
+	undoWin  *undowin.Window
 
 	status    Status
 	lastMenu  []menuItem
@@ -160,10 +166,10 @@ func newTray(a fyne.App, icon trayIcon, cfg Config) *Tray {
 		raise:     func(w fyne.Window) { w.Show() },
 		lastBadge: -1,
 	}
-	if p, ok := cfg.Control.(Pairer); ok {
+	if p, ok := cfg.Control.(pairwin.Pairer); ok {
 		t.pairer = p
 	}
-	if u, ok := cfg.Control.(Undoer); ok {
+	if u, ok := cfg.Control.(undowin.Undoer); ok {
 		t.undoer = u
 	}
 	if t.now == nil {
@@ -272,7 +278,7 @@ func (t *Tray) settle() {
 // onScreen reports whether one of the tray's windows is shown.
 func (t *Tray) onScreen() bool {
 	return (t.dialog != nil && t.dialog.visible) || t.actWin != nil || t.setWin != nil ||
-		(t.pairWin != nil && t.pairWin.open) || t.undoWin != nil
+		(t.pairWin != nil && t.pairWin.Open()) || t.undoWin != nil
 }
 
 // ApprovalRequested implements policy.Surface.
@@ -506,11 +512,18 @@ func (t *Tray) showPairing() {
 		return
 	}
 	if t.pairWin != nil {
-		t.pairWin.win.RequestFocus()
+		t.pairWin.Focus()
 		return
 	}
-	t.pairWin = newPairWindow(t)
-	t.pairWin.show()
+	var w *pairwin.Window
+	w = pairwin.New(trayHost{t}, t.pairer, func() {
+		if t.pairWin == w {
+			t.pairWin = nil
+		}
+		t.settle()
+	})
+	t.pairWin = w
+	w.Show()
 }
 
 func (t *Tray) showActivity() {

@@ -1,4 +1,20 @@
-package ui
+// Package pairwin is the tray's "Pair a phone" window: it asks a Pairer
+// for a one-time pairing code and shows it as a QR code and a link, with
+// the code's countdown, "Copy link", "New code" and, when the LAN is off
+// and the Pairer can switch it, "Turn on the LAN".
+//
+// Guaranteed: the Pairer is called only off the UI goroutine (Host.Spawn)
+// and its answers are shown on it (Host.Do); only the answer to the
+// latest request is shown, and none lands in a closed window; an expired
+// code fades and says so; the QR code is drawn dark on light whatever the
+// theme, with its quiet zone, or not at all (a malformed one is refused
+// with a sentence).
+//
+// Not guaranteed: that the code still works when the phone opens it (the
+// server spends and expires codes; the window only counts down), nor that
+// the phone can reach this computer. The window decides nothing: it
+// shows what the Pairer answers. It imports nothing of ui or app/.
+package pairwin
 
 import (
 	"context"
@@ -14,6 +30,20 @@ import (
 	"fyne.io/fyne/v2/widget"
 )
 
+// Host is what the window needs of the tray that opens it.
+type Host interface {
+	App() fyne.App
+	Now() time.Time
+	// AfterFunc calls f after d on its own goroutine unless stopped first.
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+	// Do runs f on the UI goroutine, unless the tray has stopped by then.
+	Do(f func())
+	// Spawn runs blocking work off the UI goroutine.
+	Spawn(f func())
+	// Context bounds the calls into Corral.
+	Context() context.Context
+}
+
 // Pairer is a Control that can pair a phone over the LAN. The tray
 // offers "Pair a phone…" only when its Control is one; it is a separate
 // interface so that a Control without pairing need not pretend.
@@ -21,7 +51,7 @@ type Pairer interface {
 	// Pair makes a fresh one-time pairing code. When pairing is not
 	// possible (the LAN listener is off) the error is a sentence for the
 	// owner saying what to change.
-	Pair(ctx context.Context) (PairCode, error)
+	Pair(ctx context.Context) (Code, error)
 }
 
 // ErrLANOff is what Pair's error matches (errors.Is) when a code cannot
@@ -36,8 +66,8 @@ type LANSwitch interface {
 	TurnOnLAN(ctx context.Context) error
 }
 
-// PairCode is one pairing code as the tray shows it.
-type PairCode struct {
+// Code is one pairing code as the tray shows it.
+type Code struct {
 	URL     string    // what the phone opens, the code included
 	QR      []string  // the QR code of URL: one string per row, '1' dark, '0' light, no quiet zone
 	Expires time.Time // the code is refused from then on
@@ -115,12 +145,15 @@ func pairCountdown(left time.Duration) string {
 	return fmt.Sprintf("The code works for %d:%02d more, once.", int(left.Minutes()), int(left.Seconds())%60)
 }
 
-// pairWindow shows a pairing code as a QR code and as a link, with its
+// Window shows a pairing code as a QR code and as a link, with its
 // countdown, and asks the Pairer for a new one on request. It exists
 // while it is open; closing it forgets the code (which still works on
-// the server until it expires or is spent).
-type pairWindow struct {
-	t         *Tray
+// the server until it expires or is spent). Its methods run on the UI
+// goroutine.
+type Window struct {
+	h         Host
+	pairer    Pairer
+	onClosed  func()
 	win       fyne.Window
 	qr        *canvas.Image
 	link      *widget.Label
@@ -131,14 +164,16 @@ type pairWindow struct {
 	countdown *widget.Label
 	status    *widget.Label
 
-	code     PairCode // the code on screen; zero while there is none
-	gen      int      // the request whose answer counts; older answers are dropped
+	code     Code // the code on screen; zero while there is none
+	gen      int  // the request whose answer counts; older answers are dropped
 	stopTick func() bool
 	open     bool
 }
 
-func newPairWindow(t *Tray) *pairWindow {
-	w := &pairWindow{t: t, win: t.app.NewWindow(pairTitle)}
+// New makes the window, not yet shown; onClosed runs (on the UI
+// goroutine) once the owner closes it.
+func New(h Host, p Pairer, onClosed func()) *Window {
+	w := &Window{h: h, pairer: p, onClosed: onClosed, win: h.App().NewWindow(pairTitle)}
 	w.qr = canvas.NewImageFromImage(nil)
 	w.qr.FillMode = canvas.ImageFillContain
 	w.qr.ScaleMode = canvas.ImageScalePixels
@@ -177,12 +212,12 @@ func newPairWindow(t *Tray) *pairWindow {
 	)))
 	w.win.Resize(fyne.NewSize(pairWidth, 10))
 	w.win.SetOnClosed(w.closed)
-	w.setCode(PairCode{})
+	w.setCode(Code{})
 	return w
 }
 
-// show brings the window up with a fresh code.
-func (w *pairWindow) show() {
+// Show brings the window up with a fresh code.
+func (w *Window) Show() {
 	w.open = true
 	w.win.Show()
 	w.ask()
@@ -190,24 +225,24 @@ func (w *pairWindow) show() {
 
 // ask requests a new code off the UI goroutine; only the answer to the
 // latest request is shown.
-func (w *pairWindow) ask() {
+func (w *Window) ask() {
 	w.gen++
 	gen := w.gen
 	w.again.Disable()
-	p := w.t.pairer
-	w.t.spawn(func() {
-		code, err := p.Pair(w.t.ctx)
-		w.t.do(func() { w.answer(gen, code, err) })
+	p := w.pairer
+	w.h.Spawn(func() {
+		code, err := p.Pair(w.h.Context())
+		w.h.Do(func() { w.answer(gen, code, err) })
 	})
 }
 
-func (w *pairWindow) answer(gen int, code PairCode, err error) {
+func (w *Window) answer(gen int, code Code, err error) {
 	if !w.open || gen != w.gen {
 		return
 	}
 	w.again.Enable()
 	w.status.Hide()
-	_, canSwitch := w.t.pairer.(LANSwitch)
+	_, canSwitch := w.pairer.(LANSwitch)
 	if err != nil && canSwitch && errors.Is(err, ErrLANOff) {
 		w.lanOn.Enable()
 		w.lanOn.Show()
@@ -215,7 +250,7 @@ func (w *pairWindow) answer(gen int, code PairCode, err error) {
 		w.lanOn.Hide()
 	}
 	if err != nil {
-		w.setCode(PairCode{})
+		w.setCode(Code{})
 		w.status.SetText(err.Error())
 		w.status.Show()
 		w.fit()
@@ -226,17 +261,17 @@ func (w *pairWindow) answer(gen int, code PairCode, err error) {
 }
 
 // turnOnLAN turns the LAN on off the UI goroutine, then asks for a code.
-func (w *pairWindow) turnOnLAN() {
-	sw, ok := w.t.pairer.(LANSwitch)
+func (w *Window) turnOnLAN() {
+	sw, ok := w.pairer.(LANSwitch)
 	if !ok {
 		return
 	}
 	w.lanOn.Disable()
 	w.gen++
 	gen := w.gen
-	w.t.spawn(func() {
-		err := sw.TurnOnLAN(w.t.ctx)
-		w.t.do(func() {
+	w.h.Spawn(func() {
+		err := sw.TurnOnLAN(w.h.Context())
+		w.h.Do(func() {
 			if !w.open || gen != w.gen {
 				return
 			}
@@ -254,7 +289,7 @@ func (w *pairWindow) turnOnLAN() {
 }
 
 // setCode puts code on screen; the zero code hides the code's parts.
-func (w *pairWindow) setCode(code PairCode) {
+func (w *Window) setCode(code Code) {
 	w.code = code
 	if w.stopTick != nil {
 		w.stopTick()
@@ -298,8 +333,8 @@ func (w *pairWindow) setCode(code PairCode) {
 
 // tick updates the countdown once a second until the code expires; an
 // expired code fades so that nobody scans it.
-func (w *pairWindow) tick() {
-	left := w.code.Expires.Sub(w.t.now())
+func (w *Window) tick() {
+	left := w.code.Expires.Sub(w.h.Now())
 	w.countdown.SetText(pairCountdown(left))
 	if left <= 0 {
 		w.qr.Translucency = 0.85
@@ -307,8 +342,8 @@ func (w *pairWindow) tick() {
 		w.stopTick = nil
 		return
 	}
-	w.stopTick = w.t.afterFunc(time.Second, func() {
-		w.t.do(func() {
+	w.stopTick = w.h.AfterFunc(time.Second, func() {
+		w.h.Do(func() {
 			if w.open && w.code.URL != "" {
 				w.tick()
 			}
@@ -316,28 +351,33 @@ func (w *pairWindow) tick() {
 	})
 }
 
-func (w *pairWindow) copyLink() {
+func (w *Window) copyLink() {
 	if w.code.URL == "" {
 		return
 	}
-	w.t.app.Clipboard().SetContent(w.code.URL)
+	w.h.App().Clipboard().SetContent(w.code.URL)
 	w.copy.SetText(labelCopied)
 }
 
 // fit sizes the window to what it shows.
-func (w *pairWindow) fit() {
+func (w *Window) fit() {
 	w.win.Content().Refresh()
 	w.win.Resize(fyne.NewSize(pairWidth, w.win.Content().MinSize().Height))
 }
 
-func (w *pairWindow) closed() {
+func (w *Window) closed() {
 	w.open = false
 	if w.stopTick != nil {
 		w.stopTick()
 		w.stopTick = nil
 	}
-	if w.t.pairWin == w {
-		w.t.pairWin = nil
+	if w.onClosed != nil {
+		w.onClosed()
 	}
-	w.t.settle()
 }
+
+// Open reports whether the window is on screen.
+func (w *Window) Open() bool { return w.open }
+
+// Focus brings the open window to the front as it is.
+func (w *Window) Focus() { w.win.RequestFocus() }

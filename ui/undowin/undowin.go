@@ -1,4 +1,21 @@
-package ui
+// Package undowin is the tray's "Undo last change" window and the words
+// the Recent activity window uses to offer it: which agents have a change
+// to take back (Agents) and what the button says (Label). The window asks
+// an Undoer for the agent's last change, shows each file with what
+// undoing does or why it cannot, and undoes it only when the owner
+// confirms with "Undo it".
+//
+// Guaranteed: the Undoer is called only off the UI goroutine (Host.Spawn)
+// and its answers are shown on it (Host.Do); nothing is undone without
+// the press of "Undo it", which is offered only when no file conflicts,
+// and pressed once; an answer about an agent no longer shown is dropped;
+// an agent's texts (names, paths) reach the screen through visible.Line.
+//
+// Not guaranteed: that what was shown is still what the undo finds — the
+// Undoer checks again and refuses a conflict, and the window shows its
+// sentence. The window decides nothing itself. It imports nothing of ui or
+// app/.
+package undowin
 
 import (
 	"context"
@@ -18,6 +35,23 @@ import (
 	"corral/core/visible"
 	"corral/core/words"
 )
+
+// Host is what the window needs of the tray that opens it.
+type Host interface {
+	App() fyne.App
+	// Do runs f on the UI goroutine, unless the tray has stopped by then.
+	Do(f func())
+	// Spawn runs blocking work off the UI goroutine.
+	Spawn(f func())
+	// Context bounds the calls into Corral.
+	Context() context.Context
+}
+
+// Size is the window's size, that of the Recent activity window it opens
+// from: without a window manager (windows stacked at the screen's corner,
+// unframed) the undo window then covers it whole rather than leaving its
+// rows beside and below the question.
+var Size = fyne.NewSize(720, 480)
 
 // Undoer is a Control that can take back what an agent changed. The
 // Recent activity window offers "Undo last change by …" only when the
@@ -72,10 +106,10 @@ const (
 	labelClose  = "Close"
 )
 
-// undoLabel is the Recent activity button for client: the change it
+// Label is the Recent activity button for client: the change it
 // undoes in words ("Undo: claude-desktop deleted folder project/ (30
 // files)…"), from the newest of events that client can undo.
-func undoLabel(client string, events []audit.Event) string {
+func Label(client string, events []audit.Event) string {
 	if client == "" {
 		return "Undo last change by …"
 	}
@@ -143,10 +177,10 @@ func commonFolder(cs []audit.Change) string {
 	return dir
 }
 
-// undoAgents lists the agents of the recent events that changed files,
+// Agents lists the agents of the recent events that changed files,
 // the most recent first: those whose last change the tray can offer to
 // undo. The owner's own undos and restores are not agents' changes.
-func undoAgents(events []audit.Event) []string {
+func Agents(events []audit.Event) []string {
 	var out []string
 	for _, e := range events {
 		if !undoable(e) {
@@ -197,6 +231,16 @@ func opWords(op string) string {
 	return strings.ToLower(l[:1]) + l[1:]
 }
 
+// clip shortens s to at most n runes, with an ellipsis (as ui's menu
+// does).
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -204,10 +248,11 @@ func plural(n int) string {
 	return "s"
 }
 
-// undoWindow shows an agent's last change and undoes it when the owner
-// confirms with "Undo it".
-type undoWindow struct {
-	t       *Tray
+// Window shows an agent's last change and undoes it when the owner
+// confirms with "Undo it". Its methods run on the UI goroutine.
+type Window struct {
+	h       Host
+	undoer  Undoer
 	win     fyne.Window
 	head    *widget.Label
 	files   *widget.Label
@@ -218,8 +263,10 @@ type undoWindow struct {
 	event   int64 // the change shown; 0 while loading or when there is none
 }
 
-func newUndoWindow(t *Tray) *undoWindow {
-	w := &undoWindow{t: t, win: t.app.NewWindow(undoTitle)}
+// New makes the window, not yet shown; onClosed runs (on the UI
+// goroutine) once it is closed.
+func New(h Host, u Undoer, onClosed func()) *Window {
+	w := &Window{h: h, undoer: u, win: h.App().NewWindow(undoTitle)}
 	w.head = widget.NewLabel("")
 	w.head.Wrapping = fyne.TextWrapWord
 	w.files = widget.NewLabel("")
@@ -236,12 +283,14 @@ func newUndoWindow(t *Tray) *undoWindow {
 	bg := canvas.NewRectangle(theme.Color(theme.ColorNameBackground))
 	bottom := container.NewStack(bg, container.NewVBox(w.status, buttons))
 	w.win.SetContent(container.NewBorder(nil, bottom, nil, nil, container.NewVScroll(container.NewVBox(w.head, w.files))))
-	w.win.Resize(activitySize) // covers the Recent activity window it came from
+	w.win.Resize(Size) // covers the Recent activity window it came from
+	w.win.SetOnClosed(onClosed)
 	return w
 }
 
-// load shows client's last change, asking the Undoer off the UI goroutine.
-func (w *undoWindow) load(client string) {
+// Load shows client's last change, asking the Undoer off the UI
+// goroutine, and brings the window to the front.
+func (w *Window) Load(client string) {
 	w.client, w.event = client, 0
 	w.head.SetText("Looking at the last change by " + visible.Line(client) + "…")
 	w.files.SetText("")
@@ -250,9 +299,9 @@ func (w *undoWindow) load(client string) {
 	w.confirm.Disable()
 	w.cancel.SetText(labelCancel)
 	w.win.Show()
-	w.t.spawn(func() {
-		c, err := w.t.undoer.LastChange(w.t.ctx, client)
-		w.t.do(func() {
+	w.h.Spawn(func() {
+		c, err := w.undoer.LastChange(w.h.Context(), client)
+		w.h.Do(func() {
 			if w.client != client {
 				return // another agent was chosen meanwhile
 			}
@@ -275,16 +324,16 @@ func (w *undoWindow) load(client string) {
 }
 
 // apply undoes the shown change.
-func (w *undoWindow) apply() {
+func (w *Window) apply() {
 	id := w.event
 	if id == 0 {
 		return
 	}
 	w.confirm.Disable()
 	w.status.SetText("Undoing…")
-	w.t.spawn(func() {
-		msg, err := w.t.undoer.Undo(w.t.ctx, id)
-		w.t.do(func() {
+	w.h.Spawn(func() {
+		msg, err := w.undoer.Undo(w.h.Context(), id)
+		w.h.Do(func() {
 			if w.event != id {
 				return
 			}
@@ -300,15 +349,5 @@ func (w *undoWindow) apply() {
 	})
 }
 
-// showUndo opens (or reuses) the undo window for client's last change.
-func (t *Tray) showUndo(client string) {
-	if t.undoer == nil || client == "" {
-		return
-	}
-	if t.undoWin == nil {
-		t.undoWin = newUndoWindow(t)
-		t.undoWin.win.SetOnClosed(func() { t.undoWin = nil; t.settle() })
-	}
-	t.undoWin.load(client)
-	t.undoWin.win.RequestFocus()
-}
+// Focus brings the window to the front.
+func (w *Window) Focus() { w.win.RequestFocus() }
