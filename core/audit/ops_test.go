@@ -56,7 +56,7 @@ func recordedOps(t *testing.T, root string) map[string]string {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch x := n.(type) {
 			case *ast.CallExpr:
-				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "record" || sel.Sel.Name == "begin" || sel.Sel.Name == "beginOn") {
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "record" || sel.Sel.Name == "begin" || sel.Sel.Name == "beginOn" || sel.Sel.Name == "BeginOn") {
 					for _, a := range x.Args {
 						note(fset, a)
 					}
