@@ -93,18 +93,6 @@ type personRemovedResult struct {
 	Message string `json:"message"`
 }
 
-// connectResult answers agent.connect: each app's snippet, and the entry
-// they share (has_key: the snippets carry the agent's key).
-type connectResult struct {
-	Apps    []connectApp `json:"apps"`
-	Command string       `json:"command"`
-	HasKey  bool         `json:"has_key"`
-	URL     string       `json:"url"`
-	// ConfigFile is config.toml when the agent is written there: its key
-	// is in that file.
-	ConfigFile string `json:"config_file,omitempty"`
-}
-
 // loginResult answers session.login: a one-time dashboard URL.
 type loginResult struct {
 	ExpiresAt string `json:"expiresAt"`
