@@ -17,6 +17,17 @@
 // `claude mcp add`) are never written, only shown. The file locations are
 // those the apps document for Linux; an app installed elsewhere is not
 // found.
+//
+// Setup answers the owner's agent.connect, agent.connect_preview and
+// agent.connect_write (app/server registers them): it shows every app's
+// snippet for one agent, and writes Corral into an app's file under the
+// owner's home. The file is always the one the app documents, never a
+// path from the caller; a key given must be the agent's current key
+// (compared in constant time against its hash); a write refuses a file
+// changed since the preview it names (Digest) or one that is not a plain
+// file, keeps the old file as a backup beside it (a new file is made
+// owner-only), and is recorded in the audit log before its answer. It
+// does not decode JSON-RPC or check that the caller is the owner.
 package connect
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"corral/app/config"
 	"corral/app/pairing"
+	"corral/app/sessioninfo"
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/fsbox"
@@ -28,47 +29,6 @@ import (
 // end-to-end tests (approvals_test.go, pairing_test.go) run the same
 // methods against the real parts.
 
-// fakeQueue is an approvalQueue over maps: pending questions and rules by
-// id, the answers given and the pause.
-type fakeQueue struct {
-	pending map[string]policy.Approval
-	rules   map[string]policy.Rule
-	answers []policy.Answer
-	paused  bool
-}
-
-func (q *fakeQueue) Pending() []policy.Approval {
-	return slices.SortedFunc(maps.Values(q.pending), func(a, b policy.Approval) int { return strings.Compare(a.ID, b.ID) })
-}
-
-func (q *fakeQueue) Respond(ctx context.Context, ans policy.Answer) error {
-	if _, ok := q.pending[ans.ID]; !ok {
-		return errs.New(errs.NotFound, "", "There is no question %q waiting.", ans.ID)
-	}
-	delete(q.pending, ans.ID)
-	q.answers = append(q.answers, ans)
-	return nil
-}
-
-func (q *fakeQueue) Subscribe(policy.Surface) func() { return func() {} }
-
-func (q *fakeQueue) Rules() []policy.Rule {
-	return slices.SortedFunc(maps.Values(q.rules), func(a, b policy.Rule) int { return strings.Compare(a.ID, b.ID) })
-}
-
-func (q *fakeQueue) Revoke(ctx context.Context, id, by string) error {
-	if _, ok := q.rules[id]; !ok {
-		return errs.New(errs.NotFound, "", "There is no rule %q.", id)
-	}
-	delete(q.rules, id)
-	return nil
-}
-
-func (q *fakeQueue) SetPaused(ctx context.Context, paused bool, by string) error {
-	q.paused = paused
-	return nil
-}
-
 // ownerCall is a call from the owner's command line with params.
 func ownerCall(params string) *call {
 	return &call{caller: ownerCaller, params: json.RawMessage(params)}
@@ -84,123 +44,10 @@ func wireOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func TestApprovalAreaListsQuestionsWithTheirChoices(t *testing.T) {
-	q := &fakeQueue{pending: map[string]policy.Approval{
-		"a2": {ID: "a2", Access: policy.Read, Target: "/home/ann/.ssh/id_ed25519", Sensitive: "SSH keys"},
-		"a1": {ID: "a1", Access: policy.Write, Target: "/home/ann/notes.txt"},
-	}}
-	ap := approvalArea{queue: func() approvalQueue { return q }}
-	res, err := ap.list(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Pending []struct {
-			ID              string          `json:"id"`
-			Choices         []policy.Choice `json:"choices"`
-			DefaultDecision string          `json:"default_decision"`
-		} `json:"pending"`
-	}
-	if err := json.Unmarshal([]byte(wireOf(t, res)), &got); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Pending) != 2 || got.Pending[0].ID != "a1" || got.Pending[1].ID != "a2" {
-		t.Fatalf("pending = %+v, want a1 and a2", got.Pending)
-	}
-	if got.Pending[0].DefaultDecision != string(policy.AllowOnce) || got.Pending[1].DefaultDecision != string(policy.DenyOnce) {
-		t.Errorf("defaults = %q, %q; want allow_once for a file, deny_once for SSH keys", got.Pending[0].DefaultDecision, got.Pending[1].DefaultDecision)
-	}
-	if len(got.Pending[0].Choices) == 0 {
-		t.Error("a question came without the answers it accepts")
-	}
-
-	q.pending = map[string]policy.Approval{}
-	res, err = ap.list(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); w != `{"pending":[]}` {
-		t.Errorf("nothing waiting: %s, want an empty list, not null", w)
-	}
-}
-
-func TestApprovalAreaPassesTheOwnersAnswer(t *testing.T) {
-	q := &fakeQueue{pending: map[string]policy.Approval{"a1": {ID: "a1", Access: policy.Write, Target: "/home/ann/f"}}}
-	ap := approvalArea{queue: func() approvalQueue { return q }}
-
-	res, err := ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"allow_always","widen":"folder","expires_in":"1h"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); w != `{"decision":"allow_always","id":"a1"}` {
-		t.Errorf("result %s", w)
-	}
-	want := policy.Answer{ID: "a1", Decision: policy.AllowAlways, Widen: "folder", ExpiresIn: time.Hour, By: "owner", Via: "cli"}
-	if len(q.answers) != 1 || q.answers[0] != want {
-		t.Fatalf("answers = %+v, want %+v", q.answers, want)
-	}
-
-	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"deny_once"}`))
-	errkind.Want(t, err, errs.NotFound) // answered already
-	_, err = ap.respond(t.Context(), ownerCall(`{"id":"a1","decision":"allow_always","expires_in":"soon"}`))
-	errkind.Want(t, err, errs.InvalidParams)
-	_, err = ap.respond(t.Context(), ownerCall(`{"decision":"allow_once"}`))
-	errkind.Want(t, err, errs.InvalidParams) // id is required
-	if len(q.answers) != 1 {
-		t.Errorf("refused answers reached the policy: %+v", q.answers)
-	}
-}
-
-func TestApprovalAreaRulesAndPause(t *testing.T) {
-	q := &fakeQueue{rules: map[string]policy.Rule{"r1": {ID: "r1", Client: "bot", Target: "/home/ann"}}}
-	var told []bool
-	ap := approvalArea{queue: func() approvalQueue { return q }, onPause: func(p bool) { told = append(told, p) }}
-
-	res, err := ap.ruleList(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); !strings.Contains(w, `"id":"r1"`) {
-		t.Errorf("rule.list = %s, want rule r1", w)
-	}
-	if _, err := ap.ruleRevoke(t.Context(), ownerCall(`{"id":"r1"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if len(q.rules) != 0 {
-		t.Error("rule.revoke left the rule standing")
-	}
-	_, err = ap.ruleRevoke(t.Context(), ownerCall(`{"id":"r1"}`))
-	errkind.Want(t, err, errs.NotFound)
-
-	res, err = ap.setPaused(true)(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if w := wireOf(t, res); w != `{"paused":true}` || !q.paused || !slices.Equal(told, []bool{true}) {
-		t.Errorf("pause: result %s, policy paused %v, tray told %v", w, q.paused, told)
-	}
-	if _, err := ap.setPaused(false)(t.Context(), ownerCall(`{}`)); err != nil || q.paused {
-		t.Errorf("resume: err %v, still paused %v", err, q.paused)
-	}
-}
-
-func TestApprovalAreaWithApprovalsOff(t *testing.T) {
-	ap := approvalArea{queue: func() approvalQueue { return nil }}
-	for _, tc := range []struct {
-		name   string
-		fn     func(context.Context, *call) (any, error)
-		params string
-	}{
-		{"approval.list", ap.list, `{}`},
-		{"approval.respond", ap.respond, `{"id":"a1","decision":"allow_once"}`},
-		{"rule.list", ap.ruleList, `{}`},
-		{"rule.revoke", ap.ruleRevoke, `{"id":"r1"}`},
-		{"agents.pause", ap.setPaused(true), `{}`},
-	} {
-		_, err := tc.fn(t.Context(), ownerCall(tc.params))
-		if errs.KindOf(err) != errs.Unavailable {
-			t.Errorf("%s: %v, want unavailable", tc.name, err)
-		}
+func wantKind(t *testing.T, err error, k errs.Kind) {
+	t.Helper()
+	if errs.KindOf(err) != k {
+		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
 	}
 }
 
@@ -424,11 +271,12 @@ func (fakeSessionBox) Versions() *versions.Store                          { retu
 func (fakeSessionBox) CommandVersions(ctx context.Context) (bool, string) { return false, "" }
 func (fakeSessionBox) Recovered() *sandbox.Recovery                       { return nil }
 
-func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
+// The session rows: session.info reaches app/sessioninfo with the
+// caller (its own tests say what each caller is told); session.login is
+// the owner's, recorded before its answer.
+func TestSessionAreaRows(t *testing.T) {
 	var recorded []string
-	x := sessionArea{box: fakeSessionBox{full: true}, sharedDir: "/share", outputDir: "out",
-		roots:   []rootInfo{{Path: "/photos", Access: "read"}, {Path: "/work", Access: "readwrite"}},
-		running: "at most 2", people: func() []string { return []string{"ann"} },
+	x := sessionArea{Session: sessioninfo.Session{Box: fakeSessionBox{}, People: func() []string { return []string{"ann"} }},
 		record: func(ctx context.Context, who, op, target, detail string) error {
 			recorded = append(recorded, who+" "+op)
 			return nil
@@ -443,25 +291,13 @@ func TestSessionAreaTellsEachCallerItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := got.(sessionInfo)
-	if agent.Role != "client" || agent.Scope != "ann" || agent.Scopes != nil || agent.Housekeeping != nil {
+	if agent := got.(sessionInfo); agent.Role != "client" || agent.Client != "bot" || agent.Scope != "ann" {
 		t.Errorf("an agent was told %+v", agent)
 	}
-	if agent.AuditProblem != "The disk is full." || agent.Exec.Running != "at most 2" || !slices.Equal(agent.Exec.Writable, []string{"$HOME (your folder)", "$HOME/playground", "/share", "/work"}) {
-		t.Errorf("exec and audit: %+v, problem %q", agent.Exec, agent.AuditProblem)
-	}
-	if w := wireOf(t, agent.Roots); w != `[{"path":"/photos","access":"read"},{"path":"/work","access":"readwrite"}]` {
-		t.Errorf("roots: %s", w)
-	}
-	got, err = table["session.info"].fn(t.Context(), ownerCall(`{}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if owner := got.(sessionInfo); owner.Role != "owner" || !slices.Equal(owner.Scopes, []string{"ann", sandbox.ScopeCompanion, sandbox.ScopeDefault}) || len(owner.Operations) == 0 {
-		t.Errorf("the owner was told role %q, scopes %v, %d operations", owner.Role, owner.Scopes, len(owner.Operations))
-	}
-	if !table["session.login"].owner {
-		t.Error("session.login is open to agents")
+	_, err = table["session.info"].fn(t.Context(), ownerCall(`{"x":1}`))
+	wantKind(t, err, errs.InvalidParams)
+	if table["session.info"].owner || !table["session.login"].owner {
+		t.Error("session.info is the owner's, or session.login is open to agents")
 	}
 	got, err = table["session.login"].fn(t.Context(), ownerCall(`{}`))
 	if w := wireOf(t, got); err != nil || w != `{"expiresAt":"2026-11-25T10:00:00Z","url":"http://127.0.0.1:1/login?t=x"}` || !slices.Equal(recorded, []string{"owner session.login"}) {

@@ -97,43 +97,6 @@ func asClientError(err error, ce **client.Error) bool {
 	return ok
 }
 
-func TestThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 12: "12", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-// TestCallLimiterClockBack: a clock set back (NTP, a test) must not stop
-// the bucket refilling until it catches up again.
-func TestCallLimiterClockBack(t *testing.T) {
-	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	var summaries []refusals
-	l := newCallLimiter(func() time.Time { return now }, 50, 2, func(_ context.Context, r refusals) { summaries = append(summaries, r) })
-	ctx := context.Background()
-	for range 2 {
-		if err := l.take(ctx, "a"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := l.take(ctx, "a"); err == nil {
-		t.Fatal("a third call at once was taken")
-	}
-	if err := l.take(ctx, "b"); err != nil {
-		t.Errorf("another agent's call: %v", err)
-	}
-	now = now.Add(-time.Hour)
-	l.take(ctx, "a") // refused: nothing refilled yet
-	now = now.Add(time.Second)
-	if err := l.take(ctx, "a"); err != nil {
-		t.Errorf("a second after the clock went back: %v", err)
-	}
-	if len(summaries) != 1 || summaries[0].count != 2 || summaries[0].client != "a" {
-		t.Errorf("summaries: %+v, want one of 2 refusals", summaries)
-	}
-}
-
 // TestRefusalsSummarisedAtShutdown: refusals not yet summarised when
 // Corral stops are written before the log closes.
 func TestRefusalsSummarisedAtShutdown(t *testing.T) {

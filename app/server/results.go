@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"corral/app/wire"
-	"corral/core/policy"
 	"corral/store"
 )
 
@@ -13,35 +12,14 @@ import (
 // JSON names so the bytes are the same as the maps they replaced
 // (encoding/json sorts map keys); results_test.go pins them.
 
-// pendingResult answers approval.list.
-type pendingResult struct {
-	Pending []approvalOut `json:"pending"`
-}
-
-// decidedResult answers approval.respond.
-type decidedResult struct {
-	Decision string `json:"decision"`
-	ID       string `json:"id"`
-}
-
 // subscribedResult answers the *.subscribe methods.
 type subscribedResult struct {
 	Subscribed bool `json:"subscribed"`
 }
 
-// rulesResult answers rule.list.
-type rulesResult struct {
-	Rules []wire.Rule `json:"rules"`
-}
-
-// idResult answers rule.revoke.
+// idResult answers device.revoke.
 type idResult struct {
 	ID string `json:"id"`
-}
-
-// pausedResult answers pause and resume.
-type pausedResult struct {
-	Paused bool `json:"paused"`
 }
 
 // cancelledResult answers command.cancel.
@@ -93,18 +71,6 @@ type personRemovedResult struct {
 	Message string `json:"message"`
 }
 
-// connectResult answers agent.connect: each app's snippet, and the entry
-// they share (has_key: the snippets carry the agent's key).
-type connectResult struct {
-	Apps    []connectApp `json:"apps"`
-	Command string       `json:"command"`
-	HasKey  bool         `json:"has_key"`
-	URL     string       `json:"url"`
-	// ConfigFile is config.toml when the agent is written there: its key
-	// is in that file.
-	ConfigFile string `json:"config_file,omitempty"`
-}
-
 // loginResult answers session.login: a one-time dashboard URL.
 type loginResult struct {
 	ExpiresAt string `json:"expiresAt"`
@@ -137,19 +103,6 @@ type clientsResult struct {
 }
 
 // Notifications' params, written once like the results.
-
-// approvalRequested is approval.requested's params.
-type approvalRequested struct {
-	Approval approvalOut `json:"approval"`
-}
-
-// approvalResolved is approval.resolved's params: by is the surface that
-// answered (answeredVia).
-type approvalResolved struct {
-	By       string          `json:"by"`
-	Decision policy.Decision `json:"decision"`
-	ID       string          `json:"id"`
-}
 
 // commandOutput is command.output's params: request_id is the id of the
 // command.run call, as the client sent it.

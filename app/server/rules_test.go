@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/answers"
 	"corral/app/client"
 	"corral/app/wire"
 	"corral/core/audit"
@@ -180,17 +181,17 @@ func TestRulesFileExportImport(t *testing.T) {
 	} {
 		rpcCall[ruleOut](t, own, "rule.add", p)
 	}
-	ex := rpcCall[exportResult](t, own, "rule.export", nil)
+	ex := rpcCall[answers.Exported](t, own, "rule.export", nil)
 	if ex.Count != 3 || !strings.Contains(ex.File, `"corral_rules": 1`) || !strings.HasSuffix(ex.Name, ".json") {
 		t.Fatalf("export: %+v", ex)
 	}
 	h2 := start(t, "")
 	own2 := h2.dial(ownerToken)
-	im := rpcCall[importResult](t, own2, "rule.import", m("file", ex.File))
+	im := rpcCall[answers.Imported](t, own2, "rule.import", m("file", ex.File))
 	if im.Added != 3 || im.Skipped != 0 {
 		t.Fatalf("import: %+v", im)
 	}
-	if again := rpcCall[importResult](t, own2, "rule.import", m("file", ex.File)); again.Added != 0 || again.Skipped != 3 {
+	if again := rpcCall[answers.Imported](t, own2, "rule.import", m("file", ex.File)); again.Added != 0 || again.Skipped != 3 {
 		t.Errorf("import again: %+v", again)
 	}
 	if ev := newestOf(t, own2, "rule.import"); !strings.Contains(ev.Detail, "0 rules added, 3 already") {

@@ -1,4 +1,21 @@
-package server
+// Package ratelimit bounds the rate of each agent's calls: a token
+// bucket per agent (Limiter), and the one audit event that counts a
+// stretch of calls refused over it (Event). app/server takes one call
+// from an agent's bucket before anything of the call is done or
+// recorded, whatever the transport.
+//
+// It guarantees: one agent's bucket never touches another's; a call is
+// refused only when its agent's bucket is empty, with a sentence saying
+// so; a clock set back does not stop the bucket refilling; every refusal
+// is counted in exactly one summary (when the stretch ends with a call
+// taken, a minute after it began, or at FlushAll), written outside the
+// limiter's lock.
+//
+// It does not know who the owner is (the server never asks it about the
+// owner's calls), keep buckets for agents removed since (a bucket is a
+// few words), or write the audit log itself: the summarise function
+// given to New does.
+package ratelimit
 
 import (
 	"context"
@@ -25,16 +42,16 @@ import (
 // summarised by the agent's next call taken, or a minute after it began.
 const refusedSummaryEvery = time.Minute
 
-// callLimiter holds each agent's bucket. The owner is never limited, and
+// Limiter holds each agent's bucket. The owner is never limited, and
 // one agent's bucket never touches another's.
-type callLimiter struct {
+type Limiter struct {
 	mu      sync.Mutex
 	now     func() time.Time
 	burst   float64
 	rate    float64 // calls a second
 	buckets map[string]*callBucket
 	// summarise writes the summary of a stretch of refusals.
-	summarise func(ctx context.Context, r refusals)
+	summarise func(ctx context.Context, r Refusals)
 }
 
 type callBucket struct {
@@ -42,30 +59,32 @@ type callBucket struct {
 	last   time.Time // when tokens was last brought up to date
 	// The stretch of refusals not yet summarised (count 0: none) and the
 	// timer that summarises it if nothing else does first.
-	refused refusals
+	refused Refusals
 	timer   *time.Timer
 }
 
-// refusals is one stretch of an agent's calls refused over the limit.
-type refusals struct {
-	client      string
-	count       int
-	first, last time.Time
+// Refusals is one stretch of an agent's calls refused over the limit.
+type Refusals struct {
+	Client      string
+	Count       int
+	First, Last time.Time
 }
 
-func newCallLimiter(now func() time.Time, rate float64, burst int, summarise func(context.Context, refusals)) *callLimiter {
-	return &callLimiter{now: now, burst: float64(burst), rate: rate, buckets: map[string]*callBucket{}, summarise: summarise}
+// New is a limiter of rate calls a second after burst at once, on the
+// clock now; summarise writes each stretch of refusals.
+func New(now func() time.Time, rate float64, burst int, summarise func(context.Context, Refusals)) *Limiter {
+	return &Limiter{now: now, burst: float64(burst), rate: rate, buckets: map[string]*callBucket{}, summarise: summarise}
 }
 
-// describe says the limit in words (session.info).
-func (l *callLimiter) describe() string {
+// Describe says the limit in words (session.info).
+func (l *Limiter) Describe() string {
 	return fmt.Sprintf("each agent's calls are taken up to %d at once, then %g a second; calls beyond are refused and counted in one event (agent.throttled)", int(l.burst), l.rate)
 }
 
-// take takes one call of client from its bucket. It returns an error
+// Take takes one call of client from its bucket. It returns an error
 // with a sentence when the bucket is empty. When a stretch of refusals
-// ends with this call, its summary is written before take returns.
-func (l *callLimiter) take(ctx context.Context, client string) error {
+// ends with this call, its summary is written before Take returns.
+func (l *Limiter) Take(ctx context.Context, client string) error {
 	l.mu.Lock()
 	now := l.now()
 	b := l.buckets[client]
@@ -83,27 +102,27 @@ func (l *callLimiter) take(ctx context.Context, client string) error {
 		b.tokens--
 		done := b.endStretch()
 		l.mu.Unlock()
-		if done.count > 0 {
+		if done.Count > 0 {
 			l.summarise(context.WithoutCancel(ctx), done)
 		}
 		return nil
 	}
-	if b.refused.count == 0 {
-		b.refused = refusals{client: client, first: now}
+	if b.refused.Count == 0 {
+		b.refused = Refusals{Client: client, First: now}
 		bg := context.WithoutCancel(ctx)
 		b.timer = time.AfterFunc(refusedSummaryEvery, func() { l.flush(bg, client) })
 	}
-	b.refused.count++
-	b.refused.last = now
+	b.refused.Count++
+	b.refused.Last = now
 	l.mu.Unlock()
 	return errs.New(errs.Unavailable, "", "%s is making calls faster than Corral records them (more than %d at once, then %g a second); this call was not made. Try again in a moment.", client, int(l.burst), l.rate)
 }
 
 // endStretch takes the stretch of refusals in progress, if any. l.mu is
 // held.
-func (b *callBucket) endStretch() refusals {
+func (b *callBucket) endStretch() Refusals {
 	r := b.refused
-	b.refused = refusals{}
+	b.refused = Refusals{}
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
@@ -112,20 +131,20 @@ func (b *callBucket) endStretch() refusals {
 }
 
 // flush summarises client's stretch of refusals now, if there is one.
-func (l *callLimiter) flush(ctx context.Context, client string) {
+func (l *Limiter) flush(ctx context.Context, client string) {
 	l.mu.Lock()
-	var done refusals
+	var done Refusals
 	if b := l.buckets[client]; b != nil {
 		done = b.endStretch()
 	}
 	l.mu.Unlock()
-	if done.count > 0 {
+	if done.Count > 0 {
 		l.summarise(ctx, done)
 	}
 }
 
-// flushAll summarises every agent's stretch of refusals now (shutdown).
-func (l *callLimiter) flushAll(ctx context.Context) {
+// FlushAll summarises every agent's stretch of refusals now (shutdown).
+func (l *Limiter) FlushAll(ctx context.Context) {
 	l.mu.Lock()
 	clients := make([]string, 0, len(l.buckets))
 	for c := range l.buckets {
@@ -137,27 +156,25 @@ func (l *callLimiter) flushAll(ctx context.Context) {
 	}
 }
 
-// setClock replaces the limiter's clock (tests).
-func (l *callLimiter) setClock(now func() time.Time) {
+// SetClock replaces the limiter's clock (tests).
+func (l *Limiter) SetClock(now func() time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.now = now
 }
 
-// recordRefusals writes one stretch of refused calls as one audit event.
-func (s *Server) recordRefusals(ctx context.Context, r refusals) {
+// Event is the audit event of one stretch of refused calls (op
+// agent.throttled), recorded at now.
+func Event(r Refusals, now time.Time) audit.Event {
 	calls := "calls"
-	if r.count == 1 {
+	if r.Count == 1 {
 		calls = "call"
 	}
-	_, err := s.audit.Record(ctx, audit.Event{
-		Time: s.now().UTC(), Client: r.client, Op: "agent.throttled", Target: r.client,
+	return audit.Event{
+		Time: now.UTC(), Client: r.Client, Op: "agent.throttled", Target: r.Client,
 		Decision: audit.Deny,
-		Detail: fmt.Sprintf("refused %s %s from %s over the rate limit between %s and %s", thousands(r.count), calls, r.client,
-			r.first.UTC().Format(time.RFC3339), r.last.UTC().Format(time.RFC3339)),
-	})
-	if err != nil {
-		s.log.Error("audit record failed", "op", "agent.throttled", "client", r.client, "err", err)
+		Detail: fmt.Sprintf("refused %s %s from %s over the rate limit between %s and %s", thousands(r.Count), calls, r.Client,
+			r.First.UTC().Format(time.RFC3339), r.Last.UTC().Format(time.RFC3339)),
 	}
 }
 
