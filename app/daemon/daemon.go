@@ -274,7 +274,7 @@ func Open(o Options) (*Daemon, error) {
 	}
 	// app/server's test harness builds its server the same way.
 	srv := server.New(server.Config{
-		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
+		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, Patches: p.Patches, Documents: p.Documents, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
 		Audit: st, Devices: st, Sessions: st, Agents: st, LANCertFile: files.LANCert(),
 		OwnerToken: owner, Home: home, Version: o.Version, Clock: o.Clock, Logger: log,
 	})

@@ -12,7 +12,9 @@ import (
 	"corral/app/config"
 	"corral/app/pairing"
 	"corral/app/sessioninfo"
+	"corral/core/applypatch"
 	"corral/core/audit"
+	"corral/core/documents"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
@@ -221,7 +223,7 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	when := time.Date(2026, 11, 25, 9, 30, 0, 0, time.UTC)
 	box := &fakeFiles{entries: map[string]fsbox.Info{"d/a": {Name: "a", Path: "d/a", Type: "file", Size: 4, Modified: when}}}
 	table := map[string]method{}
-	fileArea{box: box, undo: (*undo.Service)(nil)}.methods(func(name string, m method) { table[name] = m })
+	fileArea{box: box, patches: (*applypatch.Service)(nil), docs: (*documents.Service)(nil), undo: (*undo.Service)(nil)}.methods(func(name string, m method) { table[name] = m })
 	if !table["undo.apply"].owner || table["file.stat"].owner {
 		t.Errorf("owner-only: undo.apply %v, file.stat %v", table["undo.apply"].owner, table["file.stat"].owner)
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"corral/core/applypatch"
+	"corral/core/documents"
 	"corral/core/fsbox"
 	"corral/core/sandbox"
 	"corral/core/undo"
@@ -15,7 +17,6 @@ type fileOps interface {
 	Read(ctx context.Context, c sandbox.Caller, a sandbox.ReadArgs) (fsbox.ReadResult, error)
 	Write(ctx context.Context, c sandbox.Caller, a sandbox.WriteArgs) (sandbox.WriteResult, error)
 	Edit(ctx context.Context, c sandbox.Caller, a sandbox.EditArgs) (sandbox.EditResult, error)
-	ApplyPatch(ctx context.Context, c sandbox.Caller, a sandbox.PatchArgs) (sandbox.PatchResult, error)
 	Delete(ctx context.Context, c sandbox.Caller, a sandbox.DeleteArgs) (sandbox.PathResult, error)
 	Move(ctx context.Context, c sandbox.Caller, a sandbox.MoveArgs) (sandbox.MoveResult, error)
 	Stat(ctx context.Context, c sandbox.Caller, a sandbox.StatArgs) (fsbox.Info, error)
@@ -23,7 +24,16 @@ type fileOps interface {
 	CreateFolder(ctx context.Context, c sandbox.Caller, a sandbox.FolderArgs) (sandbox.FolderResult, error)
 	Find(ctx context.Context, c sandbox.Caller, a sandbox.FindArgs) (sandbox.FindResult, error)
 	Grep(ctx context.Context, c sandbox.Caller, a sandbox.GrepArgs) (sandbox.GrepResult, error)
-	DocumentRead(ctx context.Context, c sandbox.Caller, a sandbox.DocumentReadArgs) (sandbox.DocumentResult, error)
+}
+
+// patchOps is what file.apply_patch uses of core/applypatch.
+type patchOps interface {
+	ApplyPatch(ctx context.Context, c sandbox.Caller, a applypatch.PatchArgs) (applypatch.PatchResult, error)
+}
+
+// docOps is what file.document_read uses of core/documents.
+type docOps interface {
+	DocumentRead(ctx context.Context, c sandbox.Caller, a documents.DocumentReadArgs) (documents.DocumentResult, error)
 }
 
 // undoOps is what the owner's versions and undo methods use of
@@ -42,8 +52,10 @@ type undoOps interface {
 // fileArea answers the file and folder methods, and the owner's versions
 // and undo methods (core/undo; docs/undo.md).
 type fileArea struct {
-	box  fileOps
-	undo undoOps
+	box     fileOps
+	patches patchOps
+	docs    docOps
+	undo    undoOps
 }
 
 func (x fileArea) methods(add func(name string, m method)) {
@@ -51,7 +63,7 @@ func (x fileArea) methods(add func(name string, m method)) {
 	add("file.read", method{fn: handle(b.Read)})
 	add("file.write", method{fn: handle(b.Write)})
 	add("file.edit", method{fn: handle(b.Edit)})
-	add("file.apply_patch", method{fn: handle(b.ApplyPatch)})
+	add("file.apply_patch", method{fn: handle(x.patches.ApplyPatch)})
 	add("file.delete", method{fn: handle(b.Delete)})
 	add("file.move", method{fn: handle(b.Move)})
 	add("file.stat", method{fn: handle(b.Stat)})
@@ -59,7 +71,7 @@ func (x fileArea) methods(add func(name string, m method)) {
 	add("folder.create", method{fn: handle(b.CreateFolder)})
 	add("file.find", method{fn: handle(b.Find)})
 	add("file.grep", method{fn: handle(b.Grep)})
-	add("file.document_read", method{fn: handle(b.DocumentRead)}) // an extension: text out of PDF, DOCX, … (docs/protocol.md)
+	add("file.document_read", method{fn: handle(x.docs.DocumentRead)}) // an extension: text out of PDF, DOCX, … (docs/protocol.md)
 
 	u := x.undo
 	add("versions.list", method{owner: true, fn: handle(u.History)})

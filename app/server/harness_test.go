@@ -173,7 +173,7 @@ func startWith(t testing.TB, su setup) *harness {
 	}
 	// As app/daemon's Open does.
 	srv := New(Config{
-		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
+		Config: cfg, Files: files, Sandbox: p.Box, Links: p.Links, Undo: p.Undo, Commands: p.Commands, Patches: p.Patches, Documents: p.Documents, RotateLinks: p.RotateLinks, OnPause: p.OnPause,
 		Audit: st, Devices: st, Sessions: st, Agents: st, LANCertFile: files.LANCert(),
 		OwnerToken: ownerToken, Home: dir, CorralCommand: corralCommand, Version: testVersion, Clock: clock.Now, Logger: log,
 	})

@@ -115,7 +115,7 @@ func (s *Server) methodTable() map[string]method {
 	s.approvalArea().methods(add)
 	s.deviceArea().methods(add)
 	auditArea{log: s.audit}.methods(add)
-	fileArea{box: s.box, undo: s.undo}.methods(add)
+	fileArea{box: s.box, patches: s.patches, docs: s.docs, undo: s.undo}.methods(add)
 	s.sessionArea().methods(add)
 	commandArea{box: s.cmds, record: s.record}.methods(add)
 	s.linkArea().methods(add)

@@ -44,8 +44,10 @@ import (
 	"corral/app/pairing"
 	"corral/app/settings"
 	"corral/app/share"
+	"corral/core/applypatch"
 	"corral/core/audit"
 	"corral/core/commands"
+	"corral/core/documents"
 	"corral/core/errs"
 	"corral/core/links"
 	"corral/core/sandbox"
@@ -85,9 +87,11 @@ type Config struct {
 	// config.toml's roots against them as start-up does; zero: unchecked.
 	Files      config.Files
 	Sandbox    *sandbox.Sandbox
-	Links      *links.Service    // links over Sandbox (link.create, /files/out)
-	Undo       *undo.Service     // the owner's undo and versions over Sandbox
-	Commands   *commands.Service // agents' commands over Sandbox
+	Links      *links.Service      // links over Sandbox (link.create, /files/out)
+	Undo       *undo.Service       // the owner's undo and versions over Sandbox
+	Commands   *commands.Service   // agents' commands over Sandbox
+	Patches    *applypatch.Service // file.apply_patch over Sandbox
+	Documents  *documents.Service  // file.document_read over Sandbox
 	Audit      AuditLog
 	OwnerToken string
 	Logger     *slog.Logger
@@ -122,10 +126,13 @@ type Server struct {
 	links *links.Service
 	undo  *undo.Service
 	cmds  *commands.Service
-	audit AuditLog
-	log   *slog.Logger
-	now   func() time.Time
-	id    identity
+	// patches and docs answer file.apply_patch and file.document_read.
+	patches *applypatch.Service
+	docs    *documents.Service
+	audit   AuditLog
+	log     *slog.Logger
+	now     func() time.Time
+	id      identity
 	// secretKey derives each browser credential's second secret (auth.go).
 	secretKey secretKey
 	hosts     atomic.Pointer[hosts] // replaced whole, never written in place (allowHost)
@@ -173,6 +180,8 @@ func New(o Config) *Server {
 		links:   o.Links,
 		undo:    o.Undo,
 		cmds:    o.Commands,
+		patches: o.Patches,
+		docs:    o.Documents,
 		audit:   o.Audit,
 		log:     o.Logger,
 		now:     o.Clock,

@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"corral/app/rpc"
+	"corral/core/applypatch"
 	"corral/core/audit"
 	"corral/core/commands"
+	"corral/core/documents"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
@@ -92,7 +94,7 @@ func goldenParams() []golden {
 	add(decoded[sandbox.EditArgs]("file.edit", `{"path":"a","old_text":"","new_text":"n"}`,
 		`{`+ctxAll+`,"reason":"r","path":"a","old_text":"o","new_text":"n","replace_all":true,"edits":[{"old_text":"a","new_text":"b","replace_all":true},{"old_text":"c","new_text":"d"}],"dry_run":true}`,
 		`{"path":"a","edits":[]}`, `{"path":"a","edits":[{"old":"x"}]}`, `{"path":"a","edits":{}}`))
-	add(decoded[sandbox.PatchArgs]("file.apply_patch", `{"patch":"p"}`, `{`+ctxAll+`,"reason":"r","patch":"p","dry_run":true}`, `{}`))
+	add(decoded[applypatch.PatchArgs]("file.apply_patch", `{"patch":"p"}`, `{`+ctxAll+`,"reason":"r","patch":"p","dry_run":true}`, `{}`))
 	add(decoded[sandbox.DeleteArgs]("file.delete", `{"path":"a"}`, `{`+ctxAll+`,"reason":"r","path":"a","recursive":true}`, `{"recursive":"yes","path":"a"}`))
 	add(decoded[sandbox.MoveArgs]("file.move", `{"from":"a","to":"b"}`, `{`+ctxAll+`,"reason":"r","from":"a","to":"b"}`, `{"from":"a"}`, `{"to":"b"}`))
 	add(decoded[sandbox.StatArgs]("file.stat", `{"path":"a"}`, `{`+ctxAll+`,"reason":"r","path":"a"}`, `{"path":["a"]}`))
@@ -100,7 +102,7 @@ func goldenParams() []golden {
 	add(decoded[sandbox.FolderArgs]("folder.create", `{"path":"a"}`, `{`+ctxAll+`,"reason":"r","path":"a"}`, `{}`))
 	add(decoded[sandbox.FindArgs]("file.find", `{"pattern":"*"}`, `{`+ctxAll+`,"reason":"r","pattern":"*","path":"a"}`, `{"path":"a"}`))
 	add(decoded[sandbox.GrepArgs]("file.grep", `{"pattern":"x"}`, `{`+ctxAll+`,"reason":"r","pattern":"x","path":"a","glob":"*.go","max_matches":7}`, `{"pattern":"x","max_matches":"7"}`))
-	add(decoded[sandbox.DocumentReadArgs]("file.document_read", `{"path":"a.pdf"}`, `{`+ctxAll+`,"reason":"r","path":"a.pdf","offset":1,"limit":2}`, `{}`))
+	add(decoded[documents.DocumentReadArgs]("file.document_read", `{"path":"a.pdf"}`, `{`+ctxAll+`,"reason":"r","path":"a.pdf","offset":1,"limit":2}`, `{}`))
 	add(decoded[commands.RunArgs]("command.run", `{"command":"ls"}`,
 		`{`+ctxAll+`,"command":"ls","working_dir":"w","network":true,"allowed_domains":["a.example"],"package_managers":["pip"],"timeout_ms":5,"env":{"A":"1","B":""},"stdin":"in","stream":true,"reason":"r"}`,
 		`{}`, `{"command":"ls","env":{"A":1}}`, `{"command":"ls","allowed_domains":"a"}`))
@@ -131,8 +133,8 @@ func goldenResults() []golden {
 		{"file.write", sandbox.WriteResult{Path: "a", Bytes: 3}},
 		{"file.edit", sandbox.EditResult{Path: "a", Replacements: 2, Diff: "--- a\n+++ a\n", DiffTruncated: true, DryRun: true}},
 		{"file.edit plain", sandbox.EditResult{Path: "a"}},
-		{"file.apply_patch", sandbox.PatchResult{Files: []sandbox.PatchFile{{Path: "b", Action: "move", From: "a", Hunks: 1, Offsets: []int{0, 2}}, {Path: "c", Action: "add"}}, DryRun: true}},
-		{"file.apply_patch empty", sandbox.PatchResult{}},
+		{"file.apply_patch", applypatch.PatchResult{Files: []applypatch.PatchFile{{Path: "b", Action: "move", From: "a", Hunks: 1, Offsets: []int{0, 2}}, {Path: "c", Action: "add"}}, DryRun: true}},
+		{"file.apply_patch empty", applypatch.PatchResult{}},
 		{"file.delete", sandbox.PathResult{Path: "a"}},
 		{"file.move", sandbox.MoveResult{From: "a", To: "b"}},
 		{"file.stat", fsbox.Info{Name: "a", Path: "d/a", Type: "file", Size: 4, Modified: when}},
@@ -144,8 +146,8 @@ func goldenResults() []golden {
 		{"file.find nil", sandbox.FindResult{}},
 		{"file.grep", sandbox.GrepResult{Matches: []fsbox.Match{{Path: "a", Line: 3, Text: "x <y>"}}}},
 		{"file.grep nil", sandbox.GrepResult{}},
-		{"file.document_read", sandbox.DocumentResult{Type: "document", Path: "a.pdf", Format: "pdf", Content: "c", TotalLines: 3, OutputLines: 1, Truncated: true, TruncatedBy: &sig, Pages: 2}},
-		{"file.document_read plain", sandbox.DocumentResult{Type: "document"}},
+		{"file.document_read", documents.DocumentResult{Type: "document", Path: "a.pdf", Format: "pdf", Content: "c", TotalLines: 3, OutputLines: 1, Truncated: true, TruncatedBy: &sig, Pages: 2}},
+		{"file.document_read plain", documents.DocumentResult{Type: "document"}},
 		{"command.run", commands.RunResult{ExitCode: -1, Signal: &sig, Stdout: "o", Stderr: "e", Truncated: true, TimedOut: true, Cancelled: true, DurationMs: 9,
 			Network:          &netgate.Summary{Connections: 2, Allowed: []string{"a.example:443"}, Refused: []netgate.Refusal{{Target: "b:80", Reason: "no"}}, BytesUp: 1, BytesDown: 2},
 			Changes:          []commands.FileChange{{Path: "a", Kind: audit.Created}},

@@ -163,7 +163,7 @@ type GrepResult struct {
 	Truncated bool    `json:"truncated"`
 }
 
-// PatchArgs is sandbox.PatchArgs on the wire.
+// PatchArgs is applypatch.PatchArgs on the wire.
 type PatchArgs struct {
 	Context *Context `json:"context,omitempty"`
 	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
@@ -171,7 +171,7 @@ type PatchArgs struct {
 	DryRun  bool     `json:"dry_run,omitempty" jsonschema:"only check and report; write nothing"`
 }
 
-// PatchFile is sandbox.PatchFile on the wire.
+// PatchFile is applypatch.PatchFile on the wire.
 type PatchFile struct {
 	Path    string `json:"path"` // agent-visible; for a move, the new path
 	Action  string `json:"action"`
@@ -180,7 +180,7 @@ type PatchFile struct {
 	Offsets []int  `json:"offsets,omitempty"` // per hunk, lines away from the stated position; only when one is not 0
 }
 
-// PatchResult is sandbox.PatchResult on the wire.
+// PatchResult is applypatch.PatchResult on the wire.
 type PatchResult struct {
 	Files  []PatchFile `json:"files"`
 	DryRun bool        `json:"dry_run,omitempty"`
@@ -375,7 +375,7 @@ type UndoClientResult struct {
 	DryRun    bool         `json:"dry_run,omitempty"`
 }
 
-// DocumentReadArgs is sandbox.DocumentReadArgs on the wire.
+// DocumentReadArgs is documents.DocumentReadArgs on the wire.
 type DocumentReadArgs struct {
 	Context *Context `json:"context,omitempty"`
 	Reason  string   `json:"reason,omitempty"` // why, in the agent's words; shown if the owner is asked
@@ -384,7 +384,7 @@ type DocumentReadArgs struct {
 	Limit   int      `json:"limit,omitempty" jsonschema:"how many lines to return"`
 }
 
-// DocumentResult is sandbox.DocumentResult on the wire.
+// DocumentResult is documents.DocumentResult on the wire.
 type DocumentResult struct {
 	Type        string  `json:"type"` // "document"
 	Path        string  `json:"path"`

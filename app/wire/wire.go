@@ -35,8 +35,10 @@ import (
 	"strings"
 
 	"corral/app/rpc"
+	"corral/core/applypatch"
 	"corral/core/audit"
 	"corral/core/commands"
+	"corral/core/documents"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
@@ -69,9 +71,9 @@ var pairs = []typePair{
 	pair[FindResult, sandbox.FindResult](),
 	pair[GrepArgs, sandbox.GrepArgs](),
 	pair[GrepResult, sandbox.GrepResult](),
-	pair[PatchArgs, sandbox.PatchArgs](),
-	pair[PatchFile, sandbox.PatchFile](),
-	pair[PatchResult, sandbox.PatchResult](),
+	pair[PatchArgs, applypatch.PatchArgs](),
+	pair[PatchFile, applypatch.PatchFile](),
+	pair[PatchResult, applypatch.PatchResult](),
 	pair[RunArgs, commands.RunArgs](),
 	pair[RunResult, commands.RunResult](),
 	pair[Running, commands.Running](),
@@ -90,8 +92,8 @@ var pairs = []typePair{
 	pair[ChangesResult, undo.ChangesResult](),
 	pair[UndoClientArgs, undo.UndoClientArgs](),
 	pair[UndoClientResult, undo.UndoClientResult](),
-	pair[DocumentReadArgs, sandbox.DocumentReadArgs](),
-	pair[DocumentResult, sandbox.DocumentResult](),
+	pair[DocumentReadArgs, documents.DocumentReadArgs](),
+	pair[DocumentResult, documents.DocumentResult](),
 	pair[Info, fsbox.Info](),
 	pair[Match, fsbox.Match](),
 	pair[Replacement, fsbox.Replacement](),

@@ -28,7 +28,9 @@ import (
 
 	"corral/app/config"
 	"corral/app/egress"
+	"corral/core/applypatch"
 	"corral/core/commands"
+	"corral/core/documents"
 	"corral/core/execbox"
 	"corral/core/links"
 	"corral/core/netgate"
@@ -62,11 +64,13 @@ type Setup struct {
 // Parts are Corral's wired parts, all but the server, which takes them
 // through server.Config.
 type Parts struct {
-	Policy   *policy.Policy
-	Box      *sandbox.Sandbox
-	Links    *links.Service    // links over Box (link.create, /files/out)
-	Undo     *undo.Service     // the owner's undo over Box; its RollBack is Recover's
-	Commands *commands.Service // agents' commands over Box
+	Policy    *policy.Policy
+	Box       *sandbox.Sandbox
+	Links     *links.Service      // links over Box (link.create, /files/out)
+	Undo      *undo.Service       // the owner's undo over Box; its RollBack is Recover's
+	Commands  *commands.Service   // agents' commands over Box
+	Patches   *applypatch.Service // file.apply_patch over Box
+	Documents *documents.Service  // file.document_read over Box, parsed by DocReader
 	// RotateLinks replaces the link-signing key (links.rotate): a fresh
 	// secret in Files.Secret, then the links signed with it.
 	RotateLinks func(ctx context.Context, by string) error
@@ -114,9 +118,9 @@ func Build(s Setup) (Parts, error) {
 	if ok, _, why := runner.Available(); !ok && cfg.Exec.Enabled {
 		log.Warn("commands unavailable", "why", why)
 	}
-	var docs sandbox.DocConfig
+	var docs documents.Config
 	if len(s.DocReader) > 0 {
-		docs = sandbox.DocConfig{Runner: runner, Binary: s.DocReader[0], Args: s.DocReader[1:]}
+		docs = documents.Config{Runner: runner, Binary: s.DocReader[0], Args: s.DocReader[1:]}
 	}
 	gate, err := netgate.New(netgate.Config{
 		Policy: pol, Audit: st, Resolver: s.Resolver, AllowPrivate: cfg.Exec.AllowPrivate, Logger: log, Clock: s.Clock,
@@ -131,7 +135,6 @@ func Build(s Setup) (Parts, error) {
 	box, err := sandbox.Open(sandbox.Config{
 		Layout: cfg.Layout(s.Home), Users: cfg.UserIDs(), Audit: st, Policy: pol, Private: private, Clock: s.Clock, Logger: log,
 		Versions: vc, Quota: cfg.Sandbox.QuotaMB << 20,
-		Docs: docs,
 	})
 	if err != nil {
 		return Parts{}, fmt.Errorf("sandbox base %s: %w", cfg.Sandbox.Base, err)
@@ -162,5 +165,6 @@ func Build(s Setup) (Parts, error) {
 			cmds.StopCommands()
 		}
 	}
-	return Parts{Policy: pol, Box: box, Links: lk, Undo: un, Commands: cmds, RotateLinks: rotate, OnPause: onPause}, nil
+	return Parts{Policy: pol, Box: box, Links: lk, Undo: un, Commands: cmds, RotateLinks: rotate, OnPause: onPause,
+		Patches: applypatch.New(box), Documents: documents.New(box, docs)}, nil
 }

@@ -26,8 +26,9 @@ const tempPrefix = ".corral-tmp-"
 // recoverable unit, as in a journaling file system:
 //
 //  1. What the change replaces or deletes is kept in the version store
-//     (priors, patchChanges, a command's apply plan in core/commands). If it cannot be
-//     kept, nothing changes and the answer says so.
+//     (priors; Op.Keep for a patch in core/applypatch; a command's apply
+//     plan in core/commands). If it cannot be kept, nothing changes and
+//     the answer says so.
 //  2. The intent is committed to the audit log (op.intend): the
 //     operation's event, its Detail ending "pending", with the changes it
 //     will make, each naming the kept old content (Version) and the new
@@ -35,7 +36,8 @@ const tempPrefix = ".corral-tmp-"
 //     command started, is completed that way once the command has ended
 //     and before its changes are applied.
 //  3. The change is made: a file is replaced by a temporary file renamed
-//     into place (an append too), a patch's files are staged then renamed,
+//     into place (an append too), a patch's files are staged then renamed
+//     (core/applypatch, under Op.Change),
 //     a command's layer is swapped in file by file.
 //  4. The event is completed (op.end), and only then is the answer sent.
 //

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,7 +17,8 @@ import (
 )
 
 // Op is the operation skeleton the packages built on the sandbox use
-// (core/links, core/undo, core/commands): begin → target → op → end,
+// (core/links, core/undo, core/commands, core/applypatch,
+// core/documents): begin → target → op → end,
 // written once here, as each
 // os.Root method is one line over a shared function. Begin selects the
 // scope and refuses what the caller may not do (paused, its trust
@@ -143,6 +145,43 @@ func (s *Sandbox) Now() time.Time { return s.now() }
 // make, whose old contents are already kept (Priors). When Intend fails
 // nothing may change.
 func (o *Op) Intend(changes []audit.Change) error { return o.o.intend(changes) }
+
+// Change is the step that changes the owner's folders once the targets
+// are decided: the intent cs (whose old contents are already kept) is
+// committed, do makes the change, and cs become the event's changes.
+// Nothing is changed when the intent cannot be committed; the changes
+// are not recorded when do fails.
+func (o *Op) Change(cs []audit.Change, do func() error) error { return o.o.change(cs, do) }
+
+// SearchSlot waits, under the call's context, for the operation's turn
+// at a search in this process (a patch's hunks, a grep, a find): one
+// agent's searches run one at a time, all agents' a few at once. release
+// gives the turn back.
+func (o *Op) SearchSlot() (release func(), err error) {
+	return o.o.s.searchSlots.Acquire(o.o.ctx, o.o.ev.Client)
+}
+
+// Keep keeps b, the whole old content of the file at vis, in the share of
+// the version store of the operation's caller, and returns its version
+// (or, when it was too large to keep, why not: audit.Change.NotKept). An
+// error means it could not be kept; the change must then not happen.
+// Without a version store it keeps nothing and returns "".
+func (o *Op) Keep(vis string, b []byte) (version, notKept string, err error) {
+	s := o.o.s
+	if !s.keeping() {
+		return "", "", nil
+	}
+	v, err := s.versions.PutBytes(o.o.keeper, b)
+	switch {
+	case errors.Is(err, versions.ErrTooLarge):
+		return "", notKeptTooLarge, nil
+	case errors.Is(err, versions.ErrFull):
+		return "", "", err
+	case err != nil:
+		return "", "", errs.Wrap(err, errs.IO, vis, "Corral could not keep the previous version of %s, so it did not change it.", vis)
+	}
+	return v, "", nil
+}
 
 // Logger is the sandbox's logger.
 func (s *Sandbox) Logger() *slog.Logger { return s.log }

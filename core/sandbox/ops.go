@@ -617,7 +617,7 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 	return res, o.end(ctx, err)
 }
 
-// Hunk searches (file.apply_patch), greps (file.grep) and finds
+// Hunk searches (file.apply_patch, through Op.SearchSlot), greps (file.grep) and finds
 // (file.find) run in Corral's own process: a costly one takes a core
 // until it ends (a grep reads its whole tree, a find walks it). One agent
 // runs one such search at a time (its others wait, cancellable), so one

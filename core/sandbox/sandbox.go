@@ -13,22 +13,26 @@
 // crash interrupted (journal.go). Arguments and results are plain Go types: their
 // JSON form (names, required parameters) is app/wire's, not core's.
 //
-// Packages built on the facade (core/links, core/undo, core/commands)
-// use its operation skeleton, Op (op.go): Begin, Target and End are the
-// same begin → target → end every method here runs, and Intend and
-// Priors the same journal (journal.go), so their operations are decided,
-// kept and audited the same way, and the sandbox never imports them.
-// Commands (core/commands) start from BeginOn, record their event before
-// they start (RecordStart) and apply their layers through Priors and
-// Intend; Recover rolls back an apply a crash interrupted as it does any
-// other change, and removes the layers of commands that were running.
+// Packages built on the facade (core/links, core/undo, core/commands,
+// core/applypatch, core/documents) use its operation skeleton, Op
+// (op.go): Begin, Target and End are the same begin → target → end every
+// method here runs, and Intend, Change, Keep and Priors the same journal
+// (journal.go), so their operations are decided, kept and audited the
+// same way, and the sandbox never imports them. Commands (core/commands)
+// start from BeginOn, record their event before they start (RecordStart)
+// and apply their layers through Priors and Intend; Recover rolls back an
+// apply a crash interrupted as it does any other change, and removes the
+// layers of commands that were running. Patches (core/applypatch) keep
+// their files' old contents (Op.Keep) and commit the whole patch under
+// one intent (Op.Change); their hunk searches take the same search turns
+// as grep and find (Op.SearchSlot). Documents (core/documents) are read
+// through Target and parsed by their own sandboxed helper, with their own
+// slots.
 //
-// Size: about 3,000 lines of non-test code (2,300 without comments and
-// blank lines), above the house's 2,500. What is left shares the
-// operation's internals, which the skeleton does not export: the file
-// operations on one path (on, change), patches (staged, then committed
-// under one intent), documents (their own slots and helper), the quota
-// and the version store's priors, and the journal with Recover.
+// Size: about 2,400 lines of non-test code (1,770 without comments and
+// blank lines), within the house's 2,500: the file operations on one
+// path (on, change), the scope and its decisions, the quota, the version
+// store's priors, and the journal with Recover.
 //
 // Not guaranteed: the facade does not bound how long a file operation on
 // a slow disk takes, and it trusts the Caller it is handed — transports
@@ -77,9 +81,6 @@ type Config struct {
 	// there (versions.go; the owner's undo is core/undo). Its Dir must be in Corral's own data
 	// folder; it is private like Private. Dir "": no versions, no undo.
 	Versions versions.Config
-	// Docs reads documents (file.document_read); a nil Runner: documents
-	// are unavailable.
-	Docs DocConfig
 }
 
 // Sandbox performs agents' file operations. It is safe for concurrent use.
@@ -95,9 +96,7 @@ type Sandbox struct {
 	quota   int64
 	usage   usage
 
-	docs     DocConfig
-	docSlots *slots.Slots // bounds document helpers running at once (DocConfig)
-	// searchSlots bounds hunk searches (patch.go), greps and finds
+	// searchSlots bounds hunk searches (core/applypatch), greps and finds
 	// running at once: they run in this process, on its few cores.
 	searchSlots *slots.Slots
 
@@ -127,9 +126,7 @@ func Open(cfg Config) (*Sandbox, error) {
 		log:     cfg.Logger,
 		quota:   cfg.Quota,
 		roots:   map[string]*os.Root{},
-		docs:    cfg.Docs,
 	}
-	s.docSlots = newDocSlots(cfg.Docs)
 	s.searchSlots = newSearchSlots()
 	if s.now == nil {
 		s.now = time.Now

@@ -16,7 +16,7 @@ import (
 )
 
 // Versions: before file.write, file.edit, file.delete, file.move and
-// file.apply_patch change anything, the content that was there is kept
+// file.apply_patch (core/applypatch, through Op.Keep) change anything, the content that was there is kept
 // in the version store (core/versions) and the change is recorded on the
 // operation's event (audit.Change). Nothing is recorded when the sandbox
 // has no version store.
@@ -139,44 +139,4 @@ func appended(ps []prior, vis string, data []byte) []audit.Change {
 	p := ps[0]
 	p.sum.Write(data)
 	return []audit.Change{{Path: p.vis, Kind: audit.Modified, SizeBefore: p.size, SizeAfter: p.size + int64(len(data)), Version: p.version, After: sumHex(p.sum), Mode: p.mode}}
-}
-
-// patchChanges keeps the old contents of a checked patch, in who's share,
-// and describes what committing it changes.
-func (s *Sandbox) patchChanges(who string, plan []*change) ([]audit.Change, error) {
-	if !s.keeping() {
-		return nil, nil
-	}
-	var out []audit.Change
-	for _, ch := range plan {
-		c := audit.Change{Path: ch.out.Path, From: ch.out.From, Mode: uint32(ch.perm)}
-		if ch.out.Action != PatchCreated {
-			c.SizeBefore = int64(len(ch.old))
-			v, err := s.versions.PutBytes(who, ch.old)
-			switch {
-			case errors.Is(err, versions.ErrTooLarge):
-				c.NotKept = notKeptTooLarge
-			case errors.Is(err, versions.ErrFull):
-				return nil, err
-			case err != nil:
-				return nil, errs.Wrap(err, errs.IO, ch.out.Path, "Corral could not keep the previous version of %s, so the patch was not applied.", ch.out.Path)
-			}
-			c.Version = v
-		}
-		if ch.writes() {
-			c.SizeAfter, c.After = int64(len(ch.content)), versions.Sum(ch.content)
-		}
-		switch ch.out.Action {
-		case PatchCreated:
-			c.Kind, c.Mode = audit.Created, 0o644
-		case PatchModified:
-			c.Kind = audit.Modified
-		case PatchDeleted:
-			c.Kind, c.Path = audit.Deleted, ch.out.Path
-		case PatchMoved:
-			c.Kind = audit.Moved
-		}
-		out = append(out, c)
-	}
-	return out, nil
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // One agent's full share of the version store refuses that agent's
-// changes — write, edit, delete, move and apply_patch alike — with the
-// share's sentence, and no other agent's or the owner's. Before shares,
+// changes — write, edit, delete and move alike (apply_patch:
+// core/applypatch) — with the share's sentence, and no other agent's or the owner's. Before shares,
 // the first agent filled the whole store and every agent's changes were
 // refused until its versions were a week old.
 func TestFullShareRefusesOnlyItsAgent(t *testing.T) {
@@ -68,16 +68,14 @@ func TestFullShareRefusesOnlyItsAgent(t *testing.T) {
 	refused("file.delete", err)
 	_, err = w.box.Move(ctx, alice, MoveArgs{From: "a.txt", To: "b.txt"})
 	refused("file.move", err)
-	_, err = w.box.ApplyPatch(ctx, alice, PatchArgs{Patch: "*** Begin Patch\n*** Update File: a.txt\n@@\n-alice-agent a.txt\n+patched\n*** End Patch\n"})
-	refused("file.apply_patch", err)
 	if b, err := os.ReadFile(filepath.Join(w.dir, "base", "alice", "a.txt")); err != nil || string(b) != body {
 		t.Errorf("a.txt after alice's refused changes: %d bytes, %v", len(b), err)
 	}
 
 	// Bob and the owner change what they like (bob within his own share:
-	// 5 × 40 KiB); bob's versions are kept.
+	// 4 × 40 KiB); bob's versions are kept.
 	var kept []string
-	for _, name := range []string{"w", "e", "d", "m", "p"} {
+	for _, name := range []string{"w", "e", "d", "m"} {
 		kept = append(kept, versions.Sum([]byte(big(bob, name, 40<<10))))
 	}
 	line := "bob-agent e\n"
@@ -86,7 +84,6 @@ func TestFullShareRefusesOnlyItsAgent(t *testing.T) {
 		second(w.box.Edit(ctx, bob, EditArgs{Path: "e", OldText: &line, NewText: &repl, ReplaceAll: true})),
 		second(w.box.Delete(ctx, bob, DeleteArgs{Path: "d"})),
 		second(w.box.Move(ctx, bob, MoveArgs{From: "m", To: "m2"})),
-		second(w.box.ApplyPatch(ctx, bob, PatchArgs{Patch: "*** Begin Patch\n*** Delete File: p\n*** End Patch\n"})),
 		second(w.box.Write(ctx, owner, WriteArgs{Context: &Context{UserID: "alice"}, Path: "a.txt", Content: "the owner's"})),
 	}
 	for i, err := range steps {

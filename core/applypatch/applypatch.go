@@ -1,4 +1,21 @@
-package sandbox
+// Package applypatch answers file.apply_patch over the sandbox's
+// operation skeleton (sandbox.Op): it applies a unified diff or a Codex
+// patch (core/patch, the pure parser) to the files it names, all or
+// nothing, under one audit event and one journal intent.
+//
+// Guarantees: every path of a patch resolves, and is decided, like any
+// other path of the caller's (Op.Target); every file is read and every
+// hunk checked before anything is written; the old contents are kept in
+// the caller's share of the version store (Op.Keep) and the whole patch
+// committed as one intent (Op.Change) before a file changes, so a crash
+// part-way is rolled back by the sandbox's Recover like any other change;
+// a failure part-way puts back what was already changed; the event is
+// recorded before the answer (Op.End). Hunk searches take the sandbox's
+// search turns (Op.SearchSlot), so one agent's patches run one at a time.
+//
+// Not guaranteed: a patch is not atomic for a reader watching the files
+// while it is committed; each file is replaced atomically.
+package applypatch
 
 import (
 	"context"
@@ -15,7 +32,16 @@ import (
 	"corral/core/killpoint"
 	"corral/core/patch"
 	"corral/core/paths"
+	"corral/core/policy"
+	"corral/core/sandbox"
+	"corral/core/versions"
 )
+
+// Service applies patches over a sandbox.
+type Service struct{ box *sandbox.Sandbox }
+
+// New returns the patch service over box.
+func New(box *sandbox.Sandbox) *Service { return &Service{box: box} }
 
 // Limits of file.apply_patch.
 const (
@@ -28,8 +54,8 @@ const (
 
 // PatchArgs are file.apply_patch's parameters.
 type PatchArgs struct {
-	Context *Context
-	Reason  string // why, in the agent\'s words; shown if the owner is asked
+	Context *sandbox.Context
+	Reason  string // why, in the agent's words; shown if the owner is asked
 	Patch   string
 	DryRun  bool
 }
@@ -85,33 +111,34 @@ func (ch *change) creates() bool { return ch.out.Action == PatchCreated || ch.ou
 // written; then the new contents are staged beside their files and put in
 // place, and if that fails part-way the files already changed get their
 // old content back. One audit event records the whole patch.
-func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchResult, error) {
+func (s *Service) ApplyPatch(ctx context.Context, c sandbox.Caller, a PatchArgs) (PatchResult, error) {
 	res := PatchResult{Files: []PatchFile{}, DryRun: a.DryRun}
-	o, err := s.begin(ctx, c, a.Context, "file.apply_patch", a.Reason)
+	o, err := s.box.BeginOn(ctx, c, a.Context, "file.apply_patch", a.Reason, "")
 	if err != nil {
 		return res, err
 	}
+	ev := o.Event()
 	if len(a.Patch) > MaxPatchBytes {
-		o.ev.Target = "(patch)"
-		return res, o.end(ctx, errs.New(errs.TooLarge, "", "The patch is %d bytes; Corral applies patches up to %d bytes. Split it into smaller patches.", len(a.Patch), MaxPatchBytes))
+		ev.Target = "(patch)"
+		return res, o.End(errs.New(errs.TooLarge, "", "The patch is %d bytes; Corral applies patches up to %d bytes. Split it into smaller patches.", len(a.Patch), MaxPatchBytes))
 	}
 	p, err := patch.Parse(a.Patch)
 	if err != nil {
-		o.ev.Target = "(patch)"
-		return res, o.end(ctx, errs.New(errs.InvalidParams, "", "The patch could not be read. %s", strings.TrimSuffix(err.Error(), ".")+"."))
+		ev.Target = "(patch)"
+		return res, o.End(errs.New(errs.InvalidParams, "", "The patch could not be read. %s", strings.TrimSuffix(err.Error(), ".")+"."))
 	}
 	if len(p.Files) > MaxPatchFiles {
-		o.ev.Target = "(patch)"
-		return res, o.end(ctx, errs.New(errs.TooLarge, "", "The patch changes %d files; Corral applies at most %d in one patch.", len(p.Files), MaxPatchFiles))
+		ev.Target = "(patch)"
+		return res, o.End(errs.New(errs.TooLarge, "", "The patch changes %d files; Corral applies at most %d in one patch.", len(p.Files), MaxPatchFiles))
 	}
-	plan, err := o.planPatch(p)
+	plan, err := planPatch(o, p)
 	if err == nil && !a.DryRun {
 		if err = ctx.Err(); err != nil {
 			err = errs.Wrap(err, errs.Timeout, "", "The call was cancelled before the patch was written; nothing was changed.")
 		} else {
 			var kept []audit.Change
-			if kept, err = s.patchChanges(o.keeper, plan); err == nil {
-				err = o.change(kept, func() error { return commitPatch(plan) })
+			if kept, err = s.keep(o, plan); err == nil {
+				err = o.Change(kept, func() error { return commitPatch(plan) })
 			}
 		}
 	}
@@ -119,7 +146,7 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 	for _, ch := range plan {
 		res.Files = append(res.Files, ch.out)
 		detail = append(detail, describeChange(ch.out))
-		o.ev.Bytes += int64(len(ch.content))
+		ev.Bytes += int64(len(ch.content))
 	}
 	if a.DryRun {
 		detail = append(detail, "dry run")
@@ -129,11 +156,46 @@ func (s *Sandbox) ApplyPatch(ctx context.Context, c Caller, a PatchArgs) (PatchR
 	if len(detail) > 0 {
 		d += ": " + strings.Join(detail, ", ")
 	}
-	o.ev.Detail = appendDetail(o.ev.Detail, d)
+	o.AddDetail(d)
 	if err != nil {
 		res.Files = []PatchFile{}
 	}
-	return res, o.end(ctx, err)
+	return res, o.End(err)
+}
+
+// keep keeps the old contents of a checked patch, in the caller's share,
+// and describes what committing it changes; without a version store it
+// keeps and describes nothing.
+func (s *Service) keep(o *sandbox.Op, plan []*change) ([]audit.Change, error) {
+	if s.box.Versions() == nil {
+		return nil, nil
+	}
+	var out []audit.Change
+	for _, ch := range plan {
+		c := audit.Change{Path: ch.out.Path, From: ch.out.From, Mode: uint32(ch.perm)}
+		if ch.out.Action != PatchCreated {
+			c.SizeBefore = int64(len(ch.old))
+			var err error
+			if c.Version, c.NotKept, err = o.Keep(ch.out.Path, ch.old); err != nil {
+				return nil, err
+			}
+		}
+		if ch.writes() {
+			c.SizeAfter, c.After = int64(len(ch.content)), versions.Sum(ch.content)
+		}
+		switch ch.out.Action {
+		case PatchCreated:
+			c.Kind, c.Mode = audit.Created, 0o644
+		case PatchModified:
+			c.Kind = audit.Modified
+		case PatchDeleted:
+			c.Kind, c.Path = audit.Deleted, ch.out.Path
+		case PatchMoved:
+			c.Kind = audit.Moved
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 func describeChange(f PatchFile) string {
@@ -168,30 +230,31 @@ func decidedRank(by audit.DecidedBy) int {
 
 // planPatch resolves, decides and reads every file of p and applies its
 // hunks in memory. It writes nothing. The event's target lists the files.
-func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
+func planPatch(o *sandbox.Op, p *patch.Patch) ([]*change, error) {
+	ev := o.Event()
 	var plan []*change
 	var targets []string
 	by := audit.ByScope
 	seen := map[string]string{} // host identity → visible path
 	defer func() {
-		o.ev.Target = strings.Join(targets, ", ")
-		if o.ev.Decision == audit.Allow || o.ev.Decision == "" {
-			if decidedRank(by) > decidedRank(o.ev.DecidedBy) {
-				o.ev.DecidedBy = by
+		ev.Target = strings.Join(targets, ", ")
+		if ev.Decision == audit.Allow || ev.Decision == "" {
+			if decidedRank(by) > decidedRank(ev.DecidedBy) {
+				ev.DecidedBy = by
 			}
 		}
 	}()
 	// resolve decides one path of the patch; the event's target is set
 	// once, by planPatch, so each call starts from none.
-	resolve := func(rel string, n need) (fsbox.Dir, paths.Target, error) {
-		o.ev.Target = ""
-		d, t, err := o.target(rel, n)
+	resolve := func(rel string, n policy.Access) (fsbox.Dir, paths.Target, error) {
+		ev.Target = ""
+		d, t, err := o.Target(rel, n)
 		if err != nil {
-			targets = append(targets, o.ev.Target)
+			targets = append(targets, ev.Target)
 			return d, t, err
 		}
-		if decidedRank(o.ev.DecidedBy) > decidedRank(by) {
-			by = o.ev.DecidedBy
+		if decidedRank(ev.DecidedBy) > decidedRank(by) {
+			by = ev.DecidedBy
 		}
 		key := t.Host
 		if key == "" {
@@ -208,16 +271,16 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 	for i := range p.Files {
 		f := &p.Files[i]
 		ch := &change{out: PatchFile{Hunks: len(f.Hunks)}}
-		var n need
+		var n policy.Access
 		switch {
 		case f.Action == patch.Add:
-			ch.out.Action, n = PatchCreated, needWrite
+			ch.out.Action, n = PatchCreated, policy.Write
 		case f.Action == patch.Delete:
-			ch.out.Action, n = PatchDeleted, needDelete
+			ch.out.Action, n = PatchDeleted, policy.Delete
 		case f.MoveTo != "":
-			ch.out.Action, n = PatchMoved, needDelete
+			ch.out.Action, n = PatchMoved, policy.Delete
 		default:
-			ch.out.Action, n = PatchModified, needWrite
+			ch.out.Action, n = PatchModified, policy.Write
 		}
 		d, t, err := resolve(f.Path, n)
 		if err != nil {
@@ -238,18 +301,18 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 			}
 			ch.dst, ch.dstRel = d, ch.srcRel
 		}
-		release, err := o.s.searchSlots.Acquire(o.ctx, o.ev.Client)
+		release, err := o.SearchSlot()
 		if err != nil {
 			return plan, err
 		}
-		r, err := f.Apply(o.ctx, ch.old)
+		r, err := f.Apply(o.Context(), ch.old)
 		release()
 		if err != nil {
 			var c *patch.Conflict
 			if errors.As(err, &c) {
 				return plan, errs.New(errs.Conflict, t.Visible, "%s Nothing was changed.", c.Describe(t.Visible))
 			}
-			if o.ctx.Err() != nil {
+			if o.Context().Err() != nil {
 				return plan, errs.Wrap(err, errs.Timeout, t.Visible, "The call was cancelled while the patch was being placed in %s; nothing was changed.", t.Visible)
 			}
 			return plan, err
@@ -259,7 +322,7 @@ func (o *op) planPatch(p *patch.Patch) ([]*change, error) {
 			ch.out.Offsets = r.Offsets
 		}
 		if f.MoveTo != "" {
-			d2, t2, err := resolve(f.MoveTo, needWrite)
+			d2, t2, err := resolve(f.MoveTo, policy.Write)
 			if err != nil {
 				return plan, err
 			}

@@ -1,4 +1,4 @@
-package sandbox
+package applypatch
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"corral/core/patch"
 	"corral/core/paths"
+	"corral/core/sandbox"
 	"corral/core/testkit/auditmem"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkPatch(b *testing.B) {
 		b.Fatalf("the patch has %d lines", n)
 	}
 	dir := b.TempDir()
-	box, err := Open(Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &auditmem.Log{}})
+	box, err := sandbox.Open(sandbox.Config{Layout: paths.Layout{Base: filepath.Join(dir, "base"), SharedDir: "share", OutputDir: "output"}, Users: []string{"alice"}, Audit: &auditmem.Log{}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func BenchmarkPatch(b *testing.B) {
 		b.StartTimer()
 
 		t0 := time.Now()
-		res, err := box.ApplyPatch(ctx, alice, PatchArgs{Patch: pb.patch})
+		res, err := New(box).ApplyPatch(ctx, alice, PatchArgs{Patch: pb.patch})
 		corral += time.Since(t0)
 		if err != nil || len(res.Files) != 10 {
 			b.Fatalf("apply_patch: %v %+v", err, res)

@@ -1,4 +1,4 @@
-package sandbox
+package documents
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/sandbox"
 	"corral/core/testkit/poll"
 )
 
@@ -46,11 +47,11 @@ func TestDocumentReadFairShares(t *testing.T) {
 	tag := fmt.Sprintf("%d", 900000+os.Getpid()%100000)
 	aliceSleep, bobSleep := tag+".1", tag+".2"
 	script := fmt.Sprintf("case $1 in doc.aaa) exec sleep %s;; *) exec sleep %s;; esac", aliceSleep, bobSleep)
-	w := docWorld(t, DocConfig{Binary: "/bin/sh", Args: []string{"-c", script, "sh"}, Timeout: 5 * time.Minute,
+	w := docWorld(t, Config{Binary: "/bin/sh", Args: []string{"-c", script, "sh"}, Timeout: 5 * time.Minute,
 		MaxHelpers: 4, MaxPerClient: 2, QueueWait: 5 * time.Minute})
-	bob := Caller{Client: "bob-agent", User: "bob"}
+	bob := sandbox.Caller{Client: "bob-agent", User: "bob"}
 	w.put(t, "a.aaa", []byte("%PDF-1.4"))
-	if _, err := w.box.Write(context.Background(), bob, WriteArgs{Path: "b.bbb", Content: "%PDF-1.4"}); err != nil {
+	if _, err := w.Box.Write(context.Background(), bob, sandbox.WriteArgs{Path: "b.bbb", Content: "%PDF-1.4"}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -80,7 +81,7 @@ func TestDocumentReadFairShares(t *testing.T) {
 	doneA := make(chan error, reads)
 	for range reads {
 		go func() {
-			_, err := w.box.DocumentRead(ctxA, alice, DocumentReadArgs{Path: "a.aaa"})
+			_, err := w.svc.DocumentRead(ctxA, alice, DocumentReadArgs{Path: "a.aaa"})
 			doneA <- err
 		}()
 	}
@@ -90,7 +91,7 @@ func TestDocumentReadFairShares(t *testing.T) {
 	defer cancelB()
 	doneB := make(chan error, 1)
 	go func() {
-		_, err := w.box.DocumentRead(ctxB, bob, DocumentReadArgs{Path: "b.bbb"})
+		_, err := w.svc.DocumentRead(ctxB, bob, DocumentReadArgs{Path: "b.bbb"})
 		doneB <- err
 	}()
 	waitFor(t, "bob's helper, beside alice's", func() bool { return countSleeps(bobSleep) == 1 })
@@ -127,7 +128,7 @@ func TestDocumentReadFairShares(t *testing.T) {
 // A read that waits past QueueWait is refused with a sentence naming the
 // agent's limit.
 func TestDocumentReadQueueWait(t *testing.T) {
-	s := newDocSlots(DocConfig{MaxPerClient: 1, QueueWait: time.Millisecond})
+	s := newDocSlots(Config{MaxPerClient: 1, QueueWait: time.Millisecond})
 	release, err := s.Acquire(context.Background(), "alice-agent")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +138,7 @@ func TestDocumentReadQueueWait(t *testing.T) {
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "alice-agent already reads 1 documents at once") {
 		t.Errorf("over the limit: %v", err)
 	}
-	if total, per := newDocSlots(DocConfig{}).Bounds(); total < 4 || total > 8 || per != 2 {
+	if total, per := newDocSlots(Config{}).Bounds(); total < 4 || total > 8 || per != 2 {
 		t.Errorf("defaults: %d helpers, %d per agent", total, per)
 	}
 }

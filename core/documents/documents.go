@@ -1,9 +1,24 @@
-package sandbox
+// Package documents answers file.document_read over the sandbox's
+// operation skeleton (sandbox.Op): the file is resolved, decided and
+// read through the sandbox (Op.Target, fsbox), and its bytes are parsed
+// by Corral's document reader (core/docread) run as a helper inside
+// execbox.RunHelper, which never opens a path.
+//
+// Guarantees: a document is parsed only inside the sandboxed helper,
+// never in the daemon's process; the helper has its own slots (Config:
+// at most MaxHelpers at once, MaxPerClient for one agent), and a file is
+// held in memory only while its read holds a slot; each read is one
+// audit event, recorded before the answer (Op.End), refusals included.
+//
+// Not guaranteed: without a Runner that works here (bubblewrap),
+// documents are unavailable and each read says so.
+package documents
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"path"
 	"regexp"
@@ -15,13 +30,15 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/fsbox"
+	"corral/core/policy"
+	"corral/core/sandbox"
 	"corral/core/slots"
 )
 
 // MaxDocumentBytes is the largest file file.document_read reads.
 const MaxDocumentBytes = docread.MaxInput
 
-// DocConfig configures file.document_read: the parser runs as Binary with
+// Config configures file.document_read: the parser runs as Binary with
 // Args (and the file's extension appended) inside execbox.RunHelper.
 //
 // Fair shares: at most MaxHelpers helpers run at once for all agents
@@ -35,7 +52,7 @@ const MaxDocumentBytes = docread.MaxInput
 // all agents' together at most MaxHelpers × 0.85 GiB, where MaxHelpers is
 // at least twice the per-agent limit so that one agent never holds every
 // helper.
-type DocConfig struct {
+type Config struct {
 	Runner  *execbox.Runner   // nil: documents unavailable
 	Binary  string            // Corral's own executable
 	Args    []string          // e.g. ["__docread"]
@@ -50,7 +67,7 @@ type DocConfig struct {
 
 // DocumentReadArgs are file.document_read's parameters.
 type DocumentReadArgs struct {
-	Context *Context
+	Context *sandbox.Context
 	Reason  string // why, in the agent's words; shown if the owner is asked
 	Path    string
 	Offset  int
@@ -72,7 +89,7 @@ type DocumentResult struct {
 	Pages       int
 }
 
-// Helper limits for documents, where DocConfig leaves them zero.
+// Helper limits for documents, where Config leaves them zero.
 const (
 	docTimeout = 30 * time.Second
 	docCPU     = 20 * time.Second
@@ -92,7 +109,7 @@ var docWords = slots.Words{
 }
 
 // newDocSlots bounds the document helpers as dc says (with its defaults).
-func newDocSlots(dc DocConfig) *slots.Slots {
+func newDocSlots(dc Config) *slots.Slots {
 	total := dc.MaxHelpers
 	if total <= 0 {
 		total = max(2*docPerClient, min(runtime.NumCPU(), 8))
@@ -110,51 +127,65 @@ func newDocSlots(dc DocConfig) *slots.Slots {
 
 var extRe = regexp.MustCompile(`^\.[a-z0-9]{1,10}$`)
 
+// Service reads documents over a sandbox.
+type Service struct {
+	box   *sandbox.Sandbox
+	dc    Config
+	slots *slots.Slots // bounds document helpers running at once (Config)
+	log   *slog.Logger
+}
+
+// New returns the document service over box, configured by dc.
+func New(box *sandbox.Sandbox, dc Config) *Service {
+	return &Service{box: box, dc: dc, slots: newDocSlots(dc), log: box.Logger()}
+}
+
 // DocumentRead answers file.document_read: the file is read here, through
 // fsbox, and its bytes are parsed by the sandboxed helper, which never
 // opens a path.
-func (s *Sandbox) DocumentRead(ctx context.Context, c Caller, a DocumentReadArgs) (DocumentResult, error) {
-	o, err := s.beginOn(ctx, c, a.Context, "file.document_read", a.Reason, a.Path)
+func (s *Service) DocumentRead(ctx context.Context, c sandbox.Caller, a DocumentReadArgs) (DocumentResult, error) {
+	o, err := s.box.BeginOn(ctx, c, a.Context, "file.document_read", a.Reason, a.Path)
 	if err != nil {
 		return DocumentResult{}, err
 	}
+	ev := o.Event()
 	if a.Offset < 0 || a.Limit < 0 {
-		o.ev.Target = a.Path
-		return DocumentResult{}, o.end(ctx, errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
+		ev.Target = a.Path
+		return DocumentResult{}, o.End(errs.New(errs.InvalidParams, a.Path, "offset and limit must not be negative."))
 	}
-	d, t, err := o.target(a.Path, needRead)
+	d, t, err := o.Target(a.Path, policy.Read)
 	if err != nil {
-		return DocumentResult{}, o.end(ctx, err)
+		return DocumentResult{}, o.End(err)
 	}
 	// The slot first: the file is held in memory only while its helper
 	// may run.
-	release, err := s.docSlots.Acquire(ctx, o.ev.Client)
+	release, err := s.slots.Acquire(ctx, ev.Client)
 	if err != nil {
-		return DocumentResult{}, o.end(ctx, err)
+		return DocumentResult{}, o.End(err)
 	}
 	data, err := d.ReadAll(t.RelSlash(), MaxDocumentBytes)
 	if err != nil {
 		release()
-		return DocumentResult{}, o.end(ctx, err)
+		return DocumentResult{}, o.End(err)
 	}
-	o.ev.Bytes = int64(len(data))
+	ev.Bytes = int64(len(data))
 	doc, err := s.parseDocument(ctx, t.Visible, data)
 	release()
 	if err != nil {
-		return DocumentResult{}, o.end(ctx, err)
+		return DocumentResult{}, o.End(err)
 	}
 	res, err := pageLines(t.Visible, doc.Text, a.Offset, a.Limit)
 	if err != nil {
-		return DocumentResult{}, o.end(ctx, err)
+		return DocumentResult{}, o.End(err)
 	}
 	res.Format, res.Pages = string(doc.Format), doc.Parts
-	o.ev.Detail = appendDetail(o.ev.Detail, fmt.Sprintf("%s, %d of %d lines", doc.Format, res.OutputLines, res.TotalLines))
-	return res, o.end(ctx, nil)
+	o.AddDetail(fmt.Sprintf("%s, %d of %d lines", doc.Format, res.OutputLines, res.TotalLines))
+	return res, o.End(nil)
 }
 
 // parseDocument runs the helper on data and reads its reply.
-func (s *Sandbox) parseDocument(ctx context.Context, visible string, data []byte) (docread.Result, error) {
-	dc := s.docs
+func (s *Service) parseDocument(ctx context.Context, visible string, data []byte) (docread.Result, error) {
+	dc := s.dc
 	if dc.Runner == nil || dc.Binary == "" {
 		return docread.Result{}, errs.New(errs.Unavailable, visible, "Documents cannot be read: Corral has no sandbox for its document reader.")
 	}

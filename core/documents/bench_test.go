@@ -1,4 +1,4 @@
-package sandbox
+package documents
 
 import (
 	"context"
@@ -19,7 +19,7 @@ func BenchmarkDocumentReadPDF(b *testing.B) {
 		b.Fatal("pdftotext is not installed: run packaging/deps.sh (poppler-utils)")
 	}
 	pdf := samplePDF(b, 100, 50)
-	w := docWorld(b, DocConfig{})
+	w := docWorld(b, Config{})
 	w.put(b, "book.pdf", pdf)
 	file := filepath.Join(b.TempDir(), "book.pdf")
 	if err := os.WriteFile(file, pdf, 0o644); err != nil {
@@ -30,7 +30,7 @@ func BenchmarkDocumentReadPDF(b *testing.B) {
 	b.Run("corral", func(b *testing.B) {
 		b.SetBytes(int64(len(pdf)))
 		for b.Loop() {
-			res, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "book.pdf"})
+			res, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "book.pdf"})
 			if err != nil || res.Pages != 100 || !strings.Contains(res.Content, "Page 30 line 50") || res.TotalLines < 5000 {
 				b.Fatalf("%d pages, %v", res.Pages, err)
 			}

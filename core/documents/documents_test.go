@@ -1,4 +1,4 @@
-package sandbox
+package documents
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"corral/core/errs"
 	"corral/core/execbox"
 	"corral/core/execbox/execboxtest"
+	"corral/core/sandbox"
+	"corral/core/sandbox/sandboxtest"
 	"corral/core/testkit/needs"
 )
 
@@ -31,40 +33,55 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// world is a sandbox over a temporary folder (sandboxtest.World) and its
+// document service.
+type world struct {
+	*sandboxtest.World
+	svc *Service
+}
+
+var alice = sandboxtest.Alice
+
+// newWorldWith makes a world whose documents are read as dc says.
+func newWorldWith(t testing.TB, dc Config) *world {
+	t.Helper()
+	w := sandboxtest.New(t, nil)
+	return &world{World: w, svc: New(w.Box, dc)}
+}
+
 // docWorld is a world whose sandbox reads documents with this test binary
 // as the helper.
-func docWorld(t testing.TB, dc DocConfig) *world {
+func docWorld(t testing.TB, dc Config) *world {
 	t.Helper()
 	needs.Tool(t, "bwrap", "bubblewrap")
-	return newWorldWith(t, func(w *world, cfg *Config) {
-		if dc.Runner == nil {
-			r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.private}, NetInit: execboxtest.NetInit(t)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok, _, why := r.Available(); !ok {
-				t.Fatalf("sandbox unavailable: %s", why)
-			}
-			dc.Runner = r
+	w := sandboxtest.New(t, nil)
+	if dc.Runner == nil {
+		r, err := execbox.NewRunner(execbox.Options{Hidden: []string{w.Private}, NetInit: execboxtest.NetInit(t)})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if dc.Binary == "" {
-			exe, err := os.Executable()
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Built with -race, the helper would sleep a second at exit
-			// (GORACE atexit_sleep_ms, default 1000) for goroutines to
-			// report races: a second per document read, in a helper that
-			// has no other goroutines. It still reports any race it sees.
-			dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1", "GORACE": "atexit_sleep_ms=0"}
+		if ok, _, why := r.Available(); !ok {
+			t.Fatalf("sandbox unavailable: %s", why)
 		}
-		cfg.Docs = dc
-	})
+		dc.Runner = r
+	}
+	if dc.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Built with -race, the helper would sleep a second at exit
+		// (GORACE atexit_sleep_ms, default 1000) for goroutines to
+		// report races: a second per document read, in a helper that
+		// has no other goroutines. It still reports any race it sees.
+		dc.Binary, dc.Env = exe, map[string]string{docHelperEnv: "1", "GORACE": "atexit_sleep_ms=0"}
+	}
+	return &world{World: w, svc: New(w.Box, dc)}
 }
 
 func (w *world) put(t testing.TB, p string, data []byte) {
 	t.Helper()
-	_, err := w.box.Write(context.Background(), alice, WriteArgs{Path: p, Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"})
+	_, err := w.Box.Write(context.Background(), alice, sandbox.WriteArgs{Path: p, Content: base64.StdEncoding.EncodeToString(data), Encoding: "base64"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +108,7 @@ func samplePDF(t testing.TB, pages, lines int) []byte {
 // Every format comes out as text with its markers, in document order.
 func TestDocumentReadFormats(t *testing.T) {
 	t.Parallel() // its own world: folders, sink, runner
-	w := docWorld(t, DocConfig{})
+	w := docWorld(t, Config{})
 	docs := []struct {
 		name   string
 		data   []byte
@@ -112,7 +129,7 @@ func TestDocumentReadFormats(t *testing.T) {
 	for _, d := range docs {
 		t.Run(d.name, func(t *testing.T) {
 			w.put(t, "docs/"+d.name, d.data)
-			res, err := w.box.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "docs/" + d.name})
+			res, err := w.svc.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "docs/" + d.name})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,7 +150,7 @@ func TestDocumentReadFormats(t *testing.T) {
 			if res.TotalLines != strings.Count(res.Content, "\n") || res.OutputLines != res.TotalLines {
 				t.Errorf("lines %d/%d for %q", res.OutputLines, res.TotalLines, res.Content)
 			}
-			ev := w.sink.Last()
+			ev := w.Sink.Last()
 			if ev.Op != "file.document_read" || ev.Target != "docs/"+d.name || ev.Bytes != int64(len(d.data)) || !strings.Contains(ev.Detail, d.format) {
 				t.Errorf("event %+v", ev)
 			}
@@ -144,10 +161,10 @@ func TestDocumentReadFormats(t *testing.T) {
 // offset and limit page through the text like file.read pages a file.
 func TestDocumentReadPaging(t *testing.T) {
 	t.Parallel() // its own world: folders, sink, runner
-	w := docWorld(t, DocConfig{})
+	w := docWorld(t, Config{})
 	w.put(t, "long.pdf", samplePDF(t, 3, 40))
 	ctx := context.Background()
-	all, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf"})
+	all, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,18 +173,18 @@ func TestDocumentReadPaging(t *testing.T) {
 	if all.TotalLines != len(lines) || all.TotalLines < 120 || all.Truncated || all.TruncatedBy != nil {
 		t.Fatalf("whole text: %d lines, %+v", len(lines), all)
 	}
-	part, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: 10, Limit: 5})
+	part, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: 10, Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if part.Content != strings.Join(lines[9:14], "") || part.OutputLines != 5 || !part.Truncated || part.TruncatedBy == nil || *part.TruncatedBy != "lines" || part.TotalLines != all.TotalLines {
 		t.Errorf("lines 10-14: %+v", part)
 	}
-	last, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: all.TotalLines, Limit: 5})
+	last, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: all.TotalLines, Limit: 5})
 	if err != nil || last.OutputLines != 1 || last.Truncated {
 		t.Errorf("last line: %+v %v", last, err)
 	}
-	_, err = w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: all.TotalLines + 1})
+	_, err = w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "long.pdf", Offset: all.TotalLines + 1})
 	if errs.KindOf(err) != errs.InvalidParams {
 		t.Errorf("offset past the end: %v", err)
 	}
@@ -190,7 +207,7 @@ func TestPageLinesByteCap(t *testing.T) {
 // limits, and the daemon goes on reading good ones.
 func TestDocumentReadHostile(t *testing.T) {
 	t.Parallel() // its own world: folders, sink, runner
-	w := docWorld(t, DocConfig{})
+	w := docWorld(t, Config{})
 	ctx := context.Background()
 	good := samplePDF(t, 1, 3)
 	bomb := doctest.DOCXBomb(4 << 30)
@@ -212,20 +229,20 @@ func TestDocumentReadHostile(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w.put(t, tc.name, tc.data)
 			start := time.Now()
-			_, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: tc.name})
+			_, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: tc.name})
 			if errs.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("%v (kind %q), want kind %q saying %q", err, errs.KindOf(err), tc.kind, tc.says)
 			}
 			if d := time.Since(start); d > docTimeout {
 				t.Errorf("answered after %s", d)
 			}
-			if ev := w.sink.Last(); ev.Op != "file.document_read" || ev.Target != tc.name || ev.Error == "" {
+			if ev := w.Sink.Last(); ev.Op != "file.document_read" || ev.Target != tc.name || ev.Error == "" {
 				t.Errorf("event %+v", ev)
 			}
 		})
 	}
 	w.put(t, "good.pdf", good)
-	if res, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: "good.pdf"}); err != nil || !strings.Contains(res.Content, "Page 1 line 3") {
+	if res, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: "good.pdf"}); err != nil || !strings.Contains(res.Content, "Page 1 line 3") {
 		t.Fatalf("a good document after the hostile ones: %+v %v", res, err)
 	}
 }
@@ -233,10 +250,10 @@ func TestDocumentReadHostile(t *testing.T) {
 // Paths resolve as for file.read; files too large are not read at all.
 func TestDocumentReadPaths(t *testing.T) {
 	t.Parallel() // its own world: folders, sink, runner
-	w := docWorld(t, DocConfig{})
+	w := docWorld(t, Config{})
 	ctx := context.Background()
 	w.put(t, "small.pdf", []byte("%PDF-1.4"))
-	big := filepath.Join(w.dir, "base", "alice", "big.pdf")
+	big := filepath.Join(w.Dir, "base", "alice", "big.pdf")
 	f, err := os.Create(big)
 	if err != nil {
 		t.Fatal(err)
@@ -250,28 +267,28 @@ func TestDocumentReadPaths(t *testing.T) {
 		{"missing.pdf", errs.NotFound},
 		{"big.pdf", errs.TooLarge},
 		{"../bob/x.pdf", errs.Denied},
-		{filepath.Join(w.outside, "f.txt"), errs.Denied}, // strict, nobody to ask
+		{filepath.Join(w.Outside, "f.txt"), errs.Denied}, // strict, nobody to ask
 		{".", errs.IsDirectory},
 	} {
-		_, err := w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: tc.path})
+		_, err := w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: tc.path})
 		if errs.KindOf(err) != tc.kind {
 			t.Errorf("%s: %v, want %s", tc.path, err, tc.kind)
 		}
-		if ev := w.sink.Last(); ev.Op != "file.document_read" {
+		if ev := w.Sink.Last(); ev.Op != "file.document_read" {
 			t.Errorf("%s: event %+v", tc.path, ev)
 		}
 	}
-	_, err = w.box.DocumentRead(ctx, alice, DocumentReadArgs{Path: filepath.Join(w.roRoot, "f.txt")})
+	_, err = w.svc.DocumentRead(ctx, alice, DocumentReadArgs{Path: filepath.Join(w.RoRoot, "f.txt")})
 	if errs.KindOf(err) != errs.InvalidParams {
 		t.Errorf("a read-only root is readable (a text file there is no document): %v", err)
 	}
 }
 
 func TestDocumentReadTimeout(t *testing.T) {
-	w := docWorld(t, DocConfig{Binary: "/bin/sh", Args: []string{"-c", "exec sleep 60", "sh"}, Timeout: 300 * time.Millisecond})
+	w := docWorld(t, Config{Binary: "/bin/sh", Args: []string{"-c", "exec sleep 60", "sh"}, Timeout: 300 * time.Millisecond})
 	w.put(t, "slow.pdf", []byte("%PDF-1.4"))
 	start := time.Now()
-	_, err := w.box.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "slow.pdf"})
+	_, err := w.svc.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "slow.pdf"})
 	if errs.KindOf(err) != errs.Timeout || time.Since(start) > 20*time.Second {
 		t.Fatalf("slow helper: %v after %s", err, time.Since(start))
 	}
@@ -282,13 +299,13 @@ func TestDocumentReadUnavailable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorldWith(t, func(_ *world, cfg *Config) { cfg.Docs = DocConfig{Runner: r, Binary: "/bin/true"} })
+	w := newWorldWith(t, Config{Runner: r, Binary: "/bin/true"})
 	w.put(t, "a.pdf", []byte("%PDF-1.4"))
-	_, err = w.box.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "a.pdf"})
+	_, err = w.svc.DocumentRead(context.Background(), alice, DocumentReadArgs{Path: "a.pdf"})
 	if errs.KindOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "bubblewrap") {
 		t.Fatalf("without bubblewrap: %v", err)
 	}
-	if ev := w.sink.Last(); ev.Op != "file.document_read" || ev.Error == "" {
+	if ev := w.Sink.Last(); ev.Op != "file.document_read" || ev.Error == "" {
 		t.Errorf("event %+v", ev)
 	}
 }

@@ -1,4 +1,4 @@
-package sandbox
+package applypatch
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"corral/core/audit"
 	"corral/core/errs"
 	"corral/core/policy"
+	"corral/core/sandbox/sandboxtest"
 )
 
 // snapshot returns every file, folder and symlink under dir with its
@@ -56,7 +57,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // (with its output folder) first, so that snapshots see only the patch.
 func (w *world) layout(t *testing.T, files map[string]string) {
 	t.Helper()
-	dir, err := w.box.ScopeDir("alice")
+	dir, err := w.Box.ScopeDir("alice")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,11 +78,11 @@ func (w *world) layout(t *testing.T, files map[string]string) {
 	}
 }
 
-func (w *world) scope() string { return filepath.Join(w.dir, "base", "alice") }
+func (w *world) scope() string { return filepath.Join(w.Dir, "base", "alice") }
 
 func (w *world) patch(t *testing.T, text string, dry bool) (PatchResult, error) {
 	t.Helper()
-	return w.box.ApplyPatch(context.Background(), alice, PatchArgs{Patch: text, DryRun: dry})
+	return w.svc.ApplyPatch(context.Background(), alice, PatchArgs{Patch: text, DryRun: dry})
 }
 
 func readAll(t *testing.T, dir string, names ...string) map[string]string {
@@ -146,19 +147,19 @@ func TestApplyPatchUnified(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(w.scope(), "docs/new.md")); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("a moved file keeps its mode: %v %v", fi.Mode(), err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(w.dir, "base", "share", "hello.txt")); string(b) != "hello, everyone\n" {
+	if b, _ := os.ReadFile(filepath.Join(w.Dir, "base", "share", "hello.txt")); string(b) != "hello, everyone\n" {
 		t.Errorf("share/hello.txt: %q", b)
 	}
-	if w.sink.Len() != 1 {
-		t.Fatalf("%d events, want 1: %+v", w.sink.Len(), w.sink.Events())
+	if w.Sink.Len() != 1 {
+		t.Fatalf("%d events, want 1: %+v", w.Sink.Len(), w.Sink.Events())
 	}
-	ev := w.sink.Last()
+	ev := w.Sink.Last()
 	if ev.Op != "file.apply_patch" || ev.Decision != audit.Allow || ev.DecidedBy != audit.ByScope ||
 		ev.Target != "src/main.go, docs/old.md, docs/new.md, tmp/junk.txt, pkg/util/util.go, win/notes.txt, share/hello.txt" ||
 		!strings.Contains(ev.Detail, "moved docs/old.md to docs/new.md (1 hunks)") || !strings.Contains(ev.Detail, "deleted tmp/junk.txt") {
 		t.Errorf("event: %+v", ev)
 	}
-	leftovers(t, w.dir)
+	leftovers(t, w.Dir)
 }
 
 // leftovers fails if a temporary file of Corral's stayed behind.
@@ -207,7 +208,7 @@ func TestApplyPatchCodex(t *testing.T) {
 func TestApplyPatchDryRunAndOffsets(t *testing.T) {
 	w := newWorld(t)
 	w.layout(t, map[string]string{"a.txt": "added\nabove\n1\n2\n3\n4\n"})
-	before := snapshot(t, w.dir)
+	before := snapshot(t, w.Dir)
 	p := "--- a/a.txt\n+++ b/a.txt\n@@ -2,2 +2,2 @@\n 2\n-3\n+three\n"
 	res, err := w.patch(t, p, true)
 	if err != nil {
@@ -216,10 +217,10 @@ func TestApplyPatchDryRunAndOffsets(t *testing.T) {
 	if !res.DryRun || len(res.Files) != 1 || !slices.Equal(res.Files[0].Offsets, []int{2}) {
 		t.Errorf("dry run: %+v", res)
 	}
-	if after := snapshot(t, w.dir); !maps.Equal(before, after) {
+	if after := snapshot(t, w.Dir); !maps.Equal(before, after) {
 		t.Errorf("a dry run wrote:\nbefore %q\nafter  %q", before, after)
 	}
-	if ev := w.sink.Last(); !strings.Contains(ev.Detail, "dry run") || !strings.Contains(ev.Detail, "offsets [2]") {
+	if ev := w.Sink.Last(); !strings.Contains(ev.Detail, "dry run") || !strings.Contains(ev.Detail, "offsets [2]") {
 		t.Errorf("event: %+v", ev)
 	}
 	if _, err := w.patch(t, p, false); err != nil {
@@ -254,22 +255,22 @@ func TestApplyPatchAllOrNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.layout(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c1\nc2\nc4\n", "bin.dat": "x\x00\n", "dir/f": "f"})
-			before := snapshot(t, w.dir)
+			before := snapshot(t, w.Dir)
 			res, err := w.patch(t, tc.patch, false)
 			if errs.KindOf(err) != tc.kind || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("got %v (%s), want %s saying %q", err, errs.KindOf(err), tc.kind, tc.says)
 			}
-			if strings.Contains(err.Error(), w.dir) {
+			if strings.Contains(err.Error(), w.Dir) {
 				t.Errorf("host path in %q", err)
 			}
 			if len(res.Files) != 0 {
 				t.Errorf("files reported for a failed patch: %+v", res.Files)
 			}
-			if after := snapshot(t, w.dir); !maps.Equal(before, after) {
+			if after := snapshot(t, w.Dir); !maps.Equal(before, after) {
 				t.Errorf("the tree changed:\nbefore %q\nafter  %q", before, after)
 			}
-			if w.sink.Len() != 1 || w.sink.Last().Decision != audit.Error {
-				t.Errorf("events: %+v", w.sink.Events())
+			if w.Sink.Len() != 1 || w.Sink.Last().Decision != audit.Error {
+				t.Errorf("events: %+v", w.Sink.Events())
 			}
 		})
 	}
@@ -297,14 +298,14 @@ func TestApplyPatchRollsBack(t *testing.T) {
 	w.layout(t, map[string]string{"a.txt": "a\n", "moved.txt": "m\n", "locked/f.txt": "f\n"})
 	os.Chmod(filepath.Join(w.scope(), "moved.txt"), 0o640)
 	freeze(t, filepath.Join(w.scope(), "locked"))
-	before := snapshot(t, w.dir)
+	before := snapshot(t, w.Dir)
 	p := "*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: fresh/dir/n.txt\n+n\n" +
 		"*** Update File: moved.txt\n*** Move to: elsewhere/moved.txt\n*** Delete File: locked/f.txt\n*** End Patch\n"
 	_, err := w.patch(t, p, false)
 	if errs.KindOf(err) != errs.Denied || !strings.Contains(err.Error(), "locked/f.txt") {
 		t.Fatalf("got %v (%s), want denied about locked/f.txt", err, errs.KindOf(err))
 	}
-	if after := snapshot(t, w.dir); !maps.Equal(before, after) {
+	if after := snapshot(t, w.Dir); !maps.Equal(before, after) {
 		t.Errorf("not rolled back:\nbefore %q\nafter  %q", before, after)
 	}
 }
@@ -322,9 +323,9 @@ func TestApplyPatchEscapes(t *testing.T) {
 	}{
 		{"dot-dot", func(*world) string { return "../bob/x.txt" }, errs.Denied, false},
 		{"dot-dot deep", func(*world) string { return "a/../../../outside/f.txt" }, errs.Denied, false},
-		{"absolute outside, nobody to ask", func(w *world) string { return filepath.Join(w.outside, "f.txt") }, errs.Denied, false},
-		{"Corral's own folder", func(w *world) string { return filepath.Join(w.private, "f.txt") }, errs.Denied, false},
-		{"read-only root", func(w *world) string { return filepath.Join(w.roRoot, "f.txt") }, errs.Denied, false},
+		{"absolute outside, nobody to ask", func(w *world) string { return filepath.Join(w.Outside, "f.txt") }, errs.Denied, false},
+		{"Corral's own folder", func(w *world) string { return filepath.Join(w.Private, "f.txt") }, errs.Denied, false},
+		{"read-only root", func(w *world) string { return filepath.Join(w.RoRoot, "f.txt") }, errs.Denied, false},
 		{"symlinked file leading out", func(*world) string { return "out-file" }, errs.Denied, true},
 		{"through a symlinked folder leading out", func(*world) string { return "out-dir/f.txt" }, errs.Denied, false},
 		{"absolute symlink", func(*world) string { return "abs-link/f.txt" }, errs.Denied, false},
@@ -337,7 +338,7 @@ func TestApplyPatchEscapes(t *testing.T) {
 					"a.txt":    "a\n",
 					"out-file": "=> ../../outside/f.txt",
 					"out-dir":  "=> ../../outside",
-					"abs-link": "=> " + w.outside,
+					"abs-link": "=> " + w.Outside,
 				})
 				p := tc.path(w)
 				body := map[string]string{
@@ -350,7 +351,7 @@ func TestApplyPatchEscapes(t *testing.T) {
 				if form == "move-to" {
 					text = "*** Begin Patch\n*** Add File: first.txt\n+1\n" + body + "*** End Patch\n"
 				}
-				before := snapshot(t, w.dir)
+				before := snapshot(t, w.Dir)
 				_, err := w.patch(t, text, false)
 				want := tc.kind
 				if tc.exists && (form == "create" || form == "move-to") {
@@ -359,10 +360,10 @@ func TestApplyPatchEscapes(t *testing.T) {
 				if errs.KindOf(err) != want {
 					t.Fatalf("got %v (%s), want %s", err, errs.KindOf(err), want)
 				}
-				if after := snapshot(t, w.dir); !maps.Equal(before, after) {
+				if after := snapshot(t, w.Dir); !maps.Equal(before, after) {
 					t.Errorf("the tree changed:\nbefore %q\nafter  %q", before, after)
 				}
-				if strings.Contains(err.Error(), w.dir) && !strings.HasPrefix(p, "/") {
+				if strings.Contains(err.Error(), w.Dir) && !strings.HasPrefix(p, "/") {
 					t.Errorf("host path in %q", err)
 				}
 			})
@@ -373,9 +374,9 @@ func TestApplyPatchEscapes(t *testing.T) {
 // Outside paths go through the owner, as file.write's do.
 func TestApplyPatchAsksForOutside(t *testing.T) {
 	w := newWorld(t)
-	ans := &answerer{p: w.pol, d: policy.AllowOnce}
-	defer w.pol.Subscribe(ans)()
-	target := filepath.Join(w.outside, "f.txt")
+	ans := &sandboxtest.Answerer{P: w.Pol, D: policy.AllowOnce}
+	defer w.Pol.Subscribe(ans)()
+	target := filepath.Join(w.Outside, "f.txt")
 	p := "--- " + target + "\n+++ " + target + "\n@@ -1 +1 @@\n-content of outside\n+patched\n"
 	res, err := w.patch(t, p, false)
 	if err != nil {
@@ -384,10 +385,10 @@ func TestApplyPatchAsksForOutside(t *testing.T) {
 	if b, _ := os.ReadFile(target); string(b) != "patched\n" {
 		t.Errorf("outside file: %q", b)
 	}
-	if len(ans.asked) != 1 || ans.asked[0].Access != policy.Write || res.Files[0].Path != target {
-		t.Errorf("asked %+v, result %+v", ans.asked, res)
+	if len(ans.Asked()) != 1 || ans.Asked()[0].Access != policy.Write || res.Files[0].Path != target {
+		t.Errorf("asked %+v, result %+v", ans.Asked(), res)
 	}
-	if ev := w.sink.Last(); ev.DecidedBy != audit.ByOwner || ev.Decision != audit.Allow {
+	if ev := w.Sink.Last(); ev.DecidedBy != audit.ByOwner || ev.Decision != audit.Allow {
 		t.Errorf("event: %+v", ev)
 	}
 }
