@@ -71,6 +71,9 @@ func TestDashboardSettings(t *testing.T) {
 
 	// The approval timeout: saved as one line, in effect for the next question.
 	b.choose("#set-sandbox-approval-timeout", "9m")
+	// Saved once the page has the answer (the row is drawn again, not
+	// busy): the file is written before the value is put in effect.
+	b.wait(`!document.querySelector('#set-sandbox-approval-timeout[aria-busy]') && document.querySelector('#set-sandbox-approval-timeout')?.value === '9m'`)
 	text := waitFile(t, h.files.Config, `approval_timeout = "9m"`)
 	if removed, added := changedLines(ownerConfig, text); len(removed) != 0 || strings.Join(added, "|") != `approval_timeout = "9m"` {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
