@@ -323,21 +323,26 @@ func (r *run) start() (context.Context, error) {
 }
 
 // stillMay refuses an agent's command that is listed but has not
-// started when the owner has paused that agent or made it Read-only
-// since its call read the agent's settings (while it waited for a slot
-// or a question, say): StopCommandsOf did not see it then, and the
-// directory changes what the policy says before it stops commands, so
+// started when the owner has removed or paused that agent or made it
+// Read-only since its call read the agent's settings (while it waited
+// for a slot or a question, say): StopCommandsOf did not see it then,
+// and the directory changes the agent before it stops its commands, so
 // one of the two catches it.
 func (r *run) stillMay() error {
-	pol := r.s.box.Policy()
-	if r.owner || pol == nil {
+	f := r.s.agents.Load()
+	if r.owner || f == nil {
 		return nil
 	}
-	if pol.ClientPaused(r.ev.Client) {
+	c, ok := (*f)(r.ev.Client)
+	switch {
+	case !ok:
+		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByOwner
+		return errs.New(errs.Forbidden, "", "The owner has removed this agent (%s), so the command did not run.", r.ev.Client)
+	case c.Paused:
 		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByPaused
 		return errs.New(errs.Denied, "", "The owner has paused this agent (%s), so the command did not run.", r.ev.Client)
 	}
-	if err := pol.LevelNow(r.ev.Client).Permits(policy.Execute); err != nil {
+	if err := c.Level.Permits(policy.Execute); err != nil {
 		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByLevel
 		return err
 	}

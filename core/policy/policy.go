@@ -822,18 +822,6 @@ func (p *Policy) WithdrawForReadOnly(client string) int {
 	return n
 }
 
-// ClientPaused reports whether the owner has paused client alone
-// (SetClientPaused).
-func (p *Policy) ClientPaused(client string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.held[client]
-}
-
-// LevelNow is client's trust level as SetLevelOf's function says now,
-// or "" when nothing tells the policy levels.
-func (p *Policy) LevelNow(client string) Level { return p.levelFor(client) }
-
 // Paused reports whether agents are paused.
 func (p *Policy) Paused() bool {
 	p.mu.Lock()
