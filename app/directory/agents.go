@@ -862,12 +862,20 @@ func (d *Directory) RemoveAgent(ctx context.Context, by string, p NameParams) (c
 	if err != nil {
 		return 0, err
 	}
-	d.runs.HoldQuestions(p.Name, false) // a later agent of that name starts afresh
+	// Its questions still waiting are withdrawn, as a pause withdraws
+	// them: hanging up does not end one asked in an MCP request over
+	// HTTP, and the owner's Allow on it would let the removed agent act.
+	// Then a later agent of that name starts afresh.
+	withdrawn := d.runs.HoldQuestions(p.Name, true)
+	d.runs.HoldQuestions(p.Name, false)
 	stopped := d.runs.StopCommandsOf(p.Name)
 	closed = d.hangUp(p.Name)
 	detail := fmt.Sprintf("its key stopped working; %d connection(s) closed", closed)
 	if stopped > 0 {
 		detail += fmt.Sprintf(", %d running command(s) stopped", stopped)
+	}
+	if withdrawn > 0 {
+		detail += fmt.Sprintf(", %d waiting question(s) withdrawn", withdrawn)
 	}
 	if err := d.record(ctx, by, "agent.remove", p.Name, detail); err != nil {
 		return 0, err

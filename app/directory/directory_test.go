@@ -341,6 +341,31 @@ func TestAgentRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 	}
 }
 
+// TestAgentRemoveWithdrawsItsQuestions: a removed agent's questions
+// still waiting for the owner are withdrawn, as a pause withdraws them.
+// Hanging up ends those asked over /ws, but not one asked in an MCP
+// request over HTTP: before the fix, on the daemon, the owner's Allow
+// on that card after agent.remove let the removed agent write a file
+// outside its folder.
+func TestAgentRemoveWithdrawsItsQuestions(t *testing.T) {
+	f := newAgentsFixture(t)
+	f.add(t, `{"name":"bot","user":"ann"}`)
+	f.runs.questions["bot"] = 1
+	f.log = nil
+	if _, err := f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.runs.questions["bot"]; n != 0 {
+		t.Errorf("%d question(s) of the removed agent still wait for the owner", n)
+	}
+	if held, ok := f.runs.held["bot"]; !ok || held {
+		t.Error("a later agent called bot would find its questions still held")
+	}
+	if len(f.log) != 1 || !strings.Contains(f.log[0], "1 waiting question(s) withdrawn") {
+		t.Errorf("audit: %q", f.log)
+	}
+}
+
 func TestAgentRotateKeyRetiresTheOldKey(t *testing.T) {
 	f := newAgentsFixture(t)
 	old := f.add(t, `{"name":"bot","user":"ann"}`)
