@@ -719,6 +719,26 @@ func TestReloadRetiresOldKeysAndPeople(t *testing.T) {
 		t.Errorf("folders %v, people %v", f.folders.made, f.dir.PersonIDs())
 	}
 
+	// writer gone from config.toml: its questions still waiting are
+	// withdrawn too (before the fix they stayed for the owner to allow).
+	f.runs.questions["writer"] = 1
+	gone := testConfig()
+	gone.Clients = nil
+	gone.Users = cfg.Users
+	if err := f.dir.Reload(gone); err != nil {
+		t.Fatal(err)
+	}
+	if f.runs.questions["writer"] != 0 || f.runs.held["writer"] {
+		t.Errorf("the removed writer: questions %v, held %v", f.runs.questions, f.runs.held)
+	}
+	f.hung = f.hung[:1]
+	cfg = testConfig()
+	cfg.Clients[0].Key = "corral_new_writer_key"
+	cfg.Users = gone.Users
+	if err := f.dir.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+
 	// The same file again retires nothing.
 	if err := f.dir.Reload(cfg); err != nil || len(f.hung) != 1 {
 		t.Errorf("reloading the same file: %v, hung up %v", err, f.hung)
