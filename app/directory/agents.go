@@ -280,6 +280,9 @@ func (d *Directory) Reload(cfg *config.Config) error {
 	d.mu.Unlock()
 	for name, h := range oldKeys {
 		if now, ok := d.KeyOf(name); !ok || now != h {
+			if !ok {
+				d.withdrawQuestions(name)
+			}
 			d.runs.StopCommandsOf(name)
 			d.hangUp(name)
 		}
@@ -843,6 +846,17 @@ func (d *Directory) setPaused(ctx context.Context, by, name string, paused bool)
 	return info, nil
 }
 
+// withdrawQuestions withdraws the questions still waiting of an agent
+// that is gone, as a pause withdraws them: hanging up does not end one
+// asked in an MCP request over HTTP, and the owner's Allow on it would
+// let the removed agent act. Then a later agent of that name starts
+// afresh. It says how many it withdrew.
+func (d *Directory) withdrawQuestions(name string) int {
+	n := d.runs.HoldQuestions(name, true)
+	d.runs.HoldQuestions(name, false)
+	return n
+}
+
 // RemoveAgent answers agent.remove: its key stops working, its
 // connections close (it says how many) and its commands stop.
 func (d *Directory) RemoveAgent(ctx context.Context, by string, p NameParams) (closed int, err error) {
@@ -862,12 +876,15 @@ func (d *Directory) RemoveAgent(ctx context.Context, by string, p NameParams) (c
 	if err != nil {
 		return 0, err
 	}
-	d.runs.HoldQuestions(p.Name, false) // a later agent of that name starts afresh
+	withdrawn := d.withdrawQuestions(p.Name)
 	stopped := d.runs.StopCommandsOf(p.Name)
 	closed = d.hangUp(p.Name)
 	detail := fmt.Sprintf("its key stopped working; %d connection(s) closed", closed)
 	if stopped > 0 {
 		detail += fmt.Sprintf(", %d running command(s) stopped", stopped)
+	}
+	if withdrawn > 0 {
+		detail += fmt.Sprintf(", %d waiting question(s) withdrawn", withdrawn)
 	}
 	if err := d.record(ctx, by, "agent.remove", p.Name, detail); err != nil {
 		return 0, err

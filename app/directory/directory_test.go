@@ -341,6 +341,31 @@ func TestAgentRemoveEndsItsKeyConnectionsAndCommands(t *testing.T) {
 	}
 }
 
+// TestAgentRemoveWithdrawsItsQuestions: a removed agent's questions
+// still waiting for the owner are withdrawn, as a pause withdraws them.
+// Hanging up ends those asked over /ws, but not one asked in an MCP
+// request over HTTP: before the fix, on the daemon, the owner's Allow
+// on that card after agent.remove let the removed agent write a file
+// outside its folder.
+func TestAgentRemoveWithdrawsItsQuestions(t *testing.T) {
+	f := newAgentsFixture(t)
+	f.add(t, `{"name":"bot","user":"ann"}`)
+	f.runs.questions["bot"] = 1
+	f.log = nil
+	if _, err := f.dir.RemoveAgent(t.Context(), "owner", params[NameParams](t, `{"name":"bot"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.runs.questions["bot"]; n != 0 {
+		t.Errorf("%d question(s) of the removed agent still wait for the owner", n)
+	}
+	if held, ok := f.runs.held["bot"]; !ok || held {
+		t.Error("a later agent called bot would find its questions still held")
+	}
+	if len(f.log) != 1 || !strings.Contains(f.log[0], "1 waiting question(s) withdrawn") {
+		t.Errorf("audit: %q", f.log)
+	}
+}
+
 func TestAgentRotateKeyRetiresTheOldKey(t *testing.T) {
 	f := newAgentsFixture(t)
 	old := f.add(t, `{"name":"bot","user":"ann"}`)
@@ -692,6 +717,26 @@ func TestReloadRetiresOldKeysAndPeople(t *testing.T) {
 	}
 	if !f.folders.made["dan"] || f.folders.made["bob"] || !slices.Equal(f.dir.PersonIDs(), []string{"ann", "dan"}) {
 		t.Errorf("folders %v, people %v", f.folders.made, f.dir.PersonIDs())
+	}
+
+	// writer gone from config.toml: its questions still waiting are
+	// withdrawn too (before the fix they stayed for the owner to allow).
+	f.runs.questions["writer"] = 1
+	gone := testConfig()
+	gone.Clients = nil
+	gone.Users = cfg.Users
+	if err := f.dir.Reload(gone); err != nil {
+		t.Fatal(err)
+	}
+	if f.runs.questions["writer"] != 0 || f.runs.held["writer"] {
+		t.Errorf("the removed writer: questions %v, held %v", f.runs.questions, f.runs.held)
+	}
+	f.hung = f.hung[:1]
+	cfg = testConfig()
+	cfg.Clients[0].Key = "corral_new_writer_key"
+	cfg.Users = gone.Users
+	if err := f.dir.Reload(cfg); err != nil {
+		t.Fatal(err)
 	}
 
 	// The same file again retires nothing.

@@ -219,6 +219,9 @@ func New(o Config) *Server {
 			pol.SetLevelOf(s.dir.LevelOf) // every question carries its agent's trust level
 		}
 	}
+	if o.Commands != nil {
+		o.Commands.SetAgents(s.dir.Current) // a waiting command starts only if its agent still may run it
+	}
 	s.methods = s.methodTable()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", s.healthz)

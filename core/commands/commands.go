@@ -30,6 +30,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"corral/core/execbox"
@@ -69,6 +70,8 @@ type Service struct {
 	slots   *slots.Slots // bounds commands running at once (Config)
 	running runningSet
 
+	agents atomic.Pointer[func(client string) (sandbox.Caller, bool)] // SetAgents
+
 	applyMu sync.Mutex // one command's changes applied at a time (apply.go)
 	probeMu sync.Mutex
 	probed  time.Time // when the overlay was last checked (Versions)
@@ -78,6 +81,13 @@ type Service struct {
 func New(box *sandbox.Sandbox, cfg Config) *Service {
 	return &Service{box: box, cfg: cfg, slots: newSlots(cfg)}
 }
+
+// SetAgents tells the commands how to learn an agent's settings now
+// (app/directory's Current: false once it is removed). A command judges
+// its agent by them once it is listed, just before it starts, so one
+// whose agent the owner removed, paused or made Read-only while it
+// waited does not start; without it only its call's settings count.
+func (s *Service) SetAgents(f func(client string) (sandbox.Caller, bool)) { s.agents.Store(&f) }
 
 var commandWords = slots.Words{
 	Cancelled: "The command was cancelled while it waited for a free slot.",

@@ -104,7 +104,7 @@ func (s *Service) Run(ctx context.Context, c sandbox.Caller, a RunArgs, requestI
 		}
 	}
 	o.Event().Target = sandbox.Clip(a.Command, 2000)
-	r := &run{s: s, o: o, ev: o.Event(), a: a, id: requestID, ask: c.AskCommands, noNetwork: c.NoNetwork}
+	r := &run{s: s, o: o, ev: o.Event(), a: a, id: requestID, owner: c.Owner, ask: c.AskCommands, noNetwork: c.NoNetwork}
 	res, err := r.run(onOutput)
 	return res, o.End(err)
 }
@@ -116,6 +116,8 @@ type run struct {
 	ev *audit.Event // o's
 	a  RunArgs
 	id string // the request's id (command.cancel)
+	// owner: the owner's command, which no agent's pause or level stops.
+	owner bool
 	// The caller's per-agent settings.
 	ask, noNetwork bool
 
@@ -314,7 +316,37 @@ func (r *run) start() (context.Context, error) {
 		// the flag before it stops what runs).
 		cancel()
 	}
+	if err := r.stillMay(); err != nil {
+		return nil, err
+	}
 	return rctx, nil
+}
+
+// stillMay refuses an agent's command that is listed but has not
+// started when the owner has removed or paused that agent or made it
+// Read-only since its call read the agent's settings (while it waited
+// for a slot or a question, say): StopCommandsOf did not see it then,
+// and the directory changes the agent before it stops its commands, so
+// one of the two catches it.
+func (r *run) stillMay() error {
+	f := r.s.agents.Load()
+	if r.owner || f == nil {
+		return nil
+	}
+	c, ok := (*f)(r.ev.Client)
+	switch {
+	case !ok:
+		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByOwner
+		return errs.New(errs.Forbidden, "", "The owner has removed this agent (%s), so the command did not run.", r.ev.Client)
+	case c.Paused:
+		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByPaused
+		return errs.New(errs.Denied, "", "The owner has paused this agent (%s), so the command did not run.", r.ev.Client)
+	}
+	if err := c.Level.Permits(policy.Execute); err != nil {
+		r.ev.Decision, r.ev.DecidedBy = audit.Deny, audit.ByLevel
+		return err
+	}
+	return nil
 }
 
 // ended reports a command that ran: its layers applied to the folders

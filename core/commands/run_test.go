@@ -84,3 +84,55 @@ func TestReadOnlyAgentRunsNoCommand(t *testing.T) {
 		t.Errorf("the same command from an agent at no level: %v", err)
 	}
 }
+
+// TestAgentStoppedSinceItsCallBeganRunsNoCommand: the owner removing or
+// pausing one agent, or making it Read-only, stops its running commands,
+// but a command whose call read the agent's settings before the change
+// and was not yet running (waiting for a free slot, say) must not start
+// either: it is judged by the agent's settings now (SetAgents). Before
+// the fix such a command ran — on the daemon, a fifth command queued
+// behind four of a Trusted agent created a file after the owner made the
+// agent Read-only, paused it or removed it.
+func TestAgentStoppedSinceItsCallBeganRunsNoCommand(t *testing.T) {
+	w := execWorld(t, Config{})
+	ran := filepath.Join(w.dir, "base", "alice", "ran")
+	ro, paused := alice, alice
+	ro.Level, paused.Paused = policy.LevelReadOnly, true
+	for _, tc := range []struct {
+		name    string
+		now     sandbox.Caller
+		removed bool
+		kind    errs.Kind
+		by      audit.DecidedBy
+	}{
+		{"read-only", ro, false, errs.Denied, audit.ByLevel},
+		{"paused", paused, false, errs.Denied, audit.ByPaused},
+		{"removed", sandbox.Caller{}, true, errs.Forbidden, audit.ByOwner},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w.cmds.SetAgents(func(client string) (sandbox.Caller, bool) {
+				return tc.now, client == alice.Client && !tc.removed
+			})
+			// alice as her call read her: Trusted, not paused, there.
+			_, err := w.cmds.Run(t.Context(), alice, RunArgs{Command: "touch ran"}, tc.name, nil)
+			if errs.KindOf(err) != tc.kind {
+				t.Errorf("the command of an agent %s since its call began: %v; want %s", tc.name, err, tc.kind)
+			}
+			if _, err := os.Stat(ran); !os.IsNotExist(err) {
+				os.Remove(ran)
+				t.Errorf("the command ran: %v", err)
+			}
+			evs := w.sink.Events()
+			if ev := evs[len(evs)-1]; ev.Op != "command.run" || ev.Decision != audit.Deny || ev.DecidedBy != tc.by {
+				t.Errorf("audited as %+v; want command.run denied by %s", ev, tc.by)
+			}
+		})
+	}
+	w.cmds.SetAgents(func(string) (sandbox.Caller, bool) { return alice, true })
+	if _, err := w.cmds.Run(t.Context(), alice, RunArgs{Command: "touch ran"}, "again", nil); err != nil {
+		t.Errorf("the command once the agent may run commands again: %v", err)
+	}
+	if _, err := os.Stat(ran); err != nil {
+		t.Errorf("the command allowed again did not run: %v", err)
+	}
+}
