@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/mcpserve"
 	"corral/core/sandbox"
 	"corral/core/testkit/poll"
 )
@@ -42,7 +43,7 @@ const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"
 // TestMCPSessionsPerKeyBounded: every initialize over /mcp used to keep
 // a session for 30 minutes, however many one key opened (23,000 took the
 // daemon from 36 MB to 330 MB). Now a key holds at most
-// maxMCPSessionsPerClient; a new one closes the one idle longest, and the
+// mcpserve.MaxSessionsPerClient; a new one closes the one idle longest, and the
 // newest works. Another key's sessions are not touched.
 func TestMCPSessionsPerKeyBounded(t *testing.T) {
 	t.Parallel()
@@ -62,10 +63,10 @@ func TestMCPSessionsPerKeyBounded(t *testing.T) {
 		}
 		last = sid
 	}
-	if n := h.srv.mcpSessions("alice-agent"); n > maxMCPSessionsPerClient || n > 16 {
-		t.Errorf("after 200 initialize calls alice holds %d MCP sessions; want at most %d (and no more than 16)", n, maxMCPSessionsPerClient)
+	if n := h.srv.mcp.Sessions("alice-agent"); n > mcpserve.MaxSessionsPerClient || n > 16 {
+		t.Errorf("after 200 initialize calls alice holds %d MCP sessions; want at most %d (and no more than 16)", n, mcpserve.MaxSessionsPerClient)
 	}
-	if n := h.srv.mcpSessions("bob-agent"); n != 1 {
+	if n := h.srv.mcp.Sessions("bob-agent"); n != 1 {
 		t.Errorf("bob's sessions after alice's 200: %d, want 1", n)
 	}
 	// The newest session works; the oldest was closed.
@@ -82,8 +83,8 @@ func TestMCPSessionsPerKeyBounded(t *testing.T) {
 	if code, _, body := mcpPost(t, h, aliceKey, first, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusOK {
 		t.Errorf("the oldest session after 200 more: %d %s, want it resumed", code, body)
 	}
-	if n := h.srv.mcpSessions("alice-agent"); n > maxMCPSessionsPerClient {
-		t.Errorf("after a resume alice holds %d MCP sessions; want at most %d", n, maxMCPSessionsPerClient)
+	if n := h.srv.mcp.Sessions("alice-agent"); n > mcpserve.MaxSessionsPerClient {
+		t.Errorf("after a resume alice holds %d MCP sessions; want at most %d", n, mcpserve.MaxSessionsPerClient)
 	}
 	if code, _, body := mcpPost(t, h, bobKey, bobSID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
 		t.Errorf("bob's session after alice's 200: %d %s", code, body)
@@ -103,7 +104,7 @@ func TestMCPSessionsAllBusyRefused(t *testing.T) {
 			r.Body.Close()
 		}
 	}()
-	for i := range maxMCPSessionsPerClient {
+	for i := range mcpserve.MaxSessionsPerClient {
 		code, sid, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
 		if code != http.StatusOK || sid == "" {
 			t.Fatalf("initialize %d: %d %s", i, code, body)
@@ -127,7 +128,7 @@ func TestMCPSessionsAllBusyRefused(t *testing.T) {
 	}
 	code, _, body := mcpPost(t, h, aliceKey, "", mcpInitialize)
 	if code != http.StatusTooManyRequests || !strings.Contains(body, "MCP sessions") {
-		t.Fatalf("initialize with %d sessions all streaming: %d %s; want 429 and a sentence", maxMCPSessionsPerClient, code, body)
+		t.Fatalf("initialize with %d sessions all streaming: %d %s; want 429 and a sentence", mcpserve.MaxSessionsPerClient, code, body)
 	}
 	// The owner and other keys are not shut out.
 	if code, _, body := mcpPost(t, h, bobKey, "", mcpInitialize); code != http.StatusOK {
@@ -206,7 +207,7 @@ func TestMCPSessionResumedOnlyForItsKey(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
 		t.Fatalf("DELETE: %v %v", err, resp)
 	}
-	if n := h.srv.mcpSessions("alice-agent"); n != 0 {
+	if n := h.srv.mcp.Sessions("alice-agent"); n != 0 {
 		t.Fatalf("sessions after DELETE: %d", n)
 	}
 	if code, _, body := mcpPost(t, h, bobKey, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusNotFound {
@@ -223,10 +224,10 @@ func TestMCPSessionResumedOnlyForItsKey(t *testing.T) {
 	if got != "" && got != sid {
 		t.Errorf("the resumed session answered as %q, want %q", got, sid)
 	}
-	if n := h.srv.mcpSessions("alice-agent"); n != 1 {
+	if n := h.srv.mcp.Sessions("alice-agent"); n != 1 {
 		t.Errorf("alice's sessions after the resume: %d, want 1", n)
 	}
-	if n := h.srv.mcpSessions("bob-agent"); n != 0 {
+	if n := h.srv.mcp.Sessions("bob-agent"); n != 0 {
 		t.Errorf("bob's sessions: %d, want 0", n)
 	}
 }

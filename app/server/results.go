@@ -116,10 +116,3 @@ type commandOutput struct {
 type auditEvent struct {
 	Event wire.Event `json:"event"`
 }
-
-// mcpCancelled is the params of the notifications/cancelled Corral sends
-// an MCP session for a client that went away.
-type mcpCancelled struct {
-	Reason    string          `json:"reason"`
-	RequestID json.RawMessage `json:"requestId"`
-}

@@ -25,7 +25,7 @@ const (
 	maxConnsPerClient = 128
 	// maxCallsPerClient bounds the calls one agent key runs at once over
 	// all its /ws connections (each also has the transport's own bound of
-	// 64) and MCP over HTTP (mcpBackend.Call). Without it, maxConnsPerClient connections of 64 calls each
+	// 64) and MCP over HTTP (mcpMethods.Call). Without it, maxConnsPerClient connections of 64 calls each
 	// could hold eight thousand image reads (up to 13 MiB an answer) at
 	// once and exhaust Corral's memory.
 	maxCallsPerClient = 64

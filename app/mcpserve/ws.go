@@ -1,4 +1,4 @@
-package server
+package mcpserve
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"corral/core/sandbox"
 )
 
-// serveMCPWebSocket serves MCP over a WebSocket on /mcp, one JSON-RPC
+// serveWebSocket serves MCP over a WebSocket on /mcp, one JSON-RPC
 // message a text frame: `corral mcp` relays its stdio lines here as they
 // are, so the daemon's in-process MCP server (the tools of /mcp) decodes
 // each message once and encodes each answer once, where `corral mcp`
@@ -25,10 +25,10 @@ import (
 // or rotated ends the session at its next call. The caller has passed
 // the origin check and authentication, and holds one of its key's places
 // for connections until this returns.
-func (s *Server) serveMCPWebSocket(w http.ResponseWriter, r *http.Request, caller sandbox.Caller, token string) {
+func (ms *Handler) serveWebSocket(w http.ResponseWriter, r *http.Request, caller sandbox.Caller, token string) {
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
-		CheckOrigin:      func(*http.Request) bool { return true }, // checked exactly by mcpHandler
+		CheckOrigin:      func(*http.Request) bool { return true }, // checked exactly by the server before Serve
 		ReadBufferSize:   64 << 10,
 		WriteBufferSize:  64 << 10,
 	}
@@ -37,12 +37,12 @@ func (s *Server) serveMCPWebSocket(w http.ResponseWriter, r *http.Request, calle
 		return // the upgrader has answered
 	}
 	defer ws.Close()
-	ws.SetReadLimit(s.cfg.Server.MaxMessageBytes)
+	ws.SetReadLimit(ms.o.MaxMessageBytes)
 	ws.SetReadDeadline(time.Time{}) // the server's ReadTimeout is for request bodies
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	defer cancel()
-	b := mcpWSBackend{mcpBackend: mcpBackend{s: s, caller: caller}, token: token, hangUp: func() { ws.Close() }}
-	srv := mcp.NewServer(b, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: s.cfg.Exec.Timeout.D()})
+	b := wsBackend{backend: backend{srv: ms.srv, caller: caller}, token: token, hangUp: func() { ws.Close() }}
+	srv := mcp.NewServer(b, ms.o.Version, ms.mcpOptions(caller, nil))
 	ss, err := srv.Connect(ctx, &mcp.FrameTransport{Conn: ws}, nil)
 	if err != nil {
 		return
@@ -50,17 +50,17 @@ func (s *Server) serveMCPWebSocket(w http.ResponseWriter, r *http.Request, calle
 	ss.Wait()
 }
 
-// mcpWSBackend is mcpBackend for an MCP session over a WebSocket, which
+// wsBackend is backend for an MCP session over a WebSocket, which
 // outlives any one request: each call authenticates the key again, and
 // runs as its caller now (act_for as it is now); a key that no longer
 // works hangs up.
-type mcpWSBackend struct {
-	mcpBackend
+type wsBackend struct {
+	backend
 	token  string
 	hangUp func()
 }
 
-func (b mcpWSBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (b wsBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	res, err := b.CallValue(ctx, method, params)
 	if err != nil {
 		return nil, err
@@ -69,13 +69,12 @@ func (b mcpWSBackend) Call(ctx context.Context, method string, params any) (json
 }
 
 // CallValue is Call's result before it is encoded (mcp.ValueBackend).
-func (b mcpWSBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
-	caller, ok := b.s.id.fromBearer(b.token)
+func (b wsBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
+	caller, ok := b.srv.Caller(ctx, b.token)
 	if !ok || caller.Client != b.caller.Client {
 		b.hangUp()
 		return nil, kindError{rpc.FromError(errs.New(errs.Forbidden, "", "This agent's key was removed or changed, so Corral no longer takes its calls."))}
 	}
-	b.s.touchAgent(ctx, caller)
 	b.caller = caller
-	return b.mcpBackend.CallValue(ctx, method, params)
+	return b.backend.CallValue(ctx, method, params)
 }

@@ -1,4 +1,20 @@
-package server
+// Package mcpserve is MCP over HTTP, /mcp: the streamable-HTTP handler
+// (sessions with Mcp-Session-Id, SSE answers, the GET stream) and, on a
+// WebSocket upgrade of the same path, the relay `corral mcp` speaks, one
+// JSON-RPC message a frame (ws.go). The tools are app/mcp's; the calls
+// they make go to the server's method table (Server.Call) as the typed
+// values the tools decoded, with no JSON between the tool and the method.
+//
+// An MCP session id is signed for the key that opened it, so a session
+// the daemon no longer holds (a restart, idle, closed to make room) is
+// opened again for that key alone (resume). Each key holds at most
+// MaxSessionsPerClient sessions; a POST whose client goes away cancels
+// its call as notifications/cancelled would.
+//
+// The server checks the origin, authenticates the request and takes one
+// of the key's connection places before Serve; what the handler needs of
+// it beyond is the small Server interface.
+package mcpserve
 
 import (
 	"bytes"
@@ -21,16 +37,41 @@ import (
 	"corral/app/mcp"
 	"corral/app/rpc"
 	"corral/app/wsrpc"
-	"corral/core/errs"
-	"corral/core/policy"
 	"corral/core/sandbox"
 )
 
-// mcpBackend runs the MCP tools' methods as caller, outside any
+// Server is what MCP over HTTP needs of Corral's server.
+type Server interface {
+	// Caller is who holds key now, false for a key that no longer works;
+	// an agent is noted as seen.
+	Caller(ctx context.Context, key string) (sandbox.Caller, bool)
+	// Call runs method of the method table as caller. params are the
+	// tool's arguments as they were decoded, the wire type the method
+	// declares (app/wire), taken as they are; the result is the method's
+	// value before it is encoded. progress, when not nil, gets lines of
+	// progress (command output, a wait for the owner's answer).
+	Call(ctx context.Context, caller sandbox.Caller, method string, params any, progress func(string)) (any, error)
+	// TakeBig takes one of an agent's places for large messages, shared
+	// with its /ws connections (wsrpc.Waiting.TakeBig).
+	TakeBig(ctx context.Context, caller sandbox.Caller) (release func(), err error)
+}
+
+// Options are the handler's settings.
+type Options struct {
+	Version         string        // Corral's version, the MCP server's
+	CommandTimeout  time.Duration // exec.timeout (mcp.Options)
+	MaxMessageBytes int64         // the largest request body or frame
+	// Secret MACs a credential of a kind under a key derived from the
+	// owner token (the server's second secrets); it signs session ids.
+	Secret func(kind, credential string) string
+	Now    func() time.Time
+}
+
+// backend runs the MCP tools' methods as caller, outside any /ws
 // connection (methods that need one, subscriptions, are refused): the
-// tool's arguments go to the method as they were decoded (call.args).
-type mcpBackend struct {
-	s      *Server
+// tool's arguments go to the method as they were decoded.
+type backend struct {
+	srv    Server
 	caller sandbox.Caller
 }
 
@@ -44,7 +85,7 @@ func (k kindError) Kind() string {
 	return k.e.Data.Kind
 }
 
-func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+func (b backend) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	res, err := b.CallValue(ctx, method, params)
 	if err != nil {
 		return nil, err
@@ -53,44 +94,27 @@ func (b mcpBackend) Call(ctx context.Context, method string, params any) (json.R
 }
 
 // CallValue is Call's result before it is encoded (mcp.ValueBackend).
-// params are the tool's arguments as they were decoded, the wire type
-// the method declares (app/wire): the method takes them as they are,
-// with no JSON between the tool and it.
-func (b mcpBackend) CallValue(ctx context.Context, method string, params any) (any, error) {
-	if !b.caller.Owner {
-		// The same places as the agent's /ws calls (shareOf): one bound
-		// on an agent's calls at once, whatever transport they come by.
-		places := b.s.shareOf(b.caller).calls
-		select {
-		case places <- struct{}{}:
-			defer func() { <-places }()
-		case <-ctx.Done():
-			return nil, kindError{rpc.FromError(errs.New(errs.Unavailable, "", "The call was cancelled while it waited for this agent's other calls to finish."))}
-		}
-	}
-	c := &call{caller: b.caller, args: params}
-	if report := mcp.Progress(ctx); report != nil {
-		ctx = policy.WithWaiting(ctx, func(a policy.Approval) { report(waitingMessage(a)) })
-		c.output = func(_ string, data []byte) { report(strings.TrimSuffix(string(data), "\n")) }
-	}
-	res, err := b.s.run(ctx, method, c)
+func (b backend) CallValue(ctx context.Context, method string, params any) (any, error) {
+	res, err := b.srv.Call(ctx, b.caller, method, params, mcp.Progress(ctx))
 	if err != nil {
 		return nil, kindError{rpc.FromError(err)}
 	}
 	return res, nil
 }
 
-// mcpServers holds one MCP server per authenticated client, and which
+// Handler holds one MCP server per authenticated client, and which
 // client opened each MCP session: a session id is a bearer secret of its
 // own, but it never works for another client's key.
 //
-// Each key holds at most maxMCPSessionsPerClient sessions. A new session
+// Each key holds at most MaxSessionsPerClient sessions. A new session
 // beyond that closes the key's session idle the longest (no request in
 // progress, a GET stream counting as one); when every one of them is in
 // use the new one is refused (429) rather than let one key's sessions
 // grow without bound (23,000 initialize calls took 300 MB). A session
-// idle for mcpSessionIdle is closed by the SDK.
-type mcpServers struct {
+// idle for SessionIdle is closed by the SDK.
+type Handler struct {
+	srv      Server
+	o        Options
 	mu       sync.Mutex
 	servers  map[string]*sdk.Server
 	resumed  map[*sdk.Server]resumed  // the servers made to resume one session each (see resume)
@@ -101,7 +125,7 @@ type mcpServers struct {
 	now      func() time.Time
 }
 
-// mcpSession is what mcpServers knows of one session.
+// mcpSession is what Handler knows of one session.
 type mcpSession struct {
 	client string
 	used   time.Time // when its last request began or ended
@@ -109,16 +133,16 @@ type mcpSession struct {
 }
 
 const (
-	// mcpSessionIdle closes an MCP session after this long without a request.
-	mcpSessionIdle = 30 * time.Minute
-	// maxMCPSessionsPerClient bounds the MCP sessions one key holds: an
+	// SessionIdle closes an MCP session after this long without a request.
+	SessionIdle = 30 * time.Minute
+	// MaxSessionsPerClient bounds the MCP sessions one key holds: an
 	// agent app needs one, a few while it restarts.
-	maxMCPSessionsPerClient = 16
+	MaxSessionsPerClient = 16
 )
 
 // prune forgets client's sessions that its server no longer has (closed
 // idle by the SDK, deleted, or never initialised). ms.mu is held.
-func (ms *mcpServers) prune(client string) {
+func (ms *Handler) prune(client string) {
 	live := map[string]bool{}
 	for _, ss := range ms.live(client) {
 		live[ss.ID()] = true
@@ -131,7 +155,7 @@ func (ms *mcpServers) prune(client string) {
 }
 
 // count is how many sessions client holds now.
-func (ms *mcpServers) count(client string) int {
+func (ms *Handler) count(client string) int {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.prune(client)
@@ -147,7 +171,7 @@ func (ms *mcpServers) count(client string) int {
 // open makes room for a new session of client: it closes the sessions
 // idle longest while client would hold more than the bound, and says
 // false when all of them are in use. After a true, opened must follow.
-func (ms *mcpServers) open(client string) bool {
+func (ms *Handler) open(client string) bool {
 	ms.mu.Lock()
 	ms.prune(client)
 	var mine []string
@@ -157,7 +181,7 @@ func (ms *mcpServers) open(client string) bool {
 		}
 	}
 	var victims []string
-	for n := len(mine) + ms.opening[client]; n >= maxMCPSessionsPerClient; n-- {
+	for n := len(mine) + ms.opening[client]; n >= MaxSessionsPerClient; n-- {
 		oldest := ""
 		for _, sid := range mine {
 			e, ok := ms.sessions[sid]
@@ -188,7 +212,7 @@ func (ms *mcpServers) open(client string) bool {
 
 // live lists the sessions client's servers hold, and forgets the servers
 // made to resume a session once that session has ended. ms.mu is held.
-func (ms *mcpServers) live(client string) []*sdk.ServerSession {
+func (ms *Handler) live(client string) []*sdk.ServerSession {
 	var out []*sdk.ServerSession
 	if srv := ms.servers[client]; srv != nil {
 		for ss := range srv.Sessions() {
@@ -211,30 +235,30 @@ func (ms *mcpServers) live(client string) []*sdk.ServerSession {
 	return out
 }
 
-// resumed is what mcpServers knows of a server made to resume a session.
+// resumed is what Handler knows of a server made to resume a session.
 type resumed struct{ client, sid string }
 
 // An MCP session id Corral hands out is random text, a dot and a MAC of
 // the text and the client under a key derived from the owner token
-// (mcpSessionMAC). So a daemon that no longer holds a session (it
+// (sessionMAC). So a daemon that no longer holds a session (it
 // restarted, or closed the session idle or to make room) still knows an
 // id it handed to this client, and opens that session again (resume)
 // rather than answer 404: no SDK client starts a new session by itself,
 // so the agent app would need a restart. An id presented with another
 // client's key, or made up, is not resumed.
-func (s *Server) mcpSessionID(client string) string {
+func (ms *Handler) sessionID(client string) string {
 	r := rand.Text()
-	return r + "." + s.mcpSessionMAC(client, r)
+	return r + "." + ms.sessionMAC(client, r)
 }
 
-func (s *Server) mcpSessionMAC(client, r string) string {
-	return s.secretKey.secretFor("mcp-session", client+"\x00"+r)[:22]
+func (ms *Handler) sessionMAC(client, r string) string {
+	return ms.o.Secret("mcp-session", client+"\x00"+r)[:22]
 }
 
-// mcpSessionOurs says whether sid is an id mcpSessionID made for client.
-func (s *Server) mcpSessionOurs(client, sid string) bool {
+// sessionOurs says whether sid is an id sessionID made for client.
+func (ms *Handler) sessionOurs(client, sid string) bool {
 	r, mac, ok := strings.Cut(sid, ".")
-	return ok && r != "" && hmac.Equal([]byte(mac), []byte(s.mcpSessionMAC(client, r)))
+	return ok && r != "" && hmac.Equal([]byte(mac), []byte(ms.sessionMAC(client, r)))
 }
 
 // resumeKey carries, on the initialize that resume makes, the server
@@ -249,7 +273,7 @@ type resumeKey struct{}
 // once; others wait for it. It says false when the session could not be
 // opened: busy when every other session of the key is in use (the
 // bound of open).
-func (ms *mcpServers) resume(ctx context.Context, caller sandbox.Caller, orig *http.Request, sid string, newServer func(sid string) *sdk.Server) (ok, busy bool) {
+func (ms *Handler) resume(ctx context.Context, caller sandbox.Caller, orig *http.Request, sid string, newServer func(sid string) *sdk.Server) (ok, busy bool) {
 	held := func() bool {
 		for _, ss := range ms.live(caller.Client) {
 			if ss.ID() == sid {
@@ -359,7 +383,7 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 
 // opened ends what open began: sid is the new session ("" when none was
 // made).
-func (ms *mcpServers) opened(client, sid string) {
+func (ms *Handler) opened(client, sid string) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if ms.opening[client]--; ms.opening[client] <= 0 {
@@ -371,8 +395,8 @@ func (ms *mcpServers) opened(client, sid string) {
 }
 
 // begin notes a request on session sid of client: known is false for a
-// session mcpServers does not know, mine false for another client's.
-func (ms *mcpServers) begin(sid, client string) (e *mcpSession, mine bool) {
+// session Handler does not know, mine false for another client's.
+func (ms *Handler) begin(sid, client string) (e *mcpSession, mine bool) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	e = ms.sessions[sid]
@@ -388,7 +412,7 @@ func (ms *mcpServers) begin(sid, client string) (e *mcpSession, mine bool) {
 }
 
 // end notes the end of a request that begin noted.
-func (ms *mcpServers) end(e *mcpSession) {
+func (ms *Handler) end(e *mcpSession) {
 	if e == nil {
 		return
 	}
@@ -399,7 +423,7 @@ func (ms *mcpServers) end(e *mcpSession) {
 }
 
 // forget drops session sid of client (deleted, or ended).
-func (ms *mcpServers) forget(sid, client string) {
+func (ms *Handler) forget(sid, client string) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	if e := ms.sessions[sid]; e != nil && e.client == client {
@@ -407,26 +431,16 @@ func (ms *mcpServers) forget(sid, client string) {
 	}
 }
 
-// mcpSessions is how many MCP sessions client holds now.
-func (s *Server) mcpSessions(client string) int {
-	if s.mcp == nil {
-		return 0
-	}
-	return s.mcp.count(client)
-}
+// Sessions is how many MCP sessions client holds now.
+func (ms *Handler) Sessions(client string) int { return ms.count(client) }
 
-// mcpHandler serves MCP over streamable HTTP with sessions
-// (Mcp-Session-Id), SSE responses and the GET stream, so that progress
-// notifications reach the client and notifications/cancelled reaches the
-// call it names. A POST whose client goes away before its answer cancels
-// the call as notifications/cancelled would.
-func (s *Server) mcpHandler() http.Handler {
-	ms := &mcpServers{servers: map[string]*sdk.Server{}, sessions: map[string]*mcpSession{}, opening: map[string]int{},
-		resumed: map[*sdk.Server]resumed{}, resuming: map[string]chan struct{}{}, now: s.now}
-	s.mcp = ms
-	newServer := func(caller sandbox.Caller, sessionID func() string) *sdk.Server {
-		return mcp.NewServer(mcpBackend{s: s, caller: caller}, s.version, mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: s.cfg.Exec.Timeout.D(), SessionID: sessionID})
+// New returns the handler of /mcp, whose tools call srv.
+func New(srv Server, o Options) *Handler {
+	if o.Now == nil {
+		o.Now = time.Now
 	}
+	ms := &Handler{srv: srv, o: o, servers: map[string]*sdk.Server{}, sessions: map[string]*mcpSession{}, opening: map[string]int{},
+		resumed: map[*sdk.Server]resumed{}, resuming: map[string]chan struct{}{}, now: o.Now}
 	ms.handler = sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		if srv, ok := r.Context().Value(resumeKey{}).(*sdk.Server); ok {
 			return srv
@@ -436,122 +450,121 @@ func (s *Server) mcpHandler() http.Handler {
 		defer ms.mu.Unlock()
 		srv, ok := ms.servers[caller.Client]
 		if !ok {
-			srv = newServer(caller, func() string { return s.mcpSessionID(caller.Client) })
+			srv = ms.newServer(caller, func() string { return ms.sessionID(caller.Client) })
 			ms.servers[caller.Client] = srv
 		}
 		return srv
 	}, &sdk.StreamableHTTPOptions{
-		SessionTimeout:             mcpSessionIdle,
-		DisableLocalhostProtection: true, // guard checks Host against our own allowlist
-		MaxRequestBodyBytes:        s.cfg.Server.MaxMessageBytes,
+		SessionTimeout:             SessionIdle,
+		DisableLocalhostProtection: true, // the server checks Host against its own allowlist
+		MaxRequestBodyBytes:        o.MaxMessageBytes,
 	})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !sameOrigin(r, s.cfg.Server.PublicURL) {
-			http.Error(w, "Cross-origin request refused.", http.StatusForbidden)
+	return ms
+}
+
+// newServer is the MCP server of one client's sessions.
+func (ms *Handler) newServer(caller sandbox.Caller, sessionID func() string) *sdk.Server {
+	return mcp.NewServer(backend{srv: ms.srv, caller: caller}, ms.o.Version, ms.mcpOptions(caller, sessionID))
+}
+
+func (ms *Handler) mcpOptions(caller sandbox.Caller, sessionID func() string) mcp.Options {
+	return mcp.Options{ActsForOthers: caller.Owner || len(caller.ActFor) > 0, CommandTimeout: ms.o.CommandTimeout, SessionID: sessionID}
+}
+
+// Serve serves MCP over streamable HTTP with sessions (Mcp-Session-Id),
+// SSE responses and the GET stream, so that progress notifications
+// reach the client and notifications/cancelled reaches the call it
+// names, or over a WebSocket when r asks for one (serveWebSocket). A
+// POST whose client goes away before its answer cancels the call as
+// notifications/cancelled would. The server has checked r's origin,
+// authenticated it as caller with key, and holds one of the key's
+// connection places until Serve returns.
+func (ms *Handler) Serve(w http.ResponseWriter, r *http.Request, caller sandbox.Caller, key string) {
+	if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) {
+		ms.serveWebSocket(w, r, caller, key)
+		return
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	rec := &sessionRecorder{ResponseWriter: w}
+	if sid != "" {
+		e, mine := ms.begin(sid, caller.Client)
+		if !mine {
+			http.Error(w, "Session not found.", http.StatusNotFound)
 			return
 		}
-		tok, ok := bearer(r)
-		var caller sandbox.Caller
-		if ok {
-			if caller, ok = s.id.fromBearer(tok); ok {
-				s.touchAgent(r.Context(), caller)
+		if e == nil && r.Method != http.MethodDelete && ms.sessionOurs(caller.Client, sid) {
+			// Not held (the daemon restarted, or closed it): open it again.
+			ok, busy := ms.resume(r.Context(), caller, r, sid, func(sid string) *sdk.Server {
+				return ms.newServer(caller, func() string { return sid })
+			})
+			if busy {
+				tooMany(w, caller.Client)
+				return
+			}
+			if ok {
+				e, _ = ms.begin(sid, caller.Client)
 			}
 		}
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
-			http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
+		defer ms.end(e)
+		if r.Method == http.MethodDelete {
+			ms.forget(sid, caller.Client)
+		}
+	} else if r.Method == http.MethodPost {
+		// A POST without a session opens one.
+		if !ms.open(caller.Client) {
+			tooMany(w, caller.Client)
 			return
 		}
-		if !caller.Owner {
-			// /mcp requests (a GET stream lasts as long as the agent
-			// wants) count against the same bound as /ws connections.
-			if !s.holdConn(caller.Client) {
-				http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
-				return
-			}
-			defer s.releaseConn(caller.Client)
+		defer func() { ms.opened(caller.Client, rec.session) }()
+	}
+	var id json.RawMessage
+	if r.Method == http.MethodPost {
+		body, release, err := ms.readBody(w, r, caller)
+		if release != nil {
+			defer release()
 		}
-		if r.Method == http.MethodGet && websocket.IsWebSocketUpgrade(r) {
-			s.serveMCPWebSocket(w, r, caller, tok)
+		if err != nil {
+			http.Error(w, "The request body is too large or could not be read.", http.StatusRequestEntityTooLarge)
 			return
 		}
-		sid := r.Header.Get("Mcp-Session-Id")
-		rec := &sessionRecorder{ResponseWriter: w}
-		if sid != "" {
-			e, mine := ms.begin(sid, caller.Client)
-			if !mine {
-				http.Error(w, "Session not found.", http.StatusNotFound)
-				return
-			}
-			if e == nil && r.Method != http.MethodDelete && s.mcpSessionOurs(caller.Client, sid) {
-				// Not held (the daemon restarted, or closed it): open it again.
-				ok, busy := ms.resume(r.Context(), caller, r, sid, func(sid string) *sdk.Server {
-					return newServer(caller, func() string { return sid })
-				})
-				if busy {
-					http.Error(w, fmt.Sprintf("%s already has %d MCP sessions, each with a request in progress, the most one key may hold; end one (DELETE /mcp with its Mcp-Session-Id) or wait for one to finish.", caller.Client, maxMCPSessionsPerClient), http.StatusTooManyRequests)
-					return
-				}
-				if ok {
-					e, _ = ms.begin(sid, caller.Client)
-				}
-			}
-			defer ms.end(e)
-			if r.Method == http.MethodDelete {
-				ms.forget(sid, caller.Client)
-			}
-		} else if r.Method == http.MethodPost {
-			// A POST without a session opens one.
-			if !ms.open(caller.Client) {
-				http.Error(w, fmt.Sprintf("%s already has %d MCP sessions, each with a request in progress, the most one key may hold; end one (DELETE /mcp with its Mcp-Session-Id) or wait for one to finish.", caller.Client, maxMCPSessionsPerClient), http.StatusTooManyRequests)
-				return
-			}
-			defer func() { ms.opened(caller.Client, rec.session) }()
+		if !utf8.Valid(body) {
+			// JSON is UTF-8; decoded, a stray byte would become U+FFFD
+			// and a path would name another file (as /ws and stdio refuse).
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			w.Write(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeParse, Message: "The message is not valid UTF-8 JSON."}))
+			return
 		}
-		var id json.RawMessage
-		if r.Method == http.MethodPost {
-			body, release, err := s.readMCPBody(w, r, caller)
-			if release != nil {
-				defer release()
-			}
-			if err != nil {
-				http.Error(w, "The request body is too large or could not be read.", http.StatusRequestEntityTooLarge)
-				return
-			}
-			if !utf8.Valid(body) {
-				// JSON is UTF-8; decoded, a stray byte would become U+FFFD
-				// and a path would name another file (as /ws and stdio refuse).
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusBadRequest)
-				w.Write(rpc.Fail(nil, &rpc.Error{Code: rpc.CodeParse, Message: "The message is not valid UTF-8 JSON."}))
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			id = callID(body)
-		}
-		// The body is in: an answer may take as long as the call (a
-		// command, the owner's approval) and the GET stream lasts, so the
-		// server's ReadTimeout, meant for slow bodies, must not end it.
-		http.NewResponseController(w).SetReadDeadline(time.Time{})
-		ctx := context.WithValue(r.Context(), callerKey{}, caller)
-		rec.hold = id != nil
-		ms.handler.ServeHTTP(rec, r.WithContext(ctx))
-		rec.release(id)
-		if sid != "" && rec.code == http.StatusNotFound {
-			ms.forget(sid, caller.Client) // ended (idle, deleted): forget it
-		}
-		if id != nil && sid != "" && r.Context().Err() != nil {
-			ms.cancel(context.WithoutCancel(ctx), r, sid, id)
-		}
-	})
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		id = callID(body)
+	}
+	// The body is in: an answer may take as long as the call (a
+	// command, the owner's approval) and the GET stream lasts, so the
+	// server's ReadTimeout, meant for slow bodies, must not end it.
+	http.NewResponseController(w).SetReadDeadline(time.Time{})
+	ctx := context.WithValue(r.Context(), callerKey{}, caller)
+	rec.hold = id != nil
+	ms.handler.ServeHTTP(rec, r.WithContext(ctx))
+	rec.release(id)
+	if sid != "" && rec.code == http.StatusNotFound {
+		ms.forget(sid, caller.Client) // ended (idle, deleted): forget it
+	}
+	if id != nil && sid != "" && r.Context().Err() != nil {
+		ms.cancel(context.WithoutCancel(ctx), r, sid, id)
+	}
+}
+
+// tooMany refuses a new session of client while every one it holds is in use.
+func tooMany(w http.ResponseWriter, client string) {
+	http.Error(w, fmt.Sprintf("%s already has %d MCP sessions, each with a request in progress, the most one key may hold; end one (DELETE /mcp with its Mcp-Session-Id) or wait for one to finish.", client, MaxSessionsPerClient), http.StatusTooManyRequests)
 }
 
 // cancel tells session sid that the client of call id has gone, as a
 // notifications/cancelled from it would: the call stops (a command is
 // killed, a question to the owner withdrawn). A call that has answered
 // is not affected.
-func (ms *mcpServers) cancel(ctx context.Context, orig *http.Request, sid string, id json.RawMessage) {
-	body, err := rpc.Notify("notifications/cancelled", mcpCancelled{RequestID: id, Reason: "The HTTP request closed before the answer."})
+func (ms *Handler) cancel(ctx context.Context, orig *http.Request, sid string, id json.RawMessage) {
+	body, err := rpc.Notify("notifications/cancelled", cancelled{RequestID: id, Reason: "The HTTP request closed before the answer."})
 	if err != nil {
 		return
 	}
@@ -566,6 +579,13 @@ func (ms *mcpServers) cancel(ctx context.Context, orig *http.Request, sid string
 		r.Header.Set("Mcp-Protocol-Version", v)
 	}
 	ms.handler.ServeHTTP(discard{}, r)
+}
+
+// cancelled is the params of the notifications/cancelled Corral sends
+// an MCP session for a client that went away.
+type cancelled struct {
+	Reason    string          `json:"reason"`
+	RequestID json.RawMessage `json:"requestId"`
 }
 
 // callID is the id of the one request in an MCP POST body, or nil for a
@@ -650,14 +670,14 @@ func (discard) WriteHeader(int)             {}
 
 type callerKey struct{}
 
-// readMCPBody reads a POST's body. An agent's body larger than
+// readBody reads a POST's body. An agent's body larger than
 // wsrpc.BigMessageBytes is read past that only with one of its key's
 // places for large frames, shared with its /ws connections and held until
 // the answer (release, nil for a small body): 128 MCP requests of one key
 // with a 15 MiB file_write each took the daemon to 9.6 GB, where /ws
 // frames, bounded so, took 1.4 GB.
-func (s *Server) readMCPBody(w http.ResponseWriter, r *http.Request, caller sandbox.Caller) (body []byte, release func(), err error) {
-	in := http.MaxBytesReader(w, r.Body, s.cfg.Server.MaxMessageBytes)
+func (ms *Handler) readBody(w http.ResponseWriter, r *http.Request, caller sandbox.Caller) (body []byte, release func(), err error) {
+	in := http.MaxBytesReader(w, r.Body, ms.o.MaxMessageBytes)
 	if caller.Owner {
 		body, err = io.ReadAll(in)
 		return body, nil, err
@@ -666,7 +686,7 @@ func (s *Server) readMCPBody(w http.ResponseWriter, r *http.Request, caller sand
 	if err != nil || len(body) <= wsrpc.BigMessageBytes {
 		return body, nil, err
 	}
-	release, err = s.shareOf(caller).waiting.TakeBig(r.Context())
+	release, err = ms.srv.TakeBig(r.Context(), caller)
 	if err != nil {
 		return nil, nil, err
 	}
