@@ -27,8 +27,8 @@
 // connection places, and hands it the key's caller and the method
 // table's typed entry (mcpserve.go).
 //
-// At about 3,250 lines of non-test code the package is above the 3,000
-// aimed at: what is left is what every route and transport shares (the
+// Size: about 3,250 lines of non-test code, above the house's 2,500
+// (TestHouse in app/daemon). What is left is what every route and transport shares (the
 // Host allowlist and guard, keys, cookies and second secrets, the method
 // table with its rows, the /ws connection, the LAN listener), which a
 // package of its own would take back through an interface about as large.
