@@ -178,6 +178,11 @@ func (r *run) check() error {
 	if visible.Hidden(a.Command) || visible.Hidden(a.WorkingDir) {
 		return errs.New(errs.InvalidParams, "", "The command contains invisible or control characters (such as bidirectional overrides); write it without them.")
 	}
+	// The runner's own check of the text (only white space, 128 KiB),
+	// before the owner is asked about a command that could never run.
+	if err := execbox.CheckCommand(a.Command); err != nil {
+		return err
+	}
 	if ok, _, why := r.s.ExecInfo(); !ok {
 		return errs.New(errs.Unavailable, "", "%s", why)
 	}
