@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"corral/app/rpc"
 )
 
 // DefaultMaxLine bounds one stdio message, as the daemon's default
@@ -211,8 +213,18 @@ func (c *lineConn) decode(line []byte) jsonrpc.Message {
 // cannot with fail and returns nil.
 func decode(line []byte, fail func(id json.RawMessage, code int64, msg string)) jsonrpc.Message {
 	line = bytes.TrimSpace(line)
-	if !utf8.Valid(line) || !json.Valid(line) {
+	if !json.Valid(line) {
 		fail(nil, jsonrpc.CodeParseError, "The line is not valid JSON.")
+		return nil
+	}
+	if !utf8.Valid(line) {
+		// Answered with its id when it has one: the client (and `corral
+		// mcp`, relaying it) waits for that id, not for null.
+		var id json.RawMessage
+		if i := rpc.IDOf(line); string(i) != "null" {
+			id = i
+		}
+		fail(id, jsonrpc.CodeParseError, "The line is not valid UTF-8 JSON.")
 		return nil
 	}
 	switch line[0] {

@@ -83,7 +83,9 @@ var nullID = json.RawMessage("null")
 // id to answer it with (null when the id could not be read).
 func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 	if !utf8.Valid(frame) {
-		return nil, nullID, notJSON()
+		// Answered with its id when it has one: a client waits for
+		// that id, and would wait for ever on an answer to null.
+		return nil, IDOf(frame), notJSON()
 	}
 	if trimmed := bytes.TrimLeft(frame, " \t\r\n"); len(trimmed) == 0 || trimmed[0] != '{' {
 		switch {
@@ -137,6 +139,24 @@ func Parse(frame []byte) (*Request, json.RawMessage, *Error) {
 		req.Params = p
 	}
 	return req, answerID, nil
+}
+
+// IDOf is the id of frame, a request refused before it is read (its
+// text is not UTF-8), to answer it with: a string of at most 256 bytes
+// of UTF-8, or a number, as Parse takes them; otherwise (no id, not JSON)
+// null.
+func IDOf(frame []byte) json.RawMessage {
+	var env struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(frame, &env) != nil {
+		return nullID
+	}
+	id := env.ID
+	if len(id) == 0 || len(id) > 256 || !utf8.Valid(id) || !(id[0] == '"' || id[0] == '-' || (id[0] >= '0' && id[0] <= '9')) {
+		return nullID
+	}
+	return id
 }
 
 func notJSON() *Error {

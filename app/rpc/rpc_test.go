@@ -392,3 +392,25 @@ func TestAppendResultSelfWriting(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAnswersTheIdOfANonUTF8Frame: a request whose text is not
+// UTF-8 is refused with the id it carries, not null: a client waits for
+// that id (red team: `corral call` with the byte 0xff in a path waited
+// for ever; it failed on the old code, which answered null). An id that
+// is itself not UTF-8, too long or not an id is answered null.
+func TestParseAnswersTheIdOfANonUTF8Frame(t *testing.T) {
+	for frame, want := range map[string]string{
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"file.write\",\"params\":{\"path\":\"u\xff\"}}": "7",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"x\xff\"}":                                  `"a"`,
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a\xff\",\"method\":\"x\"}":                                  "null",
+		"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"x\xff\"}":                                   "null",
+		"{\"jsonrpc\":\"2.0\",\"id\":\"" + strings.Repeat("i", 300) + "\",\"method\":\"\xff\"}":    "null",
+		"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"\xff\"":                                        "null",
+		"\xff": "null",
+	} {
+		_, id, err := Parse([]byte(frame))
+		if err == nil || err.Code != CodeParse || string(id) != want {
+			t.Errorf("%.50q: answered %v with id %s, want a parse error to %s", frame, err, id, want)
+		}
+	}
+}

@@ -180,6 +180,11 @@ func (r *run) check() error {
 	if visible.Hidden(a.Command) || visible.Hidden(a.WorkingDir) {
 		return errs.New(errs.InvalidParams, "", "The command contains invisible or control characters (such as bidirectional overrides); write it without them.")
 	}
+	// The runner's own check of the text (only white space, 128 KiB),
+	// before the owner is asked about a command that could never run.
+	if err := execbox.CheckCommand(a.Command); err != nil {
+		return err
+	}
 	if ok, _, why := r.s.ExecInfo(); !ok {
 		return errs.New(errs.Unavailable, "", "%s", why)
 	}
@@ -296,6 +301,15 @@ func (r *run) start() (context.Context, error) {
 		return nil, err
 	}
 	r.after = append(r.after, release)
+	if pol := r.s.box.Policy(); pol != nil {
+		// The owner may have paused the agent, or all agents, or made it
+		// Read-only while it waited (for its slot, a question, its
+		// folders): the Caller it began with is not asked again.
+		if by, err := pol.Holds(r.ev.Client, policy.Execute); err != nil {
+			r.ev.Decision, r.ev.DecidedBy = audit.Deny, by
+			return nil, err
+		}
+	}
 	r.ev.Decision = audit.Allow
 	if err := r.o.RecordStart("the command"); err != nil {
 		return nil, err
@@ -310,11 +324,14 @@ func (r *run) start() (context.Context, error) {
 	run := &Running{RequestID: r.id, Client: r.ev.Client, Scope: r.o.Scope(), Command: sandbox.Clip(r.a.Command, 500), Started: r.s.box.Now().UTC(), cancel: cancel}
 	r.s.running.add(run)
 	r.after = append(r.after, cancel, func() { r.s.running.remove(run) })
-	if pol := r.s.box.Policy(); pol != nil && pol.Paused() {
-		// Paused after check but before the command was listed:
-		// StopCommands did not see it, so stop it here (SetPaused sets
-		// the flag before it stops what runs).
-		cancel()
+	if pol := r.s.box.Policy(); pol != nil {
+		if by, _ := pol.Holds(r.ev.Client, policy.Execute); by != "" {
+			// Paused (or made Read-only) after the check above but before
+			// the command was listed: StopCommands did not see it, so stop
+			// it here (the owner's change sets its flag before it stops
+			// what runs).
+			cancel()
+		}
 	}
 	if err := r.stillMay(); err != nil {
 		return nil, err

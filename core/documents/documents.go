@@ -163,6 +163,10 @@ func (s *Service) DocumentRead(ctx context.Context, c sandbox.Caller, a Document
 	if err != nil {
 		return DocumentResult{}, o.End(err)
 	}
+	if err := o.StillMay(policy.Read); err != nil {
+		release()
+		return DocumentResult{}, o.End(err)
+	}
 	data, err := d.ReadAll(t.RelSlash(), MaxDocumentBytes)
 	if err != nil {
 		release()

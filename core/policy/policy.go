@@ -822,6 +822,28 @@ func (p *Policy) WithdrawForReadOnly(client string) int {
 	return n
 }
 
+// Holds says whether client may not begin access a now, and why: every
+// agent paused or this one (SetClientPaused) answer audit.ByPaused and
+// the refusal; a client made Read-only (SetLevelOf's function) wanting
+// more than to read answers audit.ByLevel and the level's refusal; else
+// "" and nil. A call that began before the owner's change asks again
+// before it starts (core/commands, once a command has its slot).
+func (p *Policy) Holds(client string, a Access) (audit.DecidedBy, error) {
+	p.mu.Lock()
+	paused, held := p.paused, p.held[client]
+	p.mu.Unlock()
+	switch {
+	case paused:
+		return audit.ByPaused, errs.New(errs.Denied, "", "Agents are paused by the owner, so Corral refused this. It works again once the owner resumes agents.")
+	case held:
+		return audit.ByPaused, errs.New(errs.Denied, "", "The owner has paused this agent (%s), so Corral refused this. It works again once the owner resumes it.", client)
+	}
+	if err := p.levelFor(client).Permits(a); err != nil {
+		return audit.ByLevel, err
+	}
+	return "", nil
+}
+
 // Paused reports whether agents are paused.
 func (p *Policy) Paused() bool {
 	p.mu.Lock()

@@ -157,9 +157,12 @@ func (o *Op) Change(cs []audit.Change, do func() error) error { return o.o.chang
 // at a search in this process (a patch's hunks, a grep, a find): one
 // agent's searches run one at a time, all agents' a few at once. release
 // gives the turn back.
-func (o *Op) SearchSlot() (release func(), err error) {
-	return o.o.s.searchSlots.Acquire(o.o.ctx, o.o.ev.Client)
-}
+func (o *Op) SearchSlot() (release func(), err error) { return o.o.searchSlot() }
+
+// StillMay asks the owner's pause and the caller's level again, as they
+// are now, after the operation waited (a document helper's slot): the
+// refusal recorded as the pause's or the level's; nil for the owner.
+func (o *Op) StillMay(a policy.Access) error { return o.o.stillMay(a) }
 
 // Keep keeps b, the whole old content of the file at vis, in the share of
 // the version store of the operation's caller, and returns its version

@@ -514,7 +514,7 @@ func (s *Sandbox) Find(ctx context.Context, c Caller, a FindArgs) (FindResult, e
 	d, t, err := o.target(a.Path, needRead)
 	var release func()
 	if err == nil {
-		release, err = s.searchSlots.Acquire(o.ctx, o.ev.Client)
+		release, err = o.searchSlot()
 	}
 	if err == nil {
 		var m []string
@@ -604,7 +604,7 @@ func (s *Sandbox) Grep(ctx context.Context, c Caller, a GrepArgs) (GrepResult, e
 	d, t, err := o.target(a.Path, needRead)
 	var release func()
 	if err == nil {
-		release, err = s.searchSlots.Acquire(o.ctx, o.ev.Client)
+		release, err = o.searchSlot()
 	}
 	if err == nil {
 		var m []fsbox.Match

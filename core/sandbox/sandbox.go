@@ -341,6 +341,11 @@ func on[R any](s *Sandbox, ctx context.Context, c Caller, cx *Context, p onPath,
 // become the event's changes. Nothing is changed when the intent cannot
 // be committed; the changes are not recorded when do fails.
 func (o *op) change(cs []audit.Change, do func() error) error {
+	// The owner may have paused the agent, or made it Read-only, since the
+	// operation began (a patch waits for its search turns).
+	if err := o.stillMay(policy.Write); err != nil {
+		return err
+	}
 	if err := o.intend(cs); err != nil {
 		return err
 	}
