@@ -8,7 +8,8 @@
 // is given (read_multiple_files one file.read per path, at most 20), with
 // the arguments as the client gave them, decoded into the method's params
 // type as app/wire declares it (the tool's input schema is made from that
-// type), and decides nothing itself: every fence is the backend's. Arguments that
+// type, its output schema from the answer's declaration there), and
+// decides nothing itself: every fence is the backend's. Arguments that
 // are missing, unknown, of the wrong type or contradictory are refused
 // before the backend is called, with an isError result in a sentence
 // naming the tool and the argument and what it takes (Corral's words, not
