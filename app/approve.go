@@ -19,9 +19,7 @@ import (
 // decision (deny_always); a deny may add REASON, a sentence the agent
 // reads in its error.
 func runApprove(args []string) error {
-	var list struct {
-		Pending []wire.PendingApproval `json:"pending"`
-	}
+	var list wire.Pending
 	if err := callOnce("approval.list", nil, &list); err != nil {
 		return err
 	}

@@ -363,18 +363,14 @@ func runLink(args []string) error {
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
 		// An unknown user id would silently mean the "default" scope
 		// (PROTOCOL.md section 4): say so instead of "not found".
-		var info struct {
-			Scopes []string `json:"scopes"`
-		}
+		var info wire.SessionInfo
 		if err := call(ctx, c, "session.info", nil, &info); err != nil {
 			return err
 		}
 		if len(info.Scopes) > 0 && !slices.Contains(info.Scopes, *user) {
 			return fmt.Errorf("there is no user %q; --user takes one of: %s", *user, strings.Join(info.Scopes, ", "))
 		}
-		var res struct {
-			URL string `json:"url"`
-		}
+		var res wire.LinkResult
 		if err := call(ctx, c, "link.create", params, &res); err != nil {
 			if *expires != "" && strings.Contains(err.Error(), "expires_in") {
 				return errors.New(strings.Replace(err.Error(), "expires_in", "--expires", 1))
@@ -390,7 +386,7 @@ func runLinks(args []string) error {
 	if len(args) != 1 || args[0] != "rotate" {
 		return errors.New("usage: corral links rotate")
 	}
-	var res map[string]any
+	var res wire.Rotated
 	if err := callOnce("links.rotate", nil, &res); err != nil {
 		return err
 	}
@@ -404,9 +400,7 @@ func runOpen(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var res struct {
-		URL string `json:"url"`
-	}
+	var res wire.LoginResult
 	if err := callOnce("session.login", nil, &res); err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 
 	"corral/app/client"
 	"corral/app/mcp"
+	"corral/app/wire"
 )
 
 // wsBackend forwards MCP tool calls to the daemon over its WebSocket, so
@@ -183,13 +184,7 @@ func toolOptions(ctx context.Context, c *client.Client) mcp.Options {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	raw, err := c.Call(ctx, "session.info", nil)
-	var info struct {
-		Role   string   `json:"role"`
-		ActFor []string `json:"act_for"`
-		Exec   struct {
-			TimeoutMs int64 `json:"timeout_ms"`
-		} `json:"exec"`
-	}
+	var info wire.SessionInfo
 	if err != nil || json.Unmarshal(raw, &info) != nil {
 		return mcp.Options{ActsForOthers: true}
 	}

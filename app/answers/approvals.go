@@ -63,10 +63,9 @@ func (ap Approvals) policy() (Queue, error) {
 	return nil, errs.New(errs.Unavailable, "", "Approvals are not enabled in this Corral.")
 }
 
-// Pending answers approval.list.
-type Pending struct {
-	Pending []Question `json:"pending"`
-}
+// Pending answers approval.list (declared in app/wire, which the CLI
+// reads).
+type Pending = wire.Pending
 
 // List is approval.list: the questions waiting, with their choices.
 func (ap Approvals) List(ctx context.Context, by string, _ struct{}) (Pending, error) {

@@ -2,16 +2,20 @@ package mcp
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
+
+	"corral/app/wire"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // The tools' results as structuredContent: each tool's outputSchema is the
 // schema of the Corral method's answer (the same JSON the text content
-// carries), so a client may read either. Where the answer's Go type lives
-// in core it is used directly; the answers app/server builds are mirrored
-// here, with the fields a client relies on.
+// carries), so a client may read either, made from the answer's one
+// declaration (app/wire) with the members an agent reads. file_read's is
+// its own: file.read's answer without the bytes, which the content
+// carries.
 
 // readOut is file_read's structured result: file.read's answer, without
 // the data of an image or of encoding=base64 (the content carries it).
@@ -43,45 +47,19 @@ type readManyFile struct {
 	Error string `json:"error,omitempty" jsonschema:"why this file could not be read (the others are not affected)"`
 }
 
-// linkOut is link.create's answer.
-type linkOut struct {
-	URL       string `json:"url" jsonschema:"the link"`
-	Path      string `json:"path" jsonschema:"the file or folder linked"`
-	ExpiresAt string `json:"expiresAt" jsonschema:"when the link stops working (RFC 3339)"`
-}
-
-// resultOut is result.save's answer.
-type resultOut struct {
-	linkOut
-	Content string `json:"content,omitempty" jsonschema:"markdown: the report, for a chat reply"`
-	ViewURL string `json:"view_url,omitempty" jsonschema:"markdown: the report rendered as a page; give people this link"`
-}
-
-// infoOut is session.info's answer as an agent sees it.
-type infoOut struct {
-	Role      string `json:"role"`
-	Client    string `json:"client"`
-	Scope     string `json:"scope" jsonschema:"the folder your paths resolve in"`
-	User      string `json:"user"`
-	SharedDir string `json:"shared_dir"`
-	OutputDir string `json:"output_dir"`
-	Roots     []struct {
-		Path   string `json:"path"`
-		Access string `json:"access" jsonschema:"read or readwrite"`
-	} `json:"roots" jsonschema:"folders you may use by absolute path"`
-	Exec         map[string]any `json:"exec" jsonschema:"whether commands can run, and their limits"`
-	Paused       bool           `json:"paused" jsonschema:"the owner has paused every agent"`
-	AuditProblem string         `json:"audit_problem,omitempty"`
-	ActFor       []string       `json:"act_for,omitempty" jsonschema:"other folders you may name in a context"`
-}
-
 // outputSchema is T's JSON Schema as a tool's outputSchema: objects stay
 // open (a newer Corral may add members, which a client must not refuse),
-// and no property has a type union (see nullable).
-func outputSchema[T any]() *jsonschema.Schema {
-	s, err := jsonschema.For[T](nil)
+// and no property has a type union (see nullable). With members, only
+// those are stated, their required ones in that order: the parts of a
+// method's answer an agent reads (the owner's are left out), from the
+// answer's one declaration (app/wire) and its jsonschema tags.
+func outputSchema[T any](members ...string) *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: opaque})
 	if err != nil {
 		panic(fmt.Sprintf("mcp: output schema: %v", err))
+	}
+	if members != nil {
+		only(s, members)
 	}
 	nullable(s)
 	open(s)
@@ -89,6 +67,41 @@ func outputSchema[T any]() *jsonschema.Schema {
 		bare(s)
 	}
 	return s
+}
+
+// agentMembers are, for the tools whose answer carries the owner's parts
+// too, the members of the answer an agent reads: its output schema states
+// these (the required ones in this order), and the rest stay open.
+var agentMembers = map[string][]string{
+	"generate_link":    {"url", "path", "expiresAt"},
+	"save_result_page": {"url", "path", "expiresAt", "content", "view_url"},
+	"session_info": {"role", "client", "scope", "user", "shared_dir", "output_dir", "roots", "exec", "paused",
+		"audit_problem", "act_for"},
+}
+
+// opaque are the parts of an answer stated as an object only: session.info's
+// exec, whose members are told in words (and may change with the sandbox).
+var opaque = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[wire.SessionExec](): {Type: "object", AdditionalProperties: &jsonschema.Schema{}},
+}
+
+// only keeps members of s's properties, and its required ones in the
+// order of members; it panics on a member T does not have, so a renamed
+// field stops every test.
+func only(s *jsonschema.Schema, members []string) {
+	props := map[string]*jsonschema.Schema{}
+	var required []string
+	for _, m := range members {
+		p, ok := s.Properties[m]
+		if !ok {
+			panic(fmt.Sprintf("mcp: output schema: no member %q", m))
+		}
+		props[m] = p
+		if slices.Contains(s.Required, m) {
+			required = append(required, m)
+		}
+	}
+	s.Properties, s.Required, s.PropertyOrder = props, required, nil
 }
 
 // nullable removes the ["null", T] type unions jsonschema.For makes of

@@ -8,7 +8,8 @@
 // is given (read_multiple_files one file.read per path, at most 20), with
 // the arguments as the client gave them, decoded into the method's params
 // type as app/wire declares it (the tool's input schema is made from that
-// type), and decides nothing itself: every fence is the backend's. Arguments that
+// type, its output schema from the answer's declaration there), and
+// decides nothing itself: every fence is the backend's. Arguments that
 // are missing, unknown, of the wrong type or contradictory are refused
 // before the backend is called, with an isError result in a sentence
 // naming the tool and the argument and what it takes (Corral's words, not
@@ -211,7 +212,8 @@ type registry struct {
 }
 
 // addTool registers t on r.s with In's input schema (see inputSchema;
-// edit may be nil), Out's output schema (see outputSchema) and the
+// edit may be nil), Out's output schema (see outputSchema; agentMembers
+// names the members it states) and the
 // handler h makes for t's method, and notes the input schema for
 // checkArguments. The handler sets the result's structuredContent itself
 // (the method's answer as it came, not re-encoded), so the SDK neither
@@ -220,7 +222,7 @@ func addTool[Out, In any](r registry, t tool, edit func(props map[string]*jsonsc
 	ann := t.ann
 	in := inputSchema[In](r.withContext, edit)
 	r.schemas[t.name] = in
-	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out]()}, withProgress(h(r.b, t.method)))
+	sdk.AddTool(r.s, &sdk.Tool{Name: t.name, Title: t.title, Description: t.desc, Annotations: &ann, InputSchema: in, OutputSchema: outputSchema[Out](agentMembers[t.name]...)}, withProgress(h(r.b, t.method)))
 }
 
 type progressKey struct{}
@@ -409,11 +411,11 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 			ms := float64(timeout.Milliseconds())
 			bound(p["timeout_ms"], float64(minCommandTimeout.Milliseconds()), ms, ms)
 		}, runHandler)
-	addTool[resultOut](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long reports (only links come back).", additive},
+	addTool[wire.Saved](r, tool{"save_result_page", "result.save", "Save a result page", "Save a report in output/ and get links for the owner. markdown: short text you also show in chat (it comes back, with view_url to give people); html: long reports (only links come back).", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["format"].Enum, p["format"].Default = []any{"markdown", "html"}, json.RawMessage(`"markdown"`)
 		}, forward[wire.ResultArgs])
-	addTool[linkOut](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is usual), for the owner to open in a browser.", additive},
+	addTool[wire.LinkResult](r, tool{"generate_link", "link.create", "Share a file", "Make a signed, expiring link to a file or folder in your folder or share/ (output/ is usual), for the owner to open in a browser.", additive},
 		func(p map[string]*jsonschema.Schema) {
 			p["expires_in"] = &jsonschema.Schema{
 				Type:        "string",
@@ -421,7 +423,7 @@ func NewServer(b Backend, version string, o Options) *sdk.Server {
 				Description: `seconds ("3600") or a duration ("30m", "7d"), at least 1m; default: the owner's setting`,
 			}
 		}, forward[wire.LinkArgs])
-	addTool[infoOut](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folders, other folders you may use, and whether commands can run.", readOnly},
+	addTool[wire.SessionInfo](r, tool{"session_info", "session.info", "About this session", "Who you are to Corral: your scope, the shared and output folders, other folders you may use, and whether commands can run.", readOnly},
 		nil, forward[wire.InfoArgs])
 	s.AddReceivingMiddleware(checkArguments(r.schemas))
 	return s

@@ -71,11 +71,9 @@ type personRemovedResult struct {
 	Message string `json:"message"`
 }
 
-// loginResult answers session.login: a one-time dashboard URL.
-type loginResult struct {
-	ExpiresAt string `json:"expiresAt"`
-	URL       string `json:"url"`
-}
+// loginResult answers session.login (declared in app/wire, which the
+// CLI reads).
+type loginResult = wire.LoginResult
 
 // bucketsResult answers audit.stats; never null.
 type bucketsResult struct {
@@ -110,9 +108,4 @@ type commandOutput struct {
 	Data      string          `json:"data"`
 	RequestID json.RawMessage `json:"request_id"`
 	Stream    string          `json:"stream"`
-}
-
-// auditEvent is audit.event's params.
-type auditEvent struct {
-	Event wire.Event `json:"event"`
 }

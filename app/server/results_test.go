@@ -68,7 +68,7 @@ func TestResultsKeepTheMapBytes(t *testing.T) {
 			map[string]any{"request_id": json.RawMessage(`"r 1"`), "stream": "stdout", "data": "a\x00<b>"}},
 		{"command.output numeric id", commandOutput{RequestID: json.RawMessage(`7`), Stream: "stderr"},
 			map[string]any{"request_id": json.RawMessage(`7`), "stream": "stderr", "data": ""}},
-		{"audit.event", auditEvent{Event: wire.To[wire.Event](event)}, map[string]any{"event": wire.Encode(event)}},
+		{"audit.event", wire.AuditEvent{Event: wire.To[wire.Event](event)}, map[string]any{"event": wire.Encode(event)}},
 	} {
 		got, err := json.Marshal(tc.typed)
 		if err != nil {

@@ -68,96 +68,6 @@ type LogSizer interface {
 	LogSize(ctx context.Context, since time.Time) (store.LogSize, error)
 }
 
-// AuditLog is session.info's audit_log (owner only): the log's room
-// on disk and how fast it grows.
-type AuditLog struct {
-	DBBytes          int64 `json:"db_bytes"`
-	WALBytes         int64 `json:"wal_bytes"`
-	Bytes            int64 `json:"bytes"` // db_bytes + wal_bytes
-	EventsLastHour   int64 `json:"events_last_hour"`
-	EventsLastMinute int64 `json:"events_last_minute"`
-	// PerAgentLimit says how fast one agent's calls are taken.
-	PerAgentLimit string `json:"per_agent_limit"`
-}
-
-// Root is a configured root as session.info lists it.
-type Root struct {
-	Path   string `json:"path"`
-	Access string `json:"access"`
-}
-
-// Exec is session.info's exec: what commands may do here.
-type Exec struct {
-	Available bool     `json:"available"`
-	Sandbox   string   `json:"sandbox"`
-	Why       string   `json:"why,omitempty"`      // when unavailable: what the owner should do
-	Writable  []string `json:"writable,omitempty"` // where commands may write; everything else is read-only
-	Network   string   `json:"network,omitempty"`
-	Memory    string   `json:"memory,omitempty"`  // how a command's memory is bounded
-	Running   string   `json:"running,omitempty"` // how many commands may run at once
-	// TimeoutMs is a command's default and longest timeout_ms (the
-	// owner's exec.timeout); `corral mcp` states it in run_command's schema.
-	TimeoutMs int64 `json:"timeout_ms,omitempty"`
-	// PackageManagers are the bundles command.run's package_managers names.
-	PackageManagers []wire.Bundle `json:"package_managers,omitempty"`
-	// Versions says what the owner can undo of what commands change.
-	Versions string `json:"versions,omitempty"`
-}
-
-// Info answers session.info: who the caller is, where it works and what
-// Corral lets it do, and (the owner) how Corral stands.
-type Info struct {
-	Version   string `json:"version,omitempty"` // Corral's version, as `corral --version` says it
-	Role      string `json:"role"`
-	Client    string `json:"client"`
-	Scope     string `json:"scope"`
-	User      string `json:"user"`
-	SharedDir string `json:"shared_dir"`
-	OutputDir string `json:"output_dir"`
-	Roots     []Root `json:"roots"`
-	Exec      Exec   `json:"exec"`
-	Paused    bool   `json:"paused"`
-	// AuditProblem, when set, says why every agent operation is refused
-	// now: Corral cannot write its audit log (the disk is full).
-	AuditProblem string `json:"audit_problem,omitempty"`
-	// Recovered (owner only) says what Corral finished at its last start
-	// after a crash or kill (sandbox.Recover); absent when nothing was
-	// left to finish.
-	Recovered *Recovered `json:"recovered,omitempty"`
-	Scopes    []string   `json:"scopes,omitempty"` // owner only: every scope it may browse
-	// ActFor are the other scopes a client may name in a context ("*":
-	// any); `corral mcp` offers the context parameter only then.
-	ActFor []string `json:"act_for,omitempty"`
-	// Housekeeping (owner only) is what audit.query's hide_own leaves out,
-	// so the dashboard's live tail leaves out the same.
-	Housekeeping *Housekeeping `json:"housekeeping,omitempty"`
-	// Operations and Decisions (owner only) are the words and groups of
-	// the audit log's vocabulary (audit.Operations), so the dashboard
-	// keeps no copy of its own.
-	Operations []Operation `json:"operations,omitempty"`
-	Decisions  []Decision  `json:"decisions,omitempty"`
-	// Choices (owner only) are every answer to a question in policy's
-	// words, so an event's answer (audit.Event.Answer) reads as the
-	// owner gave it.
-	Choices []wire.Choice `json:"choices,omitempty"`
-	// AuditLog (owner only) is the audit log's size on disk and growth.
-	AuditLog *AuditLog `json:"audit_log,omitempty"`
-	// Level (an agent) is its trust level; Levels (owner only) are the
-	// named levels in policy's words, so no surface keeps a copy.
-	Level  *Level  `json:"level,omitempty"`
-	Levels []Level `json:"levels,omitempty"`
-}
-
-// Level is a trust level (policy.LevelInfo) on the wire.
-type Level struct {
-	Level       policy.Level `json:"level"`
-	Label       string       `json:"label"`
-	Explain     string       `json:"explain,omitempty"`
-	AskCommands bool         `json:"ask_commands"`
-	Network     string       `json:"network,omitempty"`
-	ReadOnly    bool         `json:"read_only"`
-}
-
 func levelOut(li policy.LevelInfo) Level {
 	return Level{Level: li.Level, Label: li.Label, Explain: li.Explain, AskCommands: li.AskCommands, Network: li.Network, ReadOnly: li.ReadOnly}
 }
@@ -175,47 +85,17 @@ func agentLevel(c sandbox.Caller) *Level {
 	return &Level{Level: policy.LevelCustom, Label: policy.LevelCustom.Label(), AskCommands: c.AskCommands, Network: net}
 }
 
-// Recovered is what Corral finished at its last start.
-type Recovered struct {
-	At         string `json:"at"`
-	Events     int    `json:"events"`
-	Commands   int    `json:"commands"`
-	RolledBack int    `json:"rolled_back"`
-	Left       int    `json:"left"`
-	TempFiles  int    `json:"temp_files"`
-}
-
-// Operation is one word of the audit log's vocabulary.
-type Operation struct {
-	Op     string   `json:"op"`
-	Label  string   `json:"label"`
-	Groups []string `json:"groups"`
-}
-
-// Decision is one decision of the audit log, in words.
-type Decision struct {
-	Decision string `json:"decision"`
-	Label    string `json:"label"`
-}
-
 // vocabulary is audit's table of operations and decisions on the wire.
 func vocabulary() ([]Operation, []Decision) {
 	ops := make([]Operation, 0, len(audit.Operations))
 	for _, o := range audit.Operations {
-		ops = append(ops, Operation{o.Name, o.Label, append([]string{}, o.Groups...)})
+		ops = append(ops, Operation{Op: o.Name, Label: o.Label, Groups: append([]string{}, o.Groups...)})
 	}
 	ds := make([]Decision, 0, len(audit.DecisionLabels))
 	for _, d := range audit.DecisionLabels {
-		ds = append(ds, Decision{string(d.Decision), d.Label})
+		ds = append(ds, Decision{Decision: string(d.Decision), Label: d.Label})
 	}
 	return ops, ds
-}
-
-// Housekeeping is what audit.query's hide_own leaves out.
-type Housekeeping struct {
-	OwnerClients []string `json:"owner_clients"`
-	DevicePrefix string   `json:"device_prefix"`
-	Ops          []string `json:"ops"`
 }
 
 // Info is session.info for the caller c: an agent hears of itself, its
@@ -234,7 +114,7 @@ func (x Session) Info(ctx context.Context, c sandbox.Caller, a wire.InfoArgs) (I
 	if c.Owner {
 		info.Role, info.User = "owner", sandbox.ScopeDefault
 		info.Scopes = append(x.People(), sandbox.ScopeCompanion, sandbox.ScopeDefault)
-		info.Housekeeping = &Housekeeping{audit.OwnerClients, audit.DevicePrefix, audit.Housekeeping}
+		info.Housekeeping = &Housekeeping{OwnerClients: audit.OwnerClients, DevicePrefix: audit.DevicePrefix, Ops: audit.Housekeeping}
 		info.Operations, info.Decisions = vocabulary()
 		info.Choices = wire.To[[]wire.Choice](policy.AllChoices())
 		for _, li := range policy.Levels() {
@@ -304,3 +184,17 @@ func (x Session) auditLog(ctx context.Context) *AuditLog {
 		PerAgentLimit: x.Limit,
 	}
 }
+
+// session.info's result is declared once, in app/wire (MCP's output
+// schema and the CLI read it there); these are its names here.
+type (
+	Info         = wire.SessionInfo
+	Root         = wire.SessionRoot
+	Exec         = wire.SessionExec
+	AuditLog     = wire.SessionAuditLog
+	Level        = wire.SessionLevel
+	Recovered    = wire.SessionRecovered
+	Operation    = wire.SessionOperation
+	Decision     = wire.SessionDecision
+	Housekeeping = wire.SessionHousekeeping
+)

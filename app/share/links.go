@@ -71,30 +71,14 @@ func (x Links) LinkBase() string {
 	return x.Server.BaseURL()
 }
 
-// LinkResult answers link.create; the owner also learns the link's reach.
-// Fields are declared in alphabetical order of their JSON names, so the
-// bytes are those of the map they replaced (encoding/json sorts map keys).
-type LinkResult struct {
-	ExpiresAt string `json:"expiresAt"`
-	*Reach
-	Path string `json:"path"`
-	URL  string `json:"url"`
-}
-
-// Saved answers result.save. Content and view_url are present (content
-// even when empty) only for a markdown report.
-type Saved struct {
-	Content   *string `json:"content,omitempty"`
-	ExpiresAt string  `json:"expiresAt"`
-	Path      string  `json:"path"`
-	URL       string  `json:"url"`
-	ViewURL   *string `json:"view_url,omitempty"`
-}
-
-// Rotated answers links.rotate.
-type Rotated struct {
-	Rotated bool `json:"rotated"`
-}
+// The results of link.create, result.save and links.rotate are
+// declared once, in app/wire (MCP's output schemas and the CLI read them
+// there); these are their names here.
+type (
+	LinkResult = wire.LinkResult
+	Saved      = wire.Saved
+	Rotated    = wire.Rotated
+)
 
 // RotateArgs are links.rotate's params: none.
 type RotateArgs struct{}

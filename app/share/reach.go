@@ -5,15 +5,13 @@ import (
 	"net/url"
 	"strings"
 
+	"corral/app/wire"
 	"corral/core/links"
 )
 
-// Reach is where the owner can open a new link (see Links.reach):
-// lan_url only while the LAN listener runs and no public_url is set.
-type Reach struct {
-	LanURL    string `json:"lan_url,omitempty"`
-	LocalOnly bool   `json:"local_only"`
-}
+// Reach is where the owner can open a new link (see Links.reach),
+// declared in app/wire with link.create's result.
+type Reach = wire.Reach
 
 // reach tells the owner where a new link can be opened: local_only when
 // it names this computer (no public_url, no LAN), and lan_url, the same

@@ -87,6 +87,12 @@ type PendingApproval struct {
 	LevelLabel string `json:"level_label,omitempty"`
 }
 
+// Pending answers approval.list: the questions waiting, with their
+// choices (app/answers builds it, the CLI reads it).
+type Pending struct {
+	Pending []PendingApproval `json:"pending"`
+}
+
 // RespondArgs are approval.respond's params.
 type RespondArgs struct {
 	ID        string          `json:"id" rpc:"required"`

@@ -6,7 +6,9 @@
 // declaration of each method's params: the WebSocket decodes them (Decode),
 // MCP's tools take them as their arguments, their input schemas made from
 // them, and hand them to the method decoded (From), and the CLI sends
-// them.
+// them. It also declares, once, the results that MCP's output schemas or
+// the CLI read (session.info's in session.go, the links' in links.go,
+// approval.list's): the packages that build them name them by alias.
 //
 // It guarantees:
 //   - every wire type has exactly the exported fields of its core type, in
