@@ -20,13 +20,8 @@ func restartServe(t testing.TB, r *running) {
 	t.Helper()
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	r.cmd.Wait()
-	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", strings.TrimPrefix(r.url, "http://"))
-	r.cmd.Env = r.env
-	stdout, _ := r.cmd.StdoutPipe()
-	r.cmd.Stderr = r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var stdout io.Reader
+	r.cmd, stdout = serveCmd(t, r.bin, strings.TrimPrefix(r.url, "http://"), r.env, r.stderr)
 	first, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || !regexp.MustCompile(`^corral: listening on `+regexp.QuoteMeta(r.url)+`\n$`).MatchString(first) {
 		t.Fatalf("restart: %q %v\n%s", first, err, r.stderr.String())
