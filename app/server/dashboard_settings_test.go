@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
 
+	"corral/core/testkit/linediff"
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
@@ -72,7 +73,7 @@ func TestDashboardSettings(t *testing.T) {
 	// The approval timeout: saved as one line, in effect for the next question.
 	b.choose("#set-sandbox-approval-timeout", "9m")
 	text := waitFile(t, h.files.Config, `approval_timeout = "9m"`)
-	if removed, added := changedLines(ownerConfig, text); len(removed) != 0 || strings.Join(added, "|") != `approval_timeout = "9m"` {
+	if removed, added := linediff.Changed(ownerConfig, text); len(removed) != 0 || strings.Join(added, "|") != `approval_timeout = "9m"` {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
 	own := h.owner(t)
@@ -155,7 +156,7 @@ func TestDashboardPairTurnsLANOn(t *testing.T) {
 	link := js[string](b, `document.querySelector('#pair-url').value`)
 	b.shot("devices-lan-on")
 	text, _ := os.ReadFile(h.files.Config)
-	if removed, added := changedLines(ownerConfig, string(text)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
+	if removed, added := linediff.Changed(ownerConfig, string(text)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
 
