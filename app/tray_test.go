@@ -664,13 +664,9 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	res := s.read(agent, "/etc/hostname")
 	s.dialogWindow()
 	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
-	pending := icon()
-	for deadline := time.Now().Add(30 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
-		time.Sleep(50 * time.Millisecond) // the icon is replaced after the menu
-	}
-	if pending == normal {
-		t.Error("the icon has no badge while an approval is pending")
-	}
+	var pending [32]byte
+	poll.Eventually(t, 30*time.Second, func() bool { pending = icon(); return pending != normal }, // the icon is replaced after the menu
+		"the icon's badge while an approval is pending")
 	sub := entry(items, "Approvals pending (1)").Children
 	if len(sub) != 1 || sub[0].Label != "smoke-agent wants to read /etc/hostname" {
 		t.Errorf("pending submenu %+v", sub)
@@ -699,13 +695,8 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		t.Errorf("status line while paused: %q", items[0].Label)
 	}
 	// The icon is replaced after the menu: give it a moment.
-	paused := icon()
-	for deadline := time.Now().Add(30 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if paused == normal || paused == pending {
-		t.Error("the paused icon is not distinct")
-	}
+	poll.Eventually(t, 30*time.Second, func() bool { paused := icon(); return paused != normal && paused != pending },
+		"a paused icon distinct from the normal and the pending ones")
 	if _, err := agent.Call(t.Context(), "file.read", map[string]any{"path": "/etc/hostname"}); err == nil || !strings.Contains(err.Error(), "paused") {
 		t.Errorf("a request while paused: %v", err)
 	}
@@ -725,12 +716,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		s.settle(nil, nil) // drawn
 		s.screenshot(w.shot)
 	}
-	for deadline := time.Now().Add(30 * time.Second); icon() != normal && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if icon() != normal {
-		t.Error("the icon kept a badge after resuming")
-	}
+	poll.Eventually(t, 30*time.Second, func() bool { return icon() == normal }, "the icon without a badge after resuming")
 }
 
 // itemsOf prints the menu's items when a failure is reported, after the

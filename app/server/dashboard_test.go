@@ -1437,11 +1437,10 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 		t.Errorf("document.cookie in the report: %q", in[1])
 	}
 	state := -1
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if state = js[int](b, `window.probeWS.readyState`); state > 1 {
-			break
-		}
-	}
+	poll.Eventually(t, 10*time.Second, func() bool {
+		state = js[int](b, `window.probeWS.readyState`)
+		return state > 1
+	}, "the WebSocket from the report to end (readyState 2 or 3)")
 	if state != 3 { // CLOSED; OPEN would be 1
 		t.Errorf("WebSocket from the report: readyState %d, want 3 (closed, refused)", state)
 	}
