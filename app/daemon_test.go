@@ -10,6 +10,7 @@ import (
 
 	"corral/app/client"
 	"corral/core/testkit/needs"
+	"strings"
 )
 
 // serveCmd starts `corral serve --headless --listen listen` from bin with
@@ -80,4 +81,20 @@ func needsCommands(ctx context.Context, t *testing.T, agent *client.Client) {
 	t.Helper()
 	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
 	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
+}
+
+// undoRig starts the daemon in a fresh home for a test of undo across
+// kills: the default agent writes path with content, commands must run
+// here (needsCommands), and scope is the agent's folder on disk, the one
+// holding path's first element.
+func undoRig(ctx context.Context, t *testing.T, path, content string) (home string, r *running, agent *client.Client, scope string) {
+	t.Helper()
+	home = t.TempDir()
+	r = startServeIn(t, home)
+	agent = dialAgent(ctx, t, r)
+	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": path, "content": content}); err != nil {
+		t.Fatal(err)
+	}
+	needsCommands(ctx, t, agent)
+	return home, r, agent, scopeFolder(t, home, strings.Split(path, "/")[0])
 }

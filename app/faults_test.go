@@ -953,16 +953,9 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 // event is left pending, and the undo then works.
 func TestCrashDuringUndo(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "many/f000.txt", "content": "old 0\n"}); err != nil {
-		t.Fatal(err)
-	}
-	needsCommands(ctx, t, agent)
-	scope := scopeFolder(t, home, "many")
+	home, r, agent, scope := undoRig(ctx, t, "many/f000.txt", "old 0\n")
 	for i := 1; i < 300; i++ {
 		writeFile(t, filepath.Join(scope, "many", fmt.Sprintf("f%03d.txt", i)), fmt.Sprintf("old %d\n", i))
 	}
@@ -1038,16 +1031,9 @@ func TestCrashDuringUndo(t *testing.T) {
 // them as changes it could not put back).
 func TestUndoCommandThatMadeFolders(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "keep.txt", "content": "kept\n"}); err != nil {
-		t.Fatal(err)
-	}
-	needsCommands(ctx, t, agent)
-	scope := scopeFolder(t, home, "keep.txt")
+	home, r, agent, scope := undoRig(ctx, t, "keep.txt", "kept\n")
 	orig := snapshot(t, scope)
 	const made = "mkdir -p out/deep && echo x > out/deep/f.txt && echo y > out/g.txt && echo z > out/h.txt"
 	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": made}); err != nil {

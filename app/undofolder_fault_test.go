@@ -23,16 +23,9 @@ func TestCrashDuringFolderUndo(t *testing.T) {
 		t.Skip("builds and kills the daemon")
 	}
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "a/f00.txt", "content": "old a 0\n"}); err != nil {
-		t.Fatal(err)
-	}
-	needsCommands(ctx, t, agent)
-	scope := scopeFolder(t, home, "a")
+	home, r, agent, scope := undoRig(ctx, t, "a/f00.txt", "old a 0\n")
 	for _, d := range []string{"a", "b"} {
 		for i := range 20 {
 			if d == "a" && i == 0 {
