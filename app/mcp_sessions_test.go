@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/testkit/mcphttp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,18 +60,7 @@ func TestMCPHTTPSurvivesRestart(t *testing.T) {
 // rawMCP posts one MCP message to r's /mcp with key in session sid
 // ("": none) under ctx, and returns the response (its body unread).
 func rawMCP(ctx context.Context, r *running, key, sid, body string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	return http.DefaultClient.Do(req)
+	return mcphttp.Send(ctx, r.url, key, sid, body)
 }
 
 // TestMCPHTTPDroppedCallWithdrawsQuestion: an HTTP client that gives up

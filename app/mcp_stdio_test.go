@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"corral/app/testkit/mcphttp"
 	"io"
 	"net/http"
 	"os"
@@ -102,21 +103,11 @@ func TestMCPStdioSIGTERM(t *testing.T) {
 // the response and its body.
 func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+r.agentKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, b, err := mcphttp.Post(t.Context(), r.url, r.agentKey, session, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return resp, b
 }
 
 // TestMCPHTTPSessionAndUnknownMethod: /mcp hands out a session, answers
@@ -136,16 +127,10 @@ func TestMCPHTTPSessionAndUnknownMethod(t *testing.T) {
 		t.Fatalf("unknown method: %d %q", resp.StatusCode, body)
 	}
 	// The owner's key with the agent's session: not found.
-	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+r.ownerKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
+	resp, _, err := mcphttp.Post(t.Context(), r.url, r.ownerKey, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("another client's session: %d", resp.StatusCode)
 	}
