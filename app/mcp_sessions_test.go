@@ -76,17 +76,7 @@ func TestMCPHTTPDroppedCallWithdrawsQuestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	bg := context.Background()
-	resp, err := rawMCP(bg, r, r.agentKey, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"py-like","version":"1"}}}`)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize: %v %v", err, resp)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp, err = rawMCP(bg, r, r.agentKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || resp.StatusCode/100 != 2 {
-		t.Fatalf("initialized: %v %v", err, resp)
-	}
-	resp.Body.Close()
+	sid := mcphttp.Open(t, r.url, r.agentKey)
 	target := filepath.Join(t.TempDir(), "dropped.txt")
 	args, _ := json.Marshal(map[string]any{"path": target, "content": "should never land"})
 	ctx, drop := context.WithCancel(bg)

@@ -116,13 +116,8 @@ func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, st
 func TestMCPHTTPSessionAndUnknownMethod(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || sid == "" {
-		t.Fatalf("initialize: %d session %q %s", resp.StatusCode, sid, body)
-	}
-	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	resp, body = mcpPost(t, r, sid, `{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
+	sid := mcphttp.Open(t, r.url, r.agentKey)
+	resp, body := mcpPost(t, r, sid, `{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
 	if !strings.Contains(body, `"code":-32601`) || !strings.Contains(body, `"id":2`) {
 		t.Fatalf("unknown method: %d %q", resp.StatusCode, body)
 	}

@@ -29,12 +29,7 @@ func mcpWrite2MiB(ctx context.Context, h *harness, key, sid, path string) (int, 
 
 func mcpOpen(t *testing.T, h *harness, key string) string {
 	t.Helper()
-	code, sid, body := mcpPost(t, h, key, "", mcpInitialize)
-	if code != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d %s", code, body)
-	}
-	mcpPost(t, h, key, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return sid
+	return mcphttp.Open(t, h.url, key)
 }
 
 // TestMCPLargeBodiesTakeTheKeysPlaces (red team): a /ws frame over 1 MiB

@@ -24,7 +24,7 @@ func mcpPost(t *testing.T, h *harness, key, sid, body string) (int, string, stri
 	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), b
 }
 
-const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+const mcpInitialize = mcphttp.Initialize
 
 // TestMCPSessionsPerKeyBounded: every initialize over /mcp used to keep
 // a session for 30 minutes, however many one key opened (23,000 took the

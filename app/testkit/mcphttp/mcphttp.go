@@ -10,10 +10,18 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"testing"
 )
 
 // ProtocolVersion is the MCP protocol version the requests name.
 const ProtocolVersion = "2025-06-18"
+
+// Initialize and Initialized are a client's first two messages: the
+// request that opens a session and the notification that it is ready.
+const (
+	Initialize  = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + ProtocolVersion + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	Initialized = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
 
 // Request is a request of method (POST, GET, DELETE) to base+"/mcp" as
 // key (a bearer token) in session sid ("" for none, as initialize is
@@ -60,4 +68,23 @@ func Post(ctx context.Context, base, key, sid, body string) (*http.Response, str
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp, string(b), err
+}
+
+// Open opens a session as a client does (Initialize, then Initialized)
+// and returns its id; t fails (Fatal) unless initialize answers 200 with
+// a session id and initialized is taken (2xx).
+func Open(t testing.TB, base, key string) string {
+	t.Helper()
+	resp, body, err := Post(t.Context(), base, key, "", Initialize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: %d session %q %s", resp.StatusCode, sid, body)
+	}
+	if resp, body, err = Post(t.Context(), base, key, sid, Initialized); err != nil || resp.StatusCode/100 != 2 {
+		t.Fatalf("initialized: %v %v %s", err, resp, body)
+	}
+	return sid
 }
