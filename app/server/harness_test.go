@@ -234,6 +234,15 @@ func (h *harness) dial(key string) *client.Client {
 	return c
 }
 
+// startAlice starts a server with the default config and returns it
+// with alice-agent's and the owner's connections and alice's scope
+// folder on disk: the start of most tests of changes and their undo.
+func startAlice(t testing.TB) (h *harness, alice, own *client.Client, scope string) {
+	t.Helper()
+	h = start(t, "")
+	return h, h.dial(aliceKey), h.dial(ownerToken), filepath.Join(h.base, "alice")
+}
+
 // call makes a call that must succeed and decodes its result.
 func rpcCall[T any](t testing.TB, c *client.Client, method string, params any) T {
 	t.Helper()
