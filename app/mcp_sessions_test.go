@@ -71,10 +71,7 @@ func rawMCP(ctx context.Context, r *running, key, sid, body string) (*http.Respo
 func TestMCPHTTPDroppedCallWithdrawsQuestion(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	owner := ownerClient(t, r)
-	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {
-		t.Fatal(err)
-	}
+	owner := askedOwner(t, r)
 	bg := context.Background()
 	sid := mcphttp.Open(t, r.url, r.agentKey)
 	target := filepath.Join(t.TempDir(), "dropped.txt")
