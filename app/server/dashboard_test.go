@@ -779,11 +779,7 @@ func waitTarget(t *testing.T, b *browser, prefix string) {
 func TestDashboardApprovals(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t) // skip early under -short
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.txt")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideText(t)
 	alice := h.dial(aliceKey)
 	b := newBrowser(t)
 	b.login(h)
