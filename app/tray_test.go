@@ -28,6 +28,7 @@ import (
 
 	"corral/app/client"
 	"corral/core/testkit/poll"
+	"corral/ui/bustest"
 )
 
 // shotsDir is where the smoke test also leaves its screenshots, to look
@@ -81,7 +82,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	})
 	t.Run("with D-Bus and a tray host", func(t *testing.T) {
 		t.Parallel()
-		bus := startBus(t)
+		bus := bustest.Start(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, startXvfb(t), bus)
 		// This bus has no notification service: one line says so at
@@ -105,7 +106,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	})
 	t.Run("Quit from the tray menu", func(t *testing.T) {
 		t.Parallel()
-		bus := startBus(t)
+		bus := bustest.Start(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, startXvfb(t), bus)
 		menu := menuObject(t, w.conn, w.item(t))
@@ -158,25 +159,6 @@ func startXvfb(t testing.TB) string {
 		t.Fatalf("Xvfb did not start\n%s", stderr.String())
 	}
 	return ""
-}
-
-// startBus starts a private session bus and returns its address.
-func startBus(t testing.TB) string {
-	t.Helper()
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon: %v", err)
-	}
-	return strings.TrimSpace(line)
 }
 
 // fakeWatcher is a StatusNotifierWatcher: what a desktop's tray host puts
