@@ -115,14 +115,8 @@ func TestConnectAgentInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CORRAL_HOME="+corralHome, "HOME="+home)
-	stdout, _ := cmd.StdoutPipe()
 	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := serveCmd(t, bin, "127.0.0.1:0", append(os.Environ(), "CORRAL_HOME="+corralHome, "HOME="+home), &stderr)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
 	var login, url string

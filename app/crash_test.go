@@ -15,7 +15,6 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
 
 	"corral/app/client"
-	"corral/core/testkit/needs"
 )
 
 // The fault test: the real daemon kills itself (SIGKILL, CORRAL_KILL_AT,
@@ -99,8 +98,7 @@ func TestCrashRecovery(t *testing.T) {
 			defer cancel()
 			agent := dialAgent(ctx, t, r)
 			if c.command {
-				_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
-				needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
+				needsCommands(ctx, t, agent)
 			}
 			// An answered change before the kill, to undo afterwards.
 			if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "before.txt", "content": "first\n"}); err != nil {
@@ -113,8 +111,7 @@ func TestCrashRecovery(t *testing.T) {
 			c.setup(t, scope)
 			orig := snapshot(t, scope)
 			agent.Close()
-			r.cmd.Process.Kill()
-			r.cmd.Wait()
+			r.kill()
 
 			// The run that dies.
 			r = startServeIn(t, home, "CORRAL_KILL_AT="+c.killAt)

@@ -7,12 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,7 +21,6 @@ import (
 	"time"
 
 	"corral/app/client"
-	"corral/core/testkit/needs"
 )
 
 // TestFaultRun is the black-box fault run of issue 31: the real daemon,
@@ -351,8 +348,7 @@ func TestFaultRun(t *testing.T) {
 		undoKill := len(jobs) > 0 && (round == 4 || (long && rng.IntN(3) == 0))
 		if undoKill {
 			owner.Close()
-			r.cmd.Process.Kill()
-			r.cmd.Wait()
+			r.kill()
 			n := 1 + rng.IntN(3)
 			if long {
 				n = 1 + rng.IntN(60)
@@ -441,8 +437,7 @@ func TestFaultRun(t *testing.T) {
 			}
 		}
 		owner.Close()
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
+		r.kill()
 	}
 	t.Logf("%d rounds: %d calls, %d answered (%d errors answered), %d kills (%d at a kill point, %d more while starting again); in flight: %d rolled back, %d done but unanswered; %d undos (%d killed half-way); %d of the %d sandbox processes seen outlived the kill by 3 s (%d still alive after the restart); %d failures (%d half-applied, %d temporary files)",
 		rounds, st.calls, st.answered, st.refused, st.kills, st.pointKills, st.startKills, st.rolledBack, st.doneUnanswered, st.undos, st.undoKills, st.orphans, st.procs, st.orphansLeft, st.failures, st.half, st.temps)
@@ -464,25 +459,12 @@ type fstats struct {
 // before it served. A daemon that serves is killed idle.
 func killStart(t *testing.T, home, env string, wait time.Duration) bool {
 	t.Helper()
-	cmd := exec.Command(corralBinary(t), "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CORRAL_HOME="+home)
+	envs := append(os.Environ(), "CORRAL_HOME="+home)
 	if env != "" {
-		cmd.Env = append(cmd.Env, env)
+		envs = append(envs, env)
 	}
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serving := make(chan struct{})
-	go func() {
-		b := make([]byte, 1)
-		if n, _ := out.Read(b); n > 0 {
-			close(serving)
-		}
-		io.Copy(io.Discard, out)
-	}()
-	dead := make(chan struct{})
-	go func() { cmd.Wait(); close(dead) }()
+	cmd, out := serveCmd(t, corralBinary(t), "127.0.0.1:0", envs, nil)
+	serving, dead := watchServe(cmd, out)
 	var timer <-chan time.Time
 	if wait > 0 {
 		timer = time.After(wait)
@@ -971,17 +953,9 @@ func (a *fagent) plan(quiet string, commands bool) (string, map[string]any, fmod
 // event is left pending, and the undo then works.
 func TestCrashDuringUndo(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "many/f000.txt", "content": "old 0\n"}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
-	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
-	scope := scopeFolder(t, home, "many")
+	home, r, agent, scope := undoRig(ctx, t, "many/f000.txt", "old 0\n")
 	for i := 1; i < 300; i++ {
 		writeFile(t, filepath.Join(scope, "many", fmt.Sprintf("f%03d.txt", i)), fmt.Sprintf("old %d\n", i))
 	}
@@ -1003,8 +977,7 @@ func TestCrashDuringUndo(t *testing.T) {
 	}
 	cmdID, _, _ := lastID("command.run")
 	agent.Close()
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	r.kill()
 
 	r = startServeIn(t, home, "CORRAL_KILL_AT=undo.change:150")
 	owner := dialKey(ctx, t, r, r.ownerKey)
@@ -1058,17 +1031,9 @@ func TestCrashDuringUndo(t *testing.T) {
 // them as changes it could not put back).
 func TestUndoCommandThatMadeFolders(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "keep.txt", "content": "kept\n"}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
-	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
-	scope := scopeFolder(t, home, "keep.txt")
+	home, r, agent, scope := undoRig(ctx, t, "keep.txt", "kept\n")
 	orig := snapshot(t, scope)
 	const made = "mkdir -p out/deep && echo x > out/deep/f.txt && echo y > out/g.txt && echo z > out/h.txt"
 	if _, err := agent.Call(ctx, "command.run", map[string]any{"command": made}); err != nil {
@@ -1089,8 +1054,7 @@ func TestUndoCommandThatMadeFolders(t *testing.T) {
 	sameSnapshot(t, orig, snapshot(t, scope))
 	agent.Close()
 	owner.Close()
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	r.kill()
 
 	// Killed after the command's second file landed, then started again.
 	r = startServeIn(t, home, "CORRAL_KILL_AT=apply.file:2")

@@ -85,14 +85,8 @@ func TestUpgradeRestartsInPlace(t *testing.T) {
 	os.Symlink(execboxtest.NetInit(t), filepath.Join(dir, "corral-netinit"))
 	home := t.TempDir()
 	env := append(os.Environ(), "CORRAL_HOME="+home, "CORRAL_URL=", "CORRAL_KEY=")
-	cmd := exec.Command(bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = env
-	stdout, _ := cmd.StdoutPipe()
 	stderr := &strings.Builder{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := serveCmd(t, bin, "127.0.0.1:0", env, stderr)
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	listening := make(chan string, 4)
 	go func() {
@@ -154,17 +148,7 @@ func TestUpgradeRestartsInPlace(t *testing.T) {
 	if b, err := c.CombinedOutput(); err != nil || !strings.Contains(string(b), "notes/kept.txt") {
 		t.Errorf("audit after the restart: %v %s", err, b)
 	}
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no exit 30 s after SIGTERM")
-	}
+	stopTerm(t, cmd, 30*time.Second, stderr)
 	if !strings.Contains(stderr.String(), "restarting into the installed program") {
 		t.Errorf("no log line says why it restarted:\n%s", stderr.String())
 	}

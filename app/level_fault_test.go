@@ -90,8 +90,7 @@ func TestSetLevelKilled(t *testing.T) {
 			}
 		}()
 		time.Sleep(time.Duration(50+rng.IntN(300)) * time.Millisecond) // the kill's moment, at random
-		r.cmd.Process.Kill()
-		r.cmd.Wait()
+		r.kill()
 		<-done
 		t.Logf("round %d: answered levels %v, events %v", round, answered, events)
 	}

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -101,13 +100,8 @@ func startServeIn(t testing.TB, home string, extra ...string) *running {
 	r := &running{bin: corralBinary(t), home: home, stderr: &strings.Builder{}}
 	r.env = append(os.Environ(), "CORRAL_HOME="+r.home, "SECRET_OF_THE_DAEMON=do-not-leak")
 	r.env = append(r.env, extra...)
-	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	r.cmd.Env = r.env
-	stdout, _ := r.cmd.StdoutPipe()
-	r.cmd.Stderr = r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var stdout io.Reader
+	r.cmd, stdout = serveCmd(t, r.bin, "127.0.0.1:0", r.env, r.stderr)
 	t.Cleanup(func() { r.cmd.Process.Kill(); r.cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
 	for len(r.lines) < 4 && lines.Scan() {
@@ -262,17 +256,7 @@ func TestServeHeadlessEndToEnd(t *testing.T) {
 	}
 
 	// SIGTERM: clean exit, no panic.
-	cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("exit: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("no exit 15 s after SIGTERM")
-	}
+	stopTerm(t, cmd, 15*time.Second, stderr)
 	if strings.Contains(stderr.String(), "panic") {
 		t.Errorf("stderr: %s", stderr.String())
 	}

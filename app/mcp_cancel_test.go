@@ -50,6 +50,17 @@ func ownerClient(t *testing.T, r *running) *client.Client {
 	return c
 }
 
+// askedOwner is ownerClient subscribed to approvals: the daemon has
+// someone to ask, so a call that needs an answer waits for it.
+func askedOwner(t *testing.T, r *running) *client.Client {
+	t.Helper()
+	c := ownerClient(t, r)
+	if _, err := c.Call(t.Context(), "approval.subscribe", nil); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 type auditEvent struct {
 	Op, Target, Decision, Detail, Error string
 	DecidedBy                           string `json:"decided_by"`
@@ -112,10 +123,7 @@ func TestMCPCancelCommand(t *testing.T) {
 func TestMCPCancelApproval(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	owner := ownerClient(t, r)
-	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {
-		t.Fatal(err)
-	}
+	owner := askedOwner(t, r)
 	outside := t.TempDir()
 	for _, name := range []string{"stdio", "http"} {
 		t.Run(name, func(t *testing.T) {

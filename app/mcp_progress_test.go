@@ -47,10 +47,7 @@ func progressClient(t *testing.T, r *running, transport string) (*sdk.ClientSess
 func TestMCPProgress(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	owner := ownerClient(t, r)
-	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {
-		t.Fatal(err)
-	}
+	owner := askedOwner(t, r)
 	for _, name := range []string{"stdio", "http"} {
 		t.Run(name, func(t *testing.T) {
 			cs, got := progressClient(t, r, name)

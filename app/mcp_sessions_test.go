@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/testkit/mcphttp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -59,18 +60,7 @@ func TestMCPHTTPSurvivesRestart(t *testing.T) {
 // rawMCP posts one MCP message to r's /mcp with key in session sid
 // ("": none) under ctx, and returns the response (its body unread).
 func rawMCP(ctx context.Context, r *running, key, sid, body string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/mcp", strings.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	return http.DefaultClient.Do(req)
+	return mcphttp.Send(ctx, r.url, key, sid, body)
 }
 
 // TestMCPHTTPDroppedCallWithdrawsQuestion: an HTTP client that gives up
@@ -81,22 +71,9 @@ func rawMCP(ctx context.Context, r *running, key, sid, body string) (*http.Respo
 func TestMCPHTTPDroppedCallWithdrawsQuestion(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	owner := ownerClient(t, r)
-	if _, err := owner.Call(context.Background(), "approval.subscribe", nil); err != nil {
-		t.Fatal(err)
-	}
+	owner := askedOwner(t, r)
 	bg := context.Background()
-	resp, err := rawMCP(bg, r, r.agentKey, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"py-like","version":"1"}}}`)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("initialize: %v %v", err, resp)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp, err = rawMCP(bg, r, r.agentKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || resp.StatusCode/100 != 2 {
-		t.Fatalf("initialized: %v %v", err, resp)
-	}
-	resp.Body.Close()
+	sid := mcphttp.Open(t, r.url, r.agentKey)
 	target := filepath.Join(t.TempDir(), "dropped.txt")
 	args, _ := json.Marshal(map[string]any{"path": target, "content": "should never land"})
 	ctx, drop := context.WithCancel(bg)

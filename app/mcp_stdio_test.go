@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"corral/app/testkit/mcphttp"
 	"io"
 	"net/http"
 	"os"
@@ -20,13 +21,8 @@ func restartServe(t testing.TB, r *running) {
 	t.Helper()
 	r.cmd.Process.Signal(syscall.SIGTERM)
 	r.cmd.Wait()
-	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", strings.TrimPrefix(r.url, "http://"))
-	r.cmd.Env = r.env
-	stdout, _ := r.cmd.StdoutPipe()
-	r.cmd.Stderr = r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var stdout io.Reader
+	r.cmd, stdout = serveCmd(t, r.bin, strings.TrimPrefix(r.url, "http://"), r.env, r.stderr)
 	first, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || !regexp.MustCompile(`^corral: listening on `+regexp.QuoteMeta(r.url)+`\n$`).MatchString(first) {
 		t.Fatalf("restart: %q %v\n%s", first, err, r.stderr.String())
@@ -107,21 +103,11 @@ func TestMCPStdioSIGTERM(t *testing.T) {
 // the response and its body.
 func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+r.agentKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, b, err := mcphttp.Post(t.Context(), r.url, r.agentKey, session, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
+	return resp, b
 }
 
 // TestMCPHTTPSessionAndUnknownMethod: /mcp hands out a session, answers
@@ -130,27 +116,16 @@ func mcpPost(t *testing.T, r *running, session, body string) (*http.Response, st
 func TestMCPHTTPSessionAndUnknownMethod(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if resp.StatusCode != 200 || sid == "" {
-		t.Fatalf("initialize: %d session %q %s", resp.StatusCode, sid, body)
-	}
-	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	resp, body = mcpPost(t, r, sid, `{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
+	sid := mcphttp.Open(t, r.url, r.agentKey)
+	resp, body := mcpPost(t, r, sid, `{"jsonrpc":"2.0","id":2,"method":"no/such/method"}`)
 	if !strings.Contains(body, `"code":-32601`) || !strings.Contains(body, `"id":2`) {
 		t.Fatalf("unknown method: %d %q", resp.StatusCode, body)
 	}
 	// The owner's key with the agent's session: not found.
-	req, _ := http.NewRequest(http.MethodPost, r.url+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`))
-	req.Header.Set("Authorization", "Bearer "+r.ownerKey)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", sid)
-	resp, err := http.DefaultClient.Do(req)
+	resp, _, err := mcphttp.Post(t.Context(), r.url, r.ownerKey, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("another client's session: %d", resp.StatusCode)
 	}

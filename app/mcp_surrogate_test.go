@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"corral/app/testkit/mcphttp"
 	"encoding/json"
 	"io"
 	"os/exec"
@@ -37,13 +38,8 @@ func TestMCPRefusesLoneSurrogates(t *testing.T) {
 
 	// HTTP: a session first, then the call; the answer comes as an SSE
 	// event or as JSON.
-	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	_, body = mcpPost(t, r, sid, loneSurrogateCall)
+	sid := mcphttp.Open(t, r.url, r.agentKey)
+	_, body := mcpPost(t, r, sid, loneSurrogateCall)
 	for _, line := range strings.Split(body, "\n") {
 		if d, ok := strings.CutPrefix(line, "data: "); ok {
 			body = d
@@ -103,13 +99,8 @@ wait:
 func TestMCPHTTPRefusesInvalidUTF8(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)
-	resp, body := mcpPost(t, r, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	sid := resp.Header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: %d %s", resp.StatusCode, body)
-	}
-	mcpPost(t, r, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	resp, body = mcpPost(t, r, sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"file_write\",\"arguments\":{\"path\":\"caf\xff.txt\",\"content\":\"x\"}}}")
+	sid := mcphttp.Open(t, r.url, r.agentKey)
+	resp, body := mcpPost(t, r, sid, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":{\"name\":\"file_write\",\"arguments\":{\"path\":\"caf\xff.txt\",\"content\":\"x\"}}}")
 	if !strings.Contains(body, "-32700") || !strings.Contains(body, "UTF-8") {
 		t.Errorf("a body with the byte 0xff: %d %q, want a -32700 error that names UTF-8", resp.StatusCode, body)
 	}

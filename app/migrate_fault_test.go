@@ -3,7 +3,6 @@ package main
 import (
 	"database/sql"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,22 +239,8 @@ func TestMigrationKilled(t *testing.T) {
 // returns what it saw.
 func killAtWAL(t *testing.T, home, db string, size int64) string {
 	t.Helper()
-	cmd := exec.Command(corralBinary(t), "serve", "--headless", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "CORRAL_HOME="+home)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serving := make(chan struct{})
-	go func() {
-		b := make([]byte, 1)
-		if n, _ := out.Read(b); n > 0 {
-			close(serving)
-		}
-		io.Copy(io.Discard, out)
-	}()
-	dead := make(chan struct{})
-	go func() { cmd.Wait(); close(dead) }()
+	cmd, out := serveCmd(t, corralBinary(t), "127.0.0.1:0", append(os.Environ(), "CORRAL_HOME="+home), nil)
+	serving, dead := watchServe(cmd, out)
 	defer func() { cmd.Process.Kill(); <-dead }()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {

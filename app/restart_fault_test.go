@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"corral/app/client"
-	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
 
@@ -44,8 +43,7 @@ func TestRestartWithCallsInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := dialAgent(ctx, t, r)
-	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
-	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
+	needsCommands(ctx, t, agent)
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	writeFile(t, outside, "outside")
 

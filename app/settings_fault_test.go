@@ -23,13 +23,8 @@ func startXDG(t *testing.T, cfgHome, dataHome string, extra ...string) *running 
 	r := &running{bin: corralBinary(t), stderr: &strings.Builder{}}
 	r.env = append(os.Environ(), "CORRAL_HOME=", "HOME="+dataHome, "XDG_CONFIG_HOME="+cfgHome, "XDG_DATA_HOME="+dataHome)
 	r.env = append(r.env, extra...)
-	r.cmd = exec.Command(r.bin, "serve", "--headless", "--listen", "127.0.0.1:0")
-	r.cmd.Env = r.env
-	stdout, _ := r.cmd.StdoutPipe()
-	r.cmd.Stderr = r.stderr
-	if err := r.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	var stdout io.Reader
+	r.cmd, stdout = serveCmd(t, r.bin, "127.0.0.1:0", r.env, r.stderr)
 	t.Cleanup(func() { r.cmd.Process.Kill(); r.cmd.Wait() })
 	lines := bufio.NewScanner(stdout)
 	if lines.Scan() {

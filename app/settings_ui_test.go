@@ -22,6 +22,7 @@ import (
 
 	"corral/app/client"
 	"corral/app/testkit/chromium"
+	"corral/core/testkit/linediff"
 	"corral/core/testkit/poll"
 )
 
@@ -247,7 +248,7 @@ func TestSettingsInBrowser(t *testing.T) {
 	if lanIP != "" {
 		want["lan = true"] = true
 	}
-	removed, added := lineDiff(string(first), string(after))
+	removed, added := linediff.Changed(string(first), string(after))
 	if len(removed) != 0 || len(added) != len(want) {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
@@ -256,28 +257,6 @@ func TestSettingsInBrowser(t *testing.T) {
 			t.Errorf("config.toml gained %q", l)
 		}
 	}
-}
-
-// lineDiff compares two texts as counts of their lines.
-func lineDiff(before, after string) (removed, added []string) {
-	count := map[string]int{}
-	for _, l := range strings.Split(before, "\n") {
-		count[l]++
-	}
-	for _, l := range strings.Split(after, "\n") {
-		if count[l] > 0 {
-			count[l]--
-		} else {
-			added = append(added, l)
-		}
-	}
-	for _, l := range strings.Split(before, "\n") {
-		if count[l] > 0 {
-			count[l]--
-			removed = append(removed, l)
-		}
-	}
-	return removed, added
 }
 
 // lanAddress is the loopback address the daemon's LAN side uses in tests

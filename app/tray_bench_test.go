@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"corral/ui/bustest"
 	"io"
 	"os"
 	"os/exec"
@@ -30,7 +31,7 @@ func BenchmarkIdleCPU(b *testing.B) {
 	}
 	bin := corralBinary(b)
 	display := startXvfb(b)
-	bus := startBus(b)
+	bus := bustest.Start(b)
 	w := newFakeWatcher(b, bus)
 	tray := startTray(b, bin, display, bus)
 	w.item(b)

@@ -17,6 +17,7 @@ import (
 
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
+	"corral/ui/bustest"
 )
 
 // panelConfig is an xfce4-panel with one plugin, the Status Tray (which
@@ -61,7 +62,7 @@ func TestTrayMenuUnderXfcePanel(t *testing.T) {
 	}
 	bin := corralBinary(t)
 	display := startXvfb(t)
-	bus := startBus(t)
+	bus := bustest.Start(t)
 	conn, err := dbus.Connect(bus)
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 
 	"corral/app/client"
 	"corral/core/testkit/poll"
+	"corral/ui/bustest"
 )
 
 // shotsDir is where the smoke test also leaves its screenshots, to look
@@ -81,7 +82,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	})
 	t.Run("with D-Bus and a tray host", func(t *testing.T) {
 		t.Parallel()
-		bus := startBus(t)
+		bus := bustest.Start(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, startXvfb(t), bus)
 		// This bus has no notification service: one line says so at
@@ -105,7 +106,7 @@ func TestTrayUnderXvfb(t *testing.T) {
 	})
 	t.Run("Quit from the tray menu", func(t *testing.T) {
 		t.Parallel()
-		bus := startBus(t)
+		bus := bustest.Start(t)
 		w := newFakeWatcher(t, bus)
 		s := startTray(t, bin, startXvfb(t), bus)
 		menu := menuObject(t, w.conn, w.item(t))
@@ -158,25 +159,6 @@ func startXvfb(t testing.TB) string {
 		t.Fatalf("Xvfb did not start\n%s", stderr.String())
 	}
 	return ""
-}
-
-// startBus starts a private session bus and returns its address.
-func startBus(t testing.TB) string {
-	t.Helper()
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("dbus-daemon: %v", err)
-	}
-	return strings.TrimSpace(line)
 }
 
 // fakeWatcher is a StatusNotifierWatcher: what a desktop's tray host puts
@@ -664,13 +646,9 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 	res := s.read(agent, "/etc/hostname")
 	s.dialogWindow()
 	items = waitFor("the pending approval", func(items []trayEntry) bool { return hasLabel(items, "Approvals pending (1)") })
-	pending := icon()
-	for deadline := time.Now().Add(30 * time.Second); pending == normal && time.Now().Before(deadline); pending = icon() {
-		time.Sleep(50 * time.Millisecond) // the icon is replaced after the menu
-	}
-	if pending == normal {
-		t.Error("the icon has no badge while an approval is pending")
-	}
+	var pending [32]byte
+	poll.Eventually(t, 30*time.Second, func() bool { pending = icon(); return pending != normal }, // the icon is replaced after the menu
+		"the icon's badge while an approval is pending")
 	sub := entry(items, "Approvals pending (1)").Children
 	if len(sub) != 1 || sub[0].Label != "smoke-agent wants to read /etc/hostname" {
 		t.Errorf("pending submenu %+v", sub)
@@ -699,13 +677,8 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		t.Errorf("status line while paused: %q", items[0].Label)
 	}
 	// The icon is replaced after the menu: give it a moment.
-	paused := icon()
-	for deadline := time.Now().Add(30 * time.Second); (paused == normal || paused == pending) && time.Now().Before(deadline); paused = icon() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if paused == normal || paused == pending {
-		t.Error("the paused icon is not distinct")
-	}
+	poll.Eventually(t, 30*time.Second, func() bool { paused := icon(); return paused != normal && paused != pending },
+		"a paused icon distinct from the normal and the pending ones")
 	if _, err := agent.Call(t.Context(), "file.read", map[string]any{"path": "/etc/hostname"}); err == nil || !strings.Contains(err.Error(), "paused") {
 		t.Errorf("a request while paused: %v", err)
 	}
@@ -725,12 +698,7 @@ func (s *traySession) trayMenu(conn *dbus.Conn, item string) {
 		s.settle(nil, nil) // drawn
 		s.screenshot(w.shot)
 	}
-	for deadline := time.Now().Add(30 * time.Second); icon() != normal && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if icon() != normal {
-		t.Error("the icon kept a badge after resuming")
-	}
+	poll.Eventually(t, 30*time.Second, func() bool { return icon() == normal }, "the icon without a badge after resuming")
 }
 
 // itemsOf prints the menu's items when a failure is reported, after the

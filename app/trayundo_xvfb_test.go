@@ -13,6 +13,7 @@ import (
 
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
+	"corral/ui/bustest"
 )
 
 // The tray's undo window, opened from Recent activity on the real tray
@@ -28,7 +29,7 @@ func TestTrayUndoWindowCoversRows(t *testing.T) {
 		needs.Tool(t, tool, pkg)
 	}
 	bin := corralBinary(t)
-	bus := startBus(t)
+	bus := bustest.Start(t)
 	w := newFakeWatcher(t, bus)
 	s := startTray(t, bin, startXvfb(t), bus)
 	item := w.item(t)

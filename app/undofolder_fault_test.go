@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"corral/core/testkit/needs"
 )
 
 // The owner's "Restore this folder" (undo.apply with folder) of a command
@@ -25,17 +23,9 @@ func TestCrashDuringFolderUndo(t *testing.T) {
 		t.Skip("builds and kills the daemon")
 	}
 	t.Parallel()
-	home := t.TempDir()
-	r := startServeIn(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	agent := dialAgent(ctx, t, r)
-	if _, err := agent.Call(ctx, "file.write", map[string]any{"path": "a/f00.txt", "content": "old a 0\n"}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := agent.Call(ctx, "command.run", map[string]any{"command": "true"})
-	needs.Can(t, "run a command in the sandbox (bubblewrap)", err)
-	scope := scopeFolder(t, home, "a")
+	home, r, agent, scope := undoRig(ctx, t, "a/f00.txt", "old a 0\n")
 	for _, d := range []string{"a", "b"} {
 		for i := range 20 {
 			if d == "a" && i == 0 {
@@ -75,8 +65,7 @@ func TestCrashDuringFolderUndo(t *testing.T) {
 	}
 	cmdID, _, _ := last("command.run")
 	agent.Close()
-	r.cmd.Process.Kill()
-	r.cmd.Wait()
+	r.kill()
 
 	r = startServeIn(t, home, "CORRAL_KILL_AT=undo.change:10")
 	owner := dialKey(ctx, t, r, r.ownerKey)

@@ -13,13 +13,11 @@ import (
 	"corral/core/audit"
 )
 
-// A log written by the schema before migration 011 (AUTOINCREMENT ids,
-// the newest events already pruned) is rebuilt in place: every event keeps
-// its id and its fields, the indexes are there again, and new ids start
-// after the largest the old log ever gave, not after the largest left.
-func TestUpgradeToRowidIDs(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "corral.db")
+// atSchema is a fresh database at path with the first n migrations
+// applied, as a Corral of that schema left it; the caller closes db.
+func atSchema(t *testing.T, n int) (path string, db *sql.DB) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "corral.db")
 	db, err := sql.Open("sqlite3", dsn(path, url.Values{"_txlock": {"immediate"}}))
 	if err != nil {
 		t.Fatal(err)
@@ -28,11 +26,21 @@ func TestUpgradeToRowidIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range ms[:10] {
-		if err := apply(db, m, 10); err != nil {
+	for _, m := range ms[:n] {
+		if err := apply(db, m, n); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return path, db
+}
+
+// A log written by the schema before migration 011 (AUTOINCREMENT ids,
+// the newest events already pruned) is rebuilt in place: every event keeps
+// its id and its fields, the indexes are there again, and new ids start
+// after the largest the old log ever gave, not after the largest left.
+func TestUpgradeToRowidIDs(t *testing.T) {
+	t.Parallel()
+	path, db := atSchema(t, 10)
 	changes := `[{"path":"a.txt","kind":"modified"}]`
 	for i := range 6 {
 		if _, err := db.Exec(`INSERT INTO audit_events (time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes, answer, answered_by, rule)

@@ -2,12 +2,9 @@ package store
 
 import (
 	"cmp"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
 	"math"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -620,20 +617,7 @@ func TestAnswerAndRuleRoundTrip(t *testing.T) {
 // read back with no answer, surface or rule.
 func TestUpgradeToTimeOrder(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "corral.db")
-	db, err := sql.Open("sqlite3", dsn(path, url.Values{"_txlock": {"immediate"}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms, err := migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms[:6] {
-		if err := apply(db, m, 6); err != nil {
-			t.Fatal(err)
-		}
-	}
+	path, db := atSchema(t, 6)
 	for i, min := range []int{10, 30, 20} {
 		if _, err := db.Exec(`INSERT INTO audit_events (time_ns, client, user, op, target, decision, decided_by, detail, bytes, duration_ms, error, changes)
 			VALUES (?, 'a', 'alice', 'file.read', ?, 'allow', 'owner', 'owner answered allow_once', 0, 0, '', '')`,

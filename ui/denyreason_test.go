@@ -2,9 +2,6 @@ package ui
 
 import (
 	"context"
-	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"corral/core/policy"
 	"corral/core/testkit/auditmem"
 	"corral/core/testkit/fakeclock"
+	"corral/ui/internal/shots"
 )
 
 // TestDialogDenyWithReason: the approval dialog has a field for the
@@ -74,14 +72,7 @@ func TestDialogDenyWithReason(t *testing.T) {
 		t.Errorf("reason field at y=%v, allow row at %v, deny row at %v", y, allowY, denyY)
 	}
 	test.Type(d.reason, "use the share folder\tinstead")
-	if dir := os.Getenv("CORRAL_SHOTS"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "deny-reason-native-dialog.png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		png.Encode(f, d.win.Canvas().Capture())
-		f.Close()
-	}
+	shots.Save(t, "deny-reason-native-dialog", d.win.Canvas().Capture)
 	test.Tap(d.buttons[policy.DenyOnce])
 	if o := outcome(out); o.Allowed || o.Decision != policy.DenyOnce || o.Via != "dialog" || o.Reason != "use the share folder instead" {
 		t.Errorf("outcome after Deny with a reason: %+v", o)

@@ -2,11 +2,7 @@ package ui
 
 import (
 	"context"
-	"image"
-	"image/png"
-	"os"
 	"path"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -243,21 +239,5 @@ func (h *harness) approval(id, target string, age time.Duration) policy.Approval
 		ID: id, Client: "alice-agent", User: "alice", Access: policy.Read, Target: target, Folder: path.Dir(target),
 		Reason: "to summarise it", RequestedAt: at, ExpiresAt: at.Add(2 * time.Minute),
 		Description: policy.Describe("alice-agent", policy.Read, target),
-	}
-}
-
-// saveWindow writes a window's picture as a PNG (CORRAL_SHOTS).
-func saveWindow(t *testing.T, img image.Image, path string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,14 +1,13 @@
 package ui
 
 import (
-	"bufio"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/godbus/dbus/v5"
 
 	"corral/core/testkit/needs"
+	"corral/ui/bustest"
 )
 
 // TestDetectNotifier runs a real session bus (dbus-daemon): without a
@@ -19,20 +18,7 @@ func TestDetectNotifier(t *testing.T) {
 	needs.Tool(t, "dbus-daemon", "dbus-daemon")
 	display, _ := fakeDisplay(t)
 
-	cmd := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address", "--address=unix:dir="+t.TempDir())
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr = strings.TrimSpace(addr)
+	addr := bustest.Start(t)
 	env := envOf(map[string]string{"DISPLAY": display, "DBUS_SESSION_BUS_ADDRESS": addr})
 
 	d := Detect(env)

@@ -3,9 +3,6 @@ package ui
 import (
 	"context"
 	"errors"
-	"image/png"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +18,8 @@ import (
 	"corral/core/policy"
 	"corral/core/testkit/auditmem"
 	"corral/core/testkit/fakeclock"
+	"corral/ui/internal/shots"
+	"image"
 )
 
 // tableLabels are the labels policy's one table gives a's answers.
@@ -444,10 +443,10 @@ func TestSettingsWindow(t *testing.T) {
 	if got := h.lastOpened(); !strings.HasSuffix(got, "#settings") || !strings.Contains(got, "/login?code=") {
 		t.Errorf("Change settings… opened %q, want a dashboard login at #settings", got)
 	}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
+	shots.Save(t, "tray-settings", func() image.Image {
 		w.win.Resize(fyne.NewSize(700, 640))
-		saveWindow(t, w.win.Canvas().Capture(), filepath.Join(d, "tray-settings.png"))
-	}
+		return w.win.Canvas().Capture()
+	})
 	if w.autostart.Checked || w.autostart.Text != labelAutostart {
 		t.Fatal("autostart shown as on")
 	}
@@ -595,8 +594,7 @@ func TestDialogDefaultAndSteps(t *testing.T) {
 // leaves the pictures in $CORRAL_SHOTS when set (for the eye; the
 // assertions are TestDialogDefaultAndSteps').
 func TestDialogPictures(t *testing.T) {
-	dir := os.Getenv("CORRAL_SHOTS")
-	if dir == "" {
+	if shots.Dir() == "" {
 		t.Skip("CORRAL_SHOTS is not set")
 	}
 	h := newHarness(t)
@@ -608,14 +606,7 @@ func TestDialogPictures(t *testing.T) {
 	d := h.tray.dialog
 	save := func(name string) {
 		h.advance(GuardDelay)
-		f, err := os.Create(filepath.Join(dir, name+".png"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := png.Encode(f, d.win.Canvas().Capture()); err != nil {
-			t.Fatal(err)
-		}
+		shots.Save(t, name, d.win.Canvas().Capture)
 	}
 	save("vocab-dialog-normal-1of3")
 	test.Tap(d.next)

@@ -2,8 +2,6 @@ package ui
 
 import (
 	"image/color"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 
 	"corral/core/audit"
 	"corral/core/words"
+	"corral/ui/internal/shots"
 )
 
 // The tray's Recent activity speaks core/words: the owner is "you", a
@@ -74,9 +73,7 @@ func TestDialogSaysWhatTheWebSays(t *testing.T) {
 	if d.bar.fill.FillColor != countdownColor(words.CountdownColor) {
 		t.Errorf("bar colour %v with two minutes left", d.bar.fill.FillColor)
 	}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		saveWindow(t, h.tray.dialog.win.Canvas().Capture(), filepath.Join(d, "native-dialog.png"))
-	}
+	shots.Save(t, "native-dialog", h.tray.dialog.win.Canvas().Capture)
 	h.advance(105 * time.Second)
 	if d.bar.fill.FillColor != countdownColor(words.CountdownLowColor) {
 		t.Errorf("bar colour %v with 15 s left, want the low colour", d.bar.fill.FillColor)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/app/testkit/httpcheck"
 	"corral/core/errs"
 	"corral/store"
 )
@@ -36,8 +37,8 @@ func TestStartShowsACodeOnTheLAN(t *testing.T) {
 	if want := lanURL + "/pair?code=" + p.Code + "#sha256=AB:CD"; p.URL != want || qrOf != want || p.Fingerprint != "AB:CD" || !slices.Equal(p.QR, []string{"10", "01"}) {
 		t.Errorf("code %+v (QR of %q), want the URL %s", p, qrOf, want)
 	}
-	if !p.Expires.Equal(rig.clock.t.Add(5*time.Minute)) || !rig.h.codes.usable(p.Code, rig.clock.t) {
-		t.Errorf("the code expires %v and is usable %v, want five minutes on and usable", p.Expires, rig.h.codes.usable(p.Code, rig.clock.t))
+	if !p.Expires.Equal(rig.clock.Now().Add(5*time.Minute)) || !rig.h.codes.usable(p.Code, rig.clock.Now()) {
+		t.Errorf("the code expires %v and is usable %v, want five minutes on and usable", p.Expires, rig.h.codes.usable(p.Code, rig.clock.Now()))
 	}
 	if want := "tray pairing.start " + lanURL; !slices.Equal(*rig.audit, auditLines{want}) {
 		t.Errorf("audit %v, want %q", *rig.audit, want)
@@ -130,7 +131,7 @@ func TestByTokenNotesASeenDeviceOnceAMinute(t *testing.T) {
 	if st.n != 1 {
 		t.Errorf("seen three times in a moment, noted %d times; want once", st.n)
 	}
-	rig.clock.t = rig.clock.t.Add(time.Minute + time.Second)
+	rig.clock.Advance(time.Minute + time.Second)
 	rig.h.ByToken(t.Context(), "tok")
 	if st.n != 2 {
 		t.Errorf("a minute later noted %d times in all; want twice", st.n)
@@ -164,7 +165,7 @@ func TestSignOut(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/pair" {
 		t.Fatalf("sign out: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	c := cookieSet(t, res, Cookie)
+	c := httpcheck.CookieSet(t, res, Cookie)
 	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 		t.Errorf("the cleared device cookie %+v", c)
 	}
@@ -181,7 +182,7 @@ func TestSignOut(t *testing.T) {
 	}
 
 	rig = newPairRig(func(c *Config) { c.Store = failingStore{fakeStore{"tok": phone}} })
-	wantRefusal(t, signOut(rig, phone), http.StatusInternalServerError, "Corral could not sign this phone out; try again.")
+	httpcheck.WantRefusal(t, signOut(rig, phone), http.StatusInternalServerError, "Corral could not sign this phone out; try again.")
 	if len(*rig.hungUp) != 0 || len(*rig.audit) != 0 {
 		t.Errorf("a failed sign out ended connections %v, audit %v", *rig.hungUp, *rig.audit)
 	}

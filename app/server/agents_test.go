@@ -15,6 +15,7 @@ import (
 	"corral/app/config"
 	"corral/app/wire"
 	"corral/core/audit"
+	"corral/core/testkit/poll"
 )
 
 // dialStatus dials with key and returns the HTTP status of a refused
@@ -38,17 +39,13 @@ func dialStatus(t *testing.T, h *harness, key string) int {
 // waitClosed waits until a call on c fails because the connection ended.
 func waitClosed(t *testing.T, c *client.Client) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
+	poll.Eventually(t, 5*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		_, err := c.Call(ctx, "session.info", nil)
 		cancel()
 		var ce *client.Error
-		if err != nil && !errors.As(err, &ce) {
-			return // not an answer: the connection is gone
-		}
-	}
-	t.Fatal("the connection stayed open")
+		return err != nil && !errors.As(err, &ce) // not an answer: the connection is gone
+	}, "the connection to close")
 }
 
 type addedAgent struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/cdproto/security"
 	"github.com/chromedp/chromedp"
 
+	"corral/core/testkit/linediff"
 	"corral/core/testkit/needs"
 	"corral/core/testkit/poll"
 )
@@ -75,7 +76,7 @@ func TestDashboardSettings(t *testing.T) {
 	// busy): the file is written before the value is put in effect.
 	b.wait(`!document.querySelector('#set-sandbox-approval-timeout[aria-busy]') && document.querySelector('#set-sandbox-approval-timeout')?.value === '9m'`)
 	text := waitFile(t, h.files.Config, `approval_timeout = "9m"`)
-	if removed, added := changedLines(ownerConfig, text); len(removed) != 0 || strings.Join(added, "|") != `approval_timeout = "9m"` {
+	if removed, added := linediff.Changed(ownerConfig, text); len(removed) != 0 || strings.Join(added, "|") != `approval_timeout = "9m"` {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
 	own := h.owner(t)
@@ -158,7 +159,7 @@ func TestDashboardPairTurnsLANOn(t *testing.T) {
 	link := js[string](b, `document.querySelector('#pair-url').value`)
 	b.shot("devices-lan-on")
 	text, _ := os.ReadFile(h.files.Config)
-	if removed, added := changedLines(ownerConfig, string(text)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
+	if removed, added := linediff.Changed(ownerConfig, string(text)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
 

@@ -779,11 +779,7 @@ func waitTarget(t *testing.T, b *browser, prefix string) {
 func TestDashboardApprovals(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t) // skip early under -short
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.txt")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideText(t)
 	alice := h.dial(aliceKey)
 	b := newBrowser(t)
 	b.login(h)
@@ -1437,11 +1433,10 @@ func TestFilesOutPageCannotUseSession(t *testing.T) {
 		t.Errorf("document.cookie in the report: %q", in[1])
 	}
 	state := -1
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if state = js[int](b, `window.probeWS.readyState`); state > 1 {
-			break
-		}
-	}
+	poll.Eventually(t, 10*time.Second, func() bool {
+		state = js[int](b, `window.probeWS.readyState`)
+		return state > 1
+	}, "the WebSocket from the report to end (readyState 2 or 3)")
 	if state != 3 { // CLOSED; OPEN would be 1
 		t.Errorf("WebSocket from the report: readyState %d, want 3 (closed, refused)", state)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"corral/core/testkit/poll"
 	"github.com/chromedp/chromedp"
 )
 
@@ -87,13 +88,8 @@ func TestFilesOutReportCannotPhoneHome(t *testing.T) {
 	// The control, loaded after the reports: once its requests have all
 	// arrived, anything the reports had started would have arrived too.
 	b.do(chromedp.Navigate(control.URL + "/?m=control"))
-	deadline := time.Now().Add(10 * time.Second)
-	for len(seen("control")) < 4 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := seen("control"); len(got) < 4 {
-		t.Fatalf("control page without Corral's policy reached the listener only with %v: the test cannot see a leak", got)
-	}
+	poll.Eventually(t, 10*time.Second, func() bool { return len(seen("control")) >= 4 },
+		"the control page without Corral's policy to reach the listener 4 times, or the test cannot see a leak")
 	if got := seen("report"); len(got) != 0 {
 		t.Errorf("the HTML report reached the listener: %v", got)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"corral/app/share"
+	"corral/core/testkit/poll"
 )
 
 // acceptCounter is a loopback TCP listener that counts the connections
@@ -85,13 +86,8 @@ func TestFilesOutReportsCannotPreconnect(t *testing.T) {
 			b.do(chromedp.Navigate(link["url"].(string)))
 			b.wait(`document.readyState === 'complete'`)
 			b.do(chromedp.Navigate(control.URL))
-			deadline := time.Now().Add(10 * time.Second)
-			for ctlReached.Load() == 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if ctlReached.Load() == 0 {
-				t.Fatal("the control page's preconnect reached nothing: the test cannot see a connection")
-			}
+			poll.Eventually(t, 10*time.Second, func() bool { return ctlReached.Load() > 0 },
+				"the control page's preconnect to reach its listener, or the test cannot see a connection")
 			if n := reached.Load(); n != 0 {
 				t.Errorf("opening %s from /files/out made %d connection(s) to the server its <link rel=preconnect> names", tc.name, n)
 			}

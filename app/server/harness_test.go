@@ -234,6 +234,27 @@ func (h *harness) dial(key string) *client.Client {
 	return c
 }
 
+// startWithOutsideText is startWithOutsideFile (approvals_test.go) with
+// a text file, outside/tax.txt beside the owner's home, that the
+// dashboard's tests ask to read.
+func startWithOutsideText(t *testing.T) (*harness, string) {
+	t.Helper()
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside", "tax.txt")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	os.WriteFile(outside, []byte("tax data"), 0o644)
+	return startIn(t, dir, ""), outside
+}
+
+// startAlice starts a server with the default config and returns it
+// with alice-agent's and the owner's connections and alice's scope
+// folder on disk: the start of most tests of changes and their undo.
+func startAlice(t testing.TB) (h *harness, alice, own *client.Client, scope string) {
+	t.Helper()
+	h = start(t, "")
+	return h, h.dial(aliceKey), h.dial(ownerToken), filepath.Join(h.base, "alice")
+}
+
 // call makes a call that must succeed and decodes its result.
 func rpcCall[T any](t testing.TB, c *client.Client, method string, params any) T {
 	t.Helper()

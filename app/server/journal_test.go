@@ -20,9 +20,7 @@ import (
 // are empty.
 func TestCommandFoldersRecorded(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	_, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "command.run", m("command", "true"))
 	res := rpcCall[wire.RunResult](t, alice, "command.run", m("command", "mkdir -p d/e/f && mkdir g"))
 	if res.ExitCode != 0 {
@@ -57,9 +55,7 @@ func TestCommandFoldersRecorded(t *testing.T) {
 // applied, its old content lost and the agent told it was not).
 func TestCommandVersionStoreGone(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	h, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "command.run", m("command", "true"))
 	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "original\n"))
 	rpcCall[any](t, alice, "file.write", m("path", "keep.txt", "content", "second\n"))

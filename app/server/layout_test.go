@@ -2,8 +2,6 @@ package server
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -45,11 +43,7 @@ func (b *browser) overflow() string {
 func TestDashboardLayoutFits(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t) // skip early under -short
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.txt")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideText(t)
 	seed(t, h)
 	b := newBrowser(t)
 	b.login(h)

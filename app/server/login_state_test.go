@@ -83,6 +83,27 @@ func wsStatusAs(t *testing.T, h *harness, cookie, value, secret string) int {
 	return res.StatusCode
 }
 
+// signedInTab starts a server and a browser tab signed in to it as the
+// owner.
+func signedInTab(t *testing.T) (*harness, *browser) {
+	t.Helper()
+	h := start(t, "")
+	b := newBrowser(t)
+	b.login(h)
+	return h, b
+}
+
+// waitRefused waits until tab b says its login is refused (the banner
+// shown), logs how long that took (logf formats the time) and returns
+// the banner's text.
+func waitRefused(t *testing.T, b *browser, logf string) string {
+	t.Helper()
+	began := time.Now()
+	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
+	t.Logf(logf, time.Since(began).Round(time.Millisecond))
+	return js[string](b, `document.querySelector('#login-banner').textContent`)
+}
+
 // TestSessionSurvivesRestartOnlyWhole: a browser login works after a
 // restart (it is kept in the store), but only with its second secret;
 // one signed out before the restart stays refused after it, and the
@@ -166,9 +187,7 @@ func TestSessionSurvivesRestartOnlyWhole(t *testing.T) {
 // itself after Corral restarts, still signed in.
 func TestDashboardLoginSurvivesRestart(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	b := newBrowser(t)
-	b.login(h)
+	h, b := signedInTab(t)
 	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed'`)
 	h = startWith(t, h.restartSetup())
@@ -185,9 +204,7 @@ func TestDashboardLoginSurvivesRestart(t *testing.T) {
 // the way back, and stops knocking.
 func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	b := newBrowser(t)
-	b.login(h)
+	h, b := signedInTab(t)
 	h.stop()
 	b.wait(`document.querySelector('#conn').dataset.state === 'closed' && document.querySelector('.conn-label').textContent === 'Reconnecting…'`)
 	if !js[bool](b, `document.querySelector('#login-banner').hidden`) {
@@ -196,10 +213,7 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 	later := h.restartSetup()
 	later.shift = sessionTTL + time.Minute
 	startWith(t, later)
-	began := time.Now()
-	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
-	t.Logf("refused login shown %v after the server came back", time.Since(began).Round(time.Millisecond))
-	text := js[string](b, `document.querySelector('#login-banner').textContent`)
+	text := waitRefused(t, b, "refused login shown %v after the server came back")
 	if !strings.Contains(text, "no longer works") || !strings.Contains(text, "corral open") || !strings.Contains(text, "Open dashboard") {
 		t.Errorf("banner %q does not say the login ended and how to get back", text)
 	}
@@ -215,20 +229,9 @@ func TestDashboardLoginRefusedShowsWayBack(t *testing.T) {
 // restart.
 func TestDashboardSignOut(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	b := newBrowser(t)
-	b.login(h)
+	h, b := signedInTab(t)
 	secret := js[string](b, `sessionStorage.getItem('corral.secret')`)
-	got, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sid string
-	for _, c := range got.Cookies {
-		if c.Name == cookieName {
-			sid = c.Value
-		}
-	}
+	sid := browserCookie(t, b, cookieName)
 	if sid == "" || secret == "" {
 		t.Fatal("no session in the browser after login")
 	}
@@ -292,10 +295,7 @@ func TestPhoneRevokedShowsWayBack(t *testing.T) {
 		t.Fatalf("devices after a restart: %+v", devs)
 	}
 	rpcCall[any](t, owner, "device.revoke", map[string]string{"id": devs.Devices[0].ID})
-	began := time.Now()
-	b.wait(`document.querySelector('#conn').dataset.state === 'refused' && !document.querySelector('#login-banner').hidden`)
-	t.Logf("revoked phone told %v after the revocation", time.Since(began).Round(time.Millisecond))
-	text := js[string](b, `document.querySelector('#login-banner').textContent`)
+	text := waitRefused(t, b, "revoked phone told %v after the revocation")
 	if !strings.Contains(text, "no longer paired") || !strings.Contains(text, "Pair a phone") {
 		t.Errorf("banner %q does not say the phone was unpaired and how to pair again", text)
 	}

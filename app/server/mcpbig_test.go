@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"corral/app/testkit/mcphttp"
 	"corral/core/sandbox"
 )
 
@@ -20,34 +20,16 @@ import (
 func mcpWrite2MiB(ctx context.Context, h *harness, key, sid, path string) (int, string, error) {
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": path, "method": "tools/call", "params": map[string]any{
 		"name": "file_write", "arguments": map[string]any{"path": path, "content": strings.Repeat("x", 2<<20)}}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.url+"/mcp", strings.NewReader(string(b)))
-	if err != nil {
+	resp, body, err := mcphttp.Post(ctx, h.url, key, sid, string(b))
+	if resp == nil {
 		return 0, "", err
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
+	return resp.StatusCode, body, err
 }
 
 func mcpOpen(t *testing.T, h *harness, key string) string {
 	t.Helper()
-	code, sid, body := mcpPost(t, h, key, "", mcpInitialize)
-	if code != http.StatusOK || sid == "" {
-		t.Fatalf("initialize: %d %s", code, body)
-	}
-	mcpPost(t, h, key, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	return sid
+	return mcphttp.Open(t, h.url, key)
 }
 
 // TestMCPLargeBodiesTakeTheKeysPlaces (red team): a /ws frame over 1 MiB

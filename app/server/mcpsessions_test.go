@@ -2,13 +2,13 @@ package server
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"corral/app/mcpserve"
+	"corral/app/testkit/mcphttp"
 	"corral/core/sandbox"
 	"corral/core/testkit/poll"
 )
@@ -18,27 +18,14 @@ import (
 // body.
 func mcpPost(t *testing.T, h *harness, key, sid, body string) (int, string, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(body))
+	resp, b, err := mcphttp.Post(t.Context(), h.url, key, sid, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if sid != "" {
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), b
 }
 
-const mcpInitialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+const mcpInitialize = mcphttp.Initialize
 
 // TestMCPSessionsPerKeyBounded: every initialize over /mcp used to keep
 // a session for 30 minutes, however many one key opened (23,000 took the
@@ -112,11 +99,7 @@ func TestMCPSessionsAllBusyRefused(t *testing.T) {
 		if code, _, body := mcpPost(t, h, aliceKey, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code/100 != 2 {
 			t.Fatalf("initialized %d: %d %s", i, code, body)
 		}
-		req, _ := http.NewRequest(http.MethodGet, h.url+"/mcp", nil)
-		req.Header.Set("Authorization", "Bearer "+aliceKey)
-		req.Header.Set("Accept", "text/event-stream")
-		req.Header.Set("Mcp-Session-Id", sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req, _ := mcphttp.Request(t.Context(), http.MethodGet, h.url, aliceKey, sid, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -201,9 +184,7 @@ func TestMCPSessionResumedOnlyForItsKey(t *testing.T) {
 	if code != http.StatusOK || sid == "" {
 		t.Fatalf("initialize: %d, session %q", code, sid)
 	}
-	req, _ := http.NewRequest(http.MethodDelete, h.url+"/mcp", nil)
-	req.Header.Set("Authorization", "Bearer "+aliceKey)
-	req.Header.Set("Mcp-Session-Id", sid)
+	req, _ := mcphttp.Request(t.Context(), http.MethodDelete, h.url, aliceKey, sid, nil)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode/100 != 2 {
 		t.Fatalf("DELETE: %v %v", err, resp)
 	}

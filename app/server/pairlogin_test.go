@@ -1,18 +1,18 @@
 package server
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"maps"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"corral/app/pairing"
+	"corral/app/pairing/pairingtest"
+	"corral/app/testkit/httpcheck"
+	"corral/core/testkit/fakeclock"
 	"corral/store"
 )
 
@@ -24,94 +24,23 @@ import (
 // are app/pairing's; TestPairRefusesCrossSitePosts runs it here, in the
 // server, with the server's Origin check.
 
-// fakeDevices are paired devices over a map by token (pairing.Store):
-// what logout finds and forgets.
-type fakeDevices map[string]store.Device
-
-func (f fakeDevices) AddDevice(ctx context.Context, d store.Device, token string) error {
-	f[token] = d
-	return nil
-}
-
-func (f fakeDevices) DeviceByToken(ctx context.Context, token string) (store.Device, bool, error) {
-	d, ok := f[token]
-	return d, ok, nil
-}
-
-func (f fakeDevices) TouchDevice(ctx context.Context, id string, t time.Time) error { return nil }
-
-func (f fakeDevices) Devices(ctx context.Context) ([]store.Device, error) {
-	return slices.Collect(maps.Values(f)), nil
-}
-
-func (f fakeDevices) RemoveDevice(ctx context.Context, id string) (bool, error) {
-	for tok, d := range f {
-		if d.ID == id {
-			delete(f, tok)
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// turnableClock is a clock that moves only when the test says.
-type turnableClock struct{ t time.Time }
-
-func (c *turnableClock) now() time.Time { return c.t }
-
 var testKey = secretKey{1, 2, 3}
-
-// answer is what a browser would see of one request to h.
-func answer(h http.Handler, r *http.Request) *http.Response {
-	w := httptest.NewRecorder()
-	h.ServeHTTP(w, r)
-	return w.Result()
-}
-
-func bodyOf(t *testing.T, res *http.Response) string {
-	t.Helper()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-// wantRefusal checks a refusal's status and its sentence.
-func wantRefusal(t *testing.T, res *http.Response, code int, sentence string) {
-	t.Helper()
-	if body := bodyOf(t, res); res.StatusCode != code || !strings.Contains(body, sentence) {
-		t.Errorf("got %d %q, want %d saying %q", res.StatusCode, body, code, sentence)
-	}
-}
-
-// cookieSet is the cookie named name a response sets.
-func cookieSet(t *testing.T, res *http.Response, name string) *http.Cookie {
-	t.Helper()
-	for _, c := range res.Cookies() {
-		if c.Name == name {
-			return c
-		}
-	}
-	t.Fatalf("no %s cookie set; Set-Cookie: %q", name, res.Header.Values("Set-Cookie"))
-	return nil
-}
 
 // loginRig is a login handler over the real in-memory sessions and a map
 // of paired devices, with what it ended and wrote down.
 type loginRig struct {
 	h       loginHandler
 	logins  *logins
-	devices fakeDevices
-	clock   *turnableClock
+	devices pairingtest.Devices
+	clock   *fakeclock.Clock
 	audit   *auditLines
 	hungUp  []*conn // connections the handler's matches picked, of the rig's open ones
 	open    []*conn
 }
 
 func newLoginRig() *loginRig {
-	r := &loginRig{devices: fakeDevices{}, clock: &turnableClock{time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}, audit: &auditLines{}}
-	r.logins = newLogins(r.clock.now)
+	r := &loginRig{devices: pairingtest.Devices{}, clock: fakeclock.New(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)), audit: &auditLines{}}
+	r.logins = newLogins(r.clock.Now)
 	hangUp := func(match func(*conn) bool) int {
 		n := 0
 		for _, c := range r.open {
@@ -125,7 +54,7 @@ func newLoginRig() *loginRig {
 	// A phone's sign out is app/pairing's, over the same map, hanging up
 	// as the server does (devices.go).
 	paired := pairing.New(pairing.Config{
-		Store: r.devices, Now: r.clock.now, Log: slog.New(slog.DiscardHandler), Record: r.audit.record,
+		Store: r.devices, Now: r.clock.Now, Log: slog.New(slog.DiscardHandler), Record: r.audit.record,
 		HangUp: func(id string) { hangUp(func(c *conn) bool { return c.deviceID == id }) },
 	})
 	r.h = loginHandler{sessions: r.logins, devices: paired, secrets: testKey,
@@ -137,11 +66,11 @@ func newLoginRig() *loginRig {
 func (r *loginRig) signIn(t *testing.T) string {
 	t.Helper()
 	code, _ := r.logins.newCode()
-	res := answer(r.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	res := httpcheck.Answer(r.h, httptest.NewRequest("GET", "/login?code="+code, nil))
 	if res.StatusCode != 200 {
 		t.Fatalf("login: %d", res.StatusCode)
 	}
-	return cookieSet(t, res, cookieName).Value
+	return httpcheck.CookieSet(t, res, cookieName).Value
 }
 
 // logoutRequest is the dashboard's Sign out from this computer, with the
@@ -164,9 +93,9 @@ const linkGone = "This login link was already used or has expired."
 func TestLoginHandlerOpensOneSessionPerLink(t *testing.T) {
 	rig := newLoginRig()
 	code, _ := rig.logins.newCode()
-	res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
-	body := bodyOf(t, res)
-	c := cookieSet(t, res, cookieName)
+	res := httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	body := httpcheck.Body(t, res)
+	c := httpcheck.CookieSet(t, res, cookieName)
 	if res.StatusCode != 200 || !rig.logins.valid(c.Value) {
 		t.Fatalf("login: %d, session valid %v", res.StatusCode, rig.logins.valid(c.Value))
 	}
@@ -182,8 +111,8 @@ func TestLoginHandlerOpensOneSessionPerLink(t *testing.T) {
 
 	// The same link again (from history, a shared screenshot): refused,
 	// and no second session is opened.
-	res = answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
-	wantRefusal(t, res, http.StatusForbidden, linkGone)
+	res = httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil))
+	httpcheck.WantRefusal(t, res, http.StatusForbidden, linkGone)
 	if len(res.Cookies()) != 0 || res.Header.Get("Cache-Control") != "no-store" {
 		t.Errorf("a used link set %v, Cache-Control %q", res.Cookies(), res.Header.Get("Cache-Control"))
 	}
@@ -193,22 +122,22 @@ func TestLoginHandlerRefusesStaleAndForgedLinks(t *testing.T) {
 	rig := newLoginRig()
 	stale, _ := rig.logins.newCode()
 	other, _ := rig.logins.newCode()
-	rig.clock.t = rig.clock.t.Add(loginCodeTTL) // two minutes on, both are over
-	wantRefusal(t, answer(rig.h, httptest.NewRequest("GET", "/login?code="+stale, nil)), http.StatusForbidden, linkGone)
+	rig.clock.Advance(loginCodeTTL) // two minutes on, both are over
+	httpcheck.WantRefusal(t, httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?code="+stale, nil)), http.StatusForbidden, linkGone)
 	fresh, _ := rig.logins.newCode()
 	flipped := fresh[:len(fresh)-1] + "A"
 	if strings.HasSuffix(fresh, "A") {
 		flipped = fresh[:len(fresh)-1] + "B"
 	}
 	for _, q := range []string{"code=" + stale, "code=" + other, "code=" + flipped, "code=" + fresh[:10], "code=", "", "code=" + strings.Repeat("A", 32)} {
-		res := answer(rig.h, httptest.NewRequest("GET", "/login?"+q, nil))
-		wantRefusal(t, res, http.StatusForbidden, linkGone)
+		res := httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?"+q, nil))
+		httpcheck.WantRefusal(t, res, http.StatusForbidden, linkGone)
 		if len(res.Cookies()) != 0 {
 			t.Errorf("%q set %v", q, res.Cookies())
 		}
 	}
 	// The fresh link still works once: the forged ones spent nothing.
-	if res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+fresh, nil)); res.StatusCode != 200 {
+	if res := httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?code="+fresh, nil)); res.StatusCode != 200 {
 		t.Errorf("the fresh link after forgeries: %d", res.StatusCode)
 	}
 }
@@ -217,11 +146,11 @@ func TestLogoutHandlerEndsTheSessionAndClearsTheCookie(t *testing.T) {
 	rig := newLoginRig()
 	sid, other := rig.signIn(t), rig.signIn(t)
 	rig.open = []*conn{{session: sid}, {session: other}, {session: sid}}
-	res := answer(rig.h, logoutRequest(testKey.secretFor("session", sid), &http.Cookie{Name: cookieName, Value: sid}))
+	res := httpcheck.Answer(rig.h, logoutRequest(testKey.secretFor("session", sid), &http.Cookie{Name: cookieName, Value: sid}))
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/" {
 		t.Fatalf("logout: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	c := cookieSet(t, res, cookieName)
+	c := httpcheck.CookieSet(t, res, cookieName)
 	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 		t.Errorf("the cleared cookie %+v", c)
 	}
@@ -244,7 +173,7 @@ func TestLogoutHandlerWantsTheSecretWithTheCookie(t *testing.T) {
 		"the device's secret":  logoutRequest(testKey.secretFor("device", sid), cookie),
 		"another key's secret": logoutRequest(secretKey{9}.secretFor("session", sid), cookie),
 	} {
-		wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
+		httpcheck.WantRefusal(t, httpcheck.Answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
 		if !rig.logins.valid(sid) {
 			t.Fatalf("%s signed the owner out", name)
 		}
@@ -252,7 +181,7 @@ func TestLogoutHandlerWantsTheSecretWithTheCookie(t *testing.T) {
 	// From the LAN the owner's session counts for nothing, secret or not.
 	lan := logoutRequest(testKey.secretFor("session", sid), cookie)
 	lan.RemoteAddr = "192.0.2.7:50000"
-	wantRefusal(t, answer(rig.h, lan), http.StatusForbidden, "Sign out from the dashboard itself.")
+	httpcheck.WantRefusal(t, httpcheck.Answer(rig.h, lan), http.StatusForbidden, "Sign out from the dashboard itself.")
 	if !rig.logins.valid(sid) || len(rig.hungUp) != 0 {
 		t.Error("a LAN request signed the owner out")
 	}
@@ -264,8 +193,8 @@ func TestLogoutHandlerRefusesCrossSitePosts(t *testing.T) {
 	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1:7778", "https://127.0.0.1:7777"} {
 		req := logoutRequest(testKey.secretFor("session", sid), &http.Cookie{Name: cookieName, Value: sid})
 		req.Header.Set("Origin", origin)
-		res := answer(rig.h, req)
-		wantRefusal(t, res, http.StatusForbidden, "Cross-site request refused.")
+		res := httpcheck.Answer(rig.h, req)
+		httpcheck.WantRefusal(t, res, http.StatusForbidden, "Cross-site request refused.")
 		if !rig.logins.valid(sid) || len(res.Cookies()) != 0 {
 			t.Errorf("Origin %s signed the owner out", origin)
 		}
@@ -287,17 +216,17 @@ func TestLogoutHandlerSignsAPhoneOut(t *testing.T) {
 
 	// The cookie alone (or with a wrong secret) revokes nothing.
 	for _, secret := range []string{"", testKey.secretFor("device", "tok2"), testKey.secretFor("session", "tok")} {
-		answer(rig.h, phone(secret))
+		httpcheck.Answer(rig.h, phone(secret))
 		if _, ok := rig.devices["tok"]; !ok || len(rig.hungUp) != 0 || len(*rig.audit) != 0 {
 			t.Fatalf("secret %q signed the phone out", secret)
 		}
 	}
 
-	res := answer(rig.h, phone(testKey.secretFor("device", "tok")))
+	res := httpcheck.Answer(rig.h, phone(testKey.secretFor("device", "tok")))
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/pair" {
 		t.Fatalf("phone sign out: %d to %q", res.StatusCode, res.Header.Get("Location"))
 	}
-	c := cookieSet(t, res, deviceCookie)
+	c := httpcheck.CookieSet(t, res, deviceCookie)
 	if c.Value != "" || c.MaxAge != -1 || !c.HttpOnly || !c.Secure || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
 		t.Errorf("the cleared device cookie %+v", c)
 	}
@@ -342,7 +271,7 @@ func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
 	req := logoutRequest("", &http.Cookie{Name: cookieName, Value: sid})
 	req.Body = io.NopCloser(body)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	wantRefusal(t, answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
+	httpcheck.WantRefusal(t, httpcheck.Answer(rig.h, req), http.StatusForbidden, "Sign out from the dashboard itself.")
 	if body.read > 64<<10 || !rig.logins.valid(sid) {
 		t.Errorf("logout read %d bytes of an endless form (signed out: %v)", body.read, !rig.logins.valid(sid))
 	}
@@ -352,7 +281,7 @@ func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
 	req.RemoteAddr, req.Header["Origin"] = "127.0.0.1:40000", []string{"http://127.0.0.1:7777"}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.AddCookie(&http.Cookie{Name: cookieName, Value: sid})
-	if res := answer(rig.h, req); res.StatusCode != http.StatusSeeOther || rig.logins.valid(sid) {
+	if res := httpcheck.Answer(rig.h, req); res.StatusCode != http.StatusSeeOther || rig.logins.valid(sid) {
 		t.Errorf("the Sign out form: %d, still signed in %v", res.StatusCode, rig.logins.valid(sid))
 	}
 }
@@ -364,11 +293,11 @@ func TestLogoutHandlerReadsLittleOfAHugeForm(t *testing.T) {
 func TestLoginHandlerLeavesTheLinkToAHeadRequest(t *testing.T) {
 	rig := newLoginRig()
 	code, _ := rig.logins.newCode()
-	res := answer(rig.h, httptest.NewRequest("HEAD", "/login?code="+code, nil))
+	res := httpcheck.Answer(rig.h, httptest.NewRequest("HEAD", "/login?code="+code, nil))
 	if res.StatusCode != http.StatusMethodNotAllowed || res.Header.Get("Allow") != "GET" || len(res.Cookies()) != 0 {
 		t.Errorf("HEAD /login: %d, Allow %q, cookies %v", res.StatusCode, res.Header.Get("Allow"), res.Cookies())
 	}
-	if res := answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil)); res.StatusCode != 200 {
+	if res := httpcheck.Answer(rig.h, httptest.NewRequest("GET", "/login?code="+code, nil)); res.StatusCode != 200 {
 		t.Errorf("after a HEAD the owner's GET got %d", res.StatusCode)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"corral/app/client"
+	"corral/core/testkit/linediff"
 )
 
 // ownerConfig is the harness's config as an owner keeps it: with
@@ -60,29 +61,6 @@ func (v settingsView) value(key string) any {
 	return nil
 }
 
-// changedLines compares two texts line by line, as counts of each line:
-// the lines only before has, and those only after has.
-func changedLines(before, after string) (removed, added []string) {
-	count := map[string]int{}
-	for _, l := range strings.Split(before, "\n") {
-		count[l]++
-	}
-	for _, l := range strings.Split(after, "\n") {
-		if count[l] > 0 {
-			count[l]--
-		} else {
-			added = append(added, l)
-		}
-	}
-	for _, l := range strings.Split(before, "\n") {
-		if count[l] > 0 {
-			count[l]--
-			removed = append(removed, l)
-		}
-	}
-	return removed, added
-}
-
 // The approval timeout changed through settings.set is written as one
 // line of config.toml, comments kept, and the next question uses it
 // without a restart.
@@ -101,7 +79,7 @@ func TestSettingsApprovalTimeoutLive(t *testing.T) {
 		t.Fatalf("settings.set: %+v", r)
 	}
 	after, _ := os.ReadFile(h.files.Config)
-	removed, added := changedLines(ownerConfig, string(after))
+	removed, added := linediff.Changed(ownerConfig, string(after))
 	if len(removed) != 0 || len(added) != 1 || added[0] != `approval_timeout = "7m"` {
 		t.Errorf("config.toml: removed %q, added %q:\n%s", removed, added, after)
 	}
@@ -167,7 +145,7 @@ func TestSettingsRestartNeeded(t *testing.T) {
 		t.Errorf("applied %v, links.expiry %v, exec.timeout %v", r.Applied, r.value("links.expiry"), r.value("exec.timeout"))
 	}
 	after, _ := os.ReadFile(h.files.Config)
-	removed, added := changedLines(ownerConfig, string(after))
+	removed, added := linediff.Changed(ownerConfig, string(after))
 	if strings.Join(removed, "|") != `expiry = "24h"` || strings.Join(added, "|") != `expiry = "2h"|[exec]|timeout = "5m"|` {
 		t.Errorf("config.toml: removed %q, added %q:\n%s", removed, added, after)
 	}
@@ -239,7 +217,7 @@ func TestSettingsLANLive(t *testing.T) {
 		t.Errorf("the result page on the LAN: %d\n%s", resp.StatusCode, body)
 	}
 	after, _ := os.ReadFile(h.files.Config)
-	if removed, added := changedLines(ownerConfig, string(after)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
+	if removed, added := linediff.Changed(ownerConfig, string(after)); len(removed) != 0 || strings.Join(added, "|") != "lan = true" {
 		t.Errorf("config.toml: removed %q, added %q", removed, added)
 	}
 

@@ -176,9 +176,7 @@ func TestDashboardDaySummary(t *testing.T) {
 func TestDashboardRestoreFolder(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	h, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "command.run", m("command", "true")) // the scope as commands see it
 	for i := range 30 {
 		dir := "project"
@@ -264,9 +262,7 @@ func TestDashboardRestoreFolder(t *testing.T) {
 func TestDashboardActivityRowUndo(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	h, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "file.write", m("path", "notes.txt", "content", "one\n"))
 	rpcCall[any](t, alice, "file.write", m("path", "notes.txt", "content", "two\n"))
 	rpcCall[any](t, alice, "file.read", m("path", "notes.txt"))

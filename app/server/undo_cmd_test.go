@@ -91,9 +91,7 @@ ls work | wc -l`
 // A file changed after the command is a conflict: named, not overwritten.
 func TestUndoCommandConflict(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	_, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "a1\n"))
 	rpcCall[any](t, alice, "file.write", m("path", "b.txt", "content", "b1\n"))
 	rpcCall[any](t, alice, "command.run", m("command", "echo a2 > a.txt; echo b2 > b.txt"))

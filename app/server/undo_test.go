@@ -75,9 +75,7 @@ func randomBytes(n int) []byte {
 // event that can be undone.
 func TestUndoFileOperations(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	_, alice, own, scope := startAlice(t)
 	bin := randomBytes(3000)
 	rpcCall[any](t, alice, "file.write", m("path", "docs/report.md", "content", "# Report\nfirst draft\n"))
 	rpcCall[any](t, alice, "file.write", m("path", "docs/data.bin", "content", base64.StdEncoding.EncodeToString(bin), "encoding", "base64"))
@@ -176,9 +174,7 @@ func TestUndoFileOperations(t *testing.T) {
 // is overwritten; skip_conflicts undoes the rest.
 func TestUndoConflict(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	_, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "file.write", m("path", "a.txt", "content", "a1"))
 	rpcCall[any](t, alice, "file.write", m("path", "b.txt", "content", "b1"))
 	rpcCall[any](t, alice, "file.apply_patch", m("patch", "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a1\n\\ No newline at end of file\n+a2\n\\ No newline at end of file\n--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-b1\n\\ No newline at end of file\n+b2\n\\ No newline at end of file\n"))

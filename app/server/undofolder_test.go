@@ -14,9 +14,7 @@ import (
 // invalid_params.
 func TestUndoFolder(t *testing.T) {
 	t.Parallel()
-	h := start(t, "")
-	alice, own := h.dial(aliceKey), h.dial(ownerToken)
-	scope := filepath.Join(h.base, "alice")
+	_, alice, own, scope := startAlice(t)
 	rpcCall[any](t, alice, "command.run", m("command", "true"))
 	for _, f := range []string{"a/x.txt", "a/deep/y.txt", "b/z.txt", "keep/k.txt"} {
 		os.MkdirAll(filepath.Join(scope, filepath.Dir(f)), 0o755)

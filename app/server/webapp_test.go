@@ -1,8 +1,6 @@
 package server
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,11 +17,7 @@ import (
 func TestWebAppNotifiesNewApproval(t *testing.T) {
 	t.Parallel()
 	chromiumPath(t)
-	dir := t.TempDir()
-	outside := filepath.Join(dir, "outside", "tax.txt")
-	os.MkdirAll(filepath.Dir(outside), 0o755)
-	os.WriteFile(outside, []byte("tax data"), 0o644)
-	h := startIn(t, dir, "")
+	h, outside := startWithOutsideText(t)
 	alice := h.dial(aliceKey)
 	b := newOwnBrowser(t) // off the record, the worker's notifications were flaky
 	b.phone()

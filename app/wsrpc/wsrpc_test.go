@@ -471,30 +471,8 @@ func TestCallsWaitingAreBoundedInBytesAcrossPeers(t *testing.T) {
 	const backlogBytes = 256 << 10
 	url, peers := serve(t, fake{}, Options{Calls: calls, Waiting: new(Waiting), BacklogBytes: backlogBytes})
 	const frameSize, sent = 32 << 10, 16
-	pad := strings.Repeat("x", frameSize-64)
-	var ps []*Peer
-	var wss []*websocket.Conn
-	for range 2 {
-		ws := dial(t, url)
-		wss, ps = append(wss, ws), append(ps, <-peers)
-		go func() {
-			for i := range sent {
-				if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"pad":%q}}`, i, pad)) != nil {
-					return
-				}
-			}
-		}()
-	}
-	held := func() (n int) {
-		for _, p := range ps {
-			p.flightMu.Lock()
-			for _, l := range p.inflight {
-				n += len(l)
-			}
-			p.flightMu.Unlock()
-		}
-		return n
-	}
+	ps, wss := flood(t, url, peers, 2, sent, frameSize)
+	held := func() int { return heldCalls(ps) }
 	least := backlogBytes/frameSize + 2 // and the one in each reader's hand
 	most := least + 2                   // and one waiting call each beyond
 	poll.EventuallyNil(t, 10*time.Second, func() error {
@@ -769,11 +747,28 @@ func TestFramesOfOneKeyBoundedAcrossPeers(t *testing.T) {
 	url, peers := serve(t, fake{}, Options{Calls: calls, Waiting: new(Waiting), BacklogBytes: backlogBytes,
 		BigFrameBytes: 32 << 10, BigFrames: 2})
 	const frameSize, sent, npeers = 64 << 10, 8, 8
+	ps, _ := flood(t, url, peers, npeers, sent, frameSize)
+	held := func() int { return heldCalls(ps) }
+	most := backlogBytes/frameSize + 2
+	// Give the readers a second to read what they may.
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if n := held(); n > most {
+			t.Fatalf("%d peers of one key hold %d calls of %d KiB while none can run, want at most %d (BacklogBytes and the frame in one reader's hand)", npeers, n, frameSize>>10, most)
+		}
+	}
+}
+
+// flood dials n peers to url (taking each from peers) and has each send
+// sent echo calls of frameSize bytes, from a goroutine of its own; it
+// returns the peers and their connections.
+func flood(t *testing.T, url string, peers <-chan *Peer, n, sent, frameSize int) ([]*Peer, []*websocket.Conn) {
+	t.Helper()
 	pad := strings.Repeat("x", frameSize-64)
 	var ps []*Peer
-	for range npeers {
+	var wss []*websocket.Conn
+	for range n {
 		ws := dial(t, url)
-		ps = append(ps, <-peers)
+		wss, ps = append(wss, ws), append(ps, <-peers)
 		go func() {
 			for i := range sent {
 				if ws.WriteMessage(websocket.TextMessage, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"echo","params":{"pad":%q}}`, i, pad)) != nil {
@@ -782,21 +777,17 @@ func TestFramesOfOneKeyBoundedAcrossPeers(t *testing.T) {
 			}
 		}()
 	}
-	held := func() (n int) {
-		for _, p := range ps {
-			p.flightMu.Lock()
-			for _, l := range p.inflight {
-				n += len(l)
-			}
-			p.flightMu.Unlock()
+	return ps, wss
+}
+
+// heldCalls counts the frames the peers hold in flight between them.
+func heldCalls(ps []*Peer) (n int) {
+	for _, p := range ps {
+		p.flightMu.Lock()
+		for _, l := range p.inflight {
+			n += len(l)
 		}
-		return n
+		p.flightMu.Unlock()
 	}
-	most := backlogBytes/frameSize + 2
-	// Give the readers a second to read what they may.
-	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-		if n := held(); n > most {
-			t.Fatalf("%d peers of one key hold %d calls of %d KiB while none can run, want at most %d (BacklogBytes and the frame in one reader's hand)", npeers, n, frameSize>>10, most)
-		}
-	}
+	return n
 }

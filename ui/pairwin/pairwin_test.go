@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image/png"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"corral/ui/internal/shots"
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"github.com/boombuler/barcode/qr"
@@ -219,9 +217,7 @@ func TestPairWindow(t *testing.T) {
 	if w.countdown.Text != "The code works for 5:00 more, once." {
 		t.Errorf("countdown %q", w.countdown.Text)
 	}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		saveCapture(t, w, filepath.Join(d, "tray-pair.png"))
-	}
+	shots.Save(t, "tray-pair", w.win.Canvas().Capture)
 
 	h.advance(61 * time.Second)
 	if w.countdown.Text != "The code works for 3:59 more, once." {
@@ -312,22 +308,6 @@ func TestPairWindowStaleAnswers(t *testing.T) {
 	}
 }
 
-func saveCapture(t *testing.T, w *Window, path string) {
-	t.Helper()
-	img := w.win.Canvas().Capture()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // lanPairer is a Pairer that can turn the LAN on, as the app's is.
 type lanPairer struct {
 	*fakePairer
@@ -358,9 +338,7 @@ func TestPairWindowTurnsLANOn(t *testing.T) {
 	if !w.lanOn.Visible() || w.qr.Visible() || w.status.Text != "Pairing needs the LAN, which is off." {
 		t.Fatalf("LAN off: button %v, qr %v, status %q", w.lanOn.Visible(), w.qr.Visible(), w.status.Text)
 	}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		saveCapture(t, w, filepath.Join(d, "tray-pair-lan-off.png"))
-	}
+	shots.Save(t, "tray-pair-lan-off", w.win.Canvas().Capture)
 	test.Tap(w.lanOn)
 	h.flush()
 	if lp.turnedOn != 1 || w.lanOn.Visible() || !w.qr.Visible() || w.status.Visible() {

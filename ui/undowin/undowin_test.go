@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"image"
-	"image/png"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +13,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"corral/core/audit"
+	"corral/ui/internal/shots"
 )
 
 // fakeUndoer answers each agent's last change from a table and records
@@ -158,9 +155,7 @@ func TestUndoWindow(t *testing.T) {
 	if len(u.undone) != 0 || uw.confirm.Disabled() || !uw.confirm.Visible() {
 		t.Fatalf("before confirming: undone %v, confirm disabled %v", u.undone, uw.confirm.Disabled())
 	}
-	if d := os.Getenv("CORRAL_SHOTS"); d != "" {
-		saveWindow(t, uw.win.Canvas().Capture(), filepath.Join(d, "tray-undo.png"))
-	}
+	shots.Save(t, "tray-undo", uw.win.Canvas().Capture)
 	test.Tap(uw.confirm)
 	h.flush()
 	if !slices.Equal(u.undone, []int64{2}) || uw.status.Text != "Undone: 2 files put back." || uw.confirm.Visible() || uw.cancel.Text != labelClose {
@@ -228,20 +223,5 @@ func TestUndoRefused(t *testing.T) {
 	h.flush()
 	if !strings.HasPrefix(uw.status.Text, "Nothing was undone: 1 of the files") || uw.confirm.Visible() {
 		t.Errorf("refused: status %q", uw.status.Text)
-	}
-}
-
-func saveWindow(t *testing.T, img image.Image, path string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
 	}
 }
