@@ -12,6 +12,7 @@ import (
 	"corral/app/rpc"
 	"corral/core/errs"
 	"corral/core/policy"
+	"corral/core/testkit/errkind"
 )
 
 // The approval methods' logic against a map-backed fake of the policy:
@@ -80,13 +81,6 @@ func wireOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, k errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != k {
-		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
-	}
-}
-
 func TestApprovalAreaListsQuestionsWithTheirChoices(t *testing.T) {
 	q := &fakeQueue{pending: map[string]policy.Approval{
 		"a2": {ID: "a2", Access: policy.Read, Target: "/home/ann/.ssh/id_ed25519", Sensitive: "SSH keys"},
@@ -144,11 +138,11 @@ func TestApprovalAreaPassesTheOwnersAnswer(t *testing.T) {
 	}
 
 	_, err = respond(t, ap, `{"id":"a1","decision":"deny_once"}`)
-	wantKind(t, err, errs.NotFound) // answered already
+	errkind.Want(t, err, errs.NotFound) // answered already
 	_, err = respond(t, ap, `{"id":"a1","decision":"allow_always","expires_in":"soon"}`)
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 	_, err = respond(t, ap, `{"decision":"allow_once"}`)
-	wantKind(t, err, errs.InvalidParams) // id is required
+	errkind.Want(t, err, errs.InvalidParams) // id is required
 	if len(q.answers) != 1 {
 		t.Errorf("refused answers reached the policy: %+v", q.answers)
 	}
@@ -173,7 +167,7 @@ func TestApprovalAreaRulesAndPause(t *testing.T) {
 		t.Error("rule.revoke left the rule standing")
 	}
 	_, err = ap.Revoke(t.Context(), "owner", IDParams{ID: "r1"})
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 
 	paused, err := ap.Pause(t.Context(), "owner", struct{}{})
 	if err != nil {

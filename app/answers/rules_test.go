@@ -7,6 +7,7 @@ import (
 
 	"corral/core/errs"
 	"corral/core/policy"
+	"corral/core/testkit/errkind"
 )
 
 // fakeBook is a Book that keeps the drafts it is given and saves each
@@ -70,10 +71,10 @@ func TestRulebookDraftsAgainstTheDirectory(t *testing.T) {
 		{Client: "bot", Access: "read", Target: "/x", Decision: "allow", ExpiresIn: []byte(`"soon"`)},
 	} {
 		_, err := x.Add(ctx, "owner", p)
-		wantKind(t, err, errs.InvalidParams)
+		errkind.Want(t, err, errs.InvalidParams)
 	}
 	_, err = x.Update(ctx, "owner", RuleParams{Client: "bot", Access: "read", Target: "/x", Decision: "allow"})
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 	if len(b.drafts) != 1 {
 		t.Errorf("refused rules reached the policy: %+v", b.drafts)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // TestConnectWriteCreatesKeepsAndNamesAStableCommand: under a fresh home,
@@ -173,7 +174,7 @@ func TestConnectAreaPreviewWritesNothingWriteDoes(t *testing.T) {
 
 	// A write against a digest the file no longer has is refused.
 	_, err = x.Write(t.Context(), "owner", params(t, `{"name":"bot","app":"cursor","key":"`+key+`","digest":"00"}`))
-	wantKind(t, err, errs.Conflict)
+	errkind.Want(t, err, errs.Conflict)
 	if now, _ := os.ReadFile(file); string(now) != string(before) {
 		t.Fatal("a refused write changed the file")
 	}
@@ -224,7 +225,7 @@ func TestConnectAreaShowsTheAppsWithoutAKey(t *testing.T) {
 		}
 	}
 	_, err = x.Show(t.Context(), "owner", params(t, `{"name":"nobody"}`))
-	wantKind(t, err, errs.NotFound)
+	errkind.Want(t, err, errs.NotFound)
 }
 
 // params decodes a call's JSON params as the method table does.
@@ -235,11 +236,4 @@ func params(t *testing.T, s string) Params {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func wantKind(t *testing.T, err error, k errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != k {
-		t.Fatalf("error %v, want kind %s", err, k)
-	}
 }

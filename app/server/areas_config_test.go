@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"corral/core/errs"
+	"corral/core/testkit/errkind"
 )
 
 // The config area against a fake status (the connect area's tests are
@@ -28,5 +29,5 @@ func TestConfigAreaReportsTheStatus(t *testing.T) {
 		t.Errorf("config.status = %s", w)
 	}
 	_, err = table["config.status"].fn(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 }

@@ -46,13 +46,6 @@ func wireOf(t *testing.T, v any) string {
 	return string(b)
 }
 
-func wantKind(t *testing.T, err error, k errs.Kind) {
-	t.Helper()
-	if errs.KindOf(err) != k {
-		t.Fatalf("error %v (kind %q), want kind %q", err, errs.KindOf(err), k)
-	}
-}
-
 // fakePairing is a devicePairing over a map of devices by id; Start
 // answers code.
 type fakePairing struct {
@@ -297,7 +290,7 @@ func TestSessionAreaRows(t *testing.T) {
 		t.Errorf("an agent was told %+v", agent)
 	}
 	_, err = table["session.info"].fn(t.Context(), ownerCall(`{"x":1}`))
-	wantKind(t, err, errs.InvalidParams)
+	errkind.Want(t, err, errs.InvalidParams)
 	if table["session.info"].owner || !table["session.login"].owner {
 		t.Error("session.info is the owner's, or session.login is open to agents")
 	}

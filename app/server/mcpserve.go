@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -33,17 +32,15 @@ func (s *Server) mcpHandler() http.Handler {
 			caller, ok = mcpMethods{s}.Caller(r.Context(), tok)
 		}
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
-			http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
+			unauthorized(w)
+			return
+		}
+		// /mcp requests (a GET stream lasts as long as the agent wants)
+		// count against the same bound as /ws connections.
+		if !s.admitConn(w, caller) {
 			return
 		}
 		if !caller.Owner {
-			// /mcp requests (a GET stream lasts as long as the agent
-			// wants) count against the same bound as /ws connections.
-			if !s.holdConn(caller.Client) {
-				http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
-				return
-			}
 			defer s.releaseConn(caller.Client)
 		}
 		s.mcp.Serve(w, r, caller, tok)

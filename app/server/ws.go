@@ -38,15 +38,11 @@ func (s *Server) serveWS(w http.ResponseWriter, r *http.Request) {
 	}
 	caller, deviceID, ok := s.authenticate(r)
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
-		http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
+		unauthorized(w)
 		return
 	}
-	if !caller.Owner {
-		if !s.holdConn(caller.Client) {
-			http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
-			return
-		}
+	if !s.admitConn(w, caller) {
+		return
 	}
 	held := !caller.Owner // released here unless the connection is tracked (then untrack releases it)
 	defer func() {
@@ -253,4 +249,22 @@ func (s *Server) sessionCookie(r *http.Request, caller sandbox.Caller) string {
 		}
 	}
 	return ""
+}
+
+// unauthorized answers a request without a key (or cookie) Corral knows.
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="corral"`)
+	http.Error(w, "Authentication required: send Authorization: Bearer <key>.", http.StatusUnauthorized)
+}
+
+// admitConn takes one of an agent's connection places (/ws and /mcp
+// count against the same bound), or answers 429 and says false. The
+// owner's connections are not counted. The caller releases a place taken
+// (releaseConn).
+func (s *Server) admitConn(w http.ResponseWriter, caller sandbox.Caller) bool {
+	if caller.Owner || s.holdConn(caller.Client) {
+		return true
+	}
+	http.Error(w, fmt.Sprintf("%s already has %d connections open, the most one agent may hold; close one first.", caller.Client, maxConnsPerClient), http.StatusTooManyRequests)
+	return false
 }
