@@ -54,6 +54,9 @@ type Runs interface {
 	// WithdrawForReadOnly withdraws the agent's waiting questions other
 	// than reads (policy.WithdrawForReadOnly); it says how many.
 	WithdrawForReadOnly(client string) int
+	// WithdrawRemoved withdraws all the agent's waiting questions, the
+	// owner having removed it (policy.WithdrawRemoved); it says how many.
+	WithdrawRemoved(client string) int
 }
 
 // SandboxRuns is the sandbox and its commands as Runs; without
@@ -78,6 +81,16 @@ func (b boxRuns) WithdrawForReadOnly(client string) int {
 	}
 	if pol := b.Policy(); pol != nil {
 		return pol.WithdrawForReadOnly(client)
+	}
+	return 0
+}
+
+func (b boxRuns) WithdrawRemoved(client string) int {
+	if b.Sandbox == nil {
+		return 0
+	}
+	if pol := b.Policy(); pol != nil {
+		return pol.WithdrawRemoved(client)
 	}
 	return 0
 }
@@ -847,14 +860,11 @@ func (d *Directory) setPaused(ctx context.Context, by, name string, paused bool)
 }
 
 // withdrawQuestions withdraws the questions still waiting of an agent
-// that is gone, as a pause withdraws them: hanging up does not end one
-// asked in an MCP request over HTTP, and the owner's Allow on it would
-// let the removed agent act. Then a later agent of that name starts
-// afresh. It says how many it withdrew.
+// that is gone, telling it so: hanging up does not end one asked in an
+// MCP request over HTTP, and the owner's Allow on it would let the
+// removed agent act. It says how many it withdrew.
 func (d *Directory) withdrawQuestions(name string) int {
-	n := d.runs.HoldQuestions(name, true)
-	d.runs.HoldQuestions(name, false)
-	return n
+	return d.runs.WithdrawRemoved(name)
 }
 
 // RemoveAgent answers agent.remove: its key stops working, its

@@ -64,3 +64,35 @@ func TestReadOnlyWithdrawsWaitingQuestions(t *testing.T) {
 		t.Errorf("agent.set_level events: %+v", ev.Events)
 	}
 }
+
+// TestRemovedAgentsQuestionsWithdrawn: removing an agent withdraws its
+// questions still waiting, saying why (the question of an MCP request
+// over HTTP outlives a hang-up, and a late Allow would let the removed
+// agent act). Before, they were withdrawn as by a pause: the card said
+// "paused" and the agent was told agents are paused.
+func TestRemovedAgentsQuestionsWithdrawn(t *testing.T) {
+	t.Parallel()
+	h, outside := startWithOutsideFile(t)
+	own := h.owner(t)
+	added := rpcCall[addedAgent](t, own.c, "agent.add", m("name", "temp-helper", "user", "alice"))
+	temp := h.dial(added.Key)
+	done := async(temp, "file.write", m("path", outside, "content", "overwritten"))
+	q := own.requested()
+	rpcCall[any](t, own.c, "agent.remove", m("name", "temp-helper"))
+	var res struct{ ID, Decision, By string }
+	json.Unmarshal(own.next("approval.resolved"), &res)
+	if res.ID != q.ID || res.Decision != "deny_once" || res.By != "withdrawn" {
+		t.Errorf("resolved: %+v, want %s denied, withdrawn", res, q.ID)
+	}
+	if ce := callErr(t, own.c, "approval.respond", m("id", q.ID, "decision", "allow_once")); ce.Data.Kind != "not_found" {
+		t.Errorf("a late Allow on the removed agent's question: %+v", ce)
+	}
+	<-done // hung up or denied: either way not written
+	if b, _ := os.ReadFile(outside); string(b) != "tax data" {
+		t.Fatalf("a removed agent changed %s: %q", outside, b)
+	}
+	ev := rpcCall[struct{ Events []wire.Event }](t, own.c, "audit.query", m("op", "file.write", "client", "temp-helper"))
+	if len(ev.Events) != 1 || !strings.Contains(ev.Events[0].Detail+ev.Events[0].Error, "removed this agent") {
+		t.Errorf("the removed agent's write is recorded as %+v; want it to say the owner removed the agent", ev.Events)
+	}
+}

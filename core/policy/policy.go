@@ -805,17 +805,33 @@ func (p *Policy) SetClientPaused(client string, paused bool) int {
 // let a Read-only agent write, delete or run a command. It says how many
 // it withdrew.
 func (p *Policy) WithdrawForReadOnly(client string) int {
+	return p.withdraw(client, func(a Approval) bool { return a.Access != Read },
+		Outcome{By: audit.ByLevel, Reason: "the owner made this agent Read-only"}, "level")
+}
+
+// WithdrawRemoved withdraws (denies, by the owner) every question of
+// client still waiting for the owner, when the owner removes that agent:
+// hanging up does not end a question asked in an MCP request over HTTP,
+// and the owner's later Allow on it would let the removed agent act. It
+// says how many it withdrew.
+func (p *Policy) WithdrawRemoved(client string) int {
+	return p.withdraw(client, func(Approval) bool { return true },
+		Outcome{By: audit.ByOwner, Reason: "the owner removed this agent"}, "withdrawn")
+}
+
+// withdraw denies client's waiting questions that which picks, with out.
+func (p *Policy) withdraw(client string, which func(Approval) bool, out Outcome, via string) int {
 	p.mu.Lock()
 	var live []*pending
 	for _, pd := range p.byID {
-		if pd.a.Client == client && pd.a.Access != Read {
+		if pd.a.Client == client && which(pd.a) {
 			live = append(live, pd)
 		}
 	}
 	p.mu.Unlock()
 	n := 0
 	for _, pd := range live {
-		if p.finish(pd, Outcome{By: audit.ByLevel, Reason: "the owner made this agent Read-only"}, DenyOnce, "level") {
+		if p.finish(pd, out, DenyOnce, via) {
 			n++
 		}
 	}
