@@ -362,7 +362,7 @@ func runLink(args []string) error {
 	}
 	return withDaemon(func(ctx context.Context, c *client.Client) error {
 		// An unknown user id would silently mean the "default" scope
-		// (PROTOCOL.md section 4): say so instead of "not found".
+		// (docs/protocol.md section 4): say so instead of "not found".
 		var info wire.SessionInfo
 		if err := call(ctx, c, "session.info", nil, &info); err != nil {
 			return err

@@ -80,7 +80,7 @@ func openDaemon(f serveFlags) (*daemon.Daemon, error) {
 	return daemon.Open(daemon.Options{Files: files, Logger: newLogger(), Version: version, DocReader: reader})
 }
 
-// announce prints the two start-up lines of PROTOCOL.md section 3 once
+// announce prints the two start-up lines of docs/protocol.md section 3 once
 // the server listens.
 func announce(d *daemon.Daemon, s *server.Server) {
 	login, _ := s.LoginURL()

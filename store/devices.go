@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Device is a paired phone or browser (PROTOCOL.md section 9).
+// Device is a paired phone or browser (docs/protocol.md section 9).
 type Device struct {
 	ID       string    `json:"id"`
 	Name     string    `json:"name"`

@@ -291,6 +291,6 @@ func (c *Client) CallInto(ctx context.Context, method string, params, v any) err
 	return json.Unmarshal(raw, v)
 }
 
-// Kind is Corral's error kind (PROTOCOL.md section 7), or "" for JSON-RPC
+// Kind is Corral's error kind (docs/protocol.md section 7), or "" for JSON-RPC
 // protocol errors.
 func (e *Error) Kind() string { return e.Data.Kind }

@@ -43,7 +43,7 @@ import (
 	"corral/core/paths"
 )
 
-// Files are the places of Corral's own state (PROTOCOL.md section 1).
+// Files are the places of Corral's own state (docs/protocol.md section 1).
 type Files struct {
 	Config     string
 	DB         string
@@ -152,7 +152,7 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 // D returns d as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// Config mirrors config.toml (PROTOCOL.md section 2).
+// Config mirrors config.toml (docs/protocol.md section 2).
 type Config struct {
 	Server   Server   `toml:"server"`
 	Sandbox  Sandbox  `toml:"sandbox"`

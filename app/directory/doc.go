@@ -13,9 +13,10 @@
 //   - a key is compared in constant time against every agent's hash,
 //     and only its SHA-256 is kept; a new key is shown once;
 //   - an agent removed, re-keyed or taken out of config.toml loses its
-//     connections (Options.HangUp) and its running commands; one paused
-//     or made Read-only has its running commands stopped and its
-//     waiting questions withdrawn (Runs);
+//     connections (Options.HangUp) and its running commands, and one
+//     removed or taken out also its waiting questions, withdrawn as a
+//     removal (Runs.WithdrawRemoved); one paused or made Read-only has its
+//     running commands stopped and its waiting questions withdrawn (Runs);
 //   - a person's folder is made when they are added and kept, with what
 //     is in it, when they go;
 //   - every change is recorded in the audit log (Options.Record) before
@@ -24,6 +25,6 @@
 // It does not decode JSON-RPC, check that the caller is the owner, or
 // shape the methods' results: app/server's method table does that and
 // calls the typed functions here (AddAgent, RemovePerson, …). Paired
-// devices are not here (app/server's pairing); neither are browser
+// devices are not here (app/pairing); neither are browser
 // sessions.
 package directory

@@ -1,5 +1,5 @@
 // Package rpc parses and builds JSON-RPC 2.0 messages as Corral speaks
-// them (PROTOCOL.md sections 5, 7 and 10): one request or notification per
+// them (docs/protocol.md sections 5, 7 and 10): one request or notification per
 // frame, batches refused, named parameters only, and errors carrying a kind
 // and a polite sentence.
 //

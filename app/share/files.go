@@ -48,7 +48,7 @@ type Opener interface {
 	OpenLink(ctx context.Context, token, p string, v links.Visitor) (links.Served, error)
 }
 
-// FilesOut serves GET /files/out?path=P&token=T (PROTOCOL.md section 8).
+// FilesOut serves GET /files/out?path=P&token=T (docs/protocol.md section 8).
 // Every answer carries CSP. It expects the server in front of it to have
 // checked the Host header and set nosniff and no-referrer.
 type FilesOut struct {

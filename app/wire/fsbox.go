@@ -32,7 +32,7 @@ type Replacement struct {
 }
 
 // TextShape, ImageShape and BinaryShape are file.read's JSON shapes
-// (PROTOCOL.md), one for each fsbox.ReadResult type.
+// (docs/protocol.md), one for each fsbox.ReadResult type.
 type TextShape struct {
 	Type        string  `json:"type"`
 	Path        string  `json:"path"`

@@ -12,7 +12,7 @@ type InfoArgs struct {
 
 // LinkArgs are link.create's params: links.LinkArgs with its lifetime
 // as the caller wrote it, a number of seconds or a duration string
-// (PROTOCOL.md section 10), which the transport parses.
+// (docs/protocol.md section 10), which the transport parses.
 type LinkArgs struct {
 	Context   *Context        `json:"context,omitempty"`
 	Path      string          `json:"path" rpc:"required" jsonschema:"the file or folder to link"`

@@ -1,7 +1,7 @@
 // Package wire is the JSON form of the parameters and results of Corral's
 // methods whose Go types live in core: core keeps its operation arguments
 // and results as plain Go types, and this package declares each one again
-// with its JSON tags, `rpc:"required"` marks (PROTOCOL.md names) and the
+// with its JSON tags, `rpc:"required"` marks (docs/protocol.md names) and the
 // descriptions MCP's tools show (`jsonschema` tags). It is the one
 // declaration of each method's params: the WebSocket decodes them (Decode),
 // MCP's tools take them as their arguments, their input schemas made from
@@ -225,7 +225,7 @@ func From[A any](v any) (A, error) {
 }
 
 // Encode returns v in its wire form: a core result (or a slice of or
-// pointer to one) as its wire type, file.read's result as PROTOCOL.md's
+// pointer to one) as its wire type, file.read's result as docs/protocol.md's
 // shape for its type, and anything else as it is.
 func Encode(v any) any {
 	if r, ok := v.(fsbox.ReadResult); ok {

@@ -1,4 +1,4 @@
-// Package wsrpc serves JSON-RPC 2.0 (app/rpc, PROTOCOL.md) over one
+// Package wsrpc serves JSON-RPC 2.0 (app/rpc, docs/protocol.md) over one
 // WebSocket connection, after gorilla's chat example: a reader that hands
 // each request to a worker goroutine, and one writer that drains a
 // bounded send queue. What a method does is the Dispatcher's business;

@@ -38,7 +38,7 @@ const (
 	ByLevel   DecidedBy = "level" // the agent's trust level (Read-only) refused it
 )
 
-// Event is one audited operation (PROTOCOL.md section 6, `event`).
+// Event is one audited operation (docs/protocol.md section 6, `event`).
 type Event struct {
 	ID         int64
 	Time       time.Time

@@ -1,5 +1,5 @@
 // Package errs defines the errors Corral answers with: a kind from
-// PROTOCOL.md section 7, a polite sentence for a person, and the
+// docs/protocol.md section 7, a polite sentence for a person, and the
 // agent-visible path it concerns.
 //
 // Every failure that reaches a transport is an *Error. Anything else that
@@ -15,7 +15,7 @@ import (
 // Kind is the machine-readable class of an error.
 type Kind string
 
-// The kinds of PROTOCOL.md section 7, plus InvalidParams, which transports
+// The kinds of docs/protocol.md section 7, plus InvalidParams, which transports
 // answer as JSON-RPC -32602.
 const (
 	Denied        Kind = "denied"

@@ -54,7 +54,7 @@ const (
 	fdInfo    = 5
 	fdBlock   = 6
 	fdArgs    = 7 // bwrap's options, NUL-separated (--args), so ps shows no environment or host path
-	fdSeccomp = 8 // the seccomp filter (seccomp.go)
+	fdSeccomp = 8 // the seccomp filter (core/execbox/seccomp)
 	fdEgress  = 9 // with Spec.Egress: where corral-netinit sends the listener
 )
 

@@ -1,5 +1,5 @@
 // Package execbox runs an agent's shell command inside a bubblewrap sandbox
-// (PROTOCOL.md section 6, command.run). Nothing here ever runs a command
+// (docs/protocol.md section 6, command.run). Nothing here ever runs a command
 // outside bubblewrap: where bubblewrap is missing or cannot create its
 // namespaces, Run answers errs.Unavailable.
 //
@@ -106,10 +106,11 @@
 //     MaxProxyConns at once (further ones wait in the sandbox's kernel).
 //     HTTP_PROXY, HTTPS_PROXY and ALL_PROXY (and their lowercase forms)
 //     point there. That listener is the command's only way out.
-//   - A seccomp filter (seccomp.go) refuses with EPERM the system calls no
-//     ordinary program needs: new namespaces (unshare, setns, clone with
-//     CLONE_NEWUSER), io_uring, ptrace and process_vm_*, kernel keyrings,
-//     perf_event_open, bpf, userfaultfd, module and kernel loading, mounts,
+//   - A seccomp filter (core/execbox/seccomp) refuses with EPERM the
+//     system calls no ordinary program needs: new namespaces (unshare,
+//     setns, clone with CLONE_NEWUSER), io_uring, ptrace and
+//     process_vm_*, kernel keyrings, perf_event_open, bpf, userfaultfd,
+//     module and kernel loading, mounts,
 //     and other ABIs' system calls; a mode with the setuid or setgid bit
 //     (chmod and its kin, or a file created with them); and every socket
 //     family but AF_INET, AF_INET6 and AF_NETLINK (route and sock_diag
@@ -327,7 +328,7 @@ type Runner struct {
 	netWhy   string   // why netinit is "", for the owner
 	seccomp  []byte   // the filter bwrap loads, or nil on an architecture without one
 	uid, gid int
-	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (overlay.go)
+	asRoot   bool // Corral runs as root: sandboxes start through corral-netinit asroot (package overlay)
 	procs    limits.Proc
 	memory   *limits.Cgroup // nil: no memory cgroup could be made
 
@@ -575,7 +576,7 @@ func (r *Runner) Run(ctx context.Context, s Spec) (Result, error) {
 	layers, err := p.layer(s.LayerDir)
 	if err == nil && r.asRoot {
 		// overlayfs creates with the caller's ids: the upper layers are
-		// the command's (overlay.go).
+		// the command's (core/execbox/overlay).
 		for _, l := range layers {
 			if err = os.Lchown(l.Upper, overlay.DropID, overlay.DropID); err != nil {
 				RemoveLayers(s.LayerDir)

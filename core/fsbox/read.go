@@ -20,7 +20,7 @@ const (
 
 // ReadResult is the answer of file.read: a text, image or binary result
 // in one struct, whose fields say which (app/wire gives each type
-// PROTOCOL.md's JSON shape).
+// docs/protocol.md's JSON shape).
 type ReadResult struct {
 	Type string // "text" or "image"
 	Path string // agent-visible

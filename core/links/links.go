@@ -1,5 +1,5 @@
 // Package links signs and verifies the capability tokens of /files/out
-// links (PROTOCOL.md section 8), and makes, serves, lists and withdraws
+// links (docs/protocol.md section 8), and makes, serves, lists and withdraws
 // those links as operations of core/sandbox (Service, share.go and
 // ledger.go): the sandbox resolves, decides and audits each through its
 // operation skeleton (sandbox.Op); this package signs, records the links

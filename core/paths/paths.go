@@ -62,7 +62,7 @@ const (
 // Access is what a root allows.
 type Access string
 
-// The accesses of PROTOCOL.md section 2.
+// The accesses of docs/protocol.md section 2.
 const (
 	Read      Access = "read"
 	ReadWrite Access = "readwrite"

@@ -6,7 +6,7 @@ import (
 	"corral/core/errs"
 )
 
-// Command-prefix rules (PROTOCOL.md section 6, rule.add): a rule on
+// Command-prefix rules (docs/protocol.md section 6, rule.add): a rule on
 // execute with match "prefix" holds a few plain words, such as
 // "git status", and covers a command line whose words start with exactly
 // those words. Commands run as `/bin/sh -c LINE`, so a line is only

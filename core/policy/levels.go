@@ -3,7 +3,7 @@ package policy
 import "corral/core/errs"
 
 // Level is an agent's trust level: a named set of its settings, chosen in
-// one click (PROTOCOL.md section 6, agent.set_level). The table below is
+// one click (docs/protocol.md section 6, agent.set_level). The table below is
 // the only place their names and words are written; every surface reads
 // it (session.info).
 type Level string

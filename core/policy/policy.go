@@ -62,7 +62,7 @@ type RulesSaver interface {
 	SaveRules(ctx context.Context, rules []Rule) error
 }
 
-// Approval is a pending question (PROTOCOL.md section 6, `approval`).
+// Approval is a pending question (docs/protocol.md section 6, `approval`).
 type Approval struct {
 	ID          string
 	Client      string

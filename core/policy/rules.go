@@ -91,7 +91,7 @@ const (
 	Always  Lifetime = "always"  // persisted
 )
 
-// Rule is a remembered answer (PROTOCOL.md section 6, rule.list).
+// Rule is a remembered answer (docs/protocol.md section 6, rule.list).
 type Rule struct {
 	ID          string
 	Client      string // "*" for any client

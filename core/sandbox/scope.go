@@ -24,7 +24,7 @@ type Caller struct {
 	Level policy.Level
 }
 
-// Context is the optional request context of the seeds (PROTOCOL.md
+// Context is the optional request context of the seeds (docs/protocol.md
 // section 4). Its fields only select a scope; they are never trusted as
 // identity: the resulting scope must still be one the caller may act for.
 type Context struct {
@@ -45,7 +45,7 @@ func (c *Context) empty() bool {
 	return c == nil || (c.SessionID == "" && c.UserID == "" && c.AppID == "" && c.ChannelName == "" && c.ConversationType == "")
 }
 
-// ScopeFor selects the scope of a request (PROTOCOL.md section 4) and
+// ScopeFor selects the scope of a request (docs/protocol.md section 4) and
 // checks that the caller may act in it.
 func (s *Sandbox) ScopeFor(c Caller, ctx *Context) (string, error) {
 	scope := c.User

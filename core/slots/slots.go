@@ -1,6 +1,7 @@
 // Package slots bounds how many calls of one kind run at once, for all
 // clients together and for each client alone: commands (core/commands),
-// document helpers and in-process searches (core/sandbox).
+// document helpers (core/documents) and in-process searches
+// (core/sandbox).
 //
 // A call that finds no free slot waits for one, in no particular order,
 // up to the wait its Slots was made with or the end of its context; then
