@@ -144,7 +144,7 @@ func (p pairHandler) post(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: Cookie, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(deviceLifetime.Seconds())})
 	w.Header().Set("Content-Type", "application/json")
-	// The secret goes with the cookie on /ws (auth.go); pair.js keeps it
+	// The secret goes with the cookie on /ws (app/server's auth.go); pair.js keeps it
 	// in this origin's localStorage.
 	json.NewEncoder(w).Encode(map[string]string{"id": d.ID, "name": d.Name, "token": token, "secret": p.secret("device", token)})
 }

@@ -65,7 +65,7 @@ func (s *Server) run(ctx context.Context, name string, c *call) (result any, err
 			return nil, errs.New(errs.Forbidden, "", "The owner has removed this agent (%s); its key no longer works.", c.caller.Client)
 		}
 		c.caller = cur
-		// One agent's calls are taken at a bounded rate (ratelimit.go),
+		// One agent's calls are taken at a bounded rate (limiter.go),
 		// whatever the transport, before anything is done or recorded.
 		if err := s.calls.take(ctx, cur.Client); err != nil {
 			return nil, err

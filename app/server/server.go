@@ -3,8 +3,9 @@
 // dashboard, and the method table that maps JSON-RPC calls onto core's
 // sandbox facade.
 //
-// The methods come in areas (files, commands, approvals, audit, links,
-// devices, session, agents, people, connect, config) and the routes in
+// The methods come in areas (files, commands, approvals, rules, audit
+// and its summary, links, devices, session, agents and people, connect,
+// config, settings) and the routes in
 // small handlers (share.FilesOut, app/pairing's, loginHandler), each
 // depending only on a narrow interface of what it uses, so each can be
 // tested against a fake (areas_test.go, pairlogin_test.go); the
@@ -168,7 +169,7 @@ type Server struct {
 	settings      *settings.Settings // the owner's settings and config reload (settingsarea.go)
 	lanMu         sync.Mutex         // one StartLAN or StopLAN at a time
 	mcp           *mcpserve.Handler  // MCP over HTTP and WebSocket (mcpserve.go)
-	calls         *callLimiter       // each agent's rate of calls (ratelimit.go)
+	calls         *callLimiter       // each agent's rate of calls (limiter.go)
 
 	credentials // checks a browser's cookies and their second secrets (auth.go)
 

@@ -95,7 +95,7 @@ func (r *Runner) probeOverlay(ctx context.Context, dir string) error {
 	spec := []byte(strings.Join([]string{lower, upper, work, merged}, "\x00") + "\x00")
 	p := &plan{argv: []string{"/bin/sh", "-c", "rm -- '" + merged + "/x'"}, overlay: spec}
 	if r.asRoot {
-		// Staged at /sys/0, seen by the unprivileged user (asroot.go).
+		// Staged at /sys/0, seen by the unprivileged user (app/netinit/asroot.go).
 		p.argv[2] = "rm -- " + overlay.StageDir + "/0/x"
 		p.writable = []writableBind{{src: lower, idx: -1, upper: upper, work: work}}
 		if err := os.Lchown(upper, overlay.DropID, overlay.DropID); err != nil {
@@ -237,7 +237,7 @@ func (r *Runner) spareLaunch(sp *spare, p *plan, argv []string, extra []*os.File
 
 // stagedArgv returns p.argv with every host path the asroot helper
 // stages replaced by its place under overlay.StageDir, and sets p.stage,
-// the helper's spec (asroot.go).
+// the helper's spec (app/netinit/asroot.go).
 func (r *Runner) stagedArgv(p *plan) []string {
 	argv := slices.Clone(p.argv)
 	var st overlay.Stage

@@ -231,7 +231,7 @@ func (r *Runner) exec(ctx context.Context, p *plan) (res Result, err error) {
 	} else if p.overlay != nil || r.asRoot {
 		// The overlay helper mounts the layers, then becomes bwrap with
 		// the same descriptors (core/execbox/overlay); as root, it stages the
-		// folders and starts bwrap as an unprivileged user (asroot.go).
+		// folders and starts bwrap as an unprivileged user (app/netinit/asroot.go).
 		var err error
 		cmd, helperFiles, err = r.helperCmd(p, bwrapArgv, extra)
 		if err != nil {

@@ -554,10 +554,10 @@ func (s *Service) UndoApply(ctx context.Context, c sandbox.Caller, a UndoArgs) (
 }
 
 // applyJournaled is applySteps for the owner's undo and restore, as a
-// journaled unit (journal.go): the changes the steps will make, what
-// they replace kept first, are committed on o's event as pending before
-// any is made, so a crash half-way leaves an unfinished event Recover
-// rolls back, not a half-done undo nobody recorded.
+// journaled unit (core/sandbox's journal.go): the changes the steps will
+// make, what they replace kept first, are committed on o's event as
+// pending before any is made, so a crash half-way leaves an unfinished
+// event Recover rolls back, not a half-done undo nobody recorded.
 func (s *Service) applyJournaled(o *sandbox.Op, steps []*undoStep) error {
 	var planned []audit.Change
 	for _, st := range steps {

@@ -19,7 +19,8 @@
 // says why not), that swap is bounded where the kernel does not account
 // it, or that RLIMIT_NPROC counts only the sandbox's tasks before Linux
 // 5.14 (CountTasks adds the owner's own, counted once, when the limit is
-// set). Which limits a run gets, and when, is execbox's to say (run_linux.go).
+// set). Which limits a run gets, and when, is execbox's to say (its
+// run_linux.go).
 // On systems other than Linux there are no limits: FindCgroup refuses and
 // Proc.Describe says so.
 package limits
