@@ -226,7 +226,7 @@ func (r *Runner) identity(user string) [2][]byte {
 // CheckCommand is the one check of a command line's text, before
 // anything is decided or run, in the one wording agents read: not empty
 // (nor only white space), no NUL byte, at most 128 KiB. Run makes it
-// again (plan); a caller that decides about a command first (core/sandbox
+// again (plan); a caller that decides about a command first (core/commands
 // asks the owner) makes it before asking.
 func CheckCommand(command string) error {
 	if strings.TrimSpace(command) == "" {

@@ -52,7 +52,7 @@
 // root, corral-netinit's asroot mode mounts them instead (see "Who a
 // command is"); the upper layers are then owned by the sandbox's
 // unprivileged uid, and whoever applies them gives the files to Corral's
-// uid (core/sandbox does, with fsbox.Settle).
+// uid (core/commands does, with fsbox.Settle).
 //
 // Not guaranteed: where overlays cannot be used (no corral-netinit, or the
 // kernel refuses them, found by ProbeOverlay or by the first command that
@@ -160,7 +160,7 @@
 //     helper (Available says why). Plain, which exists for benchmarks
 //     only, starts bubblewrap directly: as root, its command is root.
 //   - Setuid and setgid bits: the seccomp filter refuses them at the
-//     source on every path, and core/sandbox and core/fsbox clear them on
+//     source on every path, and core/commands and core/fsbox clear them on
 //     what they put in place; a file of the owner's that already had them
 //     keeps them until an agent rewrites or moves it.
 //   - CPU time is bounded only by the timeout; disk use in read-write folders
@@ -340,7 +340,7 @@ type Runner struct {
 }
 
 // What a Spec or HelperSpec that leaves its limits zero gets. The caller
-// that runs agents' commands (core/sandbox) sets both from the owner's
+// that runs agents' commands (core/commands) sets both from the owner's
 // config, so each limit is configured in one place.
 const (
 	DefaultTimeout   = 2 * time.Minute

@@ -13,7 +13,7 @@ const specialBits = fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky
 // sticky bit is left: it only limits who may delete). A symbolic link or
 // anything else is left alone. A rename keeps an inode's mode, so every
 // path that renames a file into an agent-writable folder calls it (Move;
-// core/sandbox when it applies a command's changes).
+// core/commands when it applies a command's changes).
 func ClearSpecial(root *os.Root, rel string) error {
 	fi, err := root.Lstat(rel)
 	if err != nil {

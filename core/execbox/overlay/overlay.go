@@ -40,7 +40,7 @@
 // Spec.LayerDir the id-mapped folder is the overlay's lower layer; the
 // upper layer is owned by DropID (overlayfs creates with the caller's
 // ids) and the files the command leaves there are given to Corral's uid
-// when they are applied (core/sandbox).
+// when they are applied (core/commands).
 //
 // # What it guarantees, and what not
 //

@@ -19,7 +19,7 @@
 //     (openat2, whose mode the filter cannot read, answers ENOSYS, and C
 //     libraries fall back to openat). Folders may still be made setgid
 //     with mkdir. What a command leaves in the owner's folders is checked
-//     again where its changes are applied (core/sandbox).
+//     again where its changes are applied (core/commands).
 //   - socket families other than those programs need to talk over the
 //     network: socket() is allowed for AF_INET, AF_INET6 and AF_NETLINK
 //     (NETLINK_ROUTE and NETLINK_SOCK_DIAG only: addresses, routes and
