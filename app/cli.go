@@ -93,7 +93,7 @@ func daemonURL(files config.Files, cfg *config.Config) string {
 
 func runCall(args []string) error {
 	if len(args) < 1 || len(args) > 2 || strings.HasPrefix(args[0], "-") {
-		return errors.New("usage: corral call METHOD ['{json params}'], e.g. corral call file.read '{\"path\":\"notes/a.txt\"}'; the methods are in PROTOCOL.md section 6 (session.info says who you are)")
+		return errors.New("usage: corral call METHOD ['{json params}'], e.g. corral call file.read '{\"path\":\"notes/a.txt\"}'; the methods are in docs/protocol.md section 6 (session.info says who you are)")
 	}
 	var params any
 	if len(args) == 2 {

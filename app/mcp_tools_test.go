@@ -206,7 +206,7 @@ func TestMCPApplyPatch(t *testing.T) {
 }
 
 // TestMCPGenerateLinkExpiresIn: expires_in is a number of seconds or a
-// duration string, as in PROTOCOL.md section 10.
+// duration string, as in docs/protocol.md section 10.
 func TestMCPGenerateLinkExpiresIn(t *testing.T) {
 	t.Parallel()
 	r := startServe(t)

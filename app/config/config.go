@@ -337,7 +337,7 @@ func decodeError(path string, data []byte, err error) error {
 	case errors.As(err, &se) && len(se.Errors) > 0:
 		row, _ := se.Errors[0].Position()
 		e.Line, e.Key = row, strings.Join(se.Errors[0].Key(), ".")
-		e.Msg = "unknown key (PROTOCOL.md section 2 lists the keys Corral reads)"
+		e.Msg = "unknown key (docs/protocol.md section 2 lists the keys Corral reads)"
 	case errors.As(err, &de):
 		row, _ := de.Position()
 		e.Line, e.Key = row, strings.Join(de.Key(), ".")

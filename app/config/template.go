@@ -4,7 +4,7 @@ package config
 // placeholders are the user id, the user's name, the agent key and the
 // user id again.
 const defaultTemplate = `# Corral configuration. Every key is shown with its default value;
-# uncomment a line to change it. PROTOCOL.md section 2 describes them all.
+# uncomment a line to change it. docs/protocol.md section 2 describes them all.
 
 [server]
 # listen = "127.0.0.1:8765"      # --listen overrides

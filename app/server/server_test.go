@@ -641,7 +641,7 @@ func TestAbsolutePathIntoOwnFolder(t *testing.T) {
 }
 
 // TestUnknownUserIDSaysSo: a context naming a user Corral does not know
-// falls to the default scope (PROTOCOL.md section 4); a client that may
+// falls to the default scope (docs/protocol.md section 4); a client that may
 // not act there is told the user does not exist, not just "default".
 func TestUnknownUserIDSaysSo(t *testing.T) {
 	t.Parallel()
