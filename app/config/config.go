@@ -566,18 +566,16 @@ func writeDefault(path string) ([]byte, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create config folder: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) { // another start won the race: use its file
+	// Written whole under a temporary name, then linked into place: a
+	// program starting at the same moment (the daemon and `corral call`,
+	// say) finds either no config.toml or all of it, never one created
+	// but not yet written, which it would read as a config with no agent.
+	if err := WriteAtomic(path, data, 0o600, false); errors.Is(err, os.ErrExist) { // another start won the race: use its file
 		return os.ReadFile(path)
-	}
-	if err != nil {
+	} else if err != nil {
 		return nil, fmt.Errorf("write default config: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write default config: %w", err)
-	}
-	return data, f.Close()
+	return data, nil
 }
 
 // loginName is the owner's login name made a safe segment.
