@@ -2,15 +2,16 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"io"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"corral/app/client"
 	"corral/core/testkit/needs"
-	"strings"
 )
 
 // serveCmd starts `corral serve --headless --listen listen` from bin with
@@ -97,4 +98,17 @@ func undoRig(ctx context.Context, t *testing.T, path, content string) (home stri
 	}
 	needsCommands(ctx, t, agent)
 	return home, r, agent, scopeFolder(t, home, strings.Split(path, "/")[0])
+}
+
+// lastEventInFile reads the newest audit event of op straight from the SQLite
+// file db (read-only), as a crash test does after the daemon died.
+func lastEventInFile(t *testing.T, db, op string) (id int64, detail, decision string) {
+	t.Helper()
+	sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	sdb.QueryRow(`SELECT id, detail, decision FROM audit_events WHERE op = ? ORDER BY id DESC LIMIT 1`, op).Scan(&id, &detail, &decision)
+	return id, detail, decision
 }

@@ -965,17 +965,7 @@ func TestCrashDuringUndo(t *testing.T) {
 	}
 	after := snapshot(t, scope)
 	db := filepath.Join(home, "corral.db")
-	lastID := func(op string) (id int64, detail, decision string) {
-		t.Helper()
-		sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sdb.Close()
-		sdb.QueryRow(`SELECT id, detail, decision FROM audit_events WHERE op = ? ORDER BY id DESC LIMIT 1`, op).Scan(&id, &detail, &decision)
-		return id, detail, decision
-	}
-	cmdID, _, _ := lastID("command.run")
+	cmdID, _, _ := lastEventInFile(t, db, "command.run")
 	agent.Close()
 	r.kill()
 
@@ -989,7 +979,7 @@ func TestCrashDuringUndo(t *testing.T) {
 	r = startServeIn(t, home)
 	integrity(t, db)
 	got := snapshot(t, scope)
-	undoID, detail, decision := lastID("undo.apply")
+	undoID, detail, decision := lastEventInFile(t, db, "undo.apply")
 	switch {
 	case maps.Equal(got, after):
 		if undoID != 0 && decision == "allow" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"maps"
 	"os"
@@ -53,17 +52,7 @@ func TestCrashDuringFolderUndo(t *testing.T) {
 		return out
 	}
 	db := filepath.Join(home, "corral.db")
-	last := func(op string) (id int64, detail, decision string) {
-		t.Helper()
-		sdb, err := sql.Open("sqlite3", "file:"+db+"?mode=ro")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sdb.Close()
-		sdb.QueryRow(`SELECT id, detail, decision FROM audit_events WHERE op = ? ORDER BY id DESC LIMIT 1`, op).Scan(&id, &detail, &decision)
-		return id, detail, decision
-	}
-	cmdID, _, _ := last("command.run")
+	cmdID, _, _ := lastEventInFile(t, db, "command.run")
 	agent.Close()
 	r.kill()
 
@@ -77,7 +66,7 @@ func TestCrashDuringFolderUndo(t *testing.T) {
 	r = startServeIn(t, home)
 	integrity(t, db)
 	got := snapshot(t, scope)
-	undoID, detail, decision := last("undo.apply")
+	undoID, detail, decision := lastEventInFile(t, db, "undo.apply")
 	t.Logf("after the kill: undo event %d %s %q", undoID, decision, detail)
 	if !maps.Equal(part(got, "b/"), part(after, "b/")) {
 		t.Errorf("b/ changed by an undo of a/ only")
