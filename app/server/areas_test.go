@@ -12,17 +12,16 @@ import (
 	"corral/app/config"
 	"corral/app/pairing"
 	"corral/app/sessioninfo"
+	"corral/app/sessioninfo/sessioninfotest"
 	"corral/core/applypatch"
 	"corral/core/audit"
 	"corral/core/documents"
 	"corral/core/errs"
 	"corral/core/fsbox"
 	"corral/core/links"
-	"corral/core/policy"
 	"corral/core/sandbox"
 	"corral/core/testkit/errkind"
 	"corral/core/undo"
-	"corral/core/versions"
 	"corral/store"
 )
 
@@ -242,36 +241,12 @@ func TestFileAreaDecodesArgsAndEncodesTheResult(t *testing.T) {
 	}
 }
 
-// fakeSessionBox is a sessionBox with commands available, no approvals,
-// no versions and a full disk.
-type fakeSessionBox struct{ full bool }
-
-func (fakeSessionBox) ScopeFor(c sandbox.Caller, ctx *sandbox.Context) (string, error) {
-	if c.Owner {
-		return sandbox.ScopeDefault, nil
-	}
-	return c.User, nil
-}
-func (fakeSessionBox) Policy() *policy.Policy { return nil }
-func (b fakeSessionBox) Writable() error {
-	if b.full {
-		return errs.New(errs.Unavailable, "", "The disk is full.")
-	}
-	return nil
-}
-func (fakeSessionBox) ExecInfo() (bool, string, string)                   { return true, "bubblewrap", "" }
-func (fakeSessionBox) NetworkInfo() (bool, string)                        { return true, "" }
-func (fakeSessionBox) MemoryInfo() string                                 { return "512 MiB" }
-func (fakeSessionBox) Versions() *versions.Store                          { return nil }
-func (fakeSessionBox) CommandVersions(ctx context.Context) (bool, string) { return false, "" }
-func (fakeSessionBox) Recovered() *sandbox.Recovery                       { return nil }
-
 // The session rows: session.info reaches app/sessioninfo with the
 // caller (its own tests say what each caller is told); session.login is
 // the owner's, recorded before its answer.
 func TestSessionAreaRows(t *testing.T) {
 	var recorded []string
-	x := sessionArea{Session: sessioninfo.Session{Box: fakeSessionBox{}, People: func() []string { return []string{"ann"} }},
+	x := sessionArea{Session: sessioninfo.Session{Box: sessioninfotest.Box{}, People: func() []string { return []string{"ann"} }},
 		record: func(ctx context.Context, who, op, target, detail string) error {
 			recorded = append(recorded, who+" "+op)
 			return nil
